@@ -1,0 +1,220 @@
+// config.cpp — defaults, validation and the names of config values.
+#include "flashlab/config.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "flashlab/error.hpp"
+
+namespace flashlab {
+namespace {
+
+constexpr std::int64_t kMaxSeq = (std::int64_t(1) << 31) - 1;  // events store rows/cols as 32 bits
+constexpr std::int64_t kMaxD = 4096;
+constexpr std::int64_t kMaxTiles = std::int64_t(1) << 30;  // the executor walks every tile
+
+void require_range(const char* field, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  if (v < lo || v > hi)
+    throw ConfigError(field, std::to_string(v),
+                      "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+}
+
+std::int64_t parse_int(std::string_view field, std::string_view text) {
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size())
+    throw ConfigError(std::string(field), std::string(text), "an integer");
+  return v;
+}
+
+// Largest B with B_r = B_c = B whose tiles fit in `capacity` bytes.
+std::int64_t largest_square_tile(Algo a, std::int64_t d, int e, std::int64_t capacity) {
+  std::int64_t lo = 0, hi = 1 << 16;
+  while (lo < hi) {
+    const std::int64_t mid = (lo + hi + 1) / 2;
+    if (sram_tile_bytes(a, mid, mid, d, e) <= capacity) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+}  // namespace
+
+int element_bytes(Dtype t) { return t == Dtype::fp32 ? 4 : 2; }
+
+std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d) {
+  if (d <= 64) return {128, 128};
+  if (d <= 128) return {128, 64};
+  return {64, 64};
+}
+
+std::pair<std::int64_t, std::int64_t> v1_auto_blocks(std::int64_t m_bytes, int e, std::int64_t d) {
+  const std::int64_t m_elems = m_bytes / e;
+  const std::int64_t b_c = (m_elems + 4 * d - 1) / (4 * d);  // ceil(M / 4d)
+  return {std::min(b_c, d), b_c};
+}
+
+std::int64_t sram_tile_bytes(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t d, int e) {
+  // V1, V2: Q_i, K_j, V_j at e_in and S_ij (P_ij in place) at 4 bytes — the tiles of the V1 paper's
+  // SRAM argument (FA1 §3.1; shared/cases R5). Standard: the S = QK^T phase holds Q_i, K_j, S_ij.
+  const std::int64_t kv = algo == Algo::standard ? 1 : 2;
+  return (b_r * d + kv * b_c * d) * e + b_r * b_c * 4;
+}
+
+Problem resolve(const Config& c) {
+  Problem p;
+  p.algo = c.algo;
+  require_range("nq", c.n_q, 1, kMaxSeq);
+  require_range("nk", c.n_k, 1, kMaxSeq);
+  require_range("d", c.d, 1, kMaxD);
+  require_range("batch", c.batch, 1, kMaxSeq);
+  require_range("heads", c.heads, 1, kMaxSeq);
+  require_range("warps", c.warps, 1, 32);
+  p.gpu = gpu_preset(c.gpu);
+  p.dtype = c.dtype;
+  p.e_in = element_bytes(c.dtype);
+  p.batch = c.batch;
+  p.heads = c.heads;
+  p.warps = c.warps;
+
+  if (c.sram_bytes) require_range("sram", *c.sram_bytes, 1, std::int64_t(1) << 40);
+  p.sram_capacity = c.sram_bytes.value_or(p.gpu.smem_per_block);
+
+  std::int64_t b_r, b_c;
+  if (c.auto_blocks) {
+    if (c.b_r || c.b_c)
+      throw ConfigError("br/bc", "auto together with explicit sizes",
+                        "either --br auto/--bc auto or explicit block sizes, not both");
+    std::tie(b_r, b_c) = v1_auto_blocks(p.sram_capacity, p.e_in, c.d);
+    if (b_c < 1)
+      throw ConfigError("sram", std::to_string(p.sram_capacity),
+                        "at least " + std::to_string(4 * c.d * p.e_in) +
+                            " bytes so that B_c = ceil(M/(4d)) >= 1");
+  } else {
+    const auto def = default_blocks(c.d);
+    b_r = c.b_r.value_or(def.first);
+    b_c = c.b_c.value_or(def.second);
+  }
+  require_range("br", b_r, 1, 1 << 16);
+  require_range("bc", b_c, 1, 1 << 16);
+  p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
+
+  if (c.mask.kind == MaskKind::window) {
+    require_range("window left", c.mask.left, 0, kMaxSeq);
+    require_range("window right", c.mask.right, 0, kMaxSeq);
+  }
+  p.mask = c.mask;
+  p.band = make_band(c.mask, c.n_q, c.n_k);
+
+  p.block_skip = c.block_skip.value_or(c.algo == Algo::v2);
+  p.split = c.split.value_or(c.algo == Algo::v1 ? WarpSplit::split_k : WarpSplit::split_q);
+  p.scale = c.scale.value_or(1.0 / std::sqrt(double(c.d)));
+  if (!std::isfinite(p.scale) || p.scale <= 0)
+    throw ConfigError("scale", std::to_string(p.scale), "a finite number > 0");
+
+  const std::int64_t tiles = p.tiling.t_r() * p.tiling.t_c();
+  if (tiles > kMaxTiles)
+    throw ConfigError("tiles", "T_r*T_c = " + std::to_string(tiles),
+                      "at most 2^30 tiles (the simulator walks each one); raise --br/--bc");
+
+  // The largest counters are bounded by this sum; it must fit in 64 bits (exact counting).
+  using u128 = unsigned __int128;
+  const u128 nq = u128(c.n_q), nk = u128(c.n_k), d = u128(c.d);
+  const u128 bound = 16 * (nq * nk * (d + 1) + (u128(p.tiling.t_c()) * nq + u128(p.tiling.t_r()) * nk) * (d + 2)) *
+                     u128(c.batch) * u128(c.heads) * 4;
+  if (bound >> 63)
+    throw ConfigError("batch*heads*N_q*N_k*d",
+                      std::to_string(c.batch) + "*" + std::to_string(c.heads) + "*" + std::to_string(c.n_q) +
+                          "*" + std::to_string(c.n_k) + "*" + std::to_string(c.d),
+                      "small enough that every counter fits in 64 bits (about 2^58 for this product)");
+
+  // Tiles over the SRAM capacity: the bytes needed, the capacity, the largest tiles that fit.
+  const std::int64_t need = sram_tile_bytes(c.algo, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in);
+  if (need > p.sram_capacity) {
+    const std::int64_t fit = largest_square_tile(c.algo, c.d, p.e_in, p.sram_capacity);
+    throw ConfigError("br x bc", std::to_string(b_r) + " x " + std::to_string(b_c),
+                      "tiles needing at most the SRAM capacity: these need " + std::to_string(need) +
+                          " bytes, the capacity is " + std::to_string(p.sram_capacity) +
+                          " bytes; the largest B_r = B_c that fits is " + std::to_string(fit) +
+                          " (multiple of 16: " + std::to_string(fit / 16 * 16) + ")");
+  }
+  return p;
+}
+
+std::string_view to_string(Algo a) {
+  switch (a) {
+    case Algo::standard: return "standard";
+    case Algo::v1: return "v1";
+    case Algo::v2: return "v2";
+  }
+  return "?";
+}
+
+std::string_view to_string(Dtype t) {
+  switch (t) {
+    case Dtype::fp16: return "fp16";
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp32: return "fp32";
+  }
+  return "?";
+}
+
+std::string_view to_string(WarpSplit s) { return s == WarpSplit::split_q ? "split-q" : "split-k"; }
+
+std::string to_string(const Mask& m) {
+  switch (m.kind) {
+    case MaskKind::none: return "none";
+    case MaskKind::causal_tl: return "causal";
+    case MaskKind::causal_br: return "causal-br";
+    case MaskKind::window: return "window:" + std::to_string(m.left) + "," + std::to_string(m.right);
+  }
+  return "?";
+}
+
+Algo parse_algo(std::string_view t) {
+  if (t == "standard") return Algo::standard;
+  if (t == "v1") return Algo::v1;
+  if (t == "v2") return Algo::v2;
+  throw ConfigError("algo", std::string(t), "one of standard, v1, v2");
+}
+
+Dtype parse_dtype(std::string_view t) {
+  if (t == "fp16") return Dtype::fp16;
+  if (t == "bf16") return Dtype::bf16;
+  if (t == "fp32") return Dtype::fp32;
+  throw ConfigError("dtype", std::string(t), "one of fp16, bf16, fp32");
+}
+
+WarpSplit parse_split(std::string_view t) {
+  if (t == "split-q" || t == "q") return WarpSplit::split_q;
+  if (t == "split-k" || t == "k") return WarpSplit::split_k;
+  throw ConfigError("split", std::string(t), "one of split-q, split-k");
+}
+
+Mask parse_mask(std::string_view t) {
+  if (t == "none") return {};
+  if (t == "causal" || t == "causal-tl") return Mask{MaskKind::causal_tl, 0, 0};
+  if (t == "causal-br") return Mask{MaskKind::causal_br, 0, 0};
+  const std::string_view prefix = "window:";
+  if (t.substr(0, prefix.size()) == prefix) {
+    const std::string_view rest = t.substr(prefix.size());
+    const auto comma = rest.find(',');
+    if (comma == std::string_view::npos)
+      throw ConfigError("mask", std::string(t), "window:LEFT,RIGHT with two integers >= 0");
+    Mask m{MaskKind::window, 0, 0};
+    try {
+      m.left = parse_int("mask", rest.substr(0, comma));
+      m.right = parse_int("mask", rest.substr(comma + 1));
+    } catch (const ConfigError&) {
+      throw ConfigError("mask", std::string(t), "window:LEFT,RIGHT with two integers >= 0");
+    }
+    if (m.left < 0 || m.right < 0)
+      throw ConfigError("mask", std::string(t), "window:LEFT,RIGHT with two integers >= 0");
+    return m;
+  }
+  throw ConfigError("mask", std::string(t), "one of none, causal, causal-br, window:LEFT,RIGHT");
+}
+
+}  // namespace flashlab

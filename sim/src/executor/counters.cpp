@@ -1,0 +1,65 @@
+// counters.cpp — arithmetic and names of the counters.
+#include "flashlab/counters.hpp"
+
+namespace flashlab {
+
+Cost& Cost::operator+=(const Cost& o) {
+  for (int t = 0; t < kTensorCount; ++t) {
+    hbm[t][0] += o.hbm[t][0];
+    hbm[t][1] += o.hbm[t][1];
+  }
+  for (int k = 0; k < kOpKindCount; ++k) ops[k] += o.ops[k];
+  flops += o.flops;
+  return *this;
+}
+
+Cost& Cost::operator*=(std::uint64_t f) {
+  for (auto& t : hbm) {
+    t[0] *= f;
+    t[1] *= f;
+  }
+  for (auto& k : ops) k *= f;
+  flops *= f;
+  return *this;
+}
+
+std::uint64_t Cost::read_bytes() const {
+  std::uint64_t s = 0;
+  for (const auto& t : hbm) s += t[0];
+  return s;
+}
+
+std::uint64_t Cost::write_bytes() const {
+  std::uint64_t s = 0;
+  for (const auto& t : hbm) s += t[1];
+  return s;
+}
+
+std::string_view to_string(OpKind k) {
+  static constexpr std::string_view names[] = {"exp", "max", "add", "sub", "mul", "div", "log"};
+  return names[int(k)];
+}
+
+std::string_view to_string(Tensor t) {
+  static constexpr std::string_view names[] = {"Q", "K", "V", "O", "l", "m", "L", "S", "P", "-"};
+  return names[int(t)];
+}
+
+std::string_view to_string(Op o) {
+  static constexpr std::string_view names[] = {"load", "store", "compute", "skip", "barrier", "reduce"};
+  return names[int(o)];
+}
+
+std::string_view to_string(Eq e) {
+  static constexpr std::string_view names[] = {"-",          "init_stats", "scores",        "softmax_v1",
+                                                "output_v1",  "softmax_v2", "output_v2",     "finalize_v2",
+                                                "softmax_dense", "output_dense"};
+  return names[int(e)];
+}
+
+std::string_view to_string(TileClass c) {
+  static constexpr std::string_view names[] = {"full", "partial", "skipped"};
+  return names[int(c)];
+}
+
+}  // namespace flashlab
