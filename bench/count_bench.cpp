@@ -1,0 +1,55 @@
+// Counting only, V2 causal, N = 131072, d = 128, B_r = B_c = 128 (issue 2): cost per visited tile.
+// Target: at most 50 ns per visited tile on one core. The baseline in the same run is a bare loop
+// that classifies every tile (tile_class) and adds its visited count: the least any walk must do.
+#include <benchmark/benchmark.h>
+
+#include "flashlab/executor.hpp"
+
+using namespace flashlab;
+
+namespace {
+
+Problem problem() {
+  Config c;
+  c.algo = Algo::v2;
+  c.n_q = c.n_k = 131072;
+  c.d = 128;
+  c.b_r = c.b_c = 128;
+  c.mask = Mask{MaskKind::causal_tl, 0, 0};
+  return resolve(c);
+}
+
+void BM_count_v2_causal(benchmark::State& st) {
+  const Problem p = problem();
+  std::uint64_t visited = 0;
+  for (auto _ : st) {
+    const Counters k = count(p);
+    visited = k.tiles.visited;
+    benchmark::DoNotOptimize(k.cost.flops);
+  }
+  st.counters["visited_tiles"] = double(visited);
+  st.counters["ns_per_visited_tile"] = benchmark::Counter(double(visited) * double(st.iterations()),
+                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// Baseline: classify every tile, nothing else.
+void BM_classify_only(benchmark::State& st) {
+  const Problem p = problem();
+  const Tiling& t = p.tiling;
+  std::uint64_t visited = 0;
+  for (auto _ : st) {
+    visited = 0;
+    for (std::int64_t i = 0; i < t.t_r(); ++i)
+      for (std::int64_t j = 0; j < t.t_c(); ++j) visited += tile_class(t, p.band, i, j) != TileClass::skipped;
+    benchmark::DoNotOptimize(visited);
+  }
+  st.counters["ns_per_visited_tile"] = benchmark::Counter(double(visited) * double(st.iterations()),
+                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK(BM_count_v2_causal)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_classify_only)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
