@@ -1,0 +1,69 @@
+// algos.cpp — algorithm lists and per-algorithm resolution with the algorithm named in errors.
+#include "algos.hpp"
+
+#include <algorithm>
+
+#include "flashlab/error.hpp"
+
+namespace flashlab::cli {
+
+const std::vector<Algo>& all_algos() {
+  static const std::vector<Algo> algos{Algo::standard, Algo::v1, Algo::v2};
+  return algos;
+}
+
+std::vector<Algo> parse_algo_list(const std::string& field, const std::string& text) {
+  if (text == "all") return all_algos();
+  const std::string allowed = "all, or a comma-separated list of standard, v1, v2 without repeats";
+  std::vector<Algo> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    Algo a;
+    try {
+      a = parse_algo(name);
+    } catch (const ConfigError&) {
+      throw ConfigError(field, text, allowed);
+    }
+    if (std::find(out.begin(), out.end(), a) != out.end()) throw ConfigError(field, text, allowed);
+    out.push_back(a);
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace {
+
+// True when resolve() rejects c under every algorithm with the same field.
+bool fails_for_all(Config c, const std::string& field) {
+  for (Algo b : all_algos()) {
+    c.algo = b;
+    try {
+      resolve(c);
+      return false;
+    } catch (const ConfigError& e) {
+      if (e.field() != field) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Problem resolve_algo(Config c, Algo a, const std::string& context) {
+  c.algo = a;
+  try {
+    return resolve(c);
+  } catch (const ConfigError& e) {
+    std::vector<std::string> where;
+    if (!fails_for_all(c, e.field())) where.push_back("algo " + std::string(to_string(a)));
+    if (!context.empty()) where.push_back(context);
+    if (where.empty()) throw;
+    std::string field = e.field() + " (" + where[0];
+    for (std::size_t k = 1; k < where.size(); ++k) field += ", " + where[k];
+    throw ConfigError(field + ")", e.value(), e.allowed());
+  }
+}
+
+}  // namespace flashlab::cli

@@ -1,0 +1,67 @@
+// cmd_count.cpp — `flashlab count`: the counters of one configuration as a table or one JSON object.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "config_flags.hpp"
+#include "flashlab/executor.hpp"
+#include "report.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+void print_table(const Problem& p, const Counters& k, const std::string& model) {
+  std::cout << config_line(p) << "\n";
+  if (!model.empty()) std::cout << "model: " << model << "\n";
+  std::cout << fmt::format("\nHBM traffic, all {} (batch, head) pairs\n", p.bh());
+  std::cout << fmt::format("  {:<6}{:>34}{:>34}\n", "tensor", "read", "written");
+  for (int t = 0; t < kTensorCount; ++t)
+    std::cout << fmt::format("  {:<6}{:>34}{:>34}\n", to_string(Tensor(t)),
+                             bytes_both(k.cost.bytes(Tensor(t), Dir::read)),
+                             bytes_both(k.cost.bytes(Tensor(t), Dir::write)));
+  std::cout << fmt::format("  {:<6}{:>34}{:>34}\n", "total", bytes_both(k.cost.read_bytes()),
+                           bytes_both(k.cost.write_bytes()));
+  std::cout << fmt::format("  read + written: {}\n", bytes_both(k.cost.read_bytes() + k.cost.write_bytes()));
+
+  std::cout << fmt::format("\nTiles (i, j): total {}, visited {}; full {}, partial {}, skipped {}\n",
+                           group_digits(k.tiles.total), group_digits(k.tiles.visited), group_digits(k.tiles.full),
+                           group_digits(k.tiles.partial), group_digits(k.tiles.skipped));
+  std::cout << fmt::format("Matmul FLOPs: {} ({}FLOP)\n", group_digits(k.cost.flops),
+                           human_count(double(k.cost.flops)));
+  std::cout << "Non-matmul operations:";
+  for (int o = 0; o < kOpKindCount; ++o)
+    std::cout << fmt::format("  {} {}", to_string(OpKind(o)), group_digits(k.cost.op(OpKind(o))));
+  std::cout << "\n";
+  std::cout << fmt::format("SRAM per thread block: peak {} of capacity M = {} ({:.1f}%)\n",
+                           bytes_both(std::uint64_t(k.sram_peak_bytes)), bytes_both(std::uint64_t(k.sram_capacity)),
+                           100.0 * double(k.sram_peak_bytes) / double(k.sram_capacity));
+  std::cout << fmt::format("Grid: {} thread blocks; {} blocks per SM on {} ({} SMs) -> {} wave{}\n",
+                           group_digits(std::uint64_t(k.grid_blocks)), k.blocks_per_sm, p.gpu.name, p.gpu.sms,
+                           k.waves, k.waves == 1 ? "" : "s");
+}
+
+}  // namespace
+
+void register_count(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "count", "Count one configuration: HBM bytes per tensor, tiles, FLOPs, non-matmul ops, SRAM, grid");
+  auto flags = add_config_flags(*cmd);
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "print one JSON object (config + counters) instead of the table");
+  cmd->callback([flags, json] {
+    const Problem p = resolve(flags->build());
+    const Counters k = count(p);
+    if (*json) {
+      nlohmann::json out = counters_json(k, p);
+      out["config"] = problem_json(p);
+      out["config"]["model"] = flags->model();
+      std::cout << out.dump(2) << "\n";
+    } else {
+      print_table(p, k, flags->model_description());
+    }
+  });
+}
+
+}  // namespace flashlab::cli

@@ -1,0 +1,146 @@
+// cmd_run.cpp — `flashlab run`: the numerics of one (batch, head) — O and L of the chosen
+// algorithms against the float64 dense reference, and with --steps the running m and l of one Q
+// block after every step.
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "algos.hpp"
+#include "commands.hpp"
+#include "config_flags.hpp"
+#include "flashlab/error.hpp"
+#include "flashlab/numerics.hpp"
+#include "report.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+// The dense float64 reference holds N_q x N_k scores: 2^28 of them is 2 GiB.
+constexpr std::int64_t kMaxScores = std::int64_t(1) << 28;
+
+struct RunArgs {
+  std::string algo = "v2", q = "random", k = "random", v = "random", steps;
+  std::uint64_t seed = 0;
+  std::int64_t rows = 4;
+  bool json = false;
+};
+
+void check_size(const Problem& p) {
+  const std::int64_t n_q = p.tiling.n_q, n_k = p.tiling.n_k;
+  if (n_q > kMaxScores / n_k)
+    throw ConfigError("nq*nk", fmt::format("{}*{} = {} elements", n_q, n_k, group_digits(std::uint64_t(n_q * n_k))),
+                      fmt::format("at most 2^28 = {} score elements in numerics (the float64 reference holds "
+                                  "N_q x N_k); lower --nq/--nk/--seq, or use `flashlab count`",
+                                  group_digits(std::uint64_t(kMaxScores))));
+}
+
+void print_steps(const Problem& p, std::int64_t block, const std::vector<StatSnapshot>& trace, std::int64_t rows) {
+  const std::int64_t r0 = block * p.tiling.b_r, n = p.tiling.rows(block), shown = std::min(rows, n);
+  std::cout << fmt::format("\n{}: m and l of Q block {} (rows {}..{}) after every step; rows {}..{} shown{}\n",
+                           to_string(p.algo), block, r0, r0 + n - 1, r0, r0 + shown - 1,
+                           shown < n ? " (--rows to show more)" : "");
+  if (trace.empty()) {
+    std::cout << "  (no step of this algorithm holds m and l of this block)\n";
+    return;
+  }
+  std::string head = fmt::format("  {:>5} {:>5} |", "step", "j");
+  for (std::int64_t r = 0; r < shown; ++r) head += fmt::format(" {:>11}", fmt::format("m[{}]", r0 + r));
+  head += " |";
+  for (std::int64_t r = 0; r < shown; ++r) head += fmt::format(" {:>11}", fmt::format("l[{}]", r0 + r));
+  std::cout << head << "\n";
+  for (const StatSnapshot& s : trace) {
+    std::string line = fmt::format("  {:>5} {:>5} |", s.step, s.j < 0 ? std::string("-") : std::to_string(s.j));
+    for (std::int64_t r = 0; r < shown; ++r) line += fmt::format(" {:>11.5g}", s.m[std::size_t(r)]);
+    line += " |";
+    for (std::int64_t r = 0; r < shown; ++r) line += fmt::format(" {:>11.5g}", s.l[std::size_t(r)]);
+    std::cout << line << "\n";
+  }
+}
+
+void run_numerics(const Config& c, const RunArgs& a) {
+  const std::vector<Algo> algos = parse_algo_list("algo", a.algo);
+  std::vector<Problem> problems;
+  for (Algo algo : algos) problems.push_back(resolve_algo(c, algo));
+  check_size(problems.front());
+  const Fill fq = parse_fill("q", a.q), fk = parse_fill("k", a.k), fv = parse_fill("v", a.v);
+  NumericsOptions opt;
+  std::int64_t block = -1;
+  if (!a.steps.empty()) {
+    const std::int64_t t_r = problems.front().tiling.t_r();
+    block = parse_int("steps", a.steps, fmt::format("a Q block index from 0 to {} (T_r - 1)", t_r - 1));
+    if (block < 0 || block >= t_r)
+      throw ConfigError("steps", a.steps, fmt::format("a Q block index from 0 to {} (T_r - 1)", t_r - 1));
+    opt.trace_blocks = {block};
+  }
+  if (a.rows < 1) throw ConfigError("rows", std::to_string(a.rows), "an integer >= 1");
+
+  const Inputs in = make_inputs(problems.front(), fq, fk, fv, a.seed);
+  const Reference ref = reference(problems.front(), in);
+  nlohmann::json out;
+  bool all_within = true;
+  if (!a.json) {
+    std::cout << shape_line(problems.front()) << "\n";
+    std::cout << fmt::format("inputs Q {}, K {}, V {}, seed {}; one (batch, head); reference: float64 dense\n\n",
+                             a.q, a.k, a.v, a.seed);
+    std::cout << fmt::format("{:<10}{:>14}{:>16}{:>14}{:>8}{:>12}{:>12}{:>8}\n", "algo", "max|O-O_ref|",
+                             "|O-O_ref|/|O_ref|", "max|L-L_ref|", "finite", "tol O", "tol L", "result");
+  }
+  std::vector<NumericResult> results;
+  for (const Problem& p : problems) {
+    results.push_back(simulate(p, in, opt));
+    const NumericError e = compare(results.back(), ref, p.algo);
+    all_within = all_within && e.within;
+    const std::string name(to_string(p.algo));
+    if (a.json) {
+      out["results"][name] = {{"max_abs_O", e.max_abs_O}, {"rel_fro_O", e.rel_fro_O},
+                              {"max_abs_L", e.max_abs_L}, {"finite", e.finite},
+                              {"within", e.within},       {"tolerance_O", tolerance(p.dtype)},
+                              {"tolerance_L", tolerance_L(p.dtype, p.algo)}};
+    } else {
+      std::cout << fmt::format("{:<10}{:>14.3e}{:>16.3e}{:>14.3e}{:>8}{:>12.1e}{:>12.1e}{:>8}\n", name, e.max_abs_O,
+                               e.rel_fro_O, e.max_abs_L, e.finite ? "yes" : "NO", tolerance(p.dtype),
+                               tolerance_L(p.dtype, p.algo), e.within ? "ok" : "FAIL");
+    }
+  }
+  if (block >= 0)
+    for (std::size_t k = 0; k < problems.size(); ++k) {
+      if (a.json) {
+        nlohmann::json steps = nlohmann::json::array();
+        for (const StatSnapshot& s : results[k].traces.front())
+          steps.push_back({{"step", s.step}, {"j", s.j}, {"m", s.m}, {"l", s.l}});
+        out["steps"][std::string(to_string(problems[k].algo))] = steps;
+      } else {
+        print_steps(problems[k], block, results[k].traces.front(), a.rows);
+      }
+    }
+  if (a.json) {
+    out["config"] = problem_json(problems.front());
+    out["config"]["seed"] = a.seed;
+    out["config"]["inputs"] = {{"q", a.q}, {"k", a.k}, {"v", a.v}};
+    std::cout << out.dump(2) << "\n";
+  }
+  if (!all_within) throw CommandFailed(3, "numerics out of tolerance (see the result column)");
+}
+
+}  // namespace
+
+void register_run(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Numerics of one (batch, head): O and L against a float64 reference; --steps I shows m and l");
+  auto flags = add_config_flags(*cmd, ConfigFlagOptions{.algo = false, .default_model = ""});
+  auto args = std::make_shared<RunArgs>();
+  cmd->add_option("--algo", args->algo, "standard | v1 | v2 | all, or a list such as v1,v2 (default v2)");
+  cmd->add_option("--q", args->q, "Q input: random | zero | index (row r holds r) | a number (default random)")
+      ->group("Inputs");
+  cmd->add_option("--k", args->k, "K input, as --q")->group("Inputs");
+  cmd->add_option("--v", args->v, "V input, as --q")->group("Inputs");
+  cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->group("Inputs");
+  cmd->add_option("--steps", args->steps, "print m and l after every step for Q block I")->group("Steps");
+  cmd->add_option("--rows", args->rows, "rows of the block printed by --steps (default 4)")->group("Steps");
+  cmd->add_flag("--json", args->json, "print one JSON object instead of the tables");
+  cmd->callback([flags, args] { run_numerics(flags->build(), *args); });
+}
+
+}  // namespace flashlab::cli

@@ -1,0 +1,30 @@
+// commands.hpp — one registration function per `flashlab` command, each in its own cmd_<name>.cpp.
+//
+// A registration adds a CLI11 subcommand with its flags and a callback that does the work. The
+// callback reports bad input by throwing flashlab::ConfigError (exit 2) and other failures by
+// throwing CommandFailed (its exit code) or any std::exception (exit 1); main.cpp maps them.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <CLI/App.hpp>
+
+namespace flashlab::cli {
+
+/// A command that ran but whose result is a failure (e.g. numerics out of tolerance).
+class CommandFailed : public std::runtime_error {
+ public:
+  CommandFailed(int exit_code, const std::string& what) : std::runtime_error(what), code_(exit_code) {}
+  int exit_code() const { return code_; }
+
+ private:
+  int code_;
+};
+
+void register_count(CLI::App& app);    // cmd_count.cpp: one config's counters, table or JSON
+void register_compare(CLI::App& app);  // cmd_compare.cpp: standard, V1, V2 side by side with ratios
+void register_run(CLI::App& app);      // cmd_run.cpp: numerics against the float64 reference
+void register_sweep(CLI::App& app);    // cmd_sweep.cpp: a grid over N, d, B_r, B_c or M to CSV
+
+}  // namespace flashlab::cli

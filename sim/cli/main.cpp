@@ -1,0 +1,42 @@
+// main.cpp — the `flashlab` command: builds the CLI11 app, registers each command, maps errors to
+// exit codes: 0 success; 2 bad input (flashlab::ConfigError, "flashlab: error: <field> = <value>:
+// <allowed>", or a command-line parse error with CLI11's message); 3 numerics out of tolerance
+// (`run`); 1 any other error.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "flashlab/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace flashlab::cli;
+  CLI::App app{
+      "flashlab — how standard attention, FlashAttention V1 and V2 move data: exact HBM traffic, FLOPs,\n"
+      "non-matmul work, SRAM and parallelism per configuration, and their numerics.",
+      "flashlab"};
+  app.require_subcommand(1);
+
+  // The commands, one registration each (declared in commands.hpp).
+  register_count(app);
+  register_compare(app);
+  register_run(app);
+  register_sweep(app);
+
+  try {
+    app.parse(argc, argv);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const flashlab::ConfigError& e) {
+    std::fprintf(stderr, "flashlab: error: %s\n", e.what());
+    return 2;
+  } catch (const CommandFailed& e) {
+    std::fprintf(stderr, "flashlab: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "flashlab: error: %s\n", e.what());
+    return 1;
+  }
+}
