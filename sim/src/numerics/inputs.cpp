@@ -1,0 +1,79 @@
+// inputs.cpp — the input matrices Q, K, V of numerics mode and their rounding to the dtype.
+#include <charconv>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "flashlab/error.hpp"
+#include "flashlab/numerics.hpp"
+
+namespace flashlab {
+namespace {
+
+// splitmix64: decorrelates the per-matrix seeds (seed, 0), (seed, 1), (seed, 2).
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// N(0, 1) by Box-Muller on mt19937_64 (both fully specified, unlike std::normal_distribution,
+// whose values differ between standard libraries).
+void fill_normal(MatrixF& x, std::uint64_t seed) {
+  std::mt19937_64 gen(mix(seed));
+  const double two_pi = 6.283185307179586;
+  auto uniform = [&gen] { return (double(gen() >> 11) + 0.5) * 0x1.0p-53; };  // in (0, 1)
+  float* v = x.data();
+  const Eigen::Index n = x.size();
+  for (Eigen::Index k = 0; k < n; k += 2) {
+    const double r = std::sqrt(-2.0 * std::log(uniform())), a = two_pi * uniform();
+    v[k] = float(r * std::cos(a));
+    if (k + 1 < n) v[k + 1] = float(r * std::sin(a));
+  }
+}
+
+MatrixF make_matrix(std::int64_t rows, std::int64_t d, Fill f, std::uint64_t seed) {
+  MatrixF x(rows, d);
+  switch (f.kind) {
+    case Fill::Kind::random: fill_normal(x, seed); break;
+    case Fill::Kind::zero: x.setZero(); break;
+    case Fill::Kind::constant: x.setConstant(f.value); break;
+    case Fill::Kind::index:
+      for (std::int64_t r = 0; r < rows; ++r) x.row(r).setConstant(float(r));
+      break;
+  }
+  return x;
+}
+
+}  // namespace
+
+Fill parse_fill(std::string_view field, std::string_view text) {
+  if (text == "random") return {Fill::Kind::random, 0};
+  if (text == "zero") return {Fill::Kind::zero, 0};
+  if (text == "index") return {Fill::Kind::index, 0};
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (!text.empty() && ec == std::errc() && end == text.data() + text.size() && std::isfinite(float(v)))
+    return {Fill::Kind::constant, float(v)};
+  throw ConfigError(std::string(field), std::string(text),
+                    "one of random, zero, index, or a finite number (a constant fill)");
+}
+
+void round_to_dtype(Dtype t, Eigen::Ref<MatrixF> x) {
+  switch (t) {
+    case Dtype::fp16: x = x.cast<Eigen::half>().cast<float>(); break;
+    case Dtype::bf16: x = x.cast<Eigen::bfloat16>().cast<float>(); break;
+    case Dtype::fp32: break;
+  }
+}
+
+Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, std::uint64_t seed) {
+  const Tiling& t = p.tiling;
+  Inputs in{make_matrix(t.n_q, t.d, q, seed * 3 + 0), make_matrix(t.n_k, t.d, k, seed * 3 + 1),
+            make_matrix(t.n_k, t.d, v, seed * 3 + 2)};
+  for (MatrixF* x : {&in.Q, &in.K, &in.V}) round_to_dtype(p.dtype, *x);
+  return in;
+}
+
+}  // namespace flashlab

@@ -1,0 +1,211 @@
+// observer.cpp — numerics as a StepObserver: every action of a step moves or computes real tiles.
+//
+// Loads copy a region of an HBM tensor into its SRAM buffer, compute actions run the Eq they
+// name (tile_math.hpp), stores copy back — O rounded to the input dtype at every store (V1's
+// HBM round trips show up in its error), S and P rounded too (standard attention), the
+// statistics m, l, L kept in fp32. HBM outputs start as NaN, so a row the schedule never writes
+// is visible as NaN in the result.
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "flashlab/error.hpp"
+#include "flashlab/numerics.hpp"
+#include "tile_math.hpp"
+
+namespace flashlab {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Rows [first, first + count) of the tensor an action touches.
+struct Rows {
+  std::int64_t first = 0, count = 0;
+};
+
+Rows action_rows(const Problem& p, const Action& a, const StepView& s) {
+  const Tiling& t = p.tiling;
+  switch (a.region) {
+    case Region::q_block: return {s.i * t.b_r, t.rows(s.i)};
+    case Region::kv_block: return {s.j * t.b_c, t.cols(s.j)};
+    case Region::whole:
+    case Region::none: break;
+  }
+  const bool keys = a.tensor == Tensor::K || a.tensor == Tensor::V;
+  return {0, keys ? t.n_k : t.n_q};
+}
+
+void require_shape(const char* field, const MatrixF& x, std::int64_t rows, std::int64_t cols) {
+  if (x.rows() != rows || x.cols() != cols)
+    throw ConfigError(field, std::to_string(x.rows()) + " x " + std::to_string(x.cols()),
+                      "a matrix of " + std::to_string(rows) + " x " + std::to_string(cols) + " (the problem's shape)");
+}
+
+}  // namespace
+
+struct NumericsObserver::State {
+  Problem p;
+  const Inputs& in;
+  NumericsOptions opt;
+  LoopOrder order;
+  tile_math::Chip chip;
+  std::int64_t block = -1;     // thread block the chip belongs to
+  bool dense_stats = false;    // standard attention: m, l computed (after its softmax step)
+  MatrixF hbm_O;               // (N_q, d), at the input dtype
+  Eigen::VectorXf hbm_L, hbm_l, hbm_m;  // (N_q) each, fp32
+  MatrixF hbm_S, hbm_P;        // (N_q, N_k), standard attention only
+  std::vector<std::vector<StatSnapshot>> traces;
+
+  State(const Problem& p_, const Inputs& in_, NumericsOptions o)
+      : p(p_), in(in_), opt(std::move(o)), order(make_schedule(p_).order), traces(opt.trace_blocks.size()) {
+    const Tiling& t = p.tiling;
+    hbm_O.setConstant(t.n_q, t.d, kNaN);
+    hbm_L.setConstant(t.n_q, kNaN);
+    hbm_l.setConstant(t.n_q, kNaN);
+    hbm_m.setConstant(t.n_q, kNaN);
+  }
+
+  void load(const Action& a, const StepView& s) {
+    const Rows r = action_rows(p, a, s);
+    tile_math::Chip& c = chip;
+    switch (a.tensor) {
+      case Tensor::Q: c.r0 = r.first; c.sram_Qi = in.Q.middleRows(r.first, r.count); break;
+      case Tensor::K: c.c0 = r.first; c.sram_Kj = in.K.middleRows(r.first, r.count); break;
+      case Tensor::V: c.sram_Vj = in.V.middleRows(r.first, r.count); break;
+      case Tensor::O: c.sram_O = hbm_O.middleRows(r.first, r.count); break;
+      case Tensor::l: c.l = hbm_l.segment(r.first, r.count); break;
+      case Tensor::m: c.m = hbm_m.segment(r.first, r.count); break;
+      case Tensor::L: c.L = hbm_L.segment(r.first, r.count); break;
+      case Tensor::S: c.sram_S = hbm_S; break;
+      case Tensor::P: c.sram_S = hbm_P; break;  // P_ij takes S_ij's place on chip
+      case Tensor::none: throw std::logic_error("numerics: a load without a tensor");
+    }
+  }
+
+  void store(const Action& a, const StepView& s) {
+    const Rows r = action_rows(p, a, s);
+    const tile_math::Chip& c = chip;
+    switch (a.tensor) {
+      case Tensor::O:
+        hbm_O.middleRows(r.first, r.count) = c.sram_O;
+        round_to_dtype(p.dtype, hbm_O.middleRows(r.first, r.count));
+        break;
+      case Tensor::l: hbm_l.segment(r.first, r.count) = c.l; break;
+      case Tensor::m: hbm_m.segment(r.first, r.count) = c.m; break;
+      case Tensor::L: hbm_L.segment(r.first, r.count) = c.L; break;
+      case Tensor::S: hbm_S = c.sram_S; round_to_dtype(p.dtype, hbm_S); break;
+      case Tensor::P: hbm_P = c.sram_S; round_to_dtype(p.dtype, hbm_P); break;
+      case Tensor::Q: case Tensor::K: case Tensor::V: case Tensor::none:
+        throw std::logic_error("numerics: a forward schedule stores only O, l, m, L, S or P");
+    }
+  }
+
+  void compute(const Action& a, const StepView& s) {
+    using namespace tile_math;
+    const Tiling& t = p.tiling;
+    switch (a.eq) {
+      case Eq::none: break;
+      case Eq::init_stats: init_stats(chip, s.i >= 0 ? t.rows(s.i) : t.n_q, t.d); break;
+      case Eq::scores: {
+        // a tile's class decides whether it needs the mask; standard attention has no tiles
+        const bool full = s.level == Level::inner ? s.cls == TileClass::full : p.mask.kind == MaskKind::none;
+        scores(chip, p.scale, p.band, full);
+        break;
+      }
+      case Eq::softmax_v1: softmax_v1(chip); break;
+      case Eq::output_v1: output_v1(chip, p.dtype); break;
+      case Eq::softmax_v2: softmax_v2(chip); break;
+      case Eq::output_v2: output_v2(chip, p.dtype); break;
+      case Eq::finalize_v2: finalize_v2(chip); break;
+      case Eq::softmax_dense: softmax_dense(chip); dense_stats = true; break;
+      case Eq::output_dense: output_dense(chip); break;
+    }
+  }
+
+  // m, l of Q block b after step s, where the algorithm has them (see NumericsOptions).
+  void trace(const StepView& s) {
+    const Tiling& t = p.tiling;
+    for (std::size_t k = 0; k < opt.trace_blocks.size(); ++k) {
+      const std::int64_t b = opt.trace_blocks[k];
+      const std::int64_t first = b * t.b_r, n = t.rows(b);
+      StatSnapshot snap{s.step, s.j, {}, {}};
+      const Eigen::VectorXf *m = nullptr, *l = nullptr;
+      std::int64_t offset = 0;
+      switch (order) {
+        case LoopOrder::q_outer:  // the block's own registers
+          if (s.i != b) continue;
+          m = &chip.m, l = &chip.l;
+          break;
+        case LoopOrder::kv_outer:  // HBM, after line 2 and after each tile of the block
+          if (s.i != b && s.level != Level::prologue) continue;
+          m = &hbm_m, l = &hbm_l, offset = first;
+          break;
+        case LoopOrder::none:  // rowmax and rowsum of S, once the softmax step computed them
+          if (!dense_stats) continue;
+          m = &chip.m, l = &chip.l, offset = first;
+          break;
+      }
+      snap.m.assign(m->data() + offset, m->data() + offset + n);
+      snap.l.assign(l->data() + offset, l->data() + offset + n);
+      traces[k].push_back(std::move(snap));
+    }
+  }
+};
+
+NumericsObserver::NumericsObserver(const Problem& p, const Inputs& in, NumericsOptions opt) {
+  const Tiling& t = p.tiling;
+  require_shape("inputs.Q", in.Q, t.n_q, t.d);
+  require_shape("inputs.K", in.K, t.n_k, t.d);
+  require_shape("inputs.V", in.V, t.n_k, t.d);
+  for (std::int64_t b : opt.trace_blocks)
+    if (b < 0 || b >= t.t_r())
+      throw ConfigError("trace block", std::to_string(b),
+                        "a Q block index from 0 to T_r - 1 = " + std::to_string(t.t_r() - 1));
+  st_ = std::make_unique<State>(p, in, std::move(opt));
+}
+
+NumericsObserver::~NumericsObserver() = default;
+
+void NumericsObserver::on_step(const StepView& s) {
+  State& st = *st_;
+  if (st.order == LoopOrder::q_outer && std::int64_t(s.block) != st.block) {
+    // A fresh thread block: O = 0, m = -inf, l = 0, L = +inf — what a block that visits no tile
+    // writes (FA2's convention for rows with no visible key).
+    st.block = s.block;
+    tile_math::init_stats(st.chip, st.p.tiling.rows(s.i), st.p.tiling.d);
+  }
+  for (const Action& a : s.actions) {
+    switch (a.op) {
+      case Op::load: st.load(a, s); break;
+      case Op::store: st.store(a, s); break;
+      case Op::compute: st.compute(a, s); break;
+      case Op::skip: case Op::barrier: case Op::reduce: break;  // no data changes
+    }
+  }
+  st.trace(s);
+}
+
+NumericResult NumericsObserver::result() const {
+  const State& st = *st_;
+  NumericResult r;
+  r.O = st.hbm_O;
+  switch (st.p.algo) {
+    case Algo::v2: r.L = st.hbm_L; break;
+    case Algo::v1: r.L = tile_math::logsumexp(st.hbm_m, st.hbm_l); break;
+    case Algo::standard:
+      r.L = st.dense_stats ? st.chip.L : Eigen::VectorXf::Constant(st.p.tiling.n_q, kNaN);
+      break;
+  }
+  r.traces = st.traces;
+  return r;
+}
+
+NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt) {
+  NumericsObserver numerics(p, in, opt);
+  Executor e(p);
+  e.add_observer(&numerics);
+  e.run();
+  return numerics.result();
+}
+
+}  // namespace flashlab
