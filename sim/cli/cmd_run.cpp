@@ -64,7 +64,6 @@ void run_numerics(const Config& c, const RunArgs& a) {
   std::vector<Problem> problems;
   for (Algo algo : algos) problems.push_back(resolve_algo(c, algo));
   check_size(problems.front());
-  const Fill fq = parse_fill("q", a.q), fk = parse_fill("k", a.k), fv = parse_fill("v", a.v);
   NumericsOptions opt;
   std::int64_t block = -1;
   if (!a.steps.empty()) {
@@ -75,6 +74,7 @@ void run_numerics(const Config& c, const RunArgs& a) {
     opt.trace_blocks = {block};
   }
   if (a.rows < 1) throw ConfigError("rows", std::to_string(a.rows), "an integer >= 1");
+  const Fill fq = parse_fill("q", a.q), fk = parse_fill("k", a.k), fv = parse_fill("v", a.v);
 
   const Inputs in = make_inputs(problems.front(), fq, fk, fv, a.seed);
   const Reference ref = reference(problems.front(), in);

@@ -4,6 +4,7 @@
 // (`run`); 1 any other error.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -25,6 +26,15 @@ int main(int argc, char** argv) {
   register_sweep(app);
 
   try {
+    if (argc > 1 && argv[1][0] != '-') {  // an unknown command gets its name in the message
+      std::string names;
+      bool known = false;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+        known = known || sub->get_name() == argv[1];
+      }
+      if (!known) throw flashlab::ConfigError("command", argv[1], "one of " + names);
+    }
     app.parse(argc, argv);
     return 0;
   } catch (const CLI::ParseError& e) {

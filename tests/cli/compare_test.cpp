@@ -1,0 +1,79 @@
+// `flashlab compare`: its default is one Llama-3-8B attention layer (32 heads, d = 128) at 8192
+// tokens, top-left causal, batch 1, fp16 — checked here against closed forms of the three
+// algorithms' HBM traffic.
+#include <algorithm>
+
+#include <doctest/doctest.h>
+
+#include "run_cli.hpp"
+
+namespace {
+
+constexpr std::uint64_t N = 8192, d = 128, e = 2, H = 32;
+
+// Visited tiles of V2 with block skip under top-left causal (c <= r): Q block i holds rows
+// [i B_r, min(N, (i+1) B_r) - 1]; its last row sees keys 0..that row, so K/V blocks
+// 0..floor(last_row / B_c) — counted here by a loop over i.
+std::uint64_t causal_tiles(std::uint64_t b_r, std::uint64_t b_c) {
+  std::uint64_t tiles = 0;
+  for (std::uint64_t i = 0; i * b_r < N; ++i) tiles += (std::min(N, (i + 1) * b_r) - 1) / b_c + 1;
+  return tiles;
+}
+
+}  // namespace
+
+TEST_CASE("compare (no flags): standard, V1 and V2 on a Llama-3-8B layer at 8192 tokens, causal") {
+  const CliResult r = run_cli("compare");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  for (const char* s : {"Llama-3-8B", "N_q = 8192, N_k = 8192, d = 128", "mask causal", "batch 1, heads 32",
+                        "standard", "V1", "V2", "standard/V2", "V1/V2", "HBM read", "matmul FLOPs", "exp",
+                        "SRAM peak", "grid blocks", "waves on h200"})
+    CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
+}
+
+TEST_CASE("compare --json (default): HBM bytes of each algorithm against closed forms") {
+  const nlohmann::json j = run_json("compare --json");
+  REQUIRE(j.contains("algos"));
+  const nlohmann::json& v2 = j.at("algos").at("v2");
+  const std::uint64_t b_r = v2.at("config").at("b_r"), b_c = v2.at("config").at("b_c");
+  CHECK(b_r == 128);  // FA2's forward tile for d = 128 (config.hpp default_blocks)
+  CHECK(b_c == 64);
+  CHECK(v2.at("config").at("heads") == H);
+  CHECK(v2.at("config").at("dtype") == "fp16");
+  CHECK(v2.at("config").at("mask") == "causal");
+
+  // V2 (FA2 Alg. 1, block skip): Q once; K_j, V_j per visited tile; O and L once.
+  const std::uint64_t tiles = causal_tiles(b_r, b_c);
+  CHECK(tiles == 4160);  // sum over i < 64 of (2i + 2)
+  CHECK(u64_at(v2, "tiles.visited") == H * tiles);
+  CHECK(u64_at(v2, "hbm.total_read_bytes") == H * (N * d * e + 2 * tiles * b_c * d * e));
+  CHECK(u64_at(v2, "hbm.total_write_bytes") == H * (N * d * e + N * 4));
+
+  // V1 (FA1 Alg. 1, dense: every tile visited): K, V once; per K/V block j, all of Q, O, l, m
+  // read and O, l, m written; line 2 writes O, l, m once more.
+  const nlohmann::json& v1 = j.at("algos").at("v1");
+  const std::uint64_t t_c = N / b_c;
+  CHECK(u64_at(v1, "hbm.total_read_bytes") == H * (2 * N * d * e + t_c * (2 * N * d * e + 8 * N)));
+  CHECK(u64_at(v1, "hbm.total_write_bytes") == H * ((t_c + 1) * (N * d * e + 8 * N)));
+
+  // standard (FA1 Alg. 0): read Q, K, S, P, V; write S, P, O — the mask changes nothing.
+  const nlohmann::json& st = j.at("algos").at("standard");
+  CHECK(u64_at(st, "hbm.total_read_bytes") == H * e * (3 * N * d + 2 * N * N));
+  CHECK(u64_at(st, "hbm.total_write_bytes") == H * e * (2 * N * N + N * d));
+
+  // the ratio column is each algorithm's total over V2's
+  const double v2_total = double(u64_at(v2, "hbm.total_bytes"));
+  CHECK(j.at("ratios").at("hbm_total_bytes").at("standard/v2").get<double>() ==
+        doctest::Approx(double(u64_at(st, "hbm.total_bytes")) / v2_total));
+  CHECK(j.at("ratios").at("hbm_total_bytes").at("v1/v2").get<double>() ==
+        doctest::Approx(double(u64_at(v1, "hbm.total_bytes")) / v2_total));
+}
+
+TEST_CASE("compare: explicit flags override the default model; --model none drops it") {
+  const nlohmann::json j = run_json("compare --model none --seq 1024 --d 64 --br 64 --bc 64 --dtype fp32 --json");
+  CHECK(u64_at(j, "algos.v2.hbm.total_read_bytes") == 2'162'688ull * 4);  // shared/DESIGN.md worked example
+  CHECK(u64_at(j, "algos.v1.hbm.total_read_bytes") == 2'260'992ull * 4);
+  CHECK(u64_at(j, "algos.standard.hbm.total_read_bytes") == 2'293'760ull * 4);
+  CHECK(j.at("algos").at("v2").at("config").at("heads") == 1);
+}

@@ -1,0 +1,143 @@
+// `flashlab count`: shared/DESIGN.md's worked example (= shared/cases R6) to the byte, through the
+// command line. N = N_q = N_k = 1024, d = 64, B_r = B_c = 64, so T_r = T_c = 16 and 256 tiles of
+// 64 x 64; fp32 makes every element 4 bytes (statistics l, m, L are fp32 anyway), so each figure
+// below is the design's element count times 4. Per-tensor values are derived here from the
+// algorithms' lines, not from the library.
+#include <doctest/doctest.h>
+
+#include "run_cli.hpp"
+
+namespace {
+
+constexpr std::uint64_t N = 1024, d = 64, T = 16, e = 4;
+const std::string kWorked = "--nq 1024 --nk 1024 --d 64 --br 64 --bc 64 --dtype fp32 ";
+const char* const kTensors[] = {"Q", "K", "V", "O", "l", "m", "L", "S", "P"};
+
+// Every tensor's read and write bytes: the given ones, 0 for the rest.
+void check_tensors(const nlohmann::json& j, const std::map<std::string, std::uint64_t>& reads,
+                   const std::map<std::string, std::uint64_t>& writes) {
+  for (const char* t : kTensors) {
+    CAPTURE(t);
+    CHECK(u64_at(j, std::string("hbm.read_bytes.") + t) == (reads.count(t) ? reads.at(t) : 0));
+    CHECK(u64_at(j, std::string("hbm.write_bytes.") + t) == (writes.count(t) ? writes.at(t) : 0));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("count --json, worked example, V2: reads 2,162,688 and writes 66,560 elements") {
+  const nlohmann::json j = run_json("count --algo v2 --json " + kWorked);
+  CHECK(u64_at(j, "hbm.total_read_bytes") == 2'162'688ull * 4);
+  CHECK(u64_at(j, "hbm.total_write_bytes") == 66'560ull * 4);
+  // FA2 Alg. 1: Q_i once per block (N d in all), K_j and V_j once per tile (T_r N d each);
+  // O_i once (N d) and L_i once (N, fp32).
+  check_tensors(j, {{"Q", N * d * e}, {"K", T * N * d * e}, {"V", T * N * d * e}}, {{"O", N * d * e}, {"L", N * 4}});
+  CHECK(u64_at(j, "tiles.total") == 256);
+  CHECK(u64_at(j, "tiles.visited") == 256);
+  CHECK(u64_at(j, "tiles.full") == 256);
+  CHECK(u64_at(j, "tiles.partial") == 0);
+  CHECK(u64_at(j, "tiles.skipped") == 0);
+  CHECK(u64_at(j, "flops.matmul") == 256ull * 4 * 64 * 64 * 64);  // 4 rows cols d per tile
+  CHECK(u64_at(j, "ops.div") == N * d);                         // line 12: O_i = diag(l)^-1 O_i, once
+  CHECK(u64_at(j, "ops.log") == N);                             // line 13: L_i = m_i + log(l_i), per row
+  for (const char* op : {"exp", "max", "add", "sub", "mul"}) CHECK(u64_at(j, std::string("ops.") + op) > 0);
+  // cases R5: the tiles Q_i, K_j, V_j at e bytes and S_ij at 4 bytes
+  CHECK(u64_at(j, "sram.peak_bytes") == (64 * d + 2 * 64 * d) * e + 64 * 64 * 4);
+  CHECK(u64_at(j, "grid.blocks") == T);  // one thread block per Q block
+  CHECK(j.at("config").at("t_r") == 16);
+  CHECK(j.at("config").at("t_c") == 16);
+  CHECK(j.at("config").at("mask") == "none");
+  CHECK(j.at("config").at("dtype") == "fp32");
+  CHECK(j.at("config").at("block_skip") == true);
+}
+
+TEST_CASE("count --json, worked example, V1: reads 2,260,992 and writes 1,081,344 + 67,584 elements") {
+  const nlohmann::json j = run_json("count --algo v1 --json " + kWorked);
+  CHECK(u64_at(j, "hbm.total_read_bytes") == 2'260'992ull * 4);
+  CHECK(u64_at(j, "hbm.total_write_bytes") == (1'081'344ull + 67'584ull) * 4);
+  // FA1 Alg. 1: line 2 writes O, l, m; per K/V block j (T_c of them) K_j and V_j once, and for
+  // every Q block i: read Q_i, O_i, l_i, m_i, write O_i, l_i, m_i.
+  check_tensors(j,
+                {{"Q", T * N * d * e}, {"K", N * d * e}, {"V", N * d * e}, {"O", T * N * d * e}, {"l", T * N * 4},
+                 {"m", T * N * 4}},
+                {{"O", (T + 1) * N * d * e}, {"l", (T + 1) * N * 4}, {"m", (T + 1) * N * 4}});
+  CHECK(u64_at(j, "tiles.visited") == 256);
+  CHECK(u64_at(j, "grid.blocks") == 1);  // one thread block per (batch, head)
+  CHECK(j.at("config").at("block_skip") == false);
+}
+
+TEST_CASE("count --json, worked example, standard: reads 2,293,760 and writes 2,162,688 elements") {
+  const nlohmann::json j = run_json("count --algo standard --json " + kWorked);
+  CHECK(u64_at(j, "hbm.total_read_bytes") == 2'293'760ull * 4);
+  CHECK(u64_at(j, "hbm.total_write_bytes") == 2'162'688ull * 4);
+  // FA1 Alg. 0: read Q, K, write S; read S, write P; read P, V, write O.
+  check_tensors(j, {{"Q", N * d * e}, {"K", N * d * e}, {"V", N * d * e}, {"S", N * N * e}, {"P", N * N * e}},
+                {{"S", N * N * e}, {"P", N * N * e}, {"O", N * d * e}});
+}
+
+TEST_CASE("count --json, cases R6: V2 top-left causal visits 136 of 256 tiles, reads 1,179,648 elements") {
+  const nlohmann::json j = run_json("count --algo v2 --mask causal --json " + kWorked);
+  CHECK(u64_at(j, "hbm.total_read_bytes") == 1'179'648ull * 4);
+  CHECK(u64_at(j, "tiles.total") == 256);
+  CHECK(u64_at(j, "tiles.visited") == 136);   // 16 * 17 / 2: tiles with j <= i
+  CHECK(u64_at(j, "tiles.partial") == 16);    // the diagonal j = i (B_r = B_c)
+  CHECK(u64_at(j, "tiles.full") == 120);      // j < i
+  CHECK(u64_at(j, "tiles.skipped") == 120);   // j > i
+  CHECK(u64_at(j, "flops.matmul") == 136ull * 4 * 64 * 64 * 64);
+  CHECK(j.at("config").at("mask") == "causal");
+}
+
+TEST_CASE("count --json: batch and heads multiply the traffic; V2's grid is T_r * batch * heads") {
+  const nlohmann::json j = run_json("count --algo v2 --batch 2 --heads 3 --json " + kWorked);
+  CHECK(u64_at(j, "hbm.total_read_bytes") == 6 * 2'162'688ull * 4);
+  CHECK(u64_at(j, "hbm.total_write_bytes") == 6 * 66'560ull * 4);
+  CHECK(u64_at(j, "tiles.visited") == 6 * 256);
+  CHECK(u64_at(j, "grid.blocks") == 6 * T);
+  const nlohmann::json v1 = run_json("count --algo v1 --batch 2 --heads 3 --json " + kWorked);
+  CHECK(u64_at(v1, "grid.blocks") == 6);
+}
+
+TEST_CASE("count --json: --seq sets N_q = N_k, --nq overrides it; fp16 halves Q K V O bytes") {
+  const nlohmann::json j = run_json("count --seq 512 --nq 256 --d 64 --br 64 --bc 64 --dtype fp16 --json");
+  CHECK(j.at("config").at("n_q") == 256);
+  CHECK(j.at("config").at("n_k") == 512);
+  // V2: Q once (256 x 64), K and V once per Q block (T_r = 4), at 2 bytes
+  CHECK(u64_at(j, "hbm.read_bytes.Q") == 256ull * 64 * 2);
+  CHECK(u64_at(j, "hbm.read_bytes.K") == 4ull * 512 * 64 * 2);
+  CHECK(u64_at(j, "hbm.write_bytes.L") == 256ull * 4);
+}
+
+TEST_CASE("count --json: a model preset fills heads, d, N and mask; explicit flags override it") {
+  const nlohmann::json j = run_json("count --model gpt2-small --json");
+  CHECK(j.at("config").at("heads") == 12);
+  CHECK(j.at("config").at("d") == 64);
+  CHECK(j.at("config").at("n_q") == 1024);
+  CHECK(j.at("config").at("mask") == "causal");
+  CHECK(j.at("config").at("model") == "gpt2-small");
+  const nlohmann::json o = run_json("count --model gpt2-small --heads 1 --mask none --seq 2048 --json");
+  CHECK(o.at("config").at("heads") == 1);
+  CHECK(o.at("config").at("mask") == "none");
+  CHECK(o.at("config").at("n_k") == 2048);
+}
+
+TEST_CASE("count --br auto --bc auto: the V1 paper's rule from M (cases R5)") {
+  // M = 49,152 bytes of fp32 = 12,288 elements; d = 64: B_c = ceil(12288 / 256) = 48, B_r = min(48, 64)
+  const nlohmann::json j = run_json("count --algo v1 --sram 49152 --br auto --bc auto --d 64 --dtype fp32 --json");
+  CHECK(j.at("config").at("b_c") == 48);
+  CHECK(j.at("config").at("b_r") == 48);
+  CHECK(u64_at(j, "sram.peak_bytes") == 46'080);
+}
+
+TEST_CASE("count table: exact bytes with human units, tile classes, config header") {
+  const CliResult r = run_cli("count --algo v2 " + kWorked);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("T_r = 16, T_c = 16") != std::string::npos);
+  CHECK(r.out.find("B_r = 64, B_c = 64") != std::string::npos);
+  CHECK(r.out.find("block skip on") != std::string::npos);
+  CHECK(r.out.find("8,650,752 B (8.25 MiB)") != std::string::npos);  // 2,162,688 * 4 bytes read
+  CHECK(r.out.find("266,240 B (260.00 KiB)") != std::string::npos);  // 66,560 * 4 bytes written
+  CHECK(r.out.find("total 256, visited 256; full 256, partial 0, skipped 0") != std::string::npos);
+  CHECK(r.out.find("268,435,456") != std::string::npos);  // matmul FLOPs
+  CHECK(r.out.find("Grid: 16 thread blocks") != std::string::npos);
+}

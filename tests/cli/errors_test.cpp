@@ -1,0 +1,118 @@
+// Every error path of `flashlab`: the exit code, and a message on stderr naming the field and the
+// value ("flashlab: error: <field> = <value>: <allowed>"); nothing on stdout; never a crash.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "run_cli.hpp"
+
+namespace {
+
+struct ErrorCase {
+  std::string args;
+  int code;
+  std::vector<std::string> in_stderr;  // each must appear
+};
+
+void check_error(const ErrorCase& c) {
+  const CliResult r = run_cli(c.args);
+  INFO("flashlab ", c.args, "\nstderr: ", r.err);
+  CHECK(r.code == c.code);
+  CHECK(r.out.empty());
+  for (const std::string& s : c.in_stderr) CHECK_MESSAGE(r.err.find(s) != std::string::npos, s);
+}
+
+}  // namespace
+
+TEST_CASE("bad config values: exit 2, the field, the value and what is allowed") {
+  const std::vector<ErrorCase> cases{
+      {"count --algo v3", 2, {"flashlab: error: algo = v3: one of standard, v1, v2"}},
+      {"count --nq 0", 2, {"flashlab: error: nq = 0: an integer from 1 to"}},
+      {"count --nq=-5", 2, {"flashlab: error: nq = -5: an integer from 1"}},
+      {"count --nk -1", 2, {"flashlab: error: nk = -1: an integer from 1"}},
+      {"count --d 0", 2, {"flashlab: error: d = 0: an integer from 1"}},
+      {"count --d abc", 2, {"flashlab: error: d = abc: an integer"}},
+      {"count --seq 0", 2, {"flashlab: error: seq = 0: an integer >= 1"}},
+      {"count --batch 0", 2, {"flashlab: error: batch = 0: an integer from 1"}},
+      {"count --heads -2", 2, {"flashlab: error: heads = -2: an integer from 1"}},
+      {"count --br 0", 2, {"flashlab: error: br = 0: an integer from 1"}},
+      {"count --bc x", 2, {"flashlab: error: bc = x: an integer >= 1 or auto"}},
+      {"count --br auto --bc 64", 2, {"flashlab: error: br/bc = auto together with explicit sizes"}},
+      {"count --sram -1", 2, {"flashlab: error: sram = -1: an integer from 1"}},
+      {"count --nq 99999999999999999999", 2, {"flashlab: error: nq = 99999999999999999999: an integer"}},
+      {"count --dtype fp8", 2, {"flashlab: error: dtype = fp8: one of fp16, bf16, fp32"}},
+      {"count --mask diagonal", 2, {"flashlab: error: mask = diagonal: one of none, causal, causal-br, window:"}},
+      {"count --mask window:-3,0", 2, {"flashlab: error: mask = window:-3,0: window:LEFT,RIGHT with two integers >= 0"}},
+      {"count --mask window:0,-1", 2, {"flashlab: error: mask = window:0,-1:"}},
+      {"count --mask window:5", 2, {"flashlab: error: mask = window:5:"}},
+      {"count --block-skip maybe", 2, {"flashlab: error: block-skip = maybe: one of on, off"}},
+      {"count --scale abc", 2, {"flashlab: error: scale = abc: a number"}},
+      {"count --scale -1", 2, {"flashlab: error: scale = -1"}},
+      {"count --warps 0", 2, {"flashlab: error: warps = 0: an integer from 1 to 32"}},
+      {"count --split rows", 2, {"flashlab: error: split = rows: one of split-q, split-k"}},
+      {"count --model gpt5", 2, {"flashlab: error: model = gpt5: one of gpt2-small, llama3-8b, mistral-7b"}},
+      {"compare --model gpt5", 2, {"flashlab: error: model = gpt5:"}},
+      {"count --gpu v100", 2, {"flashlab: error: gpu = v100: one of a100, h100, h200"}},
+      {"compare --gpu v100", 2, {"flashlab: error: gpu = v100:"}},
+  };
+  for (const ErrorCase& c : cases) check_error(c);
+}
+
+TEST_CASE("tiles over the SRAM capacity: the bytes needed, the capacity and the largest tiles that fit") {
+  // B_r = B_c = 128, d = 64, fp16, M = 100,000 bytes. The tiles Q_i, K_j, V_j (e = 2) and S_ij
+  // (fp32) of cases R5 need (128*64 + 2*128*64)*2 + 128*128*4 bytes.
+  const std::int64_t need = (128 * 64 + 2 * 128 * 64) * 2 + 128 * 128 * 4;
+  std::int64_t fit = 0;  // largest B with B_r = B_c = B that fits, by brute force
+  for (std::int64_t b = 1; b <= 1024; ++b)
+    if ((b * 64 + 2 * b * 64) * 2 + b * b * 4 <= 100'000) fit = b;
+  CHECK(need == 114'688);
+  check_error({"count --sram 100000 --br 128 --bc 128 --d 64 --dtype fp16", 2,
+               {"flashlab: error: br x bc = 128 x 128:", std::to_string(need) + " bytes", "100000 bytes",
+                "largest B_r = B_c that fits is " + std::to_string(fit)}});
+  // compare names the algorithm when another algorithm's tiles would fit (standard holds no V_j)
+  check_error({"compare --model none --sram 100000 --br 128 --bc 128 --d 64", 2,
+               {"flashlab: error: br x bc (algo v1) = 128 x 128:"}});
+}
+
+TEST_CASE("sweep errors: exit 2 naming the flag") {
+  const std::vector<ErrorCase> cases{
+      {"sweep --over q --values 1", 2, {"flashlab: error: over = q: one of n (sets N_q = N_k), d, br, bc, sram"}},
+      {"sweep --over n", 2, {"flashlab: error: values = (missing):"}},
+      {"sweep --over n --values 512,abc", 2, {"flashlab: error: values = abc: a comma-separated list of integers"}},
+      {"sweep --over n --values 512 --from 2", 2, {"flashlab: error: values = 512: either --values or"}},
+      {"sweep --over n --from 1 --to 10", 2, {"flashlab: error: step = (missing):"}},
+      {"sweep --over n --from 10 --to 1 --step 1", 2, {"flashlab: error: to = 1: an integer >= --from (10)"}},
+      {"sweep --over n --from 1 --to 10 --step 0", 2, {"flashlab: error: step = 0: an integer >= 1"}},
+      {"sweep --over n --from 0 --to 10 --log2", 2, {"flashlab: error: from = 0: an integer >= 1 with --log2"}},
+      {"sweep --over n --from 1 --to 1000000 --step 1", 2, {"flashlab: error: values = 1000000 points: at most 10000"}},
+      {"sweep --over n --values 64 --algos v1,v4", 2, {"flashlab: error: algos = v1,v4:"}},
+      {"sweep --over d --values 64,0", 2, {"flashlab: error: d (sweep point d = 0) = 0: an integer from 1"}},
+      {"sweep --over n --values 64 -o /nonexistent-dir/x.csv", 2,
+       {"flashlab: error: output = /nonexistent-dir/x.csv: a file path that can be created"}},
+  };
+  for (const ErrorCase& c : cases) check_error(c);
+}
+
+TEST_CASE("run errors: configs too large for numerics, bad inputs, bad --steps") {
+  const std::vector<ErrorCase> cases{
+      {"run --seq 20000", 2, {"flashlab: error: nq*nk = 20000*20000 = 400,000,000 elements: at most 2^28"}},
+      {"run --nq 1 --nk 300000000", 2, {"flashlab: error: nq*nk = 1*300000000"}},
+      {"run --seq 1024 --br 64 --steps 16", 2, {"flashlab: error: steps = 16: a Q block index from 0 to 15"}},
+      {"run --seq 1024 --steps x", 2, {"flashlab: error: steps = x:"}},
+      {"run --seq 64 --q nonsense", 2, {"flashlab: error: q = nonsense:"}},
+      {"run --seq 64 --algo v5", 2, {"flashlab: error: algo = v5:"}},
+      {"run --seq 64 --rows 0 --steps 0", 2, {"flashlab: error: rows = 0: an integer >= 1"}},
+  };
+  for (const ErrorCase& c : cases) check_error(c);
+}
+
+TEST_CASE("command-line parse errors: CLI11's message (an unknown command: its name), exit 2") {
+  const std::vector<ErrorCase> cases{
+      {"count --frobnicate", 2, {"--frobnicate"}},
+      {"", 2, {"subcommand"}},
+      {"explode", 2, {"flashlab: error: command = explode: one of count, compare, run, sweep"}},
+      {"count --nq", 2, {"--nq"}},
+      {"sweep --values 1", 2, {"--over"}},
+  };
+  for (const ErrorCase& c : cases) check_error(c);
+}

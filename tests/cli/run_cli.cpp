@@ -1,0 +1,92 @@
+// run_cli.cpp — popen the flashlab binary, stderr through a temporary file.
+#include "run_cli.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+std::string slurp(std::FILE* f) {
+  std::string s;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  return s;
+}
+
+}  // namespace
+
+CliResult run_cli(const std::string& args) {
+  char err_path[] = "/tmp/flashlab_cli_err_XXXXXX";
+  const int fd = ::mkstemp(err_path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  const std::string cmd = std::string(FLASHLAB_BIN) + " " + args + " 2>" + err_path;
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  CliResult r;
+  r.out = slurp(p);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+  std::ifstream e(err_path);
+  std::ostringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  std::remove(err_path);
+  return r;
+}
+
+nlohmann::json run_json(const std::string& args) {
+  const CliResult r = run_cli(args);
+  INFO("flashlab ", args, "\nstderr: ", r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+std::uint64_t u64_at(const nlohmann::json& j, const std::string& dotted) {
+  std::string pointer = "/" + dotted;
+  for (char& c : pointer)
+    if (c == '.') c = '/';
+  const nlohmann::json::json_pointer ptr(pointer);
+  INFO("JSON path ", dotted);
+  REQUIRE(j.contains(ptr));
+  REQUIRE(j.at(ptr).is_number_unsigned());
+  return j.at(ptr).get<std::uint64_t>();
+}
+
+std::vector<std::map<std::string, std::string>> parse_csv(const std::string& text) {
+  const auto fields = [](const std::string& line) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) out.emplace_back();
+      else out.back() += c;
+    }
+    return out;
+  };
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = fields(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = fields(line);
+    REQUIRE(f.size() == header.size());
+    auto& row = rows.emplace_back();
+    for (std::size_t k = 0; k < f.size(); ++k) row[header[k]] = f[k];
+  }
+  return rows;
+}
+
+std::string make_temp_dir() {
+  char path[] = "/tmp/flashlab_cli_dir_XXXXXX";
+  REQUIRE(::mkdtemp(path) != nullptr);
+  return path;
+}
