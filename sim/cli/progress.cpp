@@ -17,6 +17,9 @@ Progress::~Progress() {
 void Progress::tick(const std::string& label) {
   ++done_;
   if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (done_ < total_ && now - last_draw_ < std::chrono::milliseconds(50)) return;
+  last_draw_ = now;
   constexpr std::size_t width = 30;
   const std::size_t filled = total_ == 0 ? width : done_ * width / total_;
   std::string bar(filled, '#');

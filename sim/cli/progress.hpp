@@ -2,6 +2,7 @@
 // terminal (never into a pipe or a log file).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -21,6 +22,7 @@ class Progress {
  private:
   std::size_t total_, done_ = 0;
   bool enabled_;
+  std::chrono::steady_clock::time_point last_draw_{};  // redraws at most every 50 ms
 };
 
 }  // namespace flashlab::cli
