@@ -1,4 +1,4 @@
-// inputs.cpp — the input matrices Q, K, V of numerics mode and their rounding to the dtype.
+// inputs.cpp — the input matrices Q, K, V of numerics mode (fills, seeding, rounding to the dtype).
 #include <charconv>
 #include <cmath>
 #include <random>
@@ -58,14 +58,6 @@ Fill parse_fill(std::string_view field, std::string_view text) {
     return {Fill::Kind::constant, float(v)};
   throw ConfigError(std::string(field), std::string(text),
                     "one of random, zero, index, or a finite number (a constant fill)");
-}
-
-void round_to_dtype(Dtype t, Eigen::Ref<MatrixF> x) {
-  switch (t) {
-    case Dtype::fp16: x = x.cast<Eigen::half>().cast<float>(); break;
-    case Dtype::bf16: x = x.cast<Eigen::bfloat16>().cast<float>(); break;
-    case Dtype::fp32: break;
-  }
 }
 
 Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, std::uint64_t seed) {

@@ -76,8 +76,12 @@ struct NumericsObserver::State {
       case Tensor::l: c.l = hbm_l.segment(r.first, r.count); break;
       case Tensor::m: c.m = hbm_m.segment(r.first, r.count); break;
       case Tensor::L: c.L = hbm_L.segment(r.first, r.count); break;
-      case Tensor::S: c.sram_S = hbm_S; break;
-      case Tensor::P: c.sram_S = hbm_P; break;  // P_ij takes S_ij's place on chip
+      case Tensor::S:
+      case Tensor::P:  // P takes S's place on chip; both are the whole (N_q, N_k) matrix here
+        c.sram_S = a.tensor == Tensor::S ? hbm_S : hbm_P;
+        c.r0 = c.c0 = 0;
+        tile_math::set_visible(c, p.band, p.mask.kind == MaskKind::none);
+        break;
       case Tensor::none: throw std::logic_error("numerics: a load without a tensor");
     }
   }

@@ -3,6 +3,7 @@
 #include "tile_math.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace flashlab::tile_math {
@@ -14,20 +15,34 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // exp(-inf - 0) = 0 instead of exp(-inf - -inf) = NaN.
 VectorF finite_or_zero(const VectorF& m) { return (m.array() == -kInf).select(0.f, m); }
 
-// S = exp(S - shift) row by row (contiguous rows of a row-major matrix), and rowsum into `sum`.
-// Masked scores (-inf) give exactly 0: Eigen's vectorised exp clamps its argument at about -88.4
-// and would return ~1e-38 for them, enough to make a row with no visible key look non-empty.
-void exp_rows(MatrixF& S, const VectorF& shift, VectorF& sum) {
+// S = exp(S - shift) on each row's visible columns, exactly 0 elsewhere, and rowsum into `sum`.
+// Only the visible segment goes through Eigen's vectorised exp: it clamps its argument at about
+// -88.4, so exp(-inf) would give ~1e-38, not 0, and a row with no visible key would look non-empty.
+void exp_rows(MatrixF& S, const std::vector<KeyRange>& keys, const VectorF& shift, VectorF& sum) {
   sum.resize(S.rows());
+  const Eigen::Index cols = S.cols();
   for (Eigen::Index a = 0; a < S.rows(); ++a) {
-    auto s = S.row(a).array();
-    s = (s == -kInf).select(0.f, (s - shift[a]).exp());
-    sum[a] = s.sum();
+    const KeyRange k = keys[std::size_t(a)];
+    auto row = S.row(a);
+    if (k.empty()) {
+      row.setZero();
+      sum[a] = 0;
+      continue;
+    }
+    auto seen = row.segment(k.first, k.count()).array();
+    seen = (seen - shift[a]).exp();
+    sum[a] = seen.sum();
+    row.head(k.first).setZero();
+    row.tail(cols - 1 - k.last).setZero();
   }
 }
 
 // e^x per row with e^-inf = 0 exactly (see exp_rows).
-VectorF exp_or_zero(const VectorF& x) { return (x.array() == -kInf).select(0.f, x.array().exp()); }
+VectorF exp_or_zero(const VectorF& x) {
+  VectorF e(x.size());
+  for (Eigen::Index a = 0; a < x.size(); ++a) e[a] = x[a] == -kInf ? 0.f : std::exp(x[a]);
+  return e;
+}
 
 }  // namespace
 
@@ -42,25 +57,42 @@ void init_stats(Chip& c, std::int64_t rows, std::int64_t d) {
   c.L.setConstant(rows, kInf);
 }
 
+void set_visible(Chip& c, const Band& band, bool full) {
+  const std::int64_t rows = c.sram_S.rows(), cols = c.sram_S.cols();
+  c.keys.resize(std::size_t(rows));
+  for (std::int64_t a = 0; a < rows; ++a) {
+    if (full) {
+      c.keys[std::size_t(a)] = KeyRange{0, cols - 1};
+      continue;
+    }
+    // visible keys of row r: c in [r + lo, r + hi]; in tile columns b = c - c0, clamped
+    const std::int64_t r = c.r0 + a;
+    const std::int64_t first = std::clamp<std::int64_t>(r + band.lo - c.c0, 0, cols);
+    const std::int64_t last = std::clamp<std::int64_t>(r + band.hi - c.c0, first - 1, cols - 1);
+    c.keys[std::size_t(a)] = KeyRange{first, last};
+  }
+}
+
 void scores(Chip& c, double scale, const Band& band, bool full) {
   MatrixF& S = c.sram_S;
   S.noalias() = float(scale) * (c.sram_Qi * c.sram_Kj.transpose());
+  set_visible(c, band, full);
   if (full) return;
-  const std::int64_t cols = S.cols();
   for (Eigen::Index a = 0; a < S.rows(); ++a) {
-    const std::int64_t r = c.r0 + a;
-    // visible keys of row r: c in [r + lo, r + hi]; in tile columns b = c - c0, clamped
-    const std::int64_t first = std::clamp<std::int64_t>(r + band.lo - c.c0, 0, cols);
-    const std::int64_t end = std::clamp<std::int64_t>(r + band.hi - c.c0 + 1, first, cols);
-    S.row(a).head(first).setConstant(-kInf);
-    S.row(a).tail(cols - end).setConstant(-kInf);
+    const KeyRange k = c.keys[std::size_t(a)];
+    if (k.empty()) {
+      S.row(a).setConstant(-kInf);
+      continue;
+    }
+    S.row(a).head(k.first).setConstant(-kInf);
+    S.row(a).tail(S.cols() - 1 - k.last).setConstant(-kInf);
   }
 }
 
 void softmax_v2(Chip& c) {
   c.m_new = c.m.cwiseMax(c.sram_S.rowwise().maxCoeff());
   const VectorF shift = finite_or_zero(c.m_new);
-  exp_rows(c.sram_S, shift, c.l_tilde);  // P~ = exp(S - m_new), rowsum P~
+  exp_rows(c.sram_S, c.keys, shift, c.l_tilde);  // P~ = exp(S - m_new), rowsum P~
   c.alpha = exp_or_zero(c.m - shift);  // e^(m_old - m_new); 0 while m_old = -inf
   c.l = c.alpha.cwiseProduct(c.l) + c.l_tilde;
   c.m = c.m_new;
@@ -82,7 +114,7 @@ void finalize_v2(Chip& c) {
 
 void softmax_v1(Chip& c) {
   c.m_tilde = c.sram_S.rowwise().maxCoeff();           // line 10: m~_ij = rowmax(S_ij)
-  exp_rows(c.sram_S, finite_or_zero(c.m_tilde), c.l_tilde);  // P~_ij = exp(S_ij - m~_ij), l~_ij
+  exp_rows(c.sram_S, c.keys, finite_or_zero(c.m_tilde), c.l_tilde);  // P~_ij = exp(S_ij - m~_ij), l~_ij
   c.m_new = c.m.cwiseMax(c.m_tilde);                   // line 11: m_new = max(m_i, m~_ij)
   const VectorF shift = finite_or_zero(c.m_new);
   c.alpha = exp_or_zero(c.m - shift);                  // e^(m_i - m_new)
@@ -106,7 +138,7 @@ void output_v1(Chip& c, Dtype t) {
 
 void softmax_dense(Chip& c) {
   c.m = c.sram_S.rowwise().maxCoeff();
-  exp_rows(c.sram_S, finite_or_zero(c.m), c.l);
+  exp_rows(c.sram_S, c.keys, finite_or_zero(c.m), c.l);
   for (Eigen::Index a = 0; a < c.sram_S.rows(); ++a)
     if (c.l[a] > 0) c.sram_S.row(a) /= c.l[a];
   c.L = logsumexp(c.m, c.l);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "flashlab/config.hpp"
 #include "flashlab/numerics.hpp"
@@ -22,6 +23,7 @@ struct Chip {
   MatrixF sram_Kj;      // (cols, d)
   MatrixF sram_Vj;      // (cols, d)
   MatrixF sram_S;       // (rows, cols): S_ij, then P~_ij in place (P for standard attention)
+  std::vector<KeyRange> keys;  // (rows): visible columns [first, last] of each row of sram_S
   MatrixF sram_O;       // (rows, d), fp32 accumulator
   MatrixF sram_PV;      // (rows, d), V1's P~_ij V_j before line 12 combines it
   VectorF m, l;         // (rows): running max and sum (V1: m_i, l_i as loaded from HBM)
@@ -34,9 +36,12 @@ struct Chip {
 /// V1 line 2 / V2 line 4: O = 0 (rows, d), l = 0, m = -inf; L = +inf until finalized.
 void init_stats(Chip& c, std::int64_t rows, std::int64_t d);
 
+/// The visible columns of each row of sram_S (row r0 + a sees key c0 + b iff
+/// lo <= c0 + b - r0 - a <= hi); `full` tiles see every column.
+void set_visible(Chip& c, const Band& band, bool full);
+
 /// V1 line 9 / V2 line 8 / standard line 1: S = scale * Q_i K_j^T in fp32, then -inf on the
-/// elements the band hides (row r0 + a sees key c0 + b iff lo <= c0 + b - r0 - a <= hi). `full`
-/// tiles skip the mask.
+/// elements the band hides (set_visible).
 void scores(Chip& c, double scale, const Band& band, bool full);
 
 /// V2 line 9: m_new = max(m, rowmax S); P~ = exp(S - m_new); l = e^(m - m_new) l + rowsum P~.
