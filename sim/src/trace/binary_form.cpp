@@ -1,0 +1,144 @@
+// binary_form.cpp — the binary form: the 40-byte Event records behind a small header
+// (docs/events.md "Binary form"). Little-endian, as the kernels' device buffers are.
+#include <bit>
+#include <cstring>
+
+#include "flashlab/error.hpp"
+#include "flashlab/trace_io.hpp"
+#include "forms.hpp"
+
+namespace flashlab::trace_form {
+
+static_assert(std::endian::native == std::endian::little,
+              "the binary trace form is little-endian: the Event records are written as they are in memory");
+
+namespace {
+
+template <class T>
+void put(std::string& out, T v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  out.append(b, sizeof(T));
+}
+
+// Reads fixed-size values, checking that each lies inside the buffer.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  std::size_t left() const { return bytes_.size() - at_; }
+  std::size_t at() const { return at_; }
+  void need(std::uint64_t n, const char* what) const {
+    if (n > left())
+      throw ConfigError("trace binary " + std::string(what), "ends at byte " + std::to_string(bytes_.size()),
+                        std::to_string(n) + " bytes from byte " + std::to_string(at_) + " (the file is truncated)");
+  }
+  std::string_view take(std::uint64_t n, const char* what) {
+    need(n, what);
+    const std::string_view v = bytes_.substr(at_, std::size_t(n));
+    at_ += std::size_t(n);
+    return v;
+  }
+  template <class T>
+  T get(const char* what) {
+    T v;
+    std::memcpy(&v, take(sizeof(T), what).data(), sizeof(T));
+    return v;
+  }
+
+ private:
+  std::string_view bytes_;
+  std::size_t at_ = 0;
+};
+
+[[noreturn]] void bad(const std::string& what, const std::string& value, const std::string& allowed) {
+  throw ConfigError("trace binary " + what, value, allowed);
+}
+
+}  // namespace
+
+std::size_t binary_begin(std::string& out, const TraceHeader& h, std::uint64_t count) {
+  const std::string json = header_json(h);
+  out += kBinaryMagic;
+  put<std::uint32_t>(out, kTraceVersion);
+  put<std::uint32_t>(out, std::uint32_t(json.size()));
+  out += json;
+  const std::size_t at = out.size();
+  put<std::uint64_t>(out, count);
+  return at;
+}
+
+void binary_events(std::string& out, std::span<const Event> events) {
+  out.append(reinterpret_cast<const char*>(events.data()), events.size_bytes());
+}
+
+void binary_end(std::string& out, const std::vector<BlockStats>& stats) {
+  put<std::uint32_t>(out, std::uint32_t(stats.size()));
+  for (const BlockStats& b : stats) {
+    put<std::int64_t>(out, b.i);
+    put<std::uint32_t>(out, std::uint32_t(b.snapshots.size()));
+    for (const StatSnapshot& s : b.snapshots) {
+      put<std::uint32_t>(out, s.step);
+      put<std::int64_t>(out, s.j);
+      put<std::uint32_t>(out, std::uint32_t(s.m.size()));
+      out.append(reinterpret_cast<const char*>(s.m.data()), s.m.size() * sizeof(float));
+      out.append(reinterpret_cast<const char*>(s.l.data()), s.l.size() * sizeof(float));
+    }
+  }
+  out += kBinaryEnd;
+}
+
+Trace binary_decode(std::string_view bytes) {
+  Reader r(bytes);
+  if (r.take(kBinaryMagic.size(), "magic") != kBinaryMagic)
+    bad("magic", "other bytes", "\"FLTRACE\\x1a\" (docs/events.md \"Binary form\")");
+  const auto version = r.get<std::uint32_t>("version");
+  if (version != kTraceVersion)
+    bad("version", std::to_string(version), "version " + std::to_string(kTraceVersion) + " (this build reads it only)");
+  const auto header_bytes = r.get<std::uint32_t>("header size");
+  if (header_bytes > kMaxTraceHeaderBytes)
+    bad("header size", std::to_string(header_bytes), "at most " + std::to_string(kMaxTraceHeaderBytes) + " bytes");
+  Trace t;
+  t.header = parse_header(r.take(header_bytes, "header"));
+  const Problem p = trace_problem(t.header);
+
+  const auto count = r.get<std::uint64_t>("event count");
+  if (count > r.left() / sizeof(Event))
+    bad("event count", std::to_string(count),
+        "at most the " + std::to_string(r.left() / sizeof(Event)) + " records of 40 bytes that the file holds");
+  const std::string_view records = r.take(count * sizeof(Event), "events");
+  t.events.resize(std::size_t(count));
+  if (count > 0) std::memcpy(t.events.data(), records.data(), records.size());
+  for (std::size_t k = 0; k < t.events.size(); ++k) check_event(t.events[k], k);
+
+  const auto blocks = r.get<std::uint32_t>("statistics count");
+  if (blocks > std::uint64_t(p.tiling.t_r()))
+    bad("statistics count", std::to_string(blocks), "at most T_r = " + std::to_string(p.tiling.t_r()) + " blocks");
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    BlockStats bs;
+    bs.i = r.get<std::int64_t>("statistics block");
+    if (bs.i < 0 || bs.i >= p.tiling.t_r()) bad("statistics block", std::to_string(bs.i), "a Q block from 0 to T_r - 1");
+    const auto snaps = r.get<std::uint32_t>("snapshot count");
+    const auto rows = std::uint64_t(p.tiling.rows(bs.i));
+    for (std::uint32_t k = 0; k < snaps; ++k) {
+      StatSnapshot s;
+      s.step = r.get<std::uint32_t>("snapshot step");
+      s.j = r.get<std::int64_t>("snapshot j");
+      const auto n = r.get<std::uint32_t>("snapshot rows");
+      if (n != rows) bad("snapshot rows", std::to_string(n), "rows(i) = " + std::to_string(rows));
+      r.need(2 * rows * sizeof(float), "snapshot values");
+      s.m.resize(std::size_t(rows));
+      s.l.resize(std::size_t(rows));
+      std::memcpy(s.m.data(), r.take(rows * sizeof(float), "m").data(), std::size_t(rows) * sizeof(float));
+      std::memcpy(s.l.data(), r.take(rows * sizeof(float), "l").data(), std::size_t(rows) * sizeof(float));
+      bs.snapshots.push_back(std::move(s));
+    }
+    t.stats.push_back(std::move(bs));
+  }
+  if (r.take(kBinaryEnd.size(), "end marker") != kBinaryEnd)
+    bad("end marker", "other bytes at byte " + std::to_string(r.at() - kBinaryEnd.size()), "\"FLTREND\\x1a\"");
+  if (r.left() != 0) bad("length", std::to_string(r.left()) + " bytes after the end marker", "nothing after it");
+  check_trace(t);
+  return t;
+}
+
+}  // namespace flashlab::trace_form

@@ -1,0 +1,50 @@
+// checks.cpp — what both readers verify beyond the bytes (docs/events.md "Validity").
+#include <cstring>
+
+#include "flashlab/error.hpp"
+#include "forms.hpp"
+
+namespace flashlab::trace_form {
+
+void check_event(const Event& e, std::uint64_t index) {
+  const auto where = [&](const char* field) { return "trace event " + std::to_string(index) + " " + field; };
+  if (std::uint8_t(e.op) >= kOpCount)
+    throw ConfigError(where("op"), std::to_string(unsigned(e.op)), "0 to 5 (load store compute skip barrier reduce)");
+  if (std::uint8_t(e.tensor) > std::uint8_t(Tensor::none))
+    throw ConfigError(where("tensor"), std::to_string(unsigned(e.tensor)), "0 to 9 (Q K V O l m L S P none)");
+  if (std::uint8_t(e.eq) > std::uint8_t(Eq::output_dense))
+    throw ConfigError(where("eq"), std::to_string(unsigned(e.eq)), "0 to 9 (docs/events.md \"Fields\")");
+  if (e.warp < -1) throw ConfigError(where("warp"), std::to_string(e.warp), "-1 (whole block) or a warp index >= 0");
+  if (e.pad[0] != 0 || e.pad[1] != 0 || e.pad[2] != 0)
+    throw ConfigError(where("pad"), "non-zero", "three zero bytes at offsets 37-39");
+}
+
+void check_trace(const Trace& t) {
+  if (t.header.level == TraceLevel::block)
+    for (std::size_t k = 0; k < t.events.size(); ++k)
+      if (t.events[k].warp != -1)
+        throw ConfigError("trace event " + std::to_string(k) + " warp", std::to_string(t.events[k].warp),
+                          "-1 in a block-level trace");
+  const TraceHeader& h = t.header;
+  const std::vector<BlockStats>& stats = t.stats;
+  if (stats.empty() != !h.inputs.has_value())
+    throw ConfigError("trace stats", stats.empty() ? "none" : std::to_string(stats.size()) + " blocks",
+                      "statistics exactly when the header names their inputs");
+  if (stats.empty()) return;
+  const Problem p = trace_problem(h);
+  std::int64_t prev = -1;
+  for (const BlockStats& b : stats) {
+    if (b.i <= prev || b.i >= p.tiling.t_r())
+      throw ConfigError("trace stats block", std::to_string(b.i),
+                        "increasing Q block indices from 0 to T_r - 1 = " + std::to_string(p.tiling.t_r() - 1));
+    prev = b.i;
+    const auto rows = std::size_t(p.tiling.rows(b.i));
+    for (const StatSnapshot& s : b.snapshots)
+      if (s.m.size() != rows || s.l.size() != rows)
+        throw ConfigError("trace stats block " + std::to_string(b.i) + " step " + std::to_string(s.step),
+                          std::to_string(s.m.size()) + " values",
+                          "rows(i) = " + std::to_string(rows) + " values of m and of l");
+  }
+}
+
+}  // namespace flashlab::trace_form

@@ -1,0 +1,44 @@
+// forms.hpp — the pieces the two trace file forms share (internal to sim/src/trace).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flashlab/trace.hpp"
+
+namespace flashlab::trace_form {
+
+/// The header as one line of JSON, and back. parse_header checks every field strictly: unknown
+/// or missing keys, wrong types and bad values throw ConfigError("trace header ...", ...).
+std::string header_json(const TraceHeader& h);
+TraceHeader parse_header(std::string_view json);
+
+/// Throws ConfigError unless e's enums are in range, its pad bytes are 0 and warp >= -1.
+void check_event(const Event& e, std::uint64_t index);
+/// Checks what the header promises: a block-level trace has only warp = -1 events; statistics
+/// have i in [0, T_r) increasing, rows(i) values per snapshot, and are present exactly when the
+/// header names their inputs.
+void check_trace(const Trace& t);
+
+// Text form: "flashlab-trace text 1", "header {json}", "events", one line per event, "stats n",
+// the statistics, "end".
+void text_begin(std::string& out, const TraceHeader& h);
+void text_events(std::string& out, std::span<const Event> events);
+void text_end(std::string& out, const std::vector<BlockStats>& stats);
+Trace text_decode(std::string_view bytes);
+inline constexpr std::string_view kTextMagic = "flashlab-trace text ";
+
+// Binary form: magic, u32 version, u32 header bytes, header, u64 event count, the records,
+// u32 statistics blocks, the statistics, end magic. All little-endian.
+inline constexpr std::string_view kBinaryMagic{"FLTRACE\x1a", 8};
+inline constexpr std::string_view kBinaryEnd{"FLTREND\x1a", 8};
+/// Appends magic, version, header and the event count; returns the count's offset in `out`.
+std::size_t binary_begin(std::string& out, const TraceHeader& h, std::uint64_t count);
+void binary_events(std::string& out, std::span<const Event> events);
+void binary_end(std::string& out, const std::vector<BlockStats>& stats);
+Trace binary_decode(std::string_view bytes);
+
+}  // namespace flashlab::trace_form

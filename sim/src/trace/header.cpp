@@ -1,0 +1,163 @@
+// header.cpp — the trace header as JSON (docs/events.md "Header"), parsed strictly.
+#include <algorithm>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "flashlab/error.hpp"
+#include "flashlab/trace_io.hpp"
+#include "forms.hpp"
+
+namespace flashlab::trace_form {
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void bad(const std::string& key, const std::string& value, const std::string& allowed) {
+  throw ConfigError("trace header " + key, value, allowed);
+}
+
+// The object's keys must all be in `allowed`, and every key of `required` must be there.
+void check_keys(const json& obj, const std::string& where, std::initializer_list<const char*> allowed,
+                std::initializer_list<const char*> required) {
+  if (!obj.is_object()) bad(where, obj.dump().substr(0, 80), "a JSON object");
+  for (const auto& [key, value] : obj.items()) {
+    (void)value;
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
+      std::string names;
+      for (const char* a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
+      bad(where, "unknown key \"" + key.substr(0, 80) + "\"", "keys " + names);
+    }
+  }
+  for (const char* r : required)
+    if (!obj.contains(r)) bad(where + "." + r, "missing", "a value (docs/events.md \"Header\")");
+}
+
+std::string get_string(const json& obj, const std::string& where, const char* key) {
+  const json& v = obj.at(key);
+  if (!v.is_string()) bad(where + "." + key, v.dump().substr(0, 80), "a string");
+  return v.get<std::string>();
+}
+
+std::int64_t get_int(const json& obj, const std::string& where, const char* key) {
+  const json& v = obj.at(key);
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<std::int64_t>::max()))
+    return std::int64_t(v.get<std::uint64_t>());
+  if (v.is_number_integer() && !v.is_number_unsigned()) return v.get<std::int64_t>();
+  bad(where + "." + key, v.dump().substr(0, 80), "an integer");
+}
+
+// Rethrows a parser's ConfigError with the header's key in front of its field.
+template <class F>
+auto named(const std::string& key, F f) {
+  try {
+    return f();
+  } catch (const ConfigError& e) {
+    bad(key, e.value(), e.allowed());
+  }
+}
+
+json config_json(const Config& c) {
+  return json{{"algo", std::string(to_string(c.algo))},
+              {"nq", c.n_q},
+              {"nk", c.n_k},
+              {"d", c.d},
+              {"br", c.b_r.value_or(0)},
+              {"bc", c.b_c.value_or(0)},
+              {"sram", c.sram_bytes.value_or(0)},
+              {"batch", c.batch},
+              {"heads", c.heads},
+              {"dtype", std::string(to_string(c.dtype))},
+              {"mask", to_string(c.mask)},
+              {"block_skip", c.block_skip.value_or(false)},
+              {"scale", c.scale.value_or(0.0)},
+              {"warps", c.warps},
+              {"split", std::string(to_string(c.split.value_or(WarpSplit::split_q)))},
+              {"gpu", c.gpu}};
+}
+
+Config parse_config(const json& j) {
+  const std::string w = "config";
+  check_keys(j, w,
+             {"algo", "nq", "nk", "d", "br", "bc", "sram", "batch", "heads", "dtype", "mask", "block_skip", "scale",
+              "warps", "split", "gpu"},
+             {"algo", "nq", "nk", "d", "br", "bc", "sram", "batch", "heads", "dtype", "mask", "block_skip", "scale",
+              "warps", "split", "gpu"});
+  Config c;
+  c.algo = named(w + ".algo", [&] { return parse_algo(get_string(j, w, "algo")); });
+  c.n_q = get_int(j, w, "nq");
+  c.n_k = get_int(j, w, "nk");
+  c.d = get_int(j, w, "d");
+  c.b_r = get_int(j, w, "br");
+  c.b_c = get_int(j, w, "bc");
+  c.sram_bytes = get_int(j, w, "sram");
+  c.batch = get_int(j, w, "batch");
+  c.heads = get_int(j, w, "heads");
+  c.dtype = named(w + ".dtype", [&] { return parse_dtype(get_string(j, w, "dtype")); });
+  c.mask = named(w + ".mask", [&] { return parse_mask(get_string(j, w, "mask")); });
+  if (!j.at("block_skip").is_boolean()) bad(w + ".block_skip", j.at("block_skip").dump().substr(0, 80), "true or false");
+  c.block_skip = j.at("block_skip").get<bool>();
+  if (!j.at("scale").is_number()) bad(w + ".scale", j.at("scale").dump().substr(0, 80), "a number");
+  c.scale = j.at("scale").get<double>();
+  const std::int64_t warps = get_int(j, w, "warps");
+  if (warps < 1 || warps > 32) bad(w + ".warps", std::to_string(warps), "an integer from 1 to 32");
+  c.warps = int(warps);
+  c.split = named(w + ".split", [&] { return parse_split(get_string(j, w, "split")); });
+  c.gpu = get_string(j, w, "gpu");
+  try {
+    resolve(c);  // every value in range, tiles within the SRAM capacity
+  } catch (const ConfigError& e) {
+    bad(w + "." + e.field(), e.value(), e.allowed());
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string header_json(const TraceHeader& h) {
+  json j{{"source", std::string(to_string(h.source))}, {"level", std::string(to_string(h.level))},
+         {"config", config_json(h.config)}};
+  if (h.source == TraceSource::gpu)
+    j["gpu"] = json{{"device", h.gpu.device}, {"driver", h.gpu.driver}, {"commit", h.gpu.commit}};
+  if (!h.command.empty()) j["command"] = h.command;
+  if (h.inputs)
+    j["inputs"] = json{{"q", h.inputs->q}, {"k", h.inputs->k}, {"v", h.inputs->v}, {"seed", h.inputs->seed}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+TraceHeader parse_header(std::string_view text) {
+  if (text.size() > kMaxTraceHeaderBytes)
+    bad("", std::to_string(text.size()) + " bytes", "at most " + std::to_string(kMaxTraceHeaderBytes) + " bytes");
+  const json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded()) bad("", "not valid JSON", "one JSON object on one line (docs/events.md \"Header\")");
+  check_keys(j, "", {"source", "level", "config", "gpu", "command", "inputs"}, {"source", "level", "config"});
+  TraceHeader h;
+  h.source = named("source", [&] { return parse_trace_source(get_string(j, "", "source")); });
+  h.level = named("level", [&] { return parse_trace_level(get_string(j, "", "level")); });
+  h.config = parse_config(j.at("config"));
+  if (j.contains("command")) h.command = get_string(j, "", "command");
+  if (h.source == TraceSource::gpu) {
+    if (!j.contains("gpu")) bad("gpu", "missing", "device, driver and commit of the GPU run (source gpu)");
+    const json& g = j.at("gpu");
+    check_keys(g, "gpu", {"device", "driver", "commit"}, {"device", "driver", "commit"});
+    h.gpu = GpuRunInfo{get_string(g, "gpu", "device"), get_string(g, "gpu", "driver"), get_string(g, "gpu", "commit")};
+    for (const auto* s : {&h.gpu.device, &h.gpu.driver, &h.gpu.commit})
+      if (s->empty()) bad("gpu", "an empty device, driver or commit", "non-empty strings (source gpu)");
+    if (h.command.empty()) bad("command", "missing", "the command line that recorded the GPU trace");
+  } else if (j.contains("gpu")) {
+    bad("gpu", "present", "no gpu object in a simulator trace (source sim)");
+  }
+  if (j.contains("inputs")) {
+    const json& in = j.at("inputs");
+    check_keys(in, "inputs", {"q", "k", "v", "seed"}, {"q", "k", "v", "seed"});
+    InputSpec s{get_string(in, "inputs", "q"), get_string(in, "inputs", "k"), get_string(in, "inputs", "v"), 0};
+    for (auto [name, text] : {std::pair{"q", &s.q}, std::pair{"k", &s.k}, std::pair{"v", &s.v}})
+      named(std::string("inputs.") + name, [&] { return parse_fill(name, *text); });
+    if (!in.at("seed").is_number_unsigned()) bad("inputs.seed", in.at("seed").dump().substr(0, 80), "an integer >= 0");
+    s.seed = in.at("seed").get<std::uint64_t>();
+    h.inputs = s;
+  }
+  return h;
+}
+
+}  // namespace flashlab::trace_form

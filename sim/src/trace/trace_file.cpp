@@ -1,0 +1,173 @@
+// trace_file.cpp — trace files on disk: whole-file reads, writes through a temporary file, and
+// the streaming writer (see trace_io.hpp).
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "flashlab/error.hpp"
+#include "flashlab/trace_io.hpp"
+#include "forms.hpp"
+
+namespace flashlab {
+namespace {
+
+constexpr std::size_t kChunk = std::size_t(1) << 20;
+
+[[noreturn]] void fs_error(const std::string& what, const std::string& path) {
+  throw std::runtime_error(what + " " + path + ": " + std::strerror(errno));
+}
+
+std::string temp_name(const std::string& path) { return path + ".tmp-" + std::to_string(::getpid()); }
+
+void write_all(std::FILE* f, std::string_view bytes, const std::string& path) {
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) fs_error("cannot write", path);
+}
+
+// Closes and renames `tmp` to `path`; removes `tmp` when anything fails.
+void commit_file(std::FILE* f, const std::string& tmp, const std::string& path) {
+  const bool ok = std::fflush(f) == 0 && !std::ferror(f);
+  const int saved = errno;
+  if (std::fclose(f) != 0 || !ok) {
+    errno = ok ? errno : saved;
+    std::remove(tmp.c_str());
+    fs_error("cannot write", path);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    errno = e;
+    fs_error("cannot rename the temporary file to", path);
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(TraceFormat f) { return f == TraceFormat::text ? "text" : "binary"; }
+
+TraceFormat parse_trace_format(std::string_view t) {
+  if (t == "text") return TraceFormat::text;
+  if (t == "binary") return TraceFormat::binary;
+  throw ConfigError("format", std::string(t), "one of text, binary");
+}
+
+std::string encode_trace(const Trace& t, TraceFormat f) {
+  std::string out;
+  if (f == TraceFormat::text) {
+    trace_form::text_begin(out, t.header);
+    trace_form::text_events(out, t.events);
+    trace_form::text_end(out, t.stats);
+  } else {
+    trace_form::binary_begin(out, t.header, t.events.size());
+    trace_form::binary_events(out, t.events);
+    trace_form::binary_end(out, t.stats);
+  }
+  return out;
+}
+
+Trace decode_trace(std::string_view bytes) {
+  if (bytes.substr(0, trace_form::kBinaryMagic.size()) == trace_form::kBinaryMagic)
+    return trace_form::binary_decode(bytes);
+  if (bytes.substr(0, trace_form::kTextMagic.size()) == trace_form::kTextMagic) return trace_form::text_decode(bytes);
+  std::string start;
+  for (unsigned char c : bytes.substr(0, 8)) start += (c >= 0x20 && c < 0x7f) ? char(c) : '.';
+  throw ConfigError("trace magic", "\"" + start + "\"",
+                    "a flashlab trace: text starting \"flashlab-trace text\" or binary starting \"FLTRACE\"");
+}
+
+Trace read_trace(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw ConfigError("trace file", path, std::string("a readable file (") + std::strerror(errno) + ")");
+  std::string bytes;
+  char buf[1 << 16];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+  const bool failed = std::ferror(f);
+  const int e = errno;
+  std::fclose(f);
+  if (failed) throw ConfigError("trace file", path, std::string("a readable file (") + std::strerror(e) + ")");
+  try {
+    return decode_trace(bytes);
+  } catch (const ConfigError& err) {
+    throw ConfigError(path + ": " + err.field(), err.value(), err.allowed());
+  }
+}
+
+void write_trace(const std::string& path, const Trace& t, TraceFormat f) {
+  const std::string bytes = encode_trace(t, f);
+  const std::string tmp = temp_name(path);
+  std::FILE* file = std::fopen(tmp.c_str(), "wb");
+  if (!file) fs_error("cannot create", tmp);
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
+    std::fclose(file);
+    std::remove(tmp.c_str());
+    fs_error("cannot write", path);
+  }
+  commit_file(file, tmp, path);
+}
+
+TraceFileWriter::TraceFileWriter(std::string path, const Problem& p, const TraceHeader& h, TraceFormat f)
+    : path_(std::move(path)), tmp_(temp_name(path_)), p_(p), header_(h), format_(f) {
+  file_ = std::fopen(tmp_.c_str(), "wb");
+  if (!file_) fs_error("cannot create", tmp_);
+  buf_.reserve(kChunk + (std::size_t(1) << 16));
+  if (format_ == TraceFormat::text) trace_form::text_begin(buf_, header_);
+  else count_offset_ = long(trace_form::binary_begin(buf_, header_, 0));
+}
+
+TraceFileWriter::~TraceFileWriter() {
+  if (!done_ && file_) {
+    std::fclose(file_);
+    std::remove(tmp_.c_str());
+  }
+}
+
+void TraceFileWriter::flush(bool force) {
+  if (!force && buf_.size() < kChunk) return;
+  try {
+    write_all(file_, buf_, path_);
+  } catch (...) {
+    std::fclose(file_);
+    file_ = nullptr;
+    std::remove(tmp_.c_str());
+    throw;
+  }
+  buf_.clear();
+}
+
+void TraceFileWriter::add_events(std::span<const Event> events) {
+  if (done_ || !file_) throw std::logic_error("TraceFileWriter: events after finish() or a failed write");
+  if (format_ == TraceFormat::text) trace_form::text_events(buf_, events);
+  else trace_form::binary_events(buf_, events);
+  count_ += events.size();
+  flush(false);
+}
+
+void TraceFileWriter::on_step(const StepView& s) {
+  step_events_.clear();
+  append_step_events(p_, s, header_.level, step_events_);
+  add_events(step_events_);
+}
+
+void TraceFileWriter::finish(const std::vector<BlockStats>& stats) {
+  if (done_ || !file_) throw std::logic_error("TraceFileWriter: finish() twice or after a failed write");
+  Trace check;
+  check.header = header_;
+  check.stats = stats;
+  trace_form::check_trace(check);
+  if (format_ == TraceFormat::text) trace_form::text_end(buf_, stats);
+  else trace_form::binary_end(buf_, stats);
+  flush(true);
+  if (format_ == TraceFormat::binary) {
+    if (std::fseek(file_, count_offset_, SEEK_SET) != 0) fs_error("cannot seek in", tmp_);
+    buf_.clear();
+    buf_.append(reinterpret_cast<const char*>(&count_), sizeof count_);
+    flush(true);
+  }
+  std::FILE* f = file_;
+  file_ = nullptr;
+  done_ = true;
+  commit_file(f, tmp_, path_);
+}
+
+}  // namespace flashlab
