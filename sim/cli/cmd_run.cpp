@@ -84,7 +84,7 @@ void run_numerics(const Config& c, const RunArgs& a) {
     std::cout << shape_line(problems.front()) << "\n";
     std::cout << fmt::format("inputs Q {}, K {}, V {}, seed {}; one (batch, head); reference: float64 dense\n\n",
                              a.q, a.k, a.v, a.seed);
-    std::cout << fmt::format("{:<10}{:>14}{:>16}{:>14}{:>8}{:>12}{:>12}{:>8}\n", "algo", "max|O-O_ref|",
+    std::cout << fmt::format("{:<10}{:>14}{:>20}{:>14}{:>8}{:>10}{:>10}{:>8}\n", "algo", "max|O-O_ref|",
                              "|O-O_ref|/|O_ref|", "max|L-L_ref|", "finite", "tol O", "tol L", "result");
   }
   std::vector<NumericResult> results;
@@ -99,7 +99,7 @@ void run_numerics(const Config& c, const RunArgs& a) {
                               {"within", e.within},       {"tolerance_O", tolerance(p.dtype)},
                               {"tolerance_L", tolerance_L(p.dtype, p.algo)}};
     } else {
-      std::cout << fmt::format("{:<10}{:>14.3e}{:>16.3e}{:>14.3e}{:>8}{:>12.1e}{:>12.1e}{:>8}\n", name, e.max_abs_O,
+      std::cout << fmt::format("{:<10}{:>14.3e}{:>20.3e}{:>14.3e}{:>8}{:>10.1e}{:>10.1e}{:>8}\n", name, e.max_abs_O,
                                e.rel_fro_O, e.max_abs_L, e.finite ? "yes" : "NO", tolerance(p.dtype),
                                tolerance_L(p.dtype, p.algo), e.within ? "ok" : "FAIL");
     }

@@ -116,3 +116,20 @@ TEST_CASE("command-line parse errors: CLI11's message (an unknown command: its n
   };
   for (const ErrorCase& c : cases) check_error(c);
 }
+
+TEST_CASE("no value of any configuration flag crashes: exit 0 or 2, and a message on exit 2") {
+  const char* flags[] = {"--algo", "--seq",  "--nq",   "--nk",         "--d",     "--br",    "--bc",
+                         "--sram", "--batch", "--heads", "--dtype",     "--mask",  "--block-skip",
+                         "--scale", "--warps", "--split", "--gpu",       "--model"};
+  const char* values[] = {"''", "-1", "0", "1", "abc", "1e400", "99999999999999999999", "nan", "auto",
+                          "window:1,", "3.5"};
+  for (const char* f : flags)
+    for (const char* v : values) {
+      const std::string args = std::string("count --json ") + f + " " + v;
+      const CliResult r = run_cli(args);
+      INFO("flashlab ", args, "\nstderr: ", r.err);
+      CHECK((r.code == 0 || r.code == 2));
+      if (r.code == 2) CHECK(!r.err.empty());
+      if (r.code == 0) CHECK(nlohmann::json::accept(r.out));
+    }
+}
