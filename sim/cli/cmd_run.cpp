@@ -21,9 +21,7 @@ namespace {
 constexpr std::int64_t kMaxScores = std::int64_t(1) << 28;
 
 struct RunArgs {
-  std::string algo = "v2", q = "random", k = "random", v = "random", steps;
-  std::uint64_t seed = 0;
-  std::int64_t rows = 4;
+  std::string algo = "v2", q = "random", k = "random", v = "random", steps, seed = "0", rows = "4";
   bool json = false;
 };
 
@@ -73,17 +71,20 @@ void run_numerics(const Config& c, const RunArgs& a) {
       throw ConfigError("steps", a.steps, fmt::format("a Q block index from 0 to {} (T_r - 1)", t_r - 1));
     opt.trace_blocks = {block};
   }
-  if (a.rows < 1) throw ConfigError("rows", std::to_string(a.rows), "an integer >= 1");
+  const std::int64_t rows = parse_int("rows", a.rows, "an integer >= 1");
+  if (rows < 1) throw ConfigError("rows", a.rows, "an integer >= 1");
+  const std::int64_t seed = parse_int("seed", a.seed, "an integer >= 0");
+  if (seed < 0) throw ConfigError("seed", a.seed, "an integer >= 0");
   const Fill fq = parse_fill("q", a.q), fk = parse_fill("k", a.k), fv = parse_fill("v", a.v);
 
-  const Inputs in = make_inputs(problems.front(), fq, fk, fv, a.seed);
+  const Inputs in = make_inputs(problems.front(), fq, fk, fv, std::uint64_t(seed));
   const Reference ref = reference(problems.front(), in);
   nlohmann::json out;
   bool all_within = true;
   if (!a.json) {
     std::cout << shape_line(problems.front()) << "\n";
     std::cout << fmt::format("inputs Q {}, K {}, V {}, seed {}; one (batch, head); reference: float64 dense\n\n",
-                             a.q, a.k, a.v, a.seed);
+                             a.q, a.k, a.v, seed);
     std::cout << fmt::format("{:<10}{:>14}{:>20}{:>14}{:>8}{:>10}{:>10}{:>8}\n", "algo", "max|O-O_ref|",
                              "|O-O_ref|/|O_ref|", "max|L-L_ref|", "finite", "tol O", "tol L", "result");
   }
@@ -112,12 +113,12 @@ void run_numerics(const Config& c, const RunArgs& a) {
           steps.push_back({{"step", s.step}, {"j", s.j}, {"m", s.m}, {"l", s.l}});
         out["steps"][std::string(to_string(problems[k].algo))] = steps;
       } else {
-        print_steps(problems[k], block, results[k].traces.front(), a.rows);
+        print_steps(problems[k], block, results[k].traces.front(), rows);
       }
     }
   if (a.json) {
     out["config"] = problem_json(problems.front());
-    out["config"]["seed"] = a.seed;
+    out["config"]["seed"] = seed;
     out["config"]["inputs"] = {{"q", a.q}, {"k", a.k}, {"v", a.v}};
     std::cout << out.dump(2) << "\n";
   }
@@ -131,14 +132,21 @@ void register_run(CLI::App& app) {
       "run", "Numerics of one (batch, head): O and L against a float64 reference; --steps I shows m and l");
   auto flags = add_config_flags(*cmd, ConfigFlagOptions{.algo = false, .default_model = ""});
   auto args = std::make_shared<RunArgs>();
-  cmd->add_option("--algo", args->algo, "standard | v1 | v2 | all, or a list such as v1,v2 (default v2)");
-  cmd->add_option("--q", args->q, "Q input: random | zero | index (row r holds r) | a number (default random)")
-      ->group("Inputs");
-  cmd->add_option("--k", args->k, "K input, as --q")->group("Inputs");
-  cmd->add_option("--v", args->v, "V input, as --q")->group("Inputs");
-  cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->group("Inputs");
-  cmd->add_option("--steps", args->steps, "print m and l after every step for Q block I")->group("Steps");
-  cmd->add_option("--rows", args->rows, "rows of the block printed by --steps (default 4)")->group("Steps");
+  cmd->add_option("--algo", args->algo, "standard | v1 | v2 | all, or a list such as v1,v2 (default v2)")
+      ->type_name("ALGOS");
+  const auto fill = [cmd](const char* name, std::string& value, const char* help) {
+    cmd->add_option(name, value, help)->type_name("FILL")->group("Inputs");
+  };
+  fill("--q", args->q, "Q input: random | zero | index (row r holds r) | a number (default random)");
+  fill("--k", args->k, "K input, as --q");
+  fill("--v", args->v, "V input, as --q");
+  cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->type_name("INT")->group("Inputs");
+  cmd->add_option("--steps", args->steps, "print m and l after every step for Q block I")
+      ->type_name("I")
+      ->group("Steps");
+  cmd->add_option("--rows", args->rows, "rows of the block printed by --steps (default 4)")
+      ->type_name("R")
+      ->group("Steps");
   cmd->add_flag("--json", args->json, "print one JSON object instead of the tables");
   cmd->callback([flags, args] { run_numerics(flags->build(), *args); });
 }

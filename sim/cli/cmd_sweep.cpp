@@ -81,18 +81,17 @@ void register_sweep(CLI::App& app) {
                "(value, algorithm)");
   auto flags = add_config_flags(*cmd, ConfigFlagOptions{.algo = false, .default_model = ""});
   auto args = std::make_shared<SweepArgs>();
-  cmd->add_option("--over", args->over, "the axis: n (sets N_q = N_k) | d | br | bc | sram (M, bytes)")
-      ->required()
-      ->group("Sweep");
-  cmd->add_option("--values", args->values.values, "comma-separated values, e.g. 512,1024,2048")->group("Sweep");
-  cmd->add_option("--from", args->values.from, "first value of a range")->group("Sweep");
-  cmd->add_option("--to", args->values.to, "last value of a range (included when reached)")->group("Sweep");
-  cmd->add_option("--step", args->values.step, "linear step of a range")->group("Sweep");
+  const auto option = [cmd](const char* name, std::string& value, const char* type, const char* help) {
+    return cmd->add_option(name, value, help)->type_name(type)->group("Sweep");
+  };
+  option("--over", args->over, "AXIS", "the axis: n (sets N_q = N_k) | d | br | bc | sram (M, bytes)")->required();
+  option("--values", args->values.values, "LIST", "comma-separated values, e.g. 512,1024,2048");
+  option("--from", args->values.from, "INT", "first value of a range");
+  option("--to", args->values.to, "INT", "last value of a range (included when reached)");
+  option("--step", args->values.step, "INT", "linear step of a range");
   cmd->add_flag("--log2", args->values.log2, "double from --from up to --to")->group("Sweep");
-  cmd->add_option("--algos", args->algos, "algorithms: all, or a list of standard, v1, v2 (default all three)")
-      ->group("Sweep");
-  cmd->add_option("-o,--output", args->output, "CSV file (written to a temporary name, then renamed); default stdout")
-      ->group("Sweep");
+  option("--algos", args->algos, "ALGOS", "algorithms: all, or a list of standard, v1, v2 (default all three)");
+  option("-o,--output", args->output, "FILE", "CSV file (written to a temporary name, then renamed); default stdout");
   cmd->callback([flags, args] { run_sweep(flags->build(), *args); });
 }
 

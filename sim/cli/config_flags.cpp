@@ -39,6 +39,7 @@ std::string joined(const std::vector<std::string>& names) {
 struct Flag {
   const char* name;   // CLI name, e.g. "--nq"
   const char* field;  // the name errors use, e.g. "nq"
+  const char* type;   // what --help shows for the value
   std::string help;
   void (*apply)(Config&, const std::string& field, const std::string& text);
 };
@@ -46,50 +47,50 @@ struct Flag {
 // In the order build() applies them: --seq before --nq/--nk so that those override it.
 const std::vector<Flag>& flag_table() {
   static const std::vector<Flag> table{
-      {"--algo", "algo", "algorithm: standard (FA1 Alg. 0) | v1 (FA1 Alg. 1) | v2 (FA2 Alg. 1); default v2",
+      {"--algo", "algo", "ALGO", "algorithm: standard (FA1 Alg. 0) | v1 (FA1 Alg. 1) | v2 (FA2 Alg. 1); default v2",
        [](Config& c, const std::string&, const std::string& t) { c.algo = parse_algo(t); }},
-      {"--seq", "seq", "sequence length: sets N_q = N_k",
+      {"--seq", "seq", "INT", "sequence length: sets N_q = N_k",
        [](Config& c, const std::string& f, const std::string& t) {
          const std::int64_t n = parse_int(f, t);
          if (n < 1) throw ConfigError(f, t, "an integer >= 1");
          c.n_q = c.n_k = n;
        }},
-      {"--nq", "nq", "N_q, query rows (default 1024)",
+      {"--nq", "nq", "INT", "N_q, query rows (default 1024)",
        [](Config& c, const std::string& f, const std::string& t) { c.n_q = parse_int(f, t); }},
-      {"--nk", "nk", "N_k, keys (default 1024)",
+      {"--nk", "nk", "INT", "N_k, keys (default 1024)",
        [](Config& c, const std::string& f, const std::string& t) { c.n_k = parse_int(f, t); }},
-      {"--d", "d", "head dimension d (default 64)",
+      {"--d", "d", "INT", "head dimension d (default 64)",
        [](Config& c, const std::string& f, const std::string& t) { c.d = parse_int(f, t); }},
-      {"--br", "br", "B_r, query rows per tile: an integer or auto (default: FA2's tile for d)",
+      {"--br", "br", "INT|auto", "B_r, query rows per tile: an integer or auto (default: FA2's tile for d)",
        [](Config& c, const std::string& f, const std::string& t) { set_block(c, c.b_r, f, t); }},
-      {"--bc", "bc", "B_c, keys per tile: an integer or auto (default: FA2's tile for d)",
+      {"--bc", "bc", "INT|auto", "B_c, keys per tile: an integer or auto (default: FA2's tile for d)",
        [](Config& c, const std::string& f, const std::string& t) { set_block(c, c.b_c, f, t); }},
-      {"--sram", "sram", "SRAM capacity M in bytes (default: the GPU's shared memory per block)",
+      {"--sram", "sram", "BYTES", "SRAM capacity M in bytes (default: the GPU's shared memory per block)",
        [](Config& c, const std::string& f, const std::string& t) { c.sram_bytes = parse_int(f, t); }},
-      {"--batch", "batch", "batch size (default 1)",
+      {"--batch", "batch", "INT", "batch size (default 1)",
        [](Config& c, const std::string& f, const std::string& t) { c.batch = parse_int(f, t); }},
-      {"--heads", "heads", "attention heads (default 1)",
+      {"--heads", "heads", "INT", "attention heads (default 1)",
        [](Config& c, const std::string& f, const std::string& t) { c.heads = parse_int(f, t); }},
-      {"--dtype", "dtype", "input type: fp16 | bf16 | fp32 (default fp16)",
+      {"--dtype", "dtype", "DTYPE", "input type: fp16 | bf16 | fp32 (default fp16)",
        [](Config& c, const std::string&, const std::string& t) { c.dtype = parse_dtype(t); }},
-      {"--mask", "mask", "none | causal (top-left) | causal-br (bottom-right) | window:LEFT,RIGHT",
+      {"--mask", "mask", "MASK", "none | causal (top-left) | causal-br (bottom-right) | window:LEFT,RIGHT",
        [](Config& c, const std::string&, const std::string& t) { c.mask = parse_mask(t); }},
-      {"--block-skip", "block-skip", "on | off: skip tiles with no visible element (default: on for v2, off for v1)",
+      {"--block-skip", "block-skip", "on|off", "on | off: skip tiles with no visible element (default: on for v2, off for v1)",
        [](Config& c, const std::string& f, const std::string& t) {
          if (t != "on" && t != "off") throw ConfigError(f, t, "one of on, off");
          c.block_skip = t == "on";
        }},
-      {"--scale", "scale", "softmax scale (default 1/sqrt(d))",
+      {"--scale", "scale", "FLOAT", "softmax scale (default 1/sqrt(d))",
        [](Config& c, const std::string& f, const std::string& t) { c.scale = parse_double(f, t); }},
-      {"--warps", "warps", "warps per thread block (default 4)",
+      {"--warps", "warps", "INT", "warps per thread block (default 4)",
        [](Config& c, const std::string& f, const std::string& t) {
          const std::int64_t w = parse_int(f, t);
          if (w < 1 || w > 32) throw ConfigError(f, t, "an integer from 1 to 32");
          c.warps = int(w);
        }},
-      {"--split", "split", "split-q | split-k: how warps share a tile (default: split-k for v1, split-q for v2)",
+      {"--split", "split", "SPLIT", "split-q | split-k: how warps share a tile (default: split-k for v1, split-q for v2)",
        [](Config& c, const std::string&, const std::string& t) { c.split = parse_split(t); }},
-      {"--gpu", "gpu", "GPU preset: " + joined(gpu_preset_names()) + " (default h200)",
+      {"--gpu", "gpu", "GPU", "GPU preset: " + joined(gpu_preset_names()) + " (default h200)",
        [](Config& c, const std::string&, const std::string& t) { c.gpu = gpu_preset(t).name; }},
   };
   return table;
@@ -143,7 +144,7 @@ std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigF
     if (!opt.algo && std::string_view(table[k].name) == "--algo") continue;
     auto& g = flags->given_.emplace_back();
     g.flag = k;
-    g.option = cmd.add_option(table[k].name, g.text, table[k].help)->group("Configuration");
+    g.option = cmd.add_option(table[k].name, g.text, table[k].help)->type_name(table[k].type)->group("Configuration");
   }
   flags->default_model_ = opt.default_model;
   const std::string def = opt.default_model.empty() ? "none" : opt.default_model;
@@ -151,6 +152,7 @@ std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigF
       cmd.add_option("--model", flags->model_text_,
                      "model preset: " + joined(model_preset_names()) +
                          "|none; fills heads, d, N_q = N_k and mask (explicit flags override); default " + def)
+          ->type_name("MODEL")
           ->group("Configuration");
   return flags;
 }

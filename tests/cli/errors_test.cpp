@@ -102,6 +102,9 @@ TEST_CASE("run errors: configs too large for numerics, bad inputs, bad --steps")
       {"run --seq 64 --q nonsense", 2, {"flashlab: error: q = nonsense:"}},
       {"run --seq 64 --algo v5", 2, {"flashlab: error: algo = v5:"}},
       {"run --seq 64 --rows 0 --steps 0", 2, {"flashlab: error: rows = 0: an integer >= 1"}},
+      {"run --seq 64 --rows=-1 --steps 0", 2, {"flashlab: error: rows = -1: an integer >= 1"}},
+      {"run --seq 64 --seed=-1", 2, {"flashlab: error: seed = -1: an integer >= 0"}},
+      {"run --seq 64 --seed abc", 2, {"flashlab: error: seed = abc: an integer >= 0"}},
   };
   for (const ErrorCase& c : cases) check_error(c);
 }
