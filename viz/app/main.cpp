@@ -1,0 +1,157 @@
+// main.cpp — flashlab-viewer: GLFW + OpenGL 3 around the panels of viz/panels.
+//
+//   flashlab-viewer --model llama3-8b --seq 8192            interactive
+//   flashlab-viewer --nq 131072 --nk 131072 --br 128 --bc 128 --mask causal --frames 300
+//   xvfb-run -a -s "-screen 0 1280x720x24" flashlab-viewer --mask causal --screenshot map.png
+#include <cfloat>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "flashlab/error.hpp"
+#include "gl_window.hpp"
+#include "model/frame_stats.hpp"
+#include "options.hpp"
+
+using namespace flashlab;
+using namespace flashlab::viz;
+
+namespace {
+
+void on_glfw_error(int code, const char* text) { std::fprintf(stderr, "flashlab-viewer: GLFW error %d: %s\n", code, text); }
+
+// Where the map's grid lies on screen, so that a test can sample the pixels of known tiles.
+bool write_layout(const std::string& path, const Viewer& v, int width, int height) {
+  const GridLayout& g = v.map.layout;
+  const nlohmann::json j = {{"width", width},   {"height", height},  {"map_x0", g.min.x}, {"map_y0", g.min.y},
+                            {"map_x1", g.max.x}, {"map_y1", g.max.y}, {"t_r", g.rows},     {"t_c", g.cols}};
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    out << j.dump(2) << "\n";
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+void apply(const AppOptions& o, Viewer& v) {
+  v.config.model = o.model;
+  v.map.mode = o.map_mode;
+  v.map.metric = o.metric;
+  v.map.selected = o.select;
+  v.sweep.axis = o.sweep_axis;
+  v.playback.numerics = o.numerics;
+  v.playback.clock.speed = o.speed;
+  v.show(o.tab);
+  v.seek(o.step);
+  if (o.play) v.playback.clock.play();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  AppOptions opt;
+  if (auto code = parse_options(argc, argv, opt)) return *code;
+  auto textures = std::make_unique<GlTextures>();  // used only once a GL context exists
+  std::unique_ptr<Viewer> viewer;
+  try {
+    viewer = std::make_unique<Viewer>(opt.config, *textures);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "flashlab-viewer: %s\n", e.what());
+    return 2;
+  }
+  apply(opt, *viewer);
+
+  glfwSetErrorCallback(on_glfw_error);
+  if (!glfwInit()) {
+    std::fprintf(stderr,
+                 "flashlab-viewer: no display: GLFW could not connect to a window system. Run it in a desktop "
+                 "session, or headless under Xvfb:\n  xvfb-run -a -s \"-screen 0 1280x720x24\" flashlab-viewer ...\n");
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  GLFWwindow* window = glfwCreateWindow(opt.width, opt.height, "flashlab viewer", nullptr, nullptr);
+  if (!window) {
+    std::fprintf(stderr, "flashlab-viewer: could not open an OpenGL 3.0 window\n");
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  const bool batch = opt.frames > 0 || !opt.screenshot.empty();
+  glfwSwapInterval(batch ? 0 : 1);  // measure frames, not the monitor's refresh
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;
+  ImGui::StyleColorsDark();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 130");
+
+  const int frames = opt.frames > 0 ? opt.frames : !opt.screenshot.empty() ? 3 : 0;
+  std::vector<double> frame_ms;
+  int code = 0;
+  auto last = std::chrono::steady_clock::now();
+  for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
+    glfwPollEvents();
+    const bool final_frame = frames > 0 && frame == frames - 1;
+    if (final_frame && !opt.screenshot.empty()) {  // pictures show finished background work
+      viewer->sweep.wait();
+      viewer->playback.wait_numerics();
+    }
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    if (batch) {  // the mouse of a batch run is where --hover puts it, or nowhere
+      const TileRef& h = opt.hover;
+      const bool on_map = h.valid() && h.i < viewer->map.layout.rows && h.j < viewer->map.layout.cols;
+      ImGui::GetIO().MousePos = on_map ? viewer->map.layout.cell_center(h.i, h.j) : ImVec2(-FLT_MAX, -FLT_MAX);
+    }
+    ImGui::NewFrame();
+    const auto now = std::chrono::steady_clock::now();
+    const double dt = std::chrono::duration<double>(now - last).count();
+    viewer->frame(ImGui::GetIO().DisplaySize, dt);
+    ImGui::Render();
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window, &w, &h);
+    glViewport(0, 0, w, h);
+    glClearColor(0.06f, 0.06f, 0.07f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (final_frame && !opt.screenshot.empty()) {
+      if (const std::string err = write_back_buffer_png(opt.screenshot, w, h); !err.empty()) {
+        std::fprintf(stderr, "flashlab-viewer: %s\n", err.c_str());
+        code = 1;
+      } else {
+        std::printf("wrote %s (%d x %d)\n", opt.screenshot.c_str(), w, h);
+      }
+    }
+    if (final_frame && !opt.layout.empty() && !write_layout(opt.layout, *viewer, w, h)) {
+      std::fprintf(stderr, "flashlab-viewer: cannot write %s\n", opt.layout.c_str());
+      code = 1;
+    }
+    glfwSwapBuffers(window);
+    const auto end = std::chrono::steady_clock::now();
+    if (frame > 0) frame_ms.push_back(std::chrono::duration<double, std::milli>(end - last).count());
+    last = end;
+    if (final_frame) break;
+  }
+  if (opt.frames > 0) std::printf("%s (the first frame, which builds the textures, excluded)\n", to_string(summarize(frame_ms)).c_str());
+
+  viewer.reset();
+  textures.reset();  // glDeleteTextures while the context is current
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return code;
+}

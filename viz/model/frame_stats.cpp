@@ -1,0 +1,32 @@
+// frame_stats.cpp — see frame_stats.hpp.
+#include "model/frame_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace flashlab::viz {
+
+FrameStats summarize(std::vector<double> ms) {
+  FrameStats s;
+  s.frames = ms.size();
+  if (ms.empty()) return s;
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  s.mean_ms = std::accumulate(ms.begin(), ms.end(), 0.0) / double(n);
+  s.median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  const auto rank = std::size_t(std::ceil(0.95 * double(n)));
+  s.p95_ms = ms[std::max<std::size_t>(rank, 1) - 1];
+  s.max_ms = ms.back();
+  return s;
+}
+
+std::string to_string(const FrameStats& s) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "frames %zu: mean %.2f ms (%.1f fps), median %.2f ms, p95 %.2f ms, max %.2f ms",
+                s.frames, s.mean_ms, s.fps(), s.median_ms, s.p95_ms, s.max_ms);
+  return buf;
+}
+
+}  // namespace flashlab::viz

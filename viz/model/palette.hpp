@@ -1,0 +1,32 @@
+// palette.hpp — the viewer's colours: tile classes, the heat map, warps, algorithms.
+#pragma once
+
+#include <cstdint>
+
+#include "flashlab/config.hpp"
+#include "model/image.hpp"
+
+namespace flashlab::viz::palette {
+
+inline constexpr std::uint32_t full = rgba(66, 133, 244);       // every element visible
+inline constexpr std::uint32_t partial = rgba(251, 188, 5);     // some elements visible
+inline constexpr std::uint32_t skipped = rgba(52, 52, 60);      // no element visible, not computed
+inline constexpr std::uint32_t computed_skipped = rgba(170, 62, 62);  // no element visible, computed anyway
+inline constexpr std::uint32_t masked_element = rgba(40, 40, 46);     // tile panel: a masked (r, c)
+inline constexpr std::uint32_t padding = rgba(20, 20, 24, 200);  // beyond N_q or N_k in a ragged tile
+inline constexpr std::uint32_t resident = rgba(255, 255, 255);   // outline of tiles resident in SRAM
+inline constexpr std::uint32_t selected = rgba(0, 230, 118);     // outline of the selected tile
+
+/// Colour of a tile of class `cls`; `computed` is false for a tile the schedule skips.
+std::uint32_t tile_colour(TileClass cls, bool computed);
+
+/// Heat-map colour of t in [0, 1] (a viridis-like ramp, dark purple to yellow).
+std::uint32_t heat(double t);
+
+/// One colour per warp, cycling through 8 hues.
+std::uint32_t warp_colour(int w);
+
+/// Lines of the HBM plot: standard, V1, V2.
+std::uint32_t algo_colour(Algo a);
+
+}  // namespace flashlab::viz::palette

@@ -1,0 +1,56 @@
+// stat_history.cpp — see stat_history.hpp.
+#include "model/stat_history.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "flashlab/error.hpp"
+#include "model/format.hpp"
+
+namespace flashlab::viz {
+
+std::string numerics_too_large(const Problem& p) {
+  const Tiling& t = p.tiling;
+  const std::int64_t work = t.n_q * t.n_k * t.d;
+  const std::int64_t stats = t.n_q * (t.t_c() + 2) * 2;
+  if (work > kNumericsWorkLimit)
+    return "N_q N_k d = " + format_count(std::uint64_t(work)) + " is over the interactive limit " +
+           format_count(std::uint64_t(kNumericsWorkLimit)) + "; use `flashlab run` for this size";
+  if (stats > kNumericsStatLimit)
+    return "m and l of every step would be " + format_count(std::uint64_t(stats)) +
+           " values, over the limit " + format_count(std::uint64_t(kNumericsStatLimit));
+  return "";
+}
+
+StatHistory::StatHistory(const Problem& p) : algo_(p.algo) {
+  if (const std::string why = numerics_too_large(p); !why.empty()) throw ConfigError("numerics", "on", why);
+  NumericsOptions opt;
+  opt.trace_blocks.resize(std::size_t(p.tiling.t_r()));
+  std::iota(opt.trace_blocks.begin(), opt.trace_blocks.end(), std::int64_t(0));
+  const Inputs in = make_inputs(p, Fill{}, Fill{}, Fill{}, 0);
+  traces_ = simulate(p, in, opt).traces;
+}
+
+const StatSnapshot* StatHistory::at(std::int64_t i, std::uint32_t block, std::uint32_t step) const {
+  if (i < 0 || i >= blocks()) return nullptr;
+  // V2's steps are numbered within Q block i's own thread block: a step of an earlier block comes
+  // before all of i's snapshots, a step of a later block after them.
+  if (algo_ == Algo::v2 && block != std::uint32_t(i)) {
+    const auto& s = traces_[std::size_t(i)];
+    return block > std::uint32_t(i) && !s.empty() ? &s.back() : nullptr;
+  }
+  const auto& s = traces_[std::size_t(i)];
+  auto it = std::upper_bound(s.begin(), s.end(), step,
+                             [](std::uint32_t v, const StatSnapshot& snap) { return v < snap.step; });
+  return it == s.begin() ? nullptr : &*(it - 1);
+}
+
+StatResult run_numerics(const Problem& p) {
+  try {
+    return {std::make_shared<const StatHistory>(p), ""};
+  } catch (const ConfigError& e) {
+    return {nullptr, e.what()};
+  }
+}
+
+}  // namespace flashlab::viz

@@ -1,0 +1,142 @@
+// tile_analysis.cpp — see tile_analysis.hpp.
+#include "model/tile_analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "model/format.hpp"
+
+namespace flashlab::viz {
+
+std::string_view to_string(Metric m) {
+  switch (m) {
+    case Metric::hbm_bytes: return "HBM bytes";
+    case Metric::flops: return "matmul FLOPs";
+    case Metric::exp_ops: return "exp count";
+    case Metric::visit_order: return "visit order";
+  }
+  return "?";
+}
+
+std::string_view describe(Metric m) {
+  switch (m) {
+    case Metric::hbm_bytes:
+      return "HBM bytes read and written by the tile's step: K_j and V_j in V2 (FA2 Alg. 1 line 7); "
+             "Q_i, O_i, l_i, m_i in and O_i, l_i, m_i out in V1 (FA1 Alg. 1 lines 8, 12, 13).";
+    case Metric::flops:
+      return "Matmul FLOPs of the tile: 2 r c d for S = Q_i K_j^T plus 2 r c d for P V_j; masked "
+             "elements of a partial tile are still computed.";
+    case Metric::exp_ops:
+      return "exp evaluations of the tile's online softmax: one per score of P~ = exp(S - m) plus "
+             "the per-row rescaling factors exp(m_old - m_new).";
+    case Metric::visit_order:
+      return "Order in which the schedule computes the tiles: V2 walks K/V blocks j inside each Q "
+             "block i, V1 walks Q blocks i inside each K/V block j.";
+  }
+  return "";
+}
+
+TileAnalysis::TileAnalysis(const Problem& p) {
+  const std::int64_t tiles = p.tiling.t_r() * p.tiling.t_c();
+  has_stats_ = tiles <= kTileStatsLimit;
+  exec_ = std::make_unique<Executor>(p, ExecOptions{.tile_stats = has_stats_});
+  exec_->run();
+  totals_ = exec_->counters();
+}
+
+TileClass TileAnalysis::cls(std::int64_t i, std::int64_t j) const {
+  return tile_class(tiling(), problem().band, i, j);
+}
+
+bool TileAnalysis::computed(std::int64_t i, std::int64_t j) const {
+  if (problem().algo == Algo::standard) return true;  // no tile loop: all of S is computed
+  const auto& stats = exec_->tile_stats();
+  if (stats.empty()) return !problem().block_skip || cls(i, j) != TileClass::skipped;
+  return stats[std::size_t(i * tiling().t_c() + j)].visit >= 0;
+}
+
+std::int32_t TileAnalysis::visit_order(std::int64_t i, std::int64_t j) const {
+  const auto& stats = exec_->tile_stats();
+  if (stats.empty()) return -1;
+  return stats[std::size_t(i * tiling().t_c() + j)].visit;
+}
+
+std::vector<WarpWork> TileAnalysis::warp_work(std::int64_t i, std::int64_t j) const {
+  if (problem().algo == Algo::standard || !computed(i, j)) return {};
+  const Cost c = cost(i, j);
+  StepView s;
+  s.block = problem().algo == Algo::v2 ? std::uint32_t(i) : 0;
+  s.level = Level::inner;
+  s.i = i;
+  s.j = j;
+  s.cls = cls(i, j);
+  s.actions = exec_->schedule().inner;
+  s.cost = &c;
+  return step_warp_work(problem(), s);
+}
+
+double TileAnalysis::metric(Metric m, std::int64_t i, std::int64_t j) const {
+  if (!computed(i, j)) return std::numeric_limits<double>::quiet_NaN();
+  if (m == Metric::visit_order) {
+    const std::int32_t v = visit_order(i, j);
+    return v >= 0 ? double(v) : std::numeric_limits<double>::quiet_NaN();
+  }
+  const Cost c = cost(i, j);
+  switch (m) {
+    case Metric::hbm_bytes: return double(c.read_bytes() + c.write_bytes());
+    case Metric::flops: return double(c.flops);
+    case Metric::exp_ops: return double(c.op(OpKind::exp));
+    case Metric::visit_order: break;
+  }
+  return 0;
+}
+
+const std::vector<double>& TileAnalysis::metric_grid(Metric m) const {
+  auto& slot = grids_[std::size_t(m)];
+  if (!slot) {
+    slot.emplace();
+    if (has_stats_) {
+      const std::int64_t t_r = tiling().t_r(), t_c = tiling().t_c();
+      slot->resize(std::size_t(t_r * t_c));
+      for (std::int64_t i = 0; i < t_r; ++i)
+        for (std::int64_t j = 0; j < t_c; ++j) (*slot)[std::size_t(i * t_c + j)] = metric(m, i, j);
+    }
+  }
+  return *slot;
+}
+
+std::pair<double, double> TileAnalysis::metric_range(Metric m) const {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (double v : metric_grid(m))
+    if (std::isfinite(v)) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  return lo <= hi ? std::pair{lo, hi} : std::pair{0.0, 0.0};
+}
+
+std::string tile_summary(const TileAnalysis& a, std::int64_t i, std::int64_t j) {
+  const Tiling& t = a.tiling();
+  const std::int64_t r0 = i * t.b_r, c0 = j * t.b_c;
+  std::string s = "tile (" + std::to_string(i) + ", " + std::to_string(j) + "): rows(i) x cols(j) = " +
+                  std::to_string(t.rows(i)) + " x " + std::to_string(t.cols(j)) + "\n";
+  s += "queries " + std::to_string(r0) + ".." + std::to_string(r0 + t.rows(i) - 1) + ", keys " +
+       std::to_string(c0) + ".." + std::to_string(c0 + t.cols(j) - 1) + "\n";
+  s += "class: " + std::string(to_string(a.cls(i, j)));
+  if (!a.computed(i, j)) s += ", not computed (block skip)";
+  else if (a.visit_order(i, j) >= 0) s += ", visit #" + std::to_string(a.visit_order(i, j));
+  else s += ", computed";
+  s += "\n";
+  if (a.problem().algo == Algo::standard) {
+    s += "standard attention has no tile loop: S and P go through HBM whole";
+    return s;
+  }
+  const Cost c = a.cost(i, j);
+  s += "HBM (one head): read " + format_bytes(double(c.read_bytes())) + ", write " +
+       format_bytes(double(c.write_bytes())) + "\n";
+  s += "matmul FLOPs: " + format_count(c.flops) + ", exp: " + format_count(c.op(OpKind::exp));
+  return s;
+}
+
+}  // namespace flashlab::viz

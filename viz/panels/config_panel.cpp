@@ -1,0 +1,238 @@
+// config_panel.cpp — every simulator option (config.hpp Config), applied at each change. An
+// invalid value shows resolve()'s ConfigError message here; the other panels keep the last valid
+// configuration on screen.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "flashlab/presets.hpp"
+#include "model/format.hpp"
+#include "panels/help.hpp"
+#include "panels/panels.hpp"
+
+namespace flashlab::viz {
+namespace {
+
+void section(const char* title) {
+  ImGui::Spacing();
+  ImGui::TextDisabled("%s", title);
+  ImGui::Separator();
+}
+
+bool int_field(const char* label, std::int64_t& v, std::int64_t step, const char* help) {
+  const std::int64_t fast = step * 16;
+  const bool changed = ImGui::InputScalar(label, ImGuiDataType_S64, &v, &step, &fast);
+  item_help(help);
+  return changed;
+}
+
+bool combo(const char* label, int& index, const std::vector<std::string>& items, const char* help) {
+  bool changed = false;
+  if (ImGui::BeginCombo(label, items[std::size_t(index)].c_str())) {
+    for (int k = 0; k < int(items.size()); ++k)
+      if (ImGui::Selectable(items[std::size_t(k)].c_str(), k == index)) {
+        changed = k != index;
+        index = k;
+      }
+    ImGui::EndCombo();
+  }
+  item_help(help);
+  return changed;
+}
+
+// An optional setting: "default" (resolve() decides) or one of the given values.
+template <class T>
+bool optional_combo(const char* label, std::optional<T>& v, const std::vector<std::string>& names,
+                    const std::vector<T>& values, const char* help) {
+  int index = 0;
+  for (std::size_t k = 0; k < values.size(); ++k)
+    if (v && *v == values[k]) index = int(k) + 1;
+  std::vector<std::string> items{"default"};
+  items.insert(items.end(), names.begin(), names.end());
+  if (!combo(label, index, items, help)) return false;
+  if (index == 0) v.reset();
+  else v = values[std::size_t(index - 1)];
+  return true;
+}
+
+bool model_combo(Config& c, std::string& model) {
+  std::vector<std::string> items{"custom"};
+  for (const auto& n : model_preset_names()) items.push_back(n);
+  int index = 0;
+  for (std::size_t k = 1; k < items.size(); ++k)
+    if (items[k] == model) index = int(k);
+  if (!combo("model", index, items,
+             "A published attention layer: sets the heads, the head dim d, N_q = N_k = its context "
+             "and its mask (causal, or Mistral's sliding window)."))
+    return false;
+  model = index == 0 ? "" : items[std::size_t(index)];
+  if (model.empty()) return false;
+  const ModelSpec& m = model_preset(model);
+  c.heads = m.heads;
+  c.d = m.d;
+  c.n_q = c.n_k = m.context;
+  c.mask = m.mask;
+  return true;
+}
+
+bool tile_fields(Config& c, const Problem& p) {
+  bool changed = false;
+  int mode = c.auto_blocks ? 1 : (c.b_r || c.b_c) ? 2 : 0;
+  if (combo("tiles", mode, {"default (FA2)", "auto (V1 rule)", "custom"},
+            "default: FA2's tile for d (128 x 128 up to d = 64); auto: the V1 paper's B_c = "
+            "ceil(M/(4d)), B_r = min(B_c, d) from SRAM size M (FA1 Alg. 1 line 1); custom: your B_r, B_c.")) {
+    changed = true;
+    c.auto_blocks = mode == 1;
+    if (mode == 2) {
+      c.b_r = p.tiling.b_r;
+      c.b_c = p.tiling.b_c;
+    } else {
+      c.b_r.reset();
+      c.b_c.reset();
+    }
+  }
+  if (mode == 2) {
+    std::int64_t b_r = c.b_r.value_or(p.tiling.b_r), b_c = c.b_c.value_or(p.tiling.b_c);
+    if (int_field("B_r", b_r, 16, "Query rows per tile: Q_i is a (B_r, d) block; T_r = ceil(N_q / B_r).")) {
+      c.b_r = b_r;
+      changed = true;
+    }
+    if (int_field("B_c", b_c, 16, "Keys per tile: K_j and V_j are (B_c, d) blocks; T_c = ceil(N_k / B_c).")) {
+      c.b_c = b_c;
+      changed = true;
+    }
+  } else {
+    ImGui::TextDisabled("B_r x B_c = %lld x %lld", static_cast<long long>(p.tiling.b_r),
+                        static_cast<long long>(p.tiling.b_c));
+  }
+  bool custom_m = c.sram_bytes.has_value();
+  if (ImGui::Checkbox("custom SRAM size", &custom_m)) {
+    changed = true;
+    if (custom_m) c.sram_bytes = p.sram_capacity;
+    else c.sram_bytes.reset();
+  }
+  item_help("SRAM capacity M in bytes: the on-chip memory one thread block may use; tiles Q_i, K_j, "
+            "V_j and S_ij must fit. Default: the GPU's shared memory per block.");
+  if (c.sram_bytes) {
+    changed |= int_field("M (bytes)", *c.sram_bytes, 1024, "SRAM capacity M in bytes (FA1 §3.1).");
+  } else {
+    ImGui::TextDisabled("M = %s (the GPU's shared memory per block)", format_count(std::uint64_t(p.sram_capacity)).c_str());
+  }
+  return changed;
+}
+
+bool mask_fields(Config& c) {
+  int kind = int(c.mask.kind);
+  bool changed = combo("mask", kind, {"none", "causal (top-left)", "causal (bottom-right)", "window"},
+                       "Which keys each query sees: causal top-left is c <= r (FA1, PyTorch is_causal); "
+                       "bottom-right is c <= r + N_k - N_q (FA2 >= 2.1); a window keeps a band around "
+                       "that diagonal.");
+  if (changed) c.mask.kind = MaskKind(kind);
+  if (c.mask.kind == MaskKind::window) {
+    changed |= int_field("window left", c.mask.left, 64,
+                         "Keys before the (bottom-right aligned) diagonal each query sees: -left <= c - r - (N_k - N_q).");
+    changed |= int_field("window right", c.mask.right, 64,
+                         "Keys after the diagonal each query sees: c - r - (N_k - N_q) <= right.");
+  }
+  return changed;
+}
+
+bool scale_field(Config& c, const Problem& p) {
+  bool custom = c.scale.has_value(), changed = false;
+  if (ImGui::Checkbox("custom softmax scale", &custom)) {
+    changed = true;
+    if (custom) c.scale = p.scale;
+    else c.scale.reset();
+  }
+  item_help("S = scale * Q K^T; the default scale is 1/sqrt(d). It changes the numbers (m, l, O), not the traffic.");
+  if (c.scale) {
+    double v = *c.scale;
+    if (ImGui::InputDouble("scale", &v, 0.01, 0.1, "%.6g")) {
+      c.scale = v;
+      changed = true;
+    }
+    item_help("The softmax scale of S = scale * Q K^T; must be finite and > 0.");
+  }
+  return changed;
+}
+
+}  // namespace
+
+void ConfigPanel::draw(Session& s) {
+  Config c = s.config();
+  const Problem& p = s.problem();
+  bool changed = model_combo(c, model);
+  if (!model.empty()) ImGui::TextWrapped("%s", model_preset(model).description.c_str());
+
+  int algo = int(c.algo);
+  changed |= combo("algorithm", algo, {"standard (FA1 Alg. 0)", "V1 (FA1 Alg. 1)", "V2 (FA2 Alg. 1)"},
+                   "standard writes S and P to HBM; V1 loops over K/V blocks j outside and Q blocks i "
+                   "inside, keeping O, l, m in HBM; V2 loops over Q blocks i outside and keeps O_i on chip.");
+  c.algo = Algo(algo);
+
+  section("sizes");
+  changed |= int_field("N_q", c.n_q, 64, "Query rows (sequence length of Q); Q and O are (N_q, d).");
+  changed |= int_field("N_k", c.n_k, 64, "Keys (sequence length of K and V); K and V are (N_k, d).");
+  changed |= int_field("d", c.d, 16, "Head dimension: every Q, K, V, O row has d elements.");
+  changed |= int_field("batch", c.batch, 1, "Batch size: every count of HBM traffic and work is multiplied by it.");
+  changed |= int_field("heads", c.heads, 1, "Attention heads: each runs the same schedule, so counts multiply by it.");
+  int dtype = int(c.dtype);
+  changed |= combo("dtype", dtype, {"fp16", "bf16", "fp32"},
+                   "Input element type: Q, K, V, O take e_in = 2 bytes (fp16, bf16) or 4 (fp32); m, l, L are always fp32.");
+  c.dtype = Dtype(dtype);
+
+  section("tiles and SRAM");
+  changed |= tile_fields(c, p);
+
+  section("mask");
+  changed |= mask_fields(c);
+  changed |= optional_combo<bool>("block skip", c.block_skip, {"on", "off"}, {true, false},
+                                  "On: tiles with no visible element are not visited at all (FA2 §3.1.1). "
+                                  "Default: on for V2, off for V1 (the V1 paper's dense kernel).");
+  changed |= scale_field(c, p);
+
+  section("warps and GPU");
+  std::int64_t warps = c.warps;
+  if (int_field("warps", warps, 1, "Warps per thread block (1 to 32); they share each tile by the split below.")) {
+    c.warps = int(std::clamp<std::int64_t>(warps, -1, 64));
+    changed = true;
+  }
+  changed |= optional_combo<WarpSplit>("split", c.split, {"split-Q", "split-K"}, {WarpSplit::split_q, WarpSplit::split_k},
+                                       "split-Q: warps own row slices of S_ij, no inter-warp reduction (FA2 §3.3); "
+                                       "split-K: warps own column slices and reduce through shared memory (V1). "
+                                       "Default: split-K for V1, split-Q for V2.");
+  std::vector<std::string> gpus = gpu_preset_names();
+  int gpu = 0;
+  for (std::size_t k = 0; k < gpus.size(); ++k)
+    if (gpus[k] == c.gpu) gpu = int(k);
+  if (combo("GPU", gpu, gpus, "GPU preset (datasheet figures): SM count, shared memory per SM and per block, "
+                              "HBM bandwidth; sets the default SRAM size M and the waves of the grid.")) {
+    c.gpu = gpus[std::size_t(gpu)];
+    changed = true;
+  }
+
+  if (changed) s.apply(c);
+
+  ImGui::Separator();
+  if (!s.valid()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+    ImGui::TextWrapped("Invalid: %s", s.error().c_str());
+    ImGui::PopStyleColor();
+    ImGui::TextDisabled("(the other panels show the last valid configuration)");
+    return;
+  }
+  const Tiling& t = s.problem().tiling;
+  const Counters& k = s.analysis().totals();
+  ImGui::Text("T_r x T_c = %s x %s = %s tiles", format_count(std::uint64_t(t.t_r())).c_str(),
+              format_count(std::uint64_t(t.t_c())).c_str(), format_count(k.tiles.total / std::uint64_t(s.problem().bh())).c_str());
+  ImGui::Text("SRAM peak %s of M = %s", format_bytes(double(k.sram_peak_bytes)).c_str(),
+              format_bytes(double(k.sram_capacity)).c_str());
+  ImGui::Text("HBM: read %s, write %s", format_bytes(double(k.cost.read_bytes())).c_str(),
+              format_bytes(double(k.cost.write_bytes())).c_str());
+  ImGui::Text("grid %s blocks, %s wave(s) on %s", format_count(std::uint64_t(k.grid_blocks)).c_str(),
+              format_count(std::uint64_t(k.waves)).c_str(), s.problem().gpu.name.c_str());
+}
+
+}  // namespace flashlab::viz

@@ -1,0 +1,107 @@
+// panels.hpp — the viewer's panels, one per file (panels/<name>_panel.cpp), each a small class
+// that holds what it shows between frames and draws itself with Dear ImGui. They read the
+// simulator through model/ and keep no counting logic of their own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "model/background.hpp"
+#include "model/comparison.hpp"
+#include "model/hbm_sweep.hpp"
+#include "model/map_image.hpp"
+#include "model/playback.hpp"
+#include "model/session.hpp"
+#include "model/stat_history.hpp"
+#include "panels/grid_view.hpp"
+#include "panels/texture.hpp"
+
+namespace flashlab::viz {
+
+struct TileRef {
+  std::int64_t i = -1, j = -1;
+  bool valid() const { return i >= 0 && j >= 0; }
+  bool operator==(const TileRef&) const = default;
+};
+
+/// Every simulator option; each change is applied at once (config_panel.cpp).
+class ConfigPanel {
+ public:
+  void draw(Session& s);
+  std::string model;  // model preset last chosen ("" = custom)
+};
+
+/// The T_r x T_c block-skip map (block_map_panel.cpp).
+class BlockMapPanel {
+ public:
+  /// Draws the map of s's analysis; outlines the tiles resident in SRAM after `track`'s last step.
+  void draw(const Session& s, TextureSink& sink, const Track* track);
+  MapMode mode = MapMode::classes;
+  Metric metric = Metric::hbm_bytes;
+  TileRef selected;    // clicked tile
+  TileRef hovered;     // tile under the mouse in the last frame
+  GridLayout layout;   // where the last frame put the grid
+  TextureSlot texture;
+};
+
+/// The selected tile: element mask, warp ownership, ops by kind, bytes by tensor (tile_panel.cpp).
+class TilePanel {
+ public:
+  void draw(const Session& s, TileRef tile, TextureSink& sink);
+  TextureSlot texture;
+};
+
+/// Step, play, pause, speed and scrub buttons for `clock` (playback_panel.cpp).
+void draw_transport(Playback& clock);
+
+/// Playback through the schedule of the current config (playback_panel.cpp).
+class PlaybackPanel {
+ public:
+  /// Rebuilds the track when the session's config changed (and rewinds the clock).
+  void sync(const Session& s);
+  /// Sets the clock's length to `total` steps, advances it by dt seconds and moves the track there.
+  void advance(double dt, std::uint64_t total);
+  void draw(const Session& s);
+  const Track* track() const { return track_.get(); }
+  Playback clock;
+  bool numerics = false;  // m and l of the current Q block (numerics_panel.cpp)
+  /// Blocks until the numerics run has finished (screenshots, tests).
+  void wait_numerics() { stats_.wait(); }
+
+ private:
+  void draw_numerics(const Session& s);
+  std::unique_ptr<Track> track_;
+  std::uint64_t generation_ = ~std::uint64_t(0);
+  Background<StatResult> stats_;
+  std::uint64_t stats_generation_ = ~std::uint64_t(0);
+};
+
+/// V1 and V2 on the same config, in step, with totals and ratios (compare_panel.cpp).
+class ComparePanel {
+ public:
+  void draw(const Session& s, Playback& clock, TextureSink& sink);
+  /// Re-runs V1 and V2 when the session's config changed.
+  void sync(const Session& s);
+  Comparison comparison;
+  TextureSlot textures[2];
+
+ private:
+  std::uint64_t generation_ = ~std::uint64_t(0);
+};
+
+/// HBM bytes against block size or SRAM size (sweep_panel.cpp).
+class SweepPanel {
+ public:
+  void draw(const Session& s);
+  SweepAxis axis = SweepAxis::block;
+  Background<std::vector<SweepPoint>> job;
+  /// Blocks until the current sweep has finished (screenshots, tests).
+  void wait() { job.wait(); }
+
+ private:
+  std::uint64_t generation_ = ~std::uint64_t(0);
+  SweepAxis job_axis_ = SweepAxis::block;
+};
+
+}  // namespace flashlab::viz

@@ -1,0 +1,127 @@
+// sweep_panel.cpp — HBM bytes of the current config against block size B (B_r = B_c = B) or SRAM
+// size M (auto blocks), for standard attention, V1 and V2, drawn with the window's draw list on a
+// log scale. FA1 Theorem 2: Θ(N² d² / M) HBM accesses for FlashAttention, Θ(N d + N²) for standard.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <imgui.h>
+
+#include "model/format.hpp"
+#include "model/palette.hpp"
+#include "panels/help.hpp"
+#include "panels/panels.hpp"
+
+namespace flashlab::viz {
+namespace {
+
+constexpr Algo kAlgos[] = {Algo::standard, Algo::v1, Algo::v2};
+constexpr const char* kAlgoNames[] = {"standard", "V1", "V2"};
+
+std::string x_label(SweepAxis axis, std::int64_t x) {
+  return axis == SweepAxis::block ? "B = " + std::to_string(x) : "M = " + std::to_string(x / 1024) + " KiB";
+}
+
+// Whether point x is the current config (its B_r = B_c = x, or its M = x).
+bool is_current(const Problem& p, const Config& c, SweepAxis axis, std::int64_t x) {
+  if (axis == SweepAxis::block) return p.tiling.b_r == x && p.tiling.b_c == x;
+  return c.auto_blocks && p.sram_capacity == x;
+}
+
+void plot(const std::vector<SweepPoint>& pts, SweepAxis axis, const Problem& p, const Config& c) {
+  double lo = 1e300, hi = 0;
+  for (const SweepPoint& pt : pts)
+    for (const auto& v : pt.hbm)
+      if (v && *v > 0) lo = std::min(lo, double(*v)), hi = std::max(hi, double(*v));
+  if (hi <= 0) {
+    ImGui::TextDisabled("no point of this sweep is valid for the current config");
+    return;
+  }
+  const double ylo = std::floor(std::log10(lo)), yhi = std::max(ylo + 1, std::ceil(std::log10(hi)));
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float left = 72, w = std::max(120.0f, ImGui::GetContentRegionAvail().x - left - 16), h = 220;
+  const ImVec2 a{o.x + left, o.y + 8}, b{a.x + w, a.y + h};
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border), text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  auto xs = [&](std::size_t k) { return a.x + w * (pts.size() > 1 ? float(k) / float(pts.size() - 1) : 0.5f); };
+  auto ys = [&](double v) { return b.y - h * float((std::log10(v) - ylo) / (yhi - ylo)); };
+  for (double e = ylo; e <= yhi; ++e) {
+    const float y = ys(std::pow(10.0, e));
+    dl->AddLine({a.x, y}, {b.x, y}, grid);
+    const std::string s = format_bytes(std::pow(10.0, e));
+    dl->AddText({a.x - 6 - ImGui::CalcTextSize(s.c_str()).x, y - 7}, text, s.c_str());
+  }
+  for (std::size_t k = 0; k < pts.size(); ++k) {
+    const float x = xs(k);
+    dl->AddLine({x, a.y}, {x, b.y}, is_current(p, c, axis, pts[k].x) ? palette::selected : grid);
+    const std::string s = axis == SweepAxis::block ? std::to_string(pts[k].x) : std::to_string(pts[k].x / 1024) + "K";
+    dl->AddText({x - ImGui::CalcTextSize(s.c_str()).x / 2, b.y + 4}, text, s.c_str());
+  }
+  for (std::size_t n = 0; n < 3; ++n) {
+    const ImU32 col = palette::algo_colour(kAlgos[n]);
+    for (std::size_t k = 0; k < pts.size(); ++k) {
+      if (!pts[k].hbm[n]) continue;
+      const ImVec2 q{xs(k), ys(double(*pts[k].hbm[n]))};
+      dl->AddCircleFilled(q, 3.5f, col);
+      if (k + 1 < pts.size() && pts[k + 1].hbm[n]) dl->AddLine(q, {xs(k + 1), ys(double(*pts[k + 1].hbm[n]))}, col, 2);
+    }
+  }
+  ImGui::SetCursorScreenPos(a);
+  ImGui::InvisibleButton("##sweep-plot", {w, h + 20});
+  if (ImGui::IsItemHovered() && !pts.empty()) {
+    const float t = (ImGui::GetIO().MousePos.x - a.x) / w * float(pts.size() - 1);
+    const auto k = std::size_t(std::clamp(std::lround(t), 0L, long(pts.size() - 1)));
+    std::string tip = x_label(axis, pts[k].x);
+    for (std::size_t n = 0; n < 3; ++n) {
+      tip += std::string("\n") + kAlgoNames[n] + ": ";
+      tip += pts[k].hbm[n] ? format_bytes(double(*pts[k].hbm[n])) + " (" + std::to_string(pts[k].b_r[n]) + " x " +
+                                 std::to_string(pts[k].b_c[n]) + " tiles)"
+                           : "not run: " + pts[k].why[n];
+    }
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
+    ImGui::TextUnformatted(tip.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+  for (std::size_t n = 0; n < 3; ++n) {
+    const ImVec2 q = ImGui::GetCursorScreenPos();
+    const float lh = ImGui::GetTextLineHeight();
+    dl->AddRectFilled({q.x, q.y + lh / 2 - 1}, {q.x + 18, q.y + lh / 2 + 2}, palette::algo_colour(kAlgos[n]));
+    ImGui::Dummy({20, lh});
+    ImGui::SameLine();
+    ImGui::TextUnformatted(kAlgoNames[n]);
+    ImGui::SameLine(0, 16);
+  }
+  ImGui::TextDisabled("(green line: the current config)");
+}
+
+}  // namespace
+
+void SweepPanel::draw(const Session& s) {
+  int ax = int(axis);
+  ImGui::RadioButton("block size B", &ax, 0);
+  item_help("x: square tiles B_r = B_c = B. Larger tiles mean fewer passes over K and V (V2) or over Q and O (V1).");
+  ImGui::SameLine();
+  ImGui::RadioButton("SRAM size M", &ax, 1);
+  item_help("x: SRAM capacity M with the V1 paper's block sizes B_c = ceil(M/(4d)), B_r = min(B_c, d) (FA1 Alg. 1 "
+            "line 1); HBM accesses fall as Θ(N² d² / M) (FA1 Theorem 2). Points whose tiles exceed M are left out.");
+  axis = SweepAxis(ax);
+  if (generation_ != s.generation() || job_axis_ != axis) {
+    generation_ = s.generation();
+    job_axis_ = axis;
+    const Config c = s.valid_config();
+    const SweepAxis a = axis;
+    job.start([c, a] { return sweep_hbm(c, a); });
+  }
+  job.poll();
+  ImGui::TextDisabled("HBM bytes (read + written, all heads) by %s", to_string(axis).data());
+  const std::vector<SweepPoint>* pts = job.result();
+  if (!pts) {
+    ImGui::TextDisabled("counting each point with the simulator...");
+    return;
+  }
+  plot(*pts, axis, s.problem(), s.valid_config());
+}
+
+}  // namespace flashlab::viz
