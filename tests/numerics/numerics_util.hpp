@@ -45,6 +45,14 @@ inline NumericResult run(const Problem& p, const Inputs& in, VisitCounter* visit
   return numerics.result();
 }
 
+/// x rounded to dtype t by round_to_dtype.
+inline float round1(Dtype t, float x) {
+  MatrixF m(1, 1);
+  m(0, 0) = x;
+  round_to_dtype(t, m);
+  return m(0, 0);
+}
+
 inline constexpr Algo kAlgos[] = {Algo::standard, Algo::v1, Algo::v2};
 inline constexpr Dtype kDtypes[] = {Dtype::fp32, Dtype::fp16, Dtype::bf16};
 

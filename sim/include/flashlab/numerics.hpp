@@ -85,7 +85,8 @@ class NumericsObserver final : public StepObserver {
   NumericsObserver& operator=(const NumericsObserver&) = delete;
 
   void on_step(const StepView& s) override;
-  /// O and L as they stand (complete once the executor is done), and the traces so far.
+  /// O and L as they stand in HBM (complete once the executor is done; rows not yet written
+  /// read NaN, so a row a schedule never writes shows up), and the traces so far.
   NumericResult result() const;
 
  private:

@@ -126,31 +126,31 @@ struct NumericsObserver::State {
     }
   }
 
-  // m, l of Q block b after step s, where the algorithm has them (see NumericsOptions).
+  // m, l of each traced Q block after step s, where the algorithm has them (NumericsOptions).
   void trace(const StepView& s) {
     const Tiling& t = p.tiling;
     for (std::size_t k = 0; k < opt.trace_blocks.size(); ++k) {
       const std::int64_t b = opt.trace_blocks[k];
-      const std::int64_t first = b * t.b_r, n = t.rows(b);
-      StatSnapshot snap{s.step, s.j, {}, {}};
-      const Eigen::VectorXf *m = nullptr, *l = nullptr;
-      std::int64_t offset = 0;
+      std::int64_t offset = b * t.b_r;  // where block b's rows start in the vectors below
+      const Eigen::VectorXf* m = &chip.m;
+      const Eigen::VectorXf* l = &chip.l;
       switch (order) {
-        case LoopOrder::q_outer:  // the block's own registers
+        case LoopOrder::q_outer:  // V2: the block's own registers, during its thread block
           if (s.i != b) continue;
-          m = &chip.m, l = &chip.l;
+          offset = 0;
           break;
-        case LoopOrder::kv_outer:  // HBM, after line 2 and after each tile of the block
+        case LoopOrder::kv_outer:  // V1: HBM, after line 2 and after each tile (b, j)
           if (s.i != b && s.level != Level::prologue) continue;
-          m = &hbm_m, l = &hbm_l, offset = first;
+          m = &hbm_m;
+          l = &hbm_l;
           break;
-        case LoopOrder::none:  // rowmax and rowsum of S, once the softmax step computed them
+        case LoopOrder::none:  // standard: rowmax and rowsum of S, from its softmax step on
           if (!dense_stats) continue;
-          m = &chip.m, l = &chip.l, offset = first;
           break;
       }
-      snap.m.assign(m->data() + offset, m->data() + offset + n);
-      snap.l.assign(l->data() + offset, l->data() + offset + n);
+      const std::int64_t n = t.rows(b);
+      StatSnapshot snap{s.step, s.j, std::vector<float>(m->data() + offset, m->data() + offset + n),
+                        std::vector<float>(l->data() + offset, l->data() + offset + n)};
       traces[k].push_back(std::move(snap));
     }
   }
