@@ -41,7 +41,7 @@ TEST_CASE("count --json, worked example, V2: reads 2,162,688 and writes 66,560 e
   CHECK(u64_at(j, "ops.div") == N * d);                         // line 12: O_i = diag(l)^-1 O_i, once
   CHECK(u64_at(j, "ops.log") == N);                             // line 13: L_i = m_i + log(l_i), per row
   for (const char* op : {"exp", "max", "add", "sub", "mul"}) CHECK(u64_at(j, std::string("ops.") + op) > 0);
-  // cases R5: the tiles Q_i, K_j, V_j at e bytes and S_ij at 4 bytes
+  // cases R5: the tiles Q_i, K_j, V_j and S_ij, all at e = 4 bytes (fp32)
   CHECK(u64_at(j, "sram.peak_bytes") == (64 * d + 2 * 64 * d) * e + 64 * 64 * 4);
   CHECK(u64_at(j, "grid.blocks") == T);  // one thread block per Q block
   CHECK(j.at("config").at("t_r") == 16);

@@ -60,14 +60,13 @@ TEST_CASE("tiles over the SRAM capacity report bytes needed, capacity and the la
   const ConfigError e = error_of(c);
   CHECK(e.field() == "br x bc");
   CHECK(e.value() == "256 x 256");
-  // needs (256*64 + 2*256*64) * 2 + 256*256*4 = 98,304 + 262,144 = 360,448 bytes
+  // needs (256*64 + 2*256*64 + 256*256) * 2 = 98,304 + 131,072 = 229,376 bytes
   const std::string msg = e.what();
-  CHECK(msg.find("360448 bytes") != std::string::npos);
+  CHECK(msg.find("229376 bytes") != std::string::npos);
   CHECK(msg.find("100000 bytes") != std::string::npos);
-  // largest square B: 384 B + 4 B^2 <= 100,000 -> B = 111 (384*111 + 4*12,321 = 91,908; B = 112:
-  // 43,008 + 50,176 = 93,184; B = 115: 44,160 + 52,900 = 97,060; B = 116: 44,544 + 53,824 = 98,368;
-  // B = 117: 44,928 + 54,756 = 99,684; B = 118: 45,312 + 55,696 = 101,008 > 100,000) -> 117
-  CHECK(msg.find("largest B_r = B_c that fits is 117 (multiple of 16: 112)") != std::string::npos);
+  // largest square B: (3*64 B + B^2) * 2 = 384 B + 2 B^2 <= 100,000: B = 147 gives 56,448 + 43,218
+  // = 99,666; B = 148 gives 56,832 + 43,808 = 100,640 > 100,000 -> 147 (multiple of 16: 144)
+  CHECK(msg.find("largest B_r = B_c that fits is 147 (multiple of 16: 144)") != std::string::npos);
 }
 
 TEST_CASE("counts that would overflow 64 bits are refused") {

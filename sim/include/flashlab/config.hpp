@@ -75,7 +75,8 @@ std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d);
 std::pair<std::int64_t, std::int64_t> v1_auto_blocks(std::int64_t m_bytes, int e, std::int64_t d);
 
 /// SRAM bytes one thread block holds at its peak step (docs/model.md "SRAM"):
-/// Q_i (B_r x d), K_j and V_j (B_c x d each) at e_in bytes, S_ij/P_ij (B_r x B_c) at 4 bytes.
+/// Q_i (B_r x d), K_j and V_j (B_c x d each) and S_ij/P_ij (B_r x B_c), all at e_in bytes
+/// (the V1 paper counts M in elements of one size: FA1 §3.1, Algorithm 1 line 1).
 std::int64_t sram_tile_bytes(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t d, int e_in);
 
 /// Validates `c` and fills in defaults. Throws ConfigError naming the field, the value and what

@@ -48,7 +48,7 @@ struct TileStat {
 struct Resident {
   std::int64_t q_block = -1, kv_block = -1;
   bool scores = false;       // S_ij / P_ij on chip
-  std::int64_t bytes = 0;    // Q_i + K_j + V_j (e_in) + S_ij (fp32), as in sram_tile_bytes
+  std::int64_t bytes = 0;    // Q_i + K_j + V_j + S_ij at e_in, as in sram_tile_bytes
 };
 
 struct ExecOptions {

@@ -57,10 +57,11 @@ std::pair<std::int64_t, std::int64_t> v1_auto_blocks(std::int64_t m_bytes, int e
 }
 
 std::int64_t sram_tile_bytes(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t d, int e) {
-  // V1, V2: Q_i, K_j, V_j at e_in and S_ij (P_ij in place) at 4 bytes — the tiles of the V1 paper's
-  // SRAM argument (FA1 §3.1; shared/cases R5). Standard: the S = QK^T phase holds Q_i, K_j, S_ij.
+  // V1, V2: Q_i, K_j, V_j and S_ij (P_ij in place), all at e_in — the tiles of the V1 paper's SRAM
+  // argument, which counts M in elements (FA1 §3.1, Alg. 1 line 1; shared/cases R5). Standard: the
+  // S = QK^T phase holds Q_i, K_j, S_ij.
   const std::int64_t kv = algo == Algo::standard ? 1 : 2;
-  return (b_r * d + kv * b_c * d) * e + b_r * b_c * 4;
+  return (b_r * d + kv * b_c * d + b_r * b_c) * e;
 }
 
 Problem resolve(const Config& c) {
