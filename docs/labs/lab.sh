@@ -1,0 +1,12 @@
+# Sourced by the lab scripts: finds the flashlab binary and echoes each command before running it.
+set -euo pipefail
+FLASHLAB=${FLASHLAB:-build/sim/cli/flashlab}
+if [ ! -x "$FLASHLAB" ]; then
+  echo "lab: $FLASHLAB not found; build first (README) or set FLASHLAB=/path/to/flashlab" >&2
+  exit 2
+fi
+fl() {
+  echo
+  echo "\$ flashlab $*"
+  "$FLASHLAB" "$@"
+}
