@@ -1,6 +1,8 @@
 // Event streams of small configs against sequences written out by hand (docs/events.md).
 #include <doctest/doctest.h>
 
+#include "flashlab/events.hpp"
+#include "flashlab/executor.hpp"
 #include "flashlab/trace.hpp"
 #include "helpers.hpp"
 
@@ -154,5 +156,21 @@ TEST_CASE("every level keeps the block-level stream: dropping warp events gives 
         CAPTURE(w);
         CHECK(test::same_events(without_warp_events(record_trace(p, TraceLevel::warp).events),
                                 record_trace(p, TraceLevel::block).events));
+      }
+}
+
+TEST_CASE("the block-level fast path gives exactly append_block_events' events") {
+  const Mask masks[] = {Mask{}, Mask{MaskKind::causal_tl, 0, 0}, Mask{MaskKind::window, 7, 0}};
+  for (Algo a : {Algo::standard, Algo::v1, Algo::v2})
+    for (const Mask& m : masks)
+      for (std::int64_t n : {1, 16, 37}) {
+        const Problem p = resolve(test::small(a, n, n + 5, 8, 8, 6, m));
+        Executor ex(p);
+        EventRecorder plain(p);
+        ex.add_observer(&plain);
+        ex.run();
+        CAPTURE(int(a));
+        CAPTURE(n);
+        CHECK(test::same_events(record_trace(p, TraceLevel::block).events, plain.events()));
       }
 }

@@ -3,6 +3,7 @@
 // after every step. The file forms are in trace_io.hpp; the format is docs/events.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -77,16 +78,39 @@ Problem trace_problem(const TraceHeader& h);
 /// the warp-level events of warps.hpp inserted.
 void append_step_events(const Problem& p, const StepView& s, TraceLevel level, std::vector<Event>& out);
 
+/// append_step_events for a whole run, fast: at block level the events of a step depend only on
+/// its actions, whether it skips, and whether its i and j are absent, the last (ragged) block or
+/// another, so they are made once per kind of step and copied with block, step, i and j set.
+class StepEventSource {
+ public:
+  StepEventSource(const Problem& p, TraceLevel level);
+  void append(const StepView& s, std::vector<Event>& out);
+
+ private:
+  struct Kind {
+    std::vector<Action> actions;
+    bool skip = false;
+    int edge_i = 0, edge_j = 0;  // 0: absent (-1), 1: the last block, 2: another block
+    std::vector<Event> events;
+  };
+  const Kind& kind_of(const StepView& s);
+
+  Problem p_;
+  TraceLevel level_;
+  std::int64_t t_r_, t_c_;
+  std::vector<Kind> kinds_;
+  std::array<std::int16_t, 4096> slot_;  // the kind last seen for (level, skip, edges, size mod 16)
+};
+
 /// An observer that keeps the events of a run at one level.
 class TraceRecorder : public StepObserver {
  public:
-  TraceRecorder(const Problem& p, TraceLevel level) : p_(p), level_(level) {}
-  void on_step(const StepView& s) override { append_step_events(p_, s, level_, events_); }
+  TraceRecorder(const Problem& p, TraceLevel level) : source_(p, level) {}
+  void on_step(const StepView& s) override { source_.append(s, events_); }
   std::vector<Event>& events() { return events_; }
 
  private:
-  Problem p_;
-  TraceLevel level_;
+  StepEventSource source_;
   std::vector<Event> events_;
 };
 

@@ -60,15 +60,17 @@ class TraceFileWriter : public StepObserver {
   std::uint64_t events_written() const { return count_; }
 
  private:
-  void flush(bool force);
+  void flush();
+  void write(std::string_view bytes);
+  void check_open() const;
 
   std::string path_, tmp_;
-  Problem p_;
   TraceHeader header_;
   TraceFormat format_;
   std::FILE* file_ = nullptr;
   std::string buf_;
-  std::vector<Event> step_events_;
+  StepEventSource source_;
+  std::vector<Event> pending_;  // events not yet written, at most about 1 MiB
   std::uint64_t count_ = 0;
   long count_offset_ = 0;  // binary: where the event count is patched in
   bool done_ = false;

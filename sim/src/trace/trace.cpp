@@ -2,6 +2,8 @@
 #include "flashlab/trace.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include "flashlab/error.hpp"
 #include "flashlab/events.hpp"
@@ -65,6 +67,56 @@ void append_step_events(const Problem& p, const StepView& s, TraceLevel level, s
   if (level == TraceLevel::block) return append_block_events(p, s, out);
   VectorSink sink(out);
   walk_step_events(p, s, sink);
+}
+
+namespace {
+
+int edge(std::int64_t index, std::int64_t count) { return index < 0 ? 0 : index == count - 1 ? 1 : 2; }
+
+// Action is five one-byte fields, no padding: equal bytes are equal actions.
+static_assert(sizeof(Action) == 5 && std::is_trivially_copyable_v<Action>);
+bool same_actions(std::span<const Action> a, const std::vector<Action>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size_bytes()) == 0);
+}
+
+}  // namespace
+
+StepEventSource::StepEventSource(const Problem& p, TraceLevel level)
+    : p_(p), level_(level), t_r_(p.tiling.t_r()), t_c_(p.tiling.t_c()) {
+  slot_.fill(-1);
+}
+
+const StepEventSource::Kind& StepEventSource::kind_of(const StepView& s) {
+  const int ei = edge(s.i, t_r_), ej = edge(s.j, t_c_);
+  auto matches = [&](const Kind& k) {
+    return k.skip == s.skip && k.edge_i == ei && k.edge_j == ej && same_actions(s.actions, k.actions);
+  };
+  const std::size_t h = (std::size_t(s.level) << 9) | (std::size_t(s.skip) << 8) | (std::size_t(ei) << 6) |
+                        (std::size_t(ej) << 4) | (s.actions.size() & 15);
+  if (slot_[h] >= 0 && matches(kinds_[std::size_t(slot_[h])])) return kinds_[std::size_t(slot_[h])];
+  std::size_t k = 0;
+  while (k < kinds_.size() && !matches(kinds_[k])) ++k;
+  if (k == kinds_.size()) {
+    kinds_.push_back(Kind{std::vector<Action>(s.actions.begin(), s.actions.end()), s.skip, ei, ej, {}});
+    append_block_events(p_, s, kinds_.back().events);
+  }
+  slot_[h] = std::int16_t(k);
+  return kinds_[k];
+}
+
+void StepEventSource::append(const StepView& s, std::vector<Event>& out) {
+  if (level_ != TraceLevel::block) return append_step_events(p_, s, level_, out);
+  const std::vector<Event>& events = kind_of(s).events;
+  const std::size_t at = out.size();
+  out.resize(at + events.size());
+  for (std::size_t n = 0; n < events.size(); ++n) {
+    Event& e = out[at + n];
+    e = events[n];
+    e.block = s.block;
+    e.step = s.step;
+    e.i = std::int32_t(s.i);
+    e.j = std::int32_t(s.j);
+  }
 }
 
 Trace record_trace(const Problem& p, TraceLevel level) {

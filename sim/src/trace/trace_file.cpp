@@ -107,10 +107,10 @@ void write_trace(const std::string& path, const Trace& t, TraceFormat f) {
 }
 
 TraceFileWriter::TraceFileWriter(std::string path, const Problem& p, const TraceHeader& h, TraceFormat f)
-    : path_(std::move(path)), tmp_(temp_name(path_)), p_(p), header_(h), format_(f) {
+    : path_(std::move(path)), tmp_(temp_name(path_)), header_(h), format_(f), source_(p, h.level) {
   file_ = std::fopen(tmp_.c_str(), "wb");
   if (!file_) fs_error("cannot create", tmp_);
-  buf_.reserve(kChunk + (std::size_t(1) << 16));
+  pending_.reserve(kChunk / sizeof(Event) + 1024);
   if (format_ == TraceFormat::text) trace_form::text_begin(buf_, header_);
   else count_offset_ = long(trace_form::binary_begin(buf_, header_, 0));
 }
@@ -122,47 +122,60 @@ TraceFileWriter::~TraceFileWriter() {
   }
 }
 
-void TraceFileWriter::flush(bool force) {
-  if (!force && buf_.size() < kChunk) return;
+void TraceFileWriter::write(std::string_view bytes) {
   try {
-    write_all(file_, buf_, path_);
+    write_all(file_, bytes, path_);
   } catch (...) {
     std::fclose(file_);
     file_ = nullptr;
     std::remove(tmp_.c_str());
     throw;
   }
+}
+
+// Writes what is buffered: the text or bytes in buf_, then the pending events.
+void TraceFileWriter::flush() {
+  if (format_ == TraceFormat::text) trace_form::text_events(buf_, pending_);
+  write(buf_);
   buf_.clear();
+  if (format_ == TraceFormat::binary)
+    write(std::string_view(reinterpret_cast<const char*>(pending_.data()), pending_.size() * sizeof(Event)));
+  pending_.clear();
+}
+
+void TraceFileWriter::check_open() const {
+  if (done_ || !file_) throw std::logic_error("TraceFileWriter: used after finish() or a failed write");
 }
 
 void TraceFileWriter::add_events(std::span<const Event> events) {
-  if (done_ || !file_) throw std::logic_error("TraceFileWriter: events after finish() or a failed write");
-  if (format_ == TraceFormat::text) trace_form::text_events(buf_, events);
-  else trace_form::binary_events(buf_, events);
+  check_open();
+  pending_.insert(pending_.end(), events.begin(), events.end());
   count_ += events.size();
-  flush(false);
+  if (pending_.size() * sizeof(Event) >= kChunk) flush();
 }
 
 void TraceFileWriter::on_step(const StepView& s) {
-  step_events_.clear();
-  append_step_events(p_, s, header_.level, step_events_);
-  add_events(step_events_);
+  check_open();
+  const std::size_t before = pending_.size();
+  source_.append(s, pending_);
+  count_ += pending_.size() - before;
+  if (pending_.size() * sizeof(Event) >= kChunk) flush();
 }
 
 void TraceFileWriter::finish(const std::vector<BlockStats>& stats) {
-  if (done_ || !file_) throw std::logic_error("TraceFileWriter: finish() twice or after a failed write");
+  check_open();
   Trace check;
   check.header = header_;
   check.stats = stats;
   trace_form::check_trace(check);
+  flush();
   if (format_ == TraceFormat::text) trace_form::text_end(buf_, stats);
   else trace_form::binary_end(buf_, stats);
-  flush(true);
+  write(buf_);
+  buf_.clear();
   if (format_ == TraceFormat::binary) {
     if (std::fseek(file_, count_offset_, SEEK_SET) != 0) fs_error("cannot seek in", tmp_);
-    buf_.clear();
-    buf_.append(reinterpret_cast<const char*>(&count_), sizeof count_);
-    flush(true);
+    write(std::string_view(reinterpret_cast<const char*>(&count_), sizeof count_));
   }
   std::FILE* f = file_;
   file_ = nullptr;
