@@ -16,7 +16,7 @@ namespace {
 void side_view(const char* id, const char* title, const CompareSide& side, std::uint64_t generation,
                TextureSlot& slot, TextureSink& sink, ImVec2 size) {
   ImGui::BeginChild(id, size);
-  ImGui::TextUnformatted(title);
+  ImGui::TextWrapped("%s", title);
   if (!side.analysis) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
     ImGui::TextWrapped("Invalid for this algorithm: %s", side.error.c_str());
@@ -26,11 +26,12 @@ void side_view(const char* id, const char* title, const CompareSide& side, std::
   }
   const TileAnalysis& a = *side.analysis;
   const Problem& p = a.problem();
-  ImGui::TextDisabled("block skip %s, %s, %s grid blocks", p.block_skip ? "on" : "off", to_string(p.split).data(),
-                      format_count(std::uint64_t(a.totals().grid_blocks)).c_str());
+  ImGui::TextDisabled("block skip %s, %s", p.block_skip ? "on" : "off", to_string(p.split).data());
+  item_help("Each algorithm's own defaults unless the config sets them: V1 computes every tile (the V1 paper's "
+            "dense kernel) with split-K warps; V2 skips tiles with no visible element and splits rows (split-Q).");
   const Track& track = *side.track;
   const Cost& now = track.executor().cost_one_head();
-  ImGui::Text("step %s / %s: HBM %s", format_count(track.position()).c_str(), format_count(track.total_steps()).c_str(),
+  ImGui::Text("step %s / %s, HBM %s", format_count(track.position()).c_str(), format_count(track.total_steps()).c_str(),
               format_bytes(double(now.read_bytes() + now.write_bytes())).c_str());
   item_help("Steps run so far and the HBM bytes (read + written, one (batch, head)) they moved.");
 
@@ -82,11 +83,12 @@ void ComparePanel::draw(const Session& s, Playback& clock, TextureSink& sink) {
   draw_transport(clock);
   comparison.seek(clock.position());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const ImVec2 side{avail.x / 2 - 4, std::max(160.0f, avail.y - 300)};
-  side_view("##v1", "V1 (FA1 Alg. 1): outer loop over K/V blocks j", comparison.v1(), s.generation(), textures[0],
+  const float w = avail.x / 2 - 4;
+  const ImVec2 side{w, std::clamp(w + 40, 160.0f, std::max(160.0f, avail.y - 230))};
+  side_view("##v1", "V1 (FA1 Alg. 1): K/V blocks j outside", comparison.v1(), s.generation(), textures[0],
             sink, side);
   ImGui::SameLine();
-  side_view("##v2", "V2 (FA2 Alg. 1): outer loop over Q blocks i", comparison.v2(), s.generation(), textures[1],
+  side_view("##v2", "V2 (FA2 Alg. 1): Q blocks i outside", comparison.v2(), s.generation(), textures[1],
             sink, side);
   ratio_table(comparison);
 }

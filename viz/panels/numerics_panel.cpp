@@ -2,6 +2,7 @@
 // block after the current step of the playback (numerics.hpp, every block traced).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -20,7 +21,10 @@ std::pair<float, float> finite_range(const std::vector<StatSnapshot>& snaps, Get
   float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   for (const StatSnapshot& s : snaps)
     for (float v : get(s))
-      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+      if (std::isfinite(v)) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
   if (!(lo <= hi)) return {0, 1};
   if (lo == hi) return {lo - 1, hi + 1};
   return {lo, hi};
@@ -30,8 +34,13 @@ void plot(const char* label, const std::vector<float>& values, std::pair<float, 
   std::vector<float> shown(values);
   int missing = 0;
   for (float& v : shown)
-    if (!std::isfinite(v)) v = range.first, ++missing;
-  ImGui::PlotLines(label, shown.data(), int(shown.size()), 0, nullptr, range.first, range.second,
+    if (!std::isfinite(v)) {
+      v = range.first;
+      ++missing;
+    }
+  char overlay[96];
+  std::snprintf(overlay, sizeof overlay, "%s over rows: scale %.3g .. %.3g", label, range.first, range.second);
+  ImGui::PlotLines(label, shown.data(), int(shown.size()), 0, overlay, range.first, range.second,
                    {ImGui::GetContentRegionAvail().x - 40, 70});
   item_help(help);
   if (missing > 0) ImGui::TextDisabled("%d row(s) with no visible key yet (m = -inf, l = 0)", missing);

@@ -31,20 +31,16 @@ void step_text(const Track& track) {
     ImGui::TextDisabled("before the first step");
     return;
   }
-  ImGui::Text("thread block %u, step %u: %s", s->block, s->step, level_name(s->level));
-  if (s->i >= 0 || s->j >= 0) {
-    ImGui::SameLine();
-    ImGui::Text("(i, j) = (%lld, %lld)", static_cast<long long>(s->i), static_cast<long long>(s->j));
-  }
-  if (s->level == Level::inner) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s%s", to_string(s->cls).data(), s->skip ? ", skipped: not visited" : "");
-  }
+  std::string line = "thread block " + std::to_string(s->block) + ", step " + std::to_string(s->step) + ": " +
+                     level_name(s->level);
+  if (s->i >= 0 || s->j >= 0) line += ", (i, j) = (" + std::to_string(s->i) + ", " + std::to_string(s->j) + ")";
+  if (s->level == Level::inner) line.append(", ").append(to_string(s->cls)).append(s->skip ? ", not visited (block skip)" : "");
+  ImGui::TextWrapped("%s", line.c_str());
   std::string acts;
   for (const Action& a : s->actions) {
     if (!acts.empty()) acts += "; ";
-    if (a.op == Op::compute) acts += std::string(to_string(a.eq));
-    else acts += std::string(to_string(a.op)) + " " + std::string(to_string(a.tensor));
+    if (a.op == Op::compute) acts.append(to_string(a.eq));
+    else acts.append(to_string(a.op)).append(" ").append(to_string(a.tensor));
   }
   if (!acts.empty()) ImGui::TextWrapped("actions: %s", acts.c_str());
 }
@@ -55,7 +51,7 @@ void sram_bar(const Track& track) {
   std::string on_chip;
   if (r.q_block >= 0) on_chip += "Q_" + std::to_string(r.q_block) + " ";
   if (r.kv_block >= 0) on_chip += "K_" + std::to_string(r.kv_block) + " V_" + std::to_string(r.kv_block) + " ";
-  if (r.scores) on_chip += "S_ij ";
+  if (r.scores) on_chip += "S_" + std::to_string(r.q_block) + "," + std::to_string(r.kv_block) + " ";
   const std::string overlay = format_bytes(double(r.bytes)) + " of M = " + format_bytes(double(cap));
   ImGui::ProgressBar(cap > 0 ? float(double(r.bytes) / double(cap)) : 0.0f, {-1, 0}, overlay.c_str());
   item_help("SRAM occupancy after this step: the tiles resident on chip (Q_i, K_j, V_j at e_in bytes, S_ij "
@@ -69,14 +65,16 @@ void hbm_bars(const Track& track, const Counters& totals, std::int64_t bh) {
   for (int t = 0; t < kTensorCount; ++t)
     for (int d = 0; d < 2; ++d) top = std::max(top, totals.cost.hbm[std::size_t(t)][std::size_t(d)] / std::uint64_t(bh));
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float width = std::max(60.0f, ImGui::GetContentRegionAvail().x - 200), h = ImGui::GetTextLineHeight();
+  constexpr float kLabel = 80, kFigures = 150;
+  const float width = std::max(60.0f, ImGui::GetContentRegionAvail().x - kLabel - kFigures);
+  const float h = ImGui::GetTextLineHeight();
   for (int t = 0; t < kTensorCount; ++t)
     for (int d = 0; d < 2; ++d) {
       const std::uint64_t end = totals.cost.hbm[std::size_t(t)][std::size_t(d)] / std::uint64_t(bh);
       if (end == 0) continue;
       const std::uint64_t so_far = now.hbm[std::size_t(t)][std::size_t(d)];
       ImGui::Text("%s %-5s", to_string(Tensor(t)).data(), d == 0 ? "read" : "write");
-      ImGui::SameLine(90);
+      ImGui::SameLine(kLabel);
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const float full = width * float(double(end) / double(top)), part = width * float(double(so_far) / double(top));
       dl->AddRect(p, {p.x + full, p.y + h}, ImGui::GetColorU32(ImGuiCol_Border));

@@ -94,6 +94,17 @@ void plot(const std::vector<SweepPoint>& pts, SweepAxis axis, const Problem& p, 
     ImGui::SameLine(0, 16);
   }
   ImGui::TextDisabled("(green line: the current config)");
+  for (const SweepPoint& pt : pts) {  // one line per point with a missing algorithm; the reasons on hover
+    std::string names, why;
+    for (std::size_t n = 0; n < 3; ++n)
+      if (!pt.hbm[n]) {
+        names.append(names.empty() ? "" : ", ").append(kAlgoNames[n]);
+        why.append(why.empty() ? "" : "\n").append(kAlgoNames[n]).append(": ").append(pt.why[n]);
+      }
+    if (names.empty()) continue;
+    ImGui::TextDisabled("%s: not run for %s (hover for why)", x_label(axis, pt.x).c_str(), names.c_str());
+    item_help(why.c_str());
+  }
 }
 
 }  // namespace
@@ -115,7 +126,9 @@ void SweepPanel::draw(const Session& s) {
     job.start([c, a] { return sweep_hbm(c, a); });
   }
   job.poll();
+  ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("HBM bytes (read + written, all heads) by %s", to_string(axis).data());
+  ImGui::PopTextWrapPos();
   const std::vector<SweepPoint>* pts = job.result();
   if (!pts) {
     ImGui::TextDisabled("counting each point with the simulator...");

@@ -1,0 +1,210 @@
+// What the panels show, against values derived by hand: tooltips, playback positions, the V1 / V2
+// table, the HBM sweep (shared/DESIGN.md worked example), number formats, frame-time figures.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "flashlab/error.hpp"
+#include "model/comparison.hpp"
+#include "model/format.hpp"
+#include "model/frame_stats.hpp"
+#include "model/hbm_sweep.hpp"
+#include "model/playback.hpp"
+#include "model/session.hpp"
+#include "model/tile_analysis.hpp"
+
+using namespace flashlab;
+using namespace flashlab::viz;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+Config r4(Algo a) {  // shared/cases R4: N = 256, B = 64, d = 64, fp16, top-left causal
+  Config c;
+  c.algo = a;
+  c.n_q = c.n_k = 256;
+  c.d = 64;
+  c.b_r = c.b_c = 64;
+  c.mask = Mask{MaskKind::causal_tl, 0, 0};
+  return c;
+}
+
+Config worked_example() {  // shared/DESIGN.md: N = 1024, d = 64, B = 64, no mask, fp16
+  Config c;
+  c.n_q = c.n_k = 1024;
+  c.d = 64;
+  c.b_r = c.b_c = 64;
+  return c;
+}
+
+}  // namespace
+
+// V2 tile (1, 0) of R4: full, the 2nd tile visited (after (0, 0)); its step loads K_0 and V_0,
+// 64 x 64 fp16 each = 16,384 bytes, writes nothing; 4 r c d = 1,048,576 FLOPs; r c + r = 4,160 exp.
+TEST_CASE("tooltip of a full, a partial and a skipped tile (V2)") {
+  const TileAnalysis a(resolve(r4(Algo::v2)));
+  const std::string full = tile_summary(a, 1, 0);
+  CHECK(has(full, "tile (1, 0): rows(i) x cols(j) = 64 x 64"));
+  CHECK(has(full, "queries 64..127, keys 0..63"));
+  CHECK(has(full, "class: full, visit #1"));
+  CHECK(has(full, "read 16.38 kB, write 0 B"));
+  CHECK(has(full, "matmul FLOPs: 1,048,576, exp: 4,160"));
+  CHECK(has(tile_summary(a, 2, 2), "class: partial, visit #5"));
+  const std::string skipped = tile_summary(a, 0, 3);
+  CHECK(has(skipped, "class: skipped, not computed (block skip)"));
+  CHECK(has(skipped, "read 0 B, write 0 B"));
+}
+
+// V1 tile (1, 0): line 8 reads Q_1, O_1 (8,192 bytes each) and l_1, m_1 (256 bytes each) = 16,896;
+// lines 12-13 write O_1, l_1, m_1 = 8,704 bytes. V1 visits K/V block 0's column first: (0,0), (1,0).
+TEST_CASE("tooltip of a V1 tile: Q_i, O_i, l_i, m_i in and O_i, l_i, m_i out") {
+  const TileAnalysis a(resolve(r4(Algo::v1)));
+  const std::string s = tile_summary(a, 1, 0);
+  CHECK(has(s, "visit #1"));
+  CHECK(has(s, "read 16.90 kB, write 8.70 kB"));
+  CHECK(has(tile_summary(a, 0, 3), "class: skipped, visit #12"));  // block skip off: computed, last column
+}
+
+TEST_CASE("an invalid edit keeps the last valid analysis and reports the field, value and allowed range") {
+  Session s(r4(Algo::v2));
+  const std::uint64_t g = s.generation();
+  Config bad = s.config();
+  bad.b_r = 0;
+  CHECK_FALSE(s.apply(bad));
+  CHECK_FALSE(s.valid());
+  CHECK(s.error() == "br = 0: an integer from 1 to 65536");
+  CHECK(s.generation() == g);
+  CHECK(s.problem().tiling.b_r == 64);
+  CHECK(s.config().b_r == 0);  // the panel keeps showing what was typed
+  Config good = bad;
+  good.b_r = 32;
+  CHECK(s.apply(good));
+  CHECK(s.valid());
+  CHECK(s.generation() == g + 1);
+  CHECK(s.problem().tiling.t_r() == 8);
+  CHECK_THROWS_AS(Session{bad}, ConfigError);
+}
+
+// V2, N = 128, B = 64, no mask: 2 Q blocks, each outer_begin (load Q_i), 2 tiles, outer_end: 8 steps.
+TEST_CASE("a track seeks forward and back to the same step") {
+  Config c;
+  c.n_q = c.n_k = 128;
+  c.b_r = c.b_c = 64;
+  Track t(resolve(c));
+  CHECK(t.total_steps() == 8);
+  CHECK(t.last() == nullptr);
+  t.seek(6);
+  REQUIRE(t.last());
+  CHECK(t.last()->level == Level::inner);
+  CHECK(t.last()->i == 1);
+  CHECK(t.last()->j == 0);
+  t.seek(3);  // back: block 0's tile (0, 1)
+  CHECK(t.position() == 3);
+  CHECK(t.last()->block == 0);
+  CHECK(t.last()->step == 2);
+  CHECK(t.last()->j == 1);
+  CHECK(t.executor().resident().q_block == 0);
+  CHECK(t.executor().resident().kv_block == 1);
+  t.seek(100);
+  CHECK(t.position() == 8);
+}
+
+TEST_CASE("the playback clock: speed, carry of fractions, pause at the end, step and scrub") {
+  Playback p;
+  p.set_total(5);
+  p.speed = 10;
+  p.advance(1.0);  // not playing: nothing moves
+  CHECK(p.position() == 0);
+  p.play();
+  p.advance(0.25);  // 2.5 steps -> 2, carry 0.5
+  CHECK(p.position() == 2);
+  p.advance(0.05);  // 0.5 + 0.5 -> 1 more
+  CHECK(p.position() == 3);
+  p.advance(10);
+  CHECK(p.position() == 5);
+  CHECK_FALSE(p.playing());
+  p.play();  // at the end: from the start again
+  CHECK(p.position() == 0);
+  p.step(-3);
+  CHECK(p.position() == 0);
+  CHECK_FALSE(p.playing());
+  p.seek(4);
+  p.step(-1);
+  CHECK(p.position() == 3);
+}
+
+// Worked example in bytes (fp16, statistics fp32). V2: reads Q once and K, V once per Q block:
+// (65,536 + 16 x 131,072) x 2 = 4,325,376; writes O (131,072) and L (4,096): total 4,460,544.
+// V1: reads K, V once (262,144 B), Q_i and O_i per tile (256 x 16,384 B), l_i and m_i per tile
+// (256 x 512 B) = 4,587,520; writes O_i, l_i, m_i per tile (256 x 8,704 B) and line 2's O, l, m
+// (131,072 + 8,192 B) = 2,367,488: total 6,955,008. Ratio 1.5592...
+TEST_CASE("V1 vs V2 on the worked example: totals and ratios") {
+  Comparison c;
+  c.reset(worked_example());
+  REQUIRE(c.v1().analysis);
+  REQUIRE(c.v2().analysis);
+  const auto rows = compare_rows(c.v1().analysis->totals(), c.v2().analysis->totals());
+  const RatioRow& total = rows[2];
+  CHECK(total.name == "HBM total");
+  CHECK(total.v1 == 6'955'008);
+  CHECK(total.v2 == 4'460'544);
+  CHECK(format_ratio(total.v1, total.v2) == "1.56x");
+  CHECK(rows[0].v1 == 4'587'520);
+  CHECK(rows[1].v1 == 2'367'488);
+  // V1 divides every O element twice per tile: 2 x 64 x 64 x 256; V2 once per row block: 1024 x 64
+  CHECK(rows[6].name == "div");
+  CHECK(rows[6].v1 == 2.0 * 64 * 64 * 256);
+  CHECK(rows[6].v2 == 1024.0 * 64);
+  c.seek(5);
+  CHECK(c.v1().track->position() == 5);
+  CHECK(c.v2().track->position() == 5);
+}
+
+// Standard attention (FA1 Alg. 0) on the worked example: 2,293,760 elements read and 2,162,688
+// written, all at e_in = 2 bytes (S and P too): 8,912,896 bytes, whatever the block size.
+TEST_CASE("HBM sweep over block size: the worked example's point, a point over SRAM, the x values") {
+  const Config c = worked_example();
+  CHECK(sweep_values(c, SweepAxis::block) == std::vector<std::int64_t>{16, 32, 64, 128, 256, 512, 1024});
+  const SweepPoint p = sweep_point(c, SweepAxis::block, 64);
+  CHECK(p.hbm[std::size_t(Algo::v2)] == 4'460'544u);
+  CHECK(p.hbm[std::size_t(Algo::v1)] == 6'955'008u);
+  CHECK(p.hbm[std::size_t(Algo::standard)] == 8'912'896u);
+  CHECK(sweep_point(c, SweepAxis::block, 32).hbm[std::size_t(Algo::standard)] == 8'912'896u);
+  // B = 512: Q_i + K_j + V_j = 3 x 512 x 64 x 2 bytes plus S_ij 512 x 512 x 4 > M = 232,448
+  const SweepPoint big = sweep_point(c, SweepAxis::block, 512);
+  CHECK_FALSE(big.hbm[std::size_t(Algo::v2)]);
+  CHECK(has(big.why[std::size_t(Algo::v2)], "SRAM capacity"));
+  CHECK(sweep_values(c, SweepAxis::sram).front() == 8 * 1024);
+}
+
+TEST_CASE("number formats and token ticks") {
+  CHECK(format_count(0) == "0");
+  CHECK(format_count(2'162'688) == "2,162,688");
+  CHECK(format_bytes(999) == "999 B");
+  CHECK(format_bytes(4'460'544) == "4.46 MB");
+  CHECK(format_bytes(545'260'000) == "545.26 MB");
+  CHECK(format_tokens(512) == "512");
+  CHECK(format_tokens(32768) == "32k");
+  CHECK(format_tokens(1536) == "1.5k");
+  CHECK(format_tokens(1000) == "1000");
+  // 1024 tokens over 400 pixels, ticks >= 50 px apart: step 128 (50 px), from 0 to 1024
+  const auto t = token_ticks(1024, 400, 50);
+  REQUIRE(t.size() == 9);
+  CHECK(t[1] == 128);
+  CHECK(t.back() == 1024);
+}
+
+TEST_CASE("frame-time figures: mean, median, nearest-rank p95") {
+  const FrameStats s = summarize({4, 1, 100, 2, 3});
+  CHECK(s.frames == 5);
+  CHECK(s.mean_ms == doctest::Approx(22));
+  CHECK(s.median_ms == 3);
+  CHECK(s.p95_ms == 100);  // ceil(0.95 x 5) = 5th smallest
+  std::vector<double> twenty;
+  for (int k = 1; k <= 20; ++k) twenty.push_back(k);
+  const FrameStats t = summarize(twenty);
+  CHECK(t.median_ms == 10.5);
+  CHECK(t.p95_ms == 19);  // ceil(0.95 x 20) = 19th smallest
+  CHECK(t.fps() == doctest::Approx(1000 / 10.5));
+}

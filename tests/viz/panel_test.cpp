@@ -1,0 +1,149 @@
+// Panels under ImGui's headless context (no window, no GPU): the map's texture and hit-testing,
+// hover and click on known tiles, recomputation only on change, every tab drawn.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include "headless.hpp"
+#include "model/palette.hpp"
+#include "panels/viewer.hpp"
+
+using namespace flashlab;
+using namespace flashlab::viz;
+using flashlab::viz::test::Headless;
+using flashlab::viz::test::RecordingTextures;
+
+namespace {
+
+Config r4() {  // shared/cases R4: N = 256, B = 64, top-left causal (4 x 4 tiles)
+  Config c;
+  c.n_q = c.n_k = 256;
+  c.b_r = c.b_c = 64;
+  c.mask = Mask{MaskKind::causal_tl, 0, 0};
+  return c;
+}
+
+void map_window(BlockMapPanel& map, const Session& s, RecordingTextures& tex) {
+  ImGui::SetNextWindowPos({0, 0});
+  ImGui::SetNextWindowSize({600, 600});
+  ImGui::Begin("map");
+  map.draw(s, tex, nullptr);
+  ImGui::End();
+}
+
+}  // namespace
+
+TEST_CASE("the block map draws one texture of T_r x T_c cells and hit-tests tiles under the mouse") {
+  Headless ui;
+  RecordingTextures tex;
+  Session s(r4());
+  BlockMapPanel map;
+  ImGui::GetIO().MousePos = {-1000, -1000};
+  ui.frame([&] { map_window(map, s, tex); });
+  REQUIRE(tex.uploads == 1);
+  const auto& [id, img] = *tex.images.begin();
+  CHECK(test::drawn(id));
+  REQUIRE(img.width == 4);
+  CHECK(img.at(0, 1) == palette::full);     // tile (1, 0)
+  CHECK(img.at(2, 2) == palette::partial);  // tile (2, 2)
+  CHECK(img.at(3, 0) == palette::skipped);  // tile (0, 3)
+  CHECK_FALSE(map.hovered.valid());
+
+  // hover tile (2, 1): the panel reports it (and draws its tooltip)
+  ImGui::GetIO().MousePos = map.layout.cell_center(2, 1);
+  ui.frame([&] { map_window(map, s, tex); });
+  CHECK(map.hovered == TileRef{2, 1});
+  const ImGuiWindow* tip = ImGui::FindWindowByName("##Tooltip_00");
+  CHECK((tip != nullptr && tip->Active));
+  // the first whole pixel inside tile (3, 0)'s top-left corner (ImGui floors the mouse position)
+  const ImVec2 corner = map.layout.cell_min(3, 0);
+  ImGui::GetIO().MousePos = {std::floor(corner.x) + 1, std::floor(corner.y) + 1};
+  ui.frame([&] { map_window(map, s, tex); });
+  CHECK(map.hovered == TileRef{3, 0});
+
+  // click: press and release on tile (2, 1) selects it
+  ImGui::GetIO().MousePos = map.layout.cell_center(2, 1);
+  ImGui::GetIO().MouseDown[0] = true;
+  ui.frame([&] { map_window(map, s, tex); });
+  ImGui::GetIO().MouseDown[0] = false;
+  ui.frame([&] { map_window(map, s, tex); });
+  CHECK(map.selected == TileRef{2, 1});
+  CHECK(tex.uploads == 1);  // nothing changed: the picture was not rebuilt
+}
+
+TEST_CASE("the map is rebuilt when the config or the mode changes, and only then") {
+  Headless ui;
+  RecordingTextures tex;
+  Session s(r4());
+  BlockMapPanel map;
+  for (int k = 0; k < 3; ++k) ui.frame([&] { map_window(map, s, tex); });
+  CHECK(map.texture.builds() == 1);
+  Config c = s.config();
+  c.b_r = c.b_c = 32;
+  REQUIRE(s.apply(c));
+  ui.frame([&] { map_window(map, s, tex); });
+  CHECK(map.texture.builds() == 2);
+  CHECK(map.texture.image().width == 8);
+  map.mode = MapMode::heat;
+  map.metric = Metric::visit_order;
+  ui.frame([&] { map_window(map, s, tex); });
+  ui.frame([&] { map_window(map, s, tex); });
+  CHECK(map.texture.builds() == 3);
+  CHECK(map.texture.image().at(0, 0) == palette::heat(0));
+}
+
+TEST_CASE("a million-tile map is one texture no larger than the panel") {
+  Headless ui;
+  RecordingTextures tex;
+  Config c;
+  c.n_q = c.n_k = 131072;
+  c.d = 128;
+  c.b_r = c.b_c = 128;
+  c.mask = Mask{MaskKind::causal_tl, 0, 0};
+  Session s(c);
+  BlockMapPanel map;
+  ui.frame([&] { map_window(map, s, tex); });
+  const Image& img = map.texture.image();
+  CHECK(img.width == map.layout.pixel_width());
+  CHECK(img.height == map.layout.pixel_height());
+  CHECK(img.width < 600);
+  CHECK(map.layout.rows == 1024);
+  CHECK(map.layout.cols == 1024);
+}
+
+TEST_CASE("the whole viewer draws every tab, plays, and survives an invalid config") {
+  Headless ui;
+  RecordingTextures tex;
+  Viewer v(r4(), tex);
+  v.map.selected = {3, 1};
+  v.playback.numerics = true;
+  for (Tab t : {Tab::tile, Tab::playback, Tab::compare, Tab::sweep}) {
+    v.show(t);
+    for (int k = 0; k < 3; ++k) ui.frame([&] { v.frame({1280, 720}, 1.0 / 60); });
+    CHECK(v.tab() == t);
+  }
+  v.sweep.wait();
+  v.show(Tab::playback);
+  v.seek(7);
+  v.playback.wait_numerics();
+  ui.frame([&] { v.frame({1280, 720}, 1.0 / 60); });
+  REQUIRE(v.playback.track());
+  CHECK(v.playback.track()->position() == 7);
+  v.playback.clock.speed = 20;
+  v.playback.clock.play();
+  ui.frame([&] { v.frame({1280, 720}, 0.5); });  // 10 steps of the 24 (4 Q blocks x (1 + 4 + 1))
+  CHECK(v.playback.track()->position() == 17);
+
+  Config bad = v.session.config();
+  bad.d = 0;
+  v.session.apply(bad);
+  for (Tab t : {Tab::tile, Tab::playback, Tab::compare, Tab::sweep}) {
+    v.show(t);
+    ui.frame([&] { v.frame({1280, 720}, 1.0 / 60); });
+  }
+  CHECK(v.session.error() == "d = 0: an integer from 1 to 4096");
+  CHECK(v.playback.track()->position() >= 17);  // the last valid config plays on
+}

@@ -1,0 +1,92 @@
+// The real viewer under Xvfb: a screenshot of a causal config whose pixels, sampled at the centres
+// of known tiles, have the full, partial and skipped colours. Skipped (exit 77) without xvfb-run.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <stb_image.h>
+
+#include "model/palette.hpp"
+
+using namespace flashlab::viz;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Shot {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgb;
+  nlohmann::json layout;
+  std::uint32_t at(double x, double y) const {
+    const auto k = (std::size_t(y) * std::size_t(width) + std::size_t(x)) * 3;
+    return rgba(rgb[k], rgb[k + 1], rgb[k + 2]);
+  }
+  // The pixel at the centre of tile (i, j) of the map.
+  std::uint32_t tile(int i, int j) const {
+    const double x0 = layout["map_x0"], y0 = layout["map_y0"], x1 = layout["map_x1"], y1 = layout["map_y1"];
+    const double t_r = layout["t_r"], t_c = layout["t_c"];
+    return at(x0 + (j + 0.5) * (x1 - x0) / t_c, y0 + (i + 0.5) * (y1 - y0) / t_r);
+  }
+};
+
+Shot shoot(const std::string& name, const std::string& flags) {
+  const fs::path dir = fs::temp_directory_path() / ("flashlab-viz-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path png = dir / (name + ".png"), json = dir / (name + ".json");
+  const std::string cmd = "xvfb-run -a -s \"-screen 0 1280x720x24\" " + std::string(FLASHLAB_VIEWER) + " " + flags +
+                          " --screenshot " + png.string() + " --layout " + json.string() + " > /dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  Shot s;
+  int n = 0;
+  unsigned char* data = stbi_load(png.string().c_str(), &s.width, &s.height, &n, 3);
+  REQUIRE(data != nullptr);
+  s.rgb.assign(data, data + std::size_t(s.width) * std::size_t(s.height) * 3);
+  stbi_image_free(data);
+  std::ifstream(json) >> s.layout;
+  fs::remove_all(dir);
+  return s;
+}
+
+std::uint32_t opaque(std::uint32_t c) { return c | 0xFF000000u; }
+
+}  // namespace
+
+// N = 512, B_r = B_c = 64, top-left causal: 8 x 8 tiles; (i, i) partial (c - r spans [-63, 63]),
+// j < i full, j > i skipped (the R4 derivation with 8 blocks).
+TEST_CASE("screenshot of a causal V2 config: skipped, partial and full tiles in their colours") {
+  const Shot s = shoot("v2", "--algo v2 --nq 512 --nk 512 --br 64 --bc 64 --mask causal");
+  CHECK(s.width == 1280);
+  CHECK(s.height == 720);
+  REQUIRE(s.layout["t_r"] == 8);
+  REQUIRE(s.layout["t_c"] == 8);
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      CHECK(s.tile(i, j) == opaque(j < i ? palette::full : j == i ? palette::partial : palette::skipped));
+    }
+}
+
+// V1's dense kernel (block skip off) computes the tiles above the diagonal anyway.
+TEST_CASE("screenshot of the same config under V1: skipped tiles are computed anyway") {
+  const Shot s = shoot("v1", "--algo v1 --nq 512 --nk 512 --br 64 --bc 64 --mask causal");
+  CHECK(s.tile(0, 7) == opaque(palette::computed_skipped));
+  CHECK(s.tile(3, 3) == opaque(palette::partial));
+  CHECK(s.tile(7, 0) == opaque(palette::full));
+}
+
+int main(int argc, char** argv) {
+  if (std::system("command -v xvfb-run > /dev/null 2>&1") != 0) {
+    std::printf("skipped: xvfb-run is not installed (apt-get install xvfb xauth)\n");
+    return 77;
+  }
+  doctest::Context ctx(argc, argv);
+  return ctx.run();
+}
