@@ -1,0 +1,19 @@
+// report.hpp — what flashlab-gpu prints: one line per run for people, one JSON object per run for
+// scripts/gpu/validate.py.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runner.hpp"
+
+namespace flashlab::gpu {
+
+/// "v2 fp16 N_q=1000 N_k=1000 d=64 64x64x4 causal: events agree (812), m/l agree (1920), O 3.1e-04 <= 2.0e-03, ..."
+std::string summary_line(const RunResult& r);
+
+/// Every figure of the run (config, device, events, numbers, timing, byte predictions).
+nlohmann::json to_json(const RunResult& r);
+
+}  // namespace flashlab::gpu

@@ -1,0 +1,329 @@
+// runner.cpp — one configuration on the GPU (runner.hpp).
+#include "runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <Eigen/Core>
+#include <nlohmann/json.hpp>
+
+#include "flashlab/diff.hpp"
+#include "flashlab/error.hpp"
+#include "flashlab/executor.hpp"
+#include "flashlab/kernels/api.hpp"
+#include "flashlab/trace_io.hpp"
+
+namespace flashlab::gpu {
+namespace {
+
+constexpr std::size_t kCanary = 256;  // elements after each output that no kernel may write
+
+Kernel kernel_of(Algo a) {
+  switch (a) {
+    case Algo::standard: return Kernel::standard;
+    case Algo::v1: return Kernel::v1;
+    case Algo::v2: return Kernel::v2;
+  }
+  return Kernel::v2;
+}
+
+void require_supported(const Problem& p) {
+  if (p.dtype == Dtype::fp32)
+    throw ConfigError("dtype", "fp32", "fp16 or bf16 (the kernels run on fp16/bf16 tensor cores)");
+  if (p.algo == Algo::v1 && p.split != WarpSplit::split_k)
+    throw ConfigError("split", std::string(to_string(p.split)), "split-k for the v1 kernel (FA1's split of K/V)");
+  if (p.algo == Algo::v2 && p.split != WarpSplit::split_q)
+    throw ConfigError("split", std::string(to_string(p.split)), "split-q for the v2 kernel (FA2 §3.3)");
+  const TileShape shape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
+  const auto tiles = compiled_tiles(kernel_of(p.algo), int(p.tiling.d));
+  if (std::find(tiles.begin(), tiles.end(), shape) == tiles.end()) {
+    std::string list;
+    for (const TileShape& s : tiles)
+      list += (list.empty() ? "" : ", ") + std::to_string(s.b_r) + "x" + std::to_string(s.b_c) + "x" + std::to_string(s.warps);
+    throw ConfigError("br x bc x warps",
+                      std::to_string(shape.b_r) + "x" + std::to_string(shape.b_c) + "x" + std::to_string(shape.warps),
+                      "one of the shapes compiled for " + std::string(to_string(p.algo)) + " at d = " +
+                          std::to_string(p.tiling.d) + ": " + (list.empty() ? "none (d must be 32, 64 or 128)" : list));
+  }
+}
+
+std::uint16_t to_bits(float x, Dtype t) {
+  if (t == Dtype::bf16) return Eigen::numext::bit_cast<std::uint16_t>(Eigen::bfloat16(x));
+  return Eigen::numext::bit_cast<std::uint16_t>(Eigen::half(x));
+}
+float from_bits(std::uint16_t b, Dtype t) {
+  if (t == Dtype::bf16) return float(Eigen::numext::bit_cast<Eigen::bfloat16>(b));
+  return float(Eigen::numext::bit_cast<Eigen::half>(b));
+}
+
+// Heads whose O and L are checked: all when the float64 reference is cheap, else evenly spread
+// ones including the first and the last.
+std::vector<std::int64_t> checked_heads(const Problem& p, int wanted) {
+  const Tiling& t = p.tiling;
+  const double cost = double(t.n_q) * double(t.n_k) * double(t.d);
+  std::int64_t n = wanted > 0 ? wanted : (cost * double(p.bh()) <= double(1 << 28) ? p.bh() : 2);
+  n = std::clamp<std::int64_t>(n, 1, p.bh());
+  std::vector<std::int64_t> heads;
+  for (std::int64_t k = 0; k < n; ++k) heads.push_back(n == 1 ? 0 : k * (p.bh() - 1) / (n - 1));
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+  return heads;
+}
+
+struct HostInputs {
+  std::vector<std::uint16_t> q, k, v;            // (bh, N, d) bits of the input type
+  std::vector<std::pair<std::int64_t, Inputs>> kept;  // the checked heads' inputs
+};
+
+HostInputs make_host_inputs(const Problem& p, const InputSpec& spec, const std::vector<std::int64_t>& keep) {
+  const Tiling& t = p.tiling;
+  const Fill fq = parse_fill("q", spec.q), fk = parse_fill("k", spec.k), fv = parse_fill("v", spec.v);
+  HostInputs h;
+  h.q.resize(std::size_t(p.bh() * t.n_q * t.d));
+  h.k.resize(std::size_t(p.bh() * t.n_k * t.d));
+  h.v.resize(h.k.size());
+  for (std::int64_t bh = 0; bh < p.bh(); ++bh) {
+    Inputs in = make_inputs(p, fq, fk, fv, spec.seed + std::uint64_t(bh));
+    auto pack = [&](const MatrixF& x, std::vector<std::uint16_t>& out) {
+      const std::size_t base = std::size_t(bh) * std::size_t(x.size());
+      for (Eigen::Index r = 0; r < x.size(); ++r) out[base + std::size_t(r)] = to_bits(x.data()[r], p.dtype);
+    };
+    pack(in.Q, h.q);
+    pack(in.K, h.k);
+    pack(in.V, h.v);
+    if (std::find(keep.begin(), keep.end(), bh) != keep.end()) h.kept.emplace_back(bh, std::move(in));
+  }
+  return h;
+}
+
+struct DeviceTensors {
+  DeviceBuffer<std::uint16_t> q, k, v, o, s, p;
+  DeviceBuffer<float> lse, m, l;
+};
+
+DeviceTensors upload(const Problem& p, const HostInputs& h) {
+  const Tiling& t = p.tiling;
+  const std::size_t rows = std::size_t(p.bh() * t.n_q);
+  DeviceTensors d;
+  d.q = DeviceBuffer<std::uint16_t>(h.q.size());
+  d.k = DeviceBuffer<std::uint16_t>(h.k.size());
+  d.v = DeviceBuffer<std::uint16_t>(h.v.size());
+  d.q.upload(h.q);
+  d.k.upload(h.k);
+  d.v.upload(h.v);
+  d.o = DeviceBuffer<std::uint16_t>(rows * std::size_t(t.d) + kCanary);
+  if (p.algo == Algo::v2) d.lse = DeviceBuffer<float>(rows + kCanary);
+  if (p.algo == Algo::v1) {
+    d.m = DeviceBuffer<float>(rows + kCanary);
+    d.l = DeviceBuffer<float>(rows + kCanary);
+  }
+  if (p.algo == Algo::standard) {
+    d.s = DeviceBuffer<std::uint16_t>(rows * std::size_t(standard_ld(t.n_k)));
+    d.p = DeviceBuffer<std::uint16_t>(rows * std::size_t(standard_ld(t.n_k)));
+  }
+  return d;
+}
+
+Args make_args(const Problem& p, const DeviceTensors& d) {
+  Args a;
+  a.q = d.q.get(), a.k = d.k.get(), a.v = d.v.get(), a.o = d.o.get();
+  a.lse = d.lse.get(), a.m = d.m.get(), a.l = d.l.get(), a.s = d.s.get(), a.p = d.p.get();
+  a.bh = p.bh();
+  a.n_q = p.tiling.n_q, a.n_k = p.tiling.n_k, a.d = int(p.tiling.d);
+  a.band = p.band;
+  a.scale = float(p.scale);
+  a.block_skip = p.block_skip;
+  a.elem = p.dtype == Dtype::bf16 ? Elem::bf16 : Elem::fp16;
+  a.tile = TileShape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
+  return a;
+}
+
+// The thread block whose statistics are traced: the Q block itself for V2, 0 otherwise.
+std::uint32_t stats_thread_block(const Problem& p, std::int64_t i) { return p.algo == Algo::v2 ? std::uint32_t(i) : 0; }
+
+void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunResult& r) {
+  const std::int64_t block = opt.stats_block.value_or(p.tiling.t_r() - 1);
+  flashlab::Trace sim = record_trace(p, TraceLevel::block);
+  add_stats(sim, p, {block}, opt.inputs);
+  std::uint32_t steps = 0;
+  for (const Event& e : sim.events)
+    if (e.block == stats_thread_block(p, block)) steps = std::max(steps, e.step + 1);
+
+  DeviceBuffer<Event> events(sim.events.size() + 64);
+  DeviceBuffer<unsigned> count(1);
+  DeviceBuffer<float> stats(std::size_t(steps) * 2 * std::size_t(p.tiling.b_r));
+  DeviceBuffer<int> written(steps);
+  count.fill_bytes(0);
+  stats.fill_bytes(0xFF);
+  written.fill_bytes(0);
+  TraceBuffers tr;
+  tr.events = events.get(), tr.count = count.get(), tr.capacity = unsigned(events.size());
+  tr.stats = stats.get(), tr.stat_written = written.get(), tr.stat_steps = steps;
+  tr.stat_block = int(block);
+  tr.traced_bh = 0;
+  launch(kernel_of(p.algo), args, &tr, nullptr);
+  check(cudaDeviceSynchronize(), "instrumented run");
+
+  flashlab::Trace gpu;
+  gpu.header.source = TraceSource::gpu;
+  gpu.header.level = TraceLevel::block;
+  gpu.header.config = resolved_config(p);
+  gpu.header.gpu = GpuRunInfo{r.device.name, opt.driver.empty() ? r.device.driver : opt.driver,
+                              opt.commit.empty() ? "unknown" : opt.commit};
+  gpu.header.command = opt.command;
+  gpu.header.inputs = opt.inputs;
+  const unsigned n = std::min<unsigned>(count.download()[0], unsigned(events.size()));
+  std::vector<Event> all = events.download();
+  gpu.events.assign(all.begin(), all.begin() + n);
+  std::stable_sort(gpu.events.begin(), gpu.events.end(),
+                   [](const Event& a, const Event& b) { return a.block != b.block ? a.block < b.block : a.step < b.step; });
+
+  const std::vector<float> m_l = stats.download();
+  const std::vector<int> w = written.download();
+  BlockStats bs{block, {}};
+  const std::size_t rows = std::size_t(p.tiling.rows(block)), b_r = std::size_t(p.tiling.b_r);
+  for (std::uint32_t step = 0; step < steps; ++step) {
+    if (!w[step]) continue;
+    StatSnapshot s{step, -1, {}, {}};
+    for (const Event& e : gpu.events)
+      if (e.block == stats_thread_block(p, block) && e.step == step) {
+        s.j = e.j;
+        break;
+      }
+    s.m.assign(m_l.begin() + std::ptrdiff_t((step * 2 + 0) * b_r), m_l.begin() + std::ptrdiff_t((step * 2 + 0) * b_r + rows));
+    s.l.assign(m_l.begin() + std::ptrdiff_t((step * 2 + 1) * b_r), m_l.begin() + std::ptrdiff_t((step * 2 + 1) * b_r + rows));
+    bs.snapshots.push_back(std::move(s));
+  }
+  gpu.stats.push_back(std::move(bs));
+
+  const DiffResult d = diff_traces(sim, gpu);
+  r.events_run = true;
+  r.events_agree = d.agree();
+  r.gpu_events = d.events_b;
+  r.sim_events = d.events_a;
+  r.stat_values = d.values_compared;
+  r.stat_differing = d.values_differing;
+  r.stats_block = block;
+  r.diff_report = format_diff(d, "sim", "gpu");
+  if (!opt.trace_path.empty()) write_trace(opt.trace_path, gpu, opt.trace_format);
+}
+
+bool canary_intact(const std::vector<std::uint16_t>& o, std::size_t used) {
+  return std::all_of(o.begin() + std::ptrdiff_t(used), o.end(), [](std::uint16_t x) { return x == 0xFFFF; });
+}
+bool canary_intact(const std::vector<float>& x, std::size_t used) {
+  return std::all_of(x.begin() + std::ptrdiff_t(used), x.end(),
+                     [](float v) { return Eigen::numext::bit_cast<std::uint32_t>(v) == 0xFFFFFFFFu; });
+}
+
+void check_numbers(const Problem& p, const HostInputs& h, const DeviceTensors& d, RunResult& r) {
+  const Tiling& t = p.tiling;
+  const std::size_t rows = std::size_t(p.bh() * t.n_q), per_head = std::size_t(t.n_q * t.d);
+  const std::vector<std::uint16_t> o = d.o.download();
+  std::vector<float> lse, m, l;
+  r.canary_intact = canary_intact(o, rows * std::size_t(t.d));
+  if (p.algo == Algo::v2) {
+    lse = d.lse.download();
+    r.canary_intact = r.canary_intact && canary_intact(lse, rows);
+  }
+  if (p.algo == Algo::v1) {
+    m = d.m.download();
+    l = d.l.download();
+    r.canary_intact = r.canary_intact && canary_intact(m, rows) && canary_intact(l, rows);
+  }
+  for (const auto& [bh, in] : h.kept) {
+    const Reference ref = reference(p, in);
+    NumericResult got;
+    got.O.resize(t.n_q, t.d);
+    for (std::size_t k = 0; k < per_head; ++k) got.O.data()[k] = from_bits(o[std::size_t(bh) * per_head + k], p.dtype);
+    got.L.resize(t.n_q);
+    for (std::int64_t row = 0; row < t.n_q; ++row) {
+      const std::size_t x = std::size_t(bh * t.n_q + row);
+      switch (p.algo) {
+        case Algo::v2: got.L[row] = lse[x]; break;
+        case Algo::v1:  // V1 keeps m and l in HBM; L = m + ln l, +inf for a row with no visible key
+          got.L[row] = l[x] > 0 ? m[x] + std::log(l[x]) : std::numeric_limits<float>::infinity();
+          break;
+        case Algo::standard:  // Algorithm 0 produces no L: its O alone is compared
+          got.L[row] = float(ref.L[row]);
+          break;
+      }
+    }
+    const NumericError e = compare(got, ref, p.algo);
+    r.numbers.push_back({bh, e});
+    r.numbers_within = r.numbers_within && e.within;
+  }
+}
+
+void dump(const std::string& dir, const Problem& p, const HostInputs& h, const DeviceTensors& d) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const void* data, std::size_t bytes) {
+    const std::string path = dir + "/" + name, tmp = path + ".tmp";
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(static_cast<const char*>(data), std::streamsize(bytes));
+    if (!f) throw std::runtime_error("cannot write " + tmp);
+    f.close();
+    fs::rename(tmp, path);
+  };
+  const std::size_t rows = std::size_t(p.bh() * p.tiling.n_q);
+  write("q.bin", h.q.data(), h.q.size() * 2);
+  write("k.bin", h.k.data(), h.k.size() * 2);
+  write("v.bin", h.v.data(), h.v.size() * 2);
+  const std::vector<std::uint16_t> o = d.o.download();
+  write("o.bin", o.data(), rows * std::size_t(p.tiling.d) * 2);
+  if (p.algo == Algo::v2) write("lse.bin", d.lse.download().data(), rows * 4);
+  nlohmann::json meta = {{"batch", p.batch}, {"heads", p.heads}, {"n_q", p.tiling.n_q}, {"n_k", p.tiling.n_k},
+                         {"d", p.tiling.d}, {"dtype", to_string(p.dtype)}, {"mask", to_string(p.mask)},
+                         {"band_lo", p.band.lo}, {"band_hi", p.band.hi}, {"scale", p.scale},
+                         {"algo", to_string(p.algo)}};
+  const std::string text = meta.dump(2);
+  write("meta.json", text.data(), text.size());
+}
+
+}  // namespace
+
+double attention_flops(const Problem& p) {
+  double pairs = 0;
+  for (std::int64_t row = 0; row < p.tiling.n_q; ++row) pairs += double(row_keys(p.band, p.tiling.n_k, row).count());
+  return 4.0 * double(p.tiling.d) * pairs * double(p.bh());
+}
+
+RunResult run_config(const Problem& p, const RunOptions& opt) {
+  require_supported(p);
+  RunResult r;
+  r.problem = p;
+  r.device = device_info();
+  const std::vector<std::int64_t> heads = opt.check && !opt.profile ? checked_heads(p, opt.check_heads) : std::vector<std::int64_t>{};
+  const HostInputs h = make_host_inputs(p, opt.inputs, heads);
+  DeviceTensors d = upload(p, h);
+  const Args args = make_args(p, d);
+  r.sim = count(p);
+  for (int x = 0; x < kTensorCount; ++x) r.sim_bytes[x] = r.sim.cost.hbm[x];
+  r.kernel_bytes = kernel_bytes(p);
+
+  if (opt.events && !opt.profile) run_events(p, opt, args, r);
+
+  for (auto* b : {&d.o}) b->fill_bytes(0xFF);  // poison: an element the kernel misses stays NaN
+  for (auto* b : {&d.lse, &d.m, &d.l}) b->fill_bytes(0xFF);
+  launch(kernel_of(p.algo), args, nullptr, nullptr);
+  check(cudaDeviceSynchronize(), "plain run");
+  if (opt.profile) return r;
+  if (opt.check) check_numbers(p, h, d, r);
+  if (!opt.dump_dir.empty()) dump(opt.dump_dir, p, h, d);
+
+  if (opt.time) {
+    r.ms = time_launches([&] { launch(kernel_of(p.algo), args, nullptr, nullptr); }, opt.warmup, opt.reps);
+    std::vector<float> sorted = r.ms;
+    std::sort(sorted.begin(), sorted.end());
+    r.median_ms = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                    : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+    r.flops = attention_flops(p);
+    r.tflops = r.median_ms > 0 ? r.flops / (r.median_ms * 1e-3) / 1e12 : 0;
+  }
+  return r;
+}
+
+}  // namespace flashlab::gpu

@@ -1,0 +1,70 @@
+// runner.hpp — one configuration on the GPU: the instrumented build's events and m, l against
+// the simulator (trace diff), the plain build's O and L against the float64 reference, and the
+// plain build's time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device.hpp"
+#include "flashlab/config.hpp"
+#include "flashlab/counters.hpp"
+#include "flashlab/numerics.hpp"
+#include "flashlab/trace.hpp"
+#include "flashlab/trace_io.hpp"
+#include "hw_bytes.hpp"
+
+namespace flashlab::gpu {
+
+struct RunOptions {
+  InputSpec inputs;                      // fills and seed; head h uses seed + h
+  bool events = true;                    // run the instrumented build and diff it with the simulator
+  std::optional<std::int64_t> stats_block;  // Q block whose m, l are compared (default: the last)
+  bool check = true;                     // O and L of the plain build against float64
+  int check_heads = 0;                   // heads checked (0: all when small, else first and last)
+  bool time = false;                     // time the plain build
+  int warmup = 5, reps = 30;
+  bool profile = false;                  // launch the plain build once and nothing else (for ncu)
+  std::string trace_path;                // write the GPU trace here (empty: none)
+  TraceFormat trace_format = TraceFormat::binary;
+  std::string dump_dir;                  // write Q K V O (L, m, l) raw for an outside comparison
+  std::string commit, driver, command;   // trace header facts (driver: overrides the detected one)
+};
+
+struct HeadError {
+  std::int64_t bh = 0;
+  NumericError error;
+};
+
+struct RunResult {
+  Problem problem;
+  DeviceInfo device;
+  // Level 1 (events) and the m, l part of level 2.
+  bool events_run = false, events_agree = false;
+  std::uint64_t gpu_events = 0, sim_events = 0, stat_values = 0, stat_differing = 0;
+  std::int64_t stats_block = -1;
+  std::string diff_report;
+  // Level 2: O and L of the plain build.
+  std::vector<HeadError> numbers;
+  bool numbers_within = true, canary_intact = true;
+  // Timing of the plain build.
+  std::vector<float> ms;
+  double median_ms = 0, flops = 0, tflops = 0;
+  // Level 3 predictions (the profiler's figures are read by scripts/gpu/validate.py).
+  TensorBytes sim_bytes{}, kernel_bytes{};
+  Counters sim;  // the simulator's counts of the same configuration (all heads)
+
+  bool passed() const { return (!events_run || events_agree) && numbers_within && canary_intact; }
+};
+
+/// Runs p on the current device. Throws ConfigError for a config the kernels do not support
+/// (dtype fp32, d, tile shape, split, sizes), std::runtime_error for CUDA failures.
+RunResult run_config(const Problem& p, const RunOptions& opt);
+
+/// Matmul FLOPs of the visible (row, key) pairs, 4 d per pair (Q K^T and P V), all heads: the
+/// FLOP count that TFLOP/s figures use (a causal mask halves it, as in the FA2 paper's plots).
+double attention_flops(const Problem& p);
+
+}  // namespace flashlab::gpu

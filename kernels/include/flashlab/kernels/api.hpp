@@ -1,0 +1,92 @@
+// api.hpp — the host interface of the CUDA kernels (kernels/src/*.cu): what a launch needs, the
+// tile shapes compiled in, and the event/statistics buffers of the instrumented build.
+//
+// Memory layout (elements, row-major, one contiguous tensor each, as PyTorch's (B, H, N, d)):
+//   Q (batch*heads, N_q, d), K and V (batch*heads, N_k, d), O (batch*heads, N_q, d) at e_in bytes;
+//   L, and V1's m and l (batch*heads, N_q) in fp32; standard's S and P (batch*heads, N_q, N_k)
+//   at e_in bytes with a row stride of standard_ld(N_k) elements. Any N_q, N_k >= 1; d in
+//   {32, 64, 128}.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "flashlab/event.hpp"
+#include "flashlab/tiling.hpp"
+
+namespace flashlab::gpu {
+
+/// Input element type of the kernels (accumulation is always fp32 on the tensor cores).
+enum class Elem : std::uint8_t { fp16 = 0, bf16 = 1 };
+
+/// Row stride (elements) of standard attention's S and P: N_k rounded up to 16, so that every
+/// row starts on a 32-byte sector and is moved in whole 16-byte chunks.
+FL_HD std::int64_t standard_ld(std::int64_t n_k) { return (n_k + 15) / 16 * 16; }
+
+/// The largest N_k of standard attention: its softmax kernel holds one row of S in SRAM (fp32).
+inline constexpr std::int64_t kStandardMaxNk = 48 * 1024;
+
+/// The three forward algorithms, as in config.hpp's Algo (kept separate so that the .cu files
+/// include only the host+device headers).
+enum class Kernel : std::uint8_t { standard = 0, v1 = 1, v2 = 2 };
+
+/// A tile shape compiled into a kernel: B_r x B_c with `warps` warps per thread block.
+struct TileShape {
+  int b_r = 0, b_c = 0, warps = 0;
+  bool operator==(const TileShape& o) const { return b_r == o.b_r && b_c == o.b_c && warps == o.warps; }
+};
+
+/// The tile shapes instantiated for `k` at head dim d (empty for an unsupported d). The lists
+/// are the switch cases of kernels/src/*.cu; a shape not listed is rejected with ConfigError.
+std::vector<TileShape> compiled_tiles(Kernel k, int d);
+
+/// One attention forward launch. Pointers are device pointers; unused ones may be null
+/// (L: V2 only; m, l: V1 only; S, P: standard only).
+struct Args {
+  const void* q = nullptr;  // (bh, N_q, d)
+  const void* k = nullptr;  // (bh, N_k, d)
+  const void* v = nullptr;  // (bh, N_k, d)
+  void* o = nullptr;        // (bh, N_q, d)
+  float* lse = nullptr;     // L = m + ln l, (bh, N_q) fp32             (V2)
+  float* m = nullptr;       // running row max in HBM, (bh, N_q) fp32   (V1)
+  float* l = nullptr;       // running row sum in HBM, (bh, N_q) fp32   (V1)
+  void* s = nullptr;        // S = scale Q K^T, (bh, N_q, standard_ld(N_k))   (standard)
+  void* p = nullptr;        // P = softmax(S), (bh, N_q, standard_ld(N_k))    (standard)
+  std::int64_t bh = 1;      // batch * heads
+  std::int64_t n_q = 0, n_k = 0;
+  int d = 0;
+  Band band;                // the mask as a band on c - r (tiling.hpp)
+  float scale = 0;          // softmax scale (1/sqrt(d) by default)
+  bool block_skip = true;   // visit only tiles with a visible element
+  Elem elem = Elem::fp16;
+  TileShape tile;
+};
+
+/// Where the instrumented build writes. Only thread blocks of (batch*head) `traced_bh` record,
+/// so the stream is the one (batch, head) that the simulator walks. Events are appended with an
+/// atomic counter, one recording thread per thread block, in program order; the host sorts them
+/// stably by (block, step). m and l snapshots (fp32, after every step the simulator snapshots)
+/// go to stats[(step * 2 + {0: m, 1: l}) * B_r + row] for Q block `stat_block`, and
+/// stat_written[step] = 1 marks the steps written.
+struct TraceBuffers {
+  Event* events = nullptr;
+  unsigned* count = nullptr;       // events appended (may exceed capacity: then the run failed)
+  unsigned capacity = 0;
+  float* stats = nullptr;
+  int* stat_written = nullptr;
+  unsigned stat_steps = 0;         // capacity of stats in steps
+  int stat_block = -1;             // Q block whose m, l are recorded (-1: none)
+  std::int64_t traced_bh = 0;
+};
+
+/// Launches the plain build of `k` (trace == nullptr) or the instrumented build (events, m, l).
+/// Throws ConfigError (error.hpp) for a d, tile shape or size the kernels do not support, and
+/// std::runtime_error with the CUDA error text when a launch fails.
+void launch(Kernel k, const Args& a, const TraceBuffers* trace, cudaStream_t stream);
+
+/// Names of the CUDA kernels that launch(k) runs, in launch order (for profiler filters).
+std::vector<const char*> kernel_names(Kernel k);
+
+}  // namespace flashlab::gpu

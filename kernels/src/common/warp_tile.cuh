@@ -1,0 +1,163 @@
+// warp_tile.cuh — what one warp does with its slice of a tile, on the tensor cores.
+//
+// A warp owns kMT m-tiles of 16 rows. Its accumulators live in registers in the C-fragment layout
+// of mma.cuh: thread (g, t) of the warp holds, for every m-tile mt and 8-column n-tile nt, rows
+// g and g + 8 at columns 2t and 2t + 1. The row statistics of FA1/FA2 (m, l) therefore need a
+// reduction over the 4 threads of a quad (the threads with the same g), never over the warp.
+#pragma once
+
+#include <cstdint>
+
+#include "common/copy.cuh"
+#include "common/mma.cuh"
+#include "flashlab/tiling.hpp"
+
+namespace flashlab::gpu {
+
+/// s (kMT*16, kNT*8) = Q_w K_w^T: Q_w is the warp's row slice of sram_Qi, starting at `sram_Q`
+/// (pitch kPitch<D>); K_w the kNT*8 key rows of sram_Kj starting at `sram_K` (FA2 Alg. 1 line 8,
+/// without the scale, which the softmax folds into its exp2).
+template <class T, int kMT, int kNT, int D>
+__device__ __forceinline__ void scores(float (&s)[kMT][kNT][4], const T* sram_Q, const T* sram_K, int lane) {
+  static_assert(kNT % 2 == 0 && D % 16 == 0);
+  constexpr int P = kPitch<D>;
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t a[kMT][4];  // Q_w, 16 rows x 16 of d per m-tile
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+      ldmatrix_x4(a[mt], sram_Q + (mt * 16 + lane % 16) * P + kk * 16 + (lane / 16) * 8);
+#pragma unroll
+    for (int np = 0; np < kNT / 2; ++np) {
+      std::uint32_t b[4];  // K_w^T, 16 of d x 16 keys: two n-tiles
+      ldmatrix_x4(b, sram_K + (np * 16 + lane % 8 + (lane / 16) * 8) * P + kk * 16 + ((lane / 8) % 2) * 8);
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        mma_16816<T>(s[mt][2 * np], a[mt], b[0], b[1]);
+        mma_16816<T>(s[mt][2 * np + 1], a[mt], b[2], b[3]);
+      }
+    }
+  }
+}
+
+/// The A fragment of P~ for 16-key chunk kc, cast to the input type (FA2 casts P~ before P~V).
+template <class T, int kMT, int kNT>
+__device__ __forceinline__ void p_fragment(std::uint32_t (&pa)[kMT][4], const float (&s)[kMT][kNT][4], int kc) {
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt) {
+    pa[mt][0] = ElemTraits<T>::pack(s[mt][2 * kc][0], s[mt][2 * kc][1]);
+    pa[mt][1] = ElemTraits<T>::pack(s[mt][2 * kc][2], s[mt][2 * kc][3]);
+    pa[mt][2] = ElemTraits<T>::pack(s[mt][2 * kc + 1][0], s[mt][2 * kc + 1][1]);
+    pa[mt][3] = ElemTraits<T>::pack(s[mt][2 * kc + 1][2], s[mt][2 * kc + 1][3]);
+  }
+}
+
+/// The A fragment of P for 16-key chunk kc from an SRAM tile (standard attention reads P from HBM).
+template <class T, int kMT, int kPitchP>
+__device__ __forceinline__ void p_fragment_sram(std::uint32_t (&pa)[kMT][4], const T* sram_P, int kc, int lane) {
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+    ldmatrix_x4(pa[mt], sram_P + (mt * 16 + lane % 16) * kPitchP + kc * 16 + (lane / 16) * 8);
+}
+
+/// o (kMT*16, D) += P~ (kMT*16, 16 keys) V_c, V_c the 16 rows of sram_Vj starting at `sram_V`.
+template <class T, int kMT, int D>
+__device__ __forceinline__ void pv_chunk(float (&o)[kMT][D / 8][4], const std::uint32_t (&pa)[kMT][4],
+                                         const T* sram_V, int lane) {
+  constexpr int P = kPitch<D>;
+#pragma unroll
+  for (int dp = 0; dp < D / 16; ++dp) {
+    std::uint32_t b[4];  // V_c, 16 keys x 16 of d, transposed into two n-tiles
+    ldmatrix_x4_trans(b, sram_V + (lane % 8 + ((lane / 8) % 2) * 8) * P + dp * 16 + (lane / 16) * 8);
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      mma_16816<T>(o[mt][2 * dp], pa[mt], b[0], b[1]);
+      mma_16816<T>(o[mt][2 * dp + 1], pa[mt], b[2], b[3]);
+    }
+  }
+}
+
+/// Sets masked scores to -inf: key c >= N_k (ragged last tile) or outside the band (the mask).
+/// row0 / col0: global query row / key of the warp's first row / column.
+template <int kMT, int kNT>
+__device__ __forceinline__ void mask_scores(float (&s)[kMT][kNT][4], const Band& band, std::int64_t row0,
+                                            std::int64_t col0, std::int64_t n_k, int lane) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const std::int64_t r = row0 + mt * 16 + g + (e / 2) * 8, c = col0 + nt * 8 + 2 * t + (e % 2);
+        if (c >= n_k || !visible(band, r, c)) s[mt][nt][e] = -INFINITY;
+      }
+}
+
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+/// Row max of the warp's scores: out[mt][h] for row mt*16 + g + 8h (reduced over the quad).
+template <int kMT, int kNT>
+__device__ __forceinline__ void row_max(float (&out)[kMT][2], const float (&s)[kMT][kNT][4]) {
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float x = -INFINITY;
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt) x = fmaxf(x, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+      out[mt][h] = quad_max(x);
+    }
+}
+
+/// s = exp(scale * (s - m)) with m per row (in units of raw scores; a row with m = -inf, all of
+/// it masked so far, uses 0 so that every p is exp(-inf) = 0, never NaN). Returns this thread's
+/// part of each row sum in sum[mt][h] (a quad_sum away from the row's).
+template <int kMT, int kNT>
+__device__ __forceinline__ void exp_scores(float (&s)[kMT][kNT][4], float (&sum)[kMT][2], const float (&m)[kMT][2],
+                                           float scale_log2) {
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float m_scaled = m[mt][h] == -INFINITY ? 0.f : m[mt][h] * scale_log2;
+      float acc = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          s[mt][nt][e] = exp2f(fmaf(s[mt][nt][e], scale_log2, -m_scaled));
+          acc += s[mt][nt][e];
+        }
+      sum[mt][h] = acc;
+    }
+}
+
+/// Writes a warp's fp32 accumulators, row (mt, h) multiplied by row_scale[mt][h], into an SRAM
+/// tile of T (pitch kP) starting at the warp's first row.
+template <class T, int kMT, int kNT, int kP>
+__device__ __forceinline__ void store_fragments(T* sram, const float (&acc)[kMT][kNT][4],
+                                                const float (&row_scale)[kMT][2], int lane) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        *reinterpret_cast<std::uint32_t*>(sram + (mt * 16 + g + 8 * h) * kP + nt * 8 + 2 * t) =
+            ElemTraits<T>::pack(acc[mt][nt][2 * h] * row_scale[mt][h], acc[mt][nt][2 * h + 1] * row_scale[mt][h]);
+}
+
+}  // namespace flashlab::gpu
