@@ -21,8 +21,8 @@ using json = nlohmann::json;
 void check_keys(const json& obj, const std::string& where, std::initializer_list<const char*> allowed,
                 std::initializer_list<const char*> required) {
   if (!obj.is_object()) bad(where, obj.dump().substr(0, 80), "a JSON object");
-  for (const auto& [key, value] : obj.items()) {
-    (void)value;
+  for (const auto& item : obj.items()) {
+    const std::string& key = item.key();
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
       std::string names;
       for (const char* a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
@@ -151,8 +151,8 @@ TraceHeader parse_header(std::string_view text) {
     const json& in = j.at("inputs");
     check_keys(in, "inputs", {"q", "k", "v", "seed"}, {"q", "k", "v", "seed"});
     InputSpec s{get_string(in, "inputs", "q"), get_string(in, "inputs", "k"), get_string(in, "inputs", "v"), 0};
-    for (auto [name, text] : {std::pair{"q", &s.q}, std::pair{"k", &s.k}, std::pair{"v", &s.v}})
-      named(std::string("inputs.") + name, [&] { return parse_fill(name, *text); });
+    for (const auto& fill : {std::pair{"q", &s.q}, std::pair{"k", &s.k}, std::pair{"v", &s.v}})
+      named(std::string("inputs.") + fill.first, [&] { return parse_fill(fill.first, *fill.second); });
     if (!in.at("seed").is_number_unsigned()) bad("inputs.seed", in.at("seed").dump().substr(0, 80), "an integer >= 0");
     s.seed = in.at("seed").get<std::uint64_t>();
     h.inputs = s;

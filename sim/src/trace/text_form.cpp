@@ -155,8 +155,12 @@ void put_values(std::string& out, char name, const std::vector<float>& v) {
 }
 
 std::vector<float> get_values(Lines& lines, char name, std::size_t rows) {
-  Fields f(lines.next(name == 'm' ? "the m values" : "the l values"), lines);
+  const std::string_view line = lines.next(name == 'm' ? "the m values" : "the l values");
+  Fields f(line, lines);
   f.expect(std::string_view(&name, 1));
+  if (line.size() < 2 * rows)  // each value takes at least two characters: allocate only what can be there
+    f.fail(name == 'm' ? "m" : "l", std::to_string(line.size()) + " characters",
+           std::to_string(rows) + " values separated by spaces");
   std::vector<float> v(rows);
   for (float& x : v) x = f.real(name == 'm' ? "m" : "l");
   f.end();
