@@ -43,7 +43,8 @@ bool write_layout(const std::string& path, const Viewer& v, int width, int heigh
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
-void apply(const AppOptions& o, Viewer& v) {
+// Returns false when a trace file of the command line cannot be opened.
+bool apply(const AppOptions& o, Viewer& v) {
   v.config.model = o.model;
   v.map.mode = o.map_mode;
   v.map.metric = o.metric;
@@ -51,9 +52,15 @@ void apply(const AppOptions& o, Viewer& v) {
   v.sweep.axis = o.sweep_axis;
   v.playback.numerics = o.numerics;
   v.playback.clock.speed = o.speed;
+  for (std::size_t k = 0; k < o.traces.size(); ++k)
+    if (!v.traces.open(int(k), o.traces[k])) {
+      std::fprintf(stderr, "flashlab-viewer: %s\n", v.traces.error[k].c_str());
+      return false;
+    }
   v.show(o.tab);
   v.seek(o.step);
   if (o.play) v.playback.clock.play();
+  return true;
 }
 
 }  // namespace
@@ -69,7 +76,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "flashlab-viewer: %s\n", e.what());
     return 2;
   }
-  apply(opt, *viewer);
+  if (!apply(opt, *viewer)) return 2;
 
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "flashlab/config.hpp"
 #include "panels/viewer.hpp"
@@ -28,6 +29,7 @@ struct AppOptions {
   double speed = 8;
   bool numerics = false;
   SweepAxis sweep_axis = SweepAxis::block;
+  std::vector<std::string> traces;  // --trace FILE (at most twice): traces A and B
 };
 
 /// Parses argv. Returns the exit code to leave with (0 after --help) when the program should not

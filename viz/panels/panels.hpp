@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "flashlab/diff.hpp"
 #include "model/background.hpp"
 #include "model/comparison.hpp"
 #include "model/hbm_sweep.hpp"
@@ -14,6 +15,7 @@
 #include "model/playback.hpp"
 #include "model/session.hpp"
 #include "model/stat_history.hpp"
+#include "model/trace_view.hpp"
 #include "panels/grid_view.hpp"
 #include "panels/texture.hpp"
 
@@ -102,6 +104,37 @@ class SweepPanel {
  private:
   std::uint64_t generation_ = ~std::uint64_t(0);
   SweepAxis job_axis_ = SweepAxis::block;
+};
+
+/// Trace files: open, play, compare two, write one (trace_panel.cpp).
+class TracePanel {
+ public:
+  void draw(const Session& s, TextureSink& sink);
+  /// Opens `file` as trace A (which = 0) or B (1); false, with the message in error[which], when
+  /// it cannot be read. Compares A and B when both are open.
+  bool open(int which, const std::string& file);
+  /// Moves A's playback to the (block, step) where A and B first differ; false when they agree.
+  bool go_to_divergence();
+
+  std::string path[2];
+  std::unique_ptr<TraceView> view[2];
+  std::string error[2];
+  std::optional<DiffResult> diff;  // A against B
+  std::string diff_error;          // why A and B cannot be compared
+  Playback clock;                  // position among A's (block, step) groups
+  std::string record_path = "flashlab.trace";
+  int record_level = 0, record_format = 0;
+  Background<std::string> record_job;
+
+ private:
+  void compare();
+  void draw_open();
+  void draw_play(TextureSink& sink);
+  void draw_diff();
+  void draw_record(const Session& s);
+  std::unique_ptr<TileAnalysis> analysis;  // of A's config, for its map
+  TextureSlot texture;
+  std::uint64_t opened_ = 0;
 };
 
 }  // namespace flashlab::viz

@@ -62,6 +62,7 @@ void Viewer::inspector() {
       {Tab::playback, "Playback", "Step through the schedule: SRAM residency and HBM traffic as they happen."},
       {Tab::compare, "V1 vs V2", "FA1 Algorithm 1 and FA2 Algorithm 1 on the same config, in step."},
       {Tab::sweep, "HBM vs block size", "HBM traffic of this config as the block size or SRAM size changes."},
+      {Tab::traces, "Traces", "Open a trace file (simulator or GPU) and play it; open two and see where they diverge."},
   };
   for (const Item& it : items) {
     const ImGuiTabItemFlags flags = select_tab_ && it.tab == tab_ ? ImGuiTabItemFlags_SetSelected : 0;
@@ -75,6 +76,7 @@ void Viewer::inspector() {
       case Tab::playback: playback.draw(session); break;
       case Tab::compare: compare.draw(session, playback.clock, sink_); break;
       case Tab::sweep: sweep.draw(session); break;
+      case Tab::traces: traces.draw(session, sink_); break;
     }
     ImGui::EndTabItem();
   }

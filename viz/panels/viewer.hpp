@@ -10,8 +10,7 @@
 
 namespace flashlab::viz {
 
-enum class Tab : std::uint8_t { tile = 0, playback, compare, sweep };
-inline constexpr const char* kTabNames[] = {"tile", "playback", "compare", "sweep"};
+enum class Tab : std::uint8_t { tile = 0, playback, compare, sweep, traces };
 
 class Viewer {
  public:
@@ -38,6 +37,7 @@ class Viewer {
   PlaybackPanel playback;
   ComparePanel compare;
   SweepPanel sweep;
+  TracePanel traces;
 
  private:
   void inspector();
