@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   register_compare(app);
   register_run(app);
   register_sweep(app);
+  register_trace(app);
+  register_diff(app);
 
   try {
     if (argc > 1 && argv[1][0] != '-') {  // an unknown command gets its name in the message

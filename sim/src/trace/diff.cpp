@@ -176,8 +176,8 @@ DiffResult diff_traces(const Trace& a, const Trace& b, const DiffOptions& opt) {
   if (!cfg.empty()) {
     std::string list;
     for (const auto& s : cfg) list += (list.empty() ? "" : "; ") + s;
-    throw ConfigError("traces", "of different configs (" + list + ")",
-                      "two traces of one config; `flashlab compare` sets different configs side by side");
+    throw ConfigError("trace configs", "differ (" + list + ")",
+                      "two traces of one config (`flashlab compare` sets different configs side by side)");
   }
   DiffResult r;
   const bool block_only = a.header.level != b.header.level;
@@ -218,7 +218,8 @@ std::string format_diff(const DiffResult& r, const std::string& na, const std::s
       o << "\n";
     }
   }
-  o << "differing events: " << r.differing_events << " in " << r.differing_steps << " steps (" << na << ": "
+  o << "differing events: " << r.differing_events << " in " << r.differing_steps
+    << (r.differing_steps == 1 ? " step (" : " steps (") << na << ": "
     << r.events_a << " events, " << nb << ": " << r.events_b << ")\n";
   if (r.first_stat) {
     const StatDivergence& s = *r.first_stat;

@@ -1,0 +1,90 @@
+// cmd_trace.cpp — `flashlab trace`: the event trace of one config, one (batch, head), written to a
+// file (text or binary, block or warp level; docs/events.md), with m and l of chosen Q blocks.
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "config_flags.hpp"
+#include "flashlab/error.hpp"
+#include "flashlab/executor.hpp"
+#include "flashlab/trace_io.hpp"
+#include "report.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+struct TraceArgs {
+  std::string out, format = "binary", level = "block", stats_blocks, q = "random", k = "random", v = "random",
+                   seed = "0";
+};
+
+// "I,J,..." -> the Q block indices (range-checked by add_stats).
+std::vector<std::int64_t> parse_blocks(const std::string& text) {
+  std::vector<std::int64_t> blocks;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ','))
+    blocks.push_back(parse_int("stats-blocks", item, "Q block indices separated by commas, e.g. 0,3"));
+  if (blocks.empty()) throw ConfigError("stats-blocks", text, "Q block indices separated by commas, e.g. 0,3");
+  return blocks;
+}
+
+void write(const Config& c, const TraceArgs& a) {
+  const Problem p = resolve(c);
+  if (a.out.empty()) throw ConfigError("output", "(none)", "a file name: -o FILE");
+  const TraceFormat format = parse_trace_format(a.format);
+  Trace stats;  // header and statistics, when asked for
+  stats.header.config = resolved_config(p);
+  stats.header.level = parse_trace_level(a.level);
+  if (!a.stats_blocks.empty()) {
+    const std::int64_t seed = parse_int("seed", a.seed, "an integer >= 0");
+    if (seed < 0) throw ConfigError("seed", a.seed, "an integer >= 0");
+    add_stats(stats, p, parse_blocks(a.stats_blocks), InputSpec{a.q, a.k, a.v, std::uint64_t(seed)});
+  }
+  TraceFileWriter w(a.out, p, stats.header, format);
+  Executor ex(p);
+  ex.add_observer(&w);
+  ex.run();
+  w.finish(stats.stats);
+  std::cout << fmt::format("{}\nwrote {}: {} events ({}-level, {} form, one (batch, head))", config_line(p), a.out,
+                           group_digits(w.events_written()), a.level, a.format);
+  if (!stats.stats.empty()) {
+    std::string blocks;
+    for (const BlockStats& b : stats.stats) blocks += (blocks.empty() ? "" : ",") + std::to_string(b.i);
+    std::cout << fmt::format("; m and l of Q blocks {} after each step", blocks);
+  }
+  std::cout << "\n";
+}
+
+}  // namespace
+
+void register_trace(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "trace", "Write the event trace of one config (one (batch, head)) to a file: text or binary, block or warp level");
+  auto flags = add_config_flags(*cmd);
+  auto args = std::make_shared<TraceArgs>();
+  cmd->add_option("-o,--output", args->out, "the trace file to write (written to a temporary name, then renamed)")
+      ->type_name("FILE")
+      ->required();
+  cmd->add_option("--format", args->format, "binary (40-byte records) | text (one line per event); default binary")
+      ->type_name("FORM");
+  cmd->add_option("--level", args->level,
+                  "block (what the CUDA kernels record) | warp (with per-warp compute, reduce, barrier); default block")
+      ->type_name("LEVEL");
+  cmd->add_option("--stats-blocks", args->stats_blocks, "record m and l of these Q blocks after each step (numerics)")
+      ->type_name("I,J")
+      ->group("Statistics");
+  const auto fill = [cmd](const char* name, std::string& value, const char* help) {
+    cmd->add_option(name, value, help)->type_name("FILL")->group("Statistics");
+  };
+  fill("--q", args->q, "Q input for the statistics: random | zero | index | a number (default random)");
+  fill("--k", args->k, "K input, as --q");
+  fill("--v", args->v, "V input, as --q");
+  cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->type_name("INT")->group("Statistics");
+  cmd->callback([flags, args] { write(flags->build(), *args); });
+}
+
+}  // namespace flashlab::cli
