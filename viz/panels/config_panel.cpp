@@ -231,8 +231,9 @@ void ConfigPanel::draw(Session& s) {
               format_bytes(double(k.sram_capacity)).c_str());
   ImGui::Text("HBM: read %s, write %s", format_bytes(double(k.cost.read_bytes())).c_str(),
               format_bytes(double(k.cost.write_bytes())).c_str());
-  ImGui::Text("grid %s blocks, %s wave(s) on %s", format_count(std::uint64_t(k.grid_blocks)).c_str(),
-              format_count(std::uint64_t(k.waves)).c_str(), s.problem().gpu.name.c_str());
+  ImGui::Text("grid: %s thread block%s, %s wave%s on %s", format_count(std::uint64_t(k.grid_blocks)).c_str(),
+              k.grid_blocks == 1 ? "" : "s", format_count(std::uint64_t(k.waves)).c_str(), k.waves == 1 ? "" : "s",
+              s.problem().gpu.name.c_str());
 }
 
 }  // namespace flashlab::viz

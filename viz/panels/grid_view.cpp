@@ -58,17 +58,18 @@ GridHit draw_grid(const char* id, const GridLayout& lay, const GridAxes& ax, ImT
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float fh = ImGui::GetFontSize();
   const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowWidth() - 2;
+  auto label = [&](std::int64_t t) { return ax.short_labels ? format_tokens(t) : std::to_string(t); };
   for (std::int64_t t : token_ticks(std::int64_t(col_end), lay.max.x - lay.min.x, 56)) {
     const float x = lay.x_of(double(t));
     dl->AddLine({x, lay.min.y - 4}, {x, lay.min.y}, text);
-    const std::string s = format_tokens(ax.col_origin + t);
+    const std::string s = label(ax.col_origin + t);
     const float tw = ImGui::CalcTextSize(s.c_str()).x;
     if (x + tw / 2 < right_edge) dl->AddText({x - tw / 2, lay.min.y - 4 - fh}, text, s.c_str());
   }
   for (std::int64_t t : token_ticks(std::int64_t(row_end), lay.max.y - lay.min.y, fh * 1.6f)) {
     const float y = lay.y_of(double(t));
     dl->AddLine({lay.min.x - 4, y}, {lay.min.x, y}, text);
-    const std::string s = format_tokens(ax.row_origin + t);
+    const std::string s = label(ax.row_origin + t);
     const float tw = ImGui::CalcTextSize(s.c_str()).x;
     dl->AddText({lay.min.x - 6 - tw, y - fh / 2}, text, s.c_str());
   }

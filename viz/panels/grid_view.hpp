@@ -16,6 +16,7 @@ struct GridAxes {
   std::int64_t row_tokens = 1, col_tokens = 1;  // tokens per cell: B_r x B_c for tiles, 1 x 1 for elements
   std::int64_t row_origin = 0, col_origin = 0;  // token index of the first row / column (axis labels)
   std::int64_t row_valid = 1, col_valid = 1;    // tokens that exist (N_q, N_k; rows(i), cols(j))
+  bool short_labels = true;                      // "32k" (format_tokens) or every digit
 };
 
 /// Where a grid lands on screen: the cells' rectangle (padding tokens included), token aspect

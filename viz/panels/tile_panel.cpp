@@ -115,7 +115,7 @@ void TilePanel::draw(const Session& s, TileRef tile, TextureSink& sink) {
   warp_legend(p, tile.i, tile.j);
 
   const std::int64_t rows = p.tiling.rows(tile.i), cols = p.tiling.cols(tile.j);
-  const GridAxes ax{rows, cols, 1, 1, tile.i * p.tiling.b_r, tile.j * p.tiling.b_c, rows, cols};
+  const GridAxes ax{rows, cols, 1, 1, tile.i * p.tiling.b_r, tile.j * p.tiling.b_c, rows, cols, false};
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const GridLayout lay = grid_layout(ax, ImGui::GetCursorScreenPos(), {avail.x, std::min(avail.y, 240.0f)});
   const int w = lay.pixel_width(), h = lay.pixel_height();
