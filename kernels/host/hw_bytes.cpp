@@ -1,7 +1,6 @@
 // hw_bytes.cpp — the kernels' global-memory bytes at sector granularity (hw_bytes.hpp).
 #include "hw_bytes.hpp"
 
-#include "flashlab/kernels/api.hpp"
 #include "flashlab/tiling.hpp"
 
 namespace flashlab::gpu {

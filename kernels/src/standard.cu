@@ -31,8 +31,8 @@ __global__ void __launch_bounds__(W * 32) fl_standard_scores(const Args a, const
 
   extern __shared__ __align__(16) unsigned char smem[];
   T* sram_Qi = reinterpret_cast<T*>(smem);    // (B_r, d)
-  T* sram_Kj = sram_Qi + BR * kPitch<D>;      // (B_c, d)
-  T* sram_Sij = sram_Kj + BC * kPitch<D>;     // (B_r, B_c)
+  T* sram_Kj = sram_Qi + BR * D;      // (B_c, d)
+  T* sram_Sij = sram_Kj + BC * D;     // (B_r, B_c)
   const T* hbm_K = static_cast<const T*>(a.k) + bh * a.n_k * D;
   T* hbm_Si = static_cast<T*>(a.s) + (bh * a.n_q + std::int64_t(i) * BR) * ld;  // (rows_i, ld)
 
@@ -47,13 +47,13 @@ __global__ void __launch_bounds__(W * 32) fl_standard_scores(const Args a, const
     cp_async_wait<0>();
     __syncthreads();  // K_j has landed; the previous S_ij has been stored
     float s[kMT][kNT][4];
-    scores<T, kMT, kNT, D>(s, sram_Qi + warp_row0 * kPitch<D>, sram_Kj, lane);
+    scores<T, kMT, kNT, D>(s, sram_Qi + warp_row0 * D, sram_Kj, lane);
     __syncthreads();  // every warp is done with K_j
     if (j + 1 < t.t_c()) {
       load_tile_async<T, BC, D, kThreads>(sram_Kj, hbm_K + (j + 1) * BC * D, D, int(t.cols(j + 1)), D);
       cp_async_commit();
     }
-    store_fragments<T, kMT, kNT, kPitch<BC>>(sram_Sij + warp_row0 * kPitch<BC>, s, scale_rows, lane);
+    store_fragments<T, kMT, kNT, BC>(sram_Sij + warp_row0 * BC, s, scale_rows, lane);
     __syncthreads();
     store_tile<T, BR, BC, kThreads>(hbm_Si + j * BC, ld, sram_Sij, rows_i, int(t.cols(j)));
   }
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads) fl_standard_softmax(const Arg
 template <class T, int D, int BR, int BC, int W, bool kRecord>
 __global__ void __launch_bounds__(W * 32) fl_standard_output(const Args a, const TraceBuffers trace) {
   constexpr int kMT = BR / W / 16, kDT = D / 8, kThreads = W * 32, e = sizeof(T);
-  static_assert(BR * kPitch<BC> + BC * kPitch<D> >= BR * kPitch<D>, "O_i is staged over P_ij and V_j");
+  static_assert(BR * BC + BC * D >= BR * D, "O_i is staged over P_ij and V_j");
   const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * (BR / W);
   const std::int64_t bh = blockIdx.y, ld = standard_ld(a.n_k);
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(W * 32) fl_standard_output(const Args a, const
 
   extern __shared__ __align__(16) unsigned char smem[];
   T* sram_Pij = reinterpret_cast<T*>(smem);  // (B_r, B_c)
-  T* sram_Vj = sram_Pij + BR * kPitch<BC>;   // (B_c, d)
+  T* sram_Vj = sram_Pij + BR * BC;   // (B_c, d)
   T* sram_Oi = sram_Pij;                     // (B_r, d), at the end
   const T* hbm_Pi = static_cast<const T*>(a.p) + (bh * a.n_q + std::int64_t(i) * BR) * ld;
   const T* hbm_V = static_cast<const T*>(a.v) + bh * a.n_k * D;
@@ -159,15 +159,15 @@ __global__ void __launch_bounds__(W * 32) fl_standard_output(const Args a, const
 #pragma unroll
     for (int kc = 0; kc < BC / 16; ++kc) {
       std::uint32_t pa[kMT][4];
-      p_fragment_sram<T, kMT, kPitch<BC>>(pa, sram_Pij + warp_row0 * kPitch<BC>, kc, lane);
-      pv_chunk<T, kMT, D>(o, pa, sram_Vj + kc * 16 * kPitch<D>, lane);
+      p_fragment_sram<T, kMT, BC>(pa, sram_Pij + warp_row0 * BC, kc, lane);
+      pv_chunk<T, kMT, D>(o, pa, sram_Vj + kc * 16 * D, lane);
     }
     __syncthreads();  // every warp is done with P_ij and V_j
   }
   float ones[kMT][2];
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt) ones[mt][0] = ones[mt][1] = 1.f;
-  store_fragments<T, kMT, kDT, kPitch<D>>(sram_Oi + warp_row0 * kPitch<D>, o, ones, lane);
+  store_fragments<T, kMT, kDT, D>(sram_Oi + warp_row0 * D, o, ones, lane);
   __syncthreads();
   store_tile<T, BR, D, kThreads>(static_cast<T*>(a.o) + (bh * a.n_q + std::int64_t(i) * BR) * D, D, sram_Oi,
                                  rows_i, D);
@@ -176,9 +176,9 @@ __global__ void __launch_bounds__(W * 32) fl_standard_output(const Args a, const
 template <class T, int D, int BR, int BC, int W>
 void launch_shape(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
   const dim3 tiles(unsigned((a.n_q + BR - 1) / BR), unsigned(a.bh)), rows(unsigned(a.n_q), unsigned(a.bh));
-  const std::size_t scores_smem = ((BR + BC) * kPitch<D> + BR * kPitch<BC>) * sizeof(T);
+  const std::size_t scores_smem = ((BR + BC) * D + BR * BC) * sizeof(T);
   const std::size_t softmax_smem = ((a.n_k + 7) / 8 * 8 + kSoftmaxThreads / 32) * sizeof(float);
-  const std::size_t output_smem = (BR * kPitch<BC> + BC * kPitch<D>) * sizeof(T);
+  const std::size_t output_smem = (BR * BC + BC * D) * sizeof(T);
   const TraceBuffers none{};
   const TraceBuffers& tr = trace ? *trace : none;
   if (trace) {

@@ -25,7 +25,7 @@ struct V1Shape {
   static constexpr int kDT = D / 8;
   static constexpr int kPitchPV = D + 8;         // fp32 partials: +8 floats keep a half-warp's
                                                  // float2 stores in distinct banks
-  static constexpr int kTileBytes = (BR + 2 * BC) * kPitch<D> * int(sizeof(T));
+  static constexpr int kTileBytes = (BR + 2 * BC) * D * int(sizeof(T));
   static constexpr int kPartialBytes = W * BR * kPitchPV * int(sizeof(float));
   static constexpr int kRowBytes = (2 * W + 2) * BR * int(sizeof(float));
   static constexpr int kSmemBytes = kTileBytes + kPartialBytes + kRowBytes;
@@ -44,8 +44,8 @@ __global__ void __launch_bounds__(W * 32) fl_v1_forward(const Args a, const Trac
 
   extern __shared__ __align__(16) unsigned char smem[];
   T* sram_Kj = reinterpret_cast<T*>(smem);                                 // (B_c, d)
-  T* sram_Vj = sram_Kj + BC * kPitch<D>;                                   // (B_c, d)
-  T* sram_Qi = sram_Vj + BC * kPitch<D>;                                   // (B_r, d)
+  T* sram_Vj = sram_Kj + BC * D;                                   // (B_c, d)
+  T* sram_Qi = sram_Vj + BC * D;                                   // (B_r, d)
   float* sram_PV = reinterpret_cast<float*>(smem + Sh::kTileBytes);        // (W, B_r, d): P~ V per warp
   float* sram_max = sram_PV + W * BR * Sh::kPitchPV;                       // (W, B_r): row max per warp
   float* sram_sum = sram_max + W * BR;                                     // (W, B_r): row sum per warp
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(W * 32) fl_v1_forward(const Args a, const Trac
       // Line 9: S_ij = tau Q_i K_j^T; warp w computes its columns: (B_r, B_c/W) in registers.
       float s[kMT][kNT][4];
       const int col0 = warp * Sh::kColsPerWarp;
-      scores<T, kMT, kNT, D>(s, sram_Qi, sram_Kj + col0 * kPitch<D>, lane);
+      scores<T, kMT, kNT, D>(s, sram_Qi, sram_Kj + col0 * D, lane);
       rec.compute(step, Eq::scores, int(i), int(j), rows_i, cols_j);
       if (tile_class(t, a.band, i, j) != TileClass::full || cols_j < BC)
         mask_scores(s, a.band, i * BR, j * BC + col0, a.n_k, lane);
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(W * 32) fl_v1_forward(const Args a, const Trac
         for (int kc = 0; kc < Sh::kColsPerWarp / 16; ++kc) {
           std::uint32_t pa[kMT][4];
           p_fragment<T>(pa, s, kc);
-          pv_chunk<T, kMT, D>(pv, pa, sram_Vj + (col0 + kc * 16) * kPitch<D>, lane);
+          pv_chunk<T, kMT, D>(pv, pa, sram_Vj + (col0 + kc * 16) * D, lane);
         }
         float* mine = sram_PV + warp * BR * Sh::kPitchPV;
 #pragma unroll

@@ -24,7 +24,7 @@ struct V2Shape {
   static constexpr int kMT = kRowsPerWarp / 16;  // m16 tiles per warp
   static constexpr int kNT = BC / 8;             // n8 tiles of S_ij per warp
   static constexpr int kDT = D / 8;              // n8 tiles of O_i per warp
-  static constexpr int kSmemBytes = (BR + 2 * BC) * kPitch<D> * int(sizeof(T)) + BR * int(sizeof(float));
+  static constexpr int kSmemBytes = (BR + 2 * BC) * D * int(sizeof(T)) + BR * int(sizeof(float));
   static_assert(kRowsPerWarp % 16 == 0 && BC % 16 == 0 && D % 16 == 0);
 };
 
@@ -65,9 +65,9 @@ __global__ void __launch_bounds__(W * 32) fl_v2_forward(const Args a, const Trac
 
   extern __shared__ __align__(16) unsigned char smem[];
   T* sram_Qi = reinterpret_cast<T*>(smem);                              // (B_r, d); O_i at the end
-  T* sram_Kj = sram_Qi + BR * kPitch<D>;                                // (B_c, d)
-  T* sram_Vj = sram_Kj + BC * kPitch<D>;                                // (B_c, d)
-  float* sram_Li = reinterpret_cast<float*>(sram_Vj + BC * kPitch<D>);  // (B_r)
+  T* sram_Kj = sram_Qi + BR * D;                                // (B_c, d)
+  T* sram_Vj = sram_Kj + BC * D;                                // (B_c, d)
+  float* sram_Li = reinterpret_cast<float*>(sram_Vj + BC * D);  // (B_r)
 
   const T* hbm_Qi = static_cast<const T*>(a.q) + (bh * a.n_q + std::int64_t(i) * BR) * D;  // (rows_i, d)
   const T* hbm_K = static_cast<const T*>(a.k) + bh * a.n_k * D;                            // (N_k, d)
@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(W * 32) fl_v2_forward(const Args a, const Trac
 
     // Line 8: S_ij = Q_i K_j^T, the warp's rows: (B_r/W, B_c) in registers.
     float s[kMT][kNT][4];
-    scores<T, kMT, kNT, D>(s, sram_Qi + warp_row0 * kPitch<D>, sram_Kj, lane);
+    scores<T, kMT, kNT, D>(s, sram_Qi + warp_row0 * D, sram_Kj, lane);
     rec.compute(step, Eq::scores, i, int(j), rows_i, cols_j);
     __syncthreads();  // every warp is done with K_j
     if (j < range.last) {
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(W * 32) fl_v2_forward(const Args a, const Trac
     for (int kc = 0; kc < BC / 16; ++kc) {
       std::uint32_t pa[kMT][4];  // P~_ij, the warp's rows x 16 keys
       p_fragment<T>(pa, s, kc);
-      pv_chunk<T, kMT, D>(o, pa, sram_Vj + kc * 16 * kPitch<D>, lane);
+      pv_chunk<T, kMT, D>(o, pa, sram_Vj + kc * 16 * D, lane);
     }
     rec.compute(step, Eq::output_v2, i, int(j), rows_i, cols_j);
     __syncthreads();  // every warp is done with V_j
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(W * 32) fl_v2_forward(const Args a, const Trac
 
   // Lines 14-15: write O_i (B_r, d) and L_i (B_r) to HBM, staged through SRAM so that every
   // store is a whole 16-byte chunk (O) or 32 consecutive rows (L).
-  store_fragments<T, kMT, kDT, kPitch<D>>(sram_Qi + warp_row0 * kPitch<D>, o, inv_l, lane);
+  store_fragments<T, kMT, kDT, D>(sram_Qi + warp_row0 * D, o, inv_l, lane);
   __syncthreads();
   store_tile<T, BR, D, kThreads>(hbm_Oi, D, sram_Qi, rows_i, D);
   for (int r = threadIdx.x; r < rows_i; r += kThreads) hbm_Li[r] = sram_Li[r];

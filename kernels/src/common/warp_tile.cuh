@@ -15,12 +15,11 @@
 namespace flashlab::gpu {
 
 /// s (kMT*16, kNT*8) = Q_w K_w^T: Q_w is the warp's row slice of sram_Qi, starting at `sram_Q`
-/// (pitch kPitch<D>); K_w the kNT*8 key rows of sram_Kj starting at `sram_K` (FA2 Alg. 1 line 8,
+/// (swizzled rows of d); K_w the kNT*8 key rows of sram_Kj starting at `sram_K` (FA2 Alg. 1 line 8,
 /// without the scale, which the softmax folds into its exp2).
 template <class T, int kMT, int kNT, int D>
 __device__ __forceinline__ void scores(float (&s)[kMT][kNT][4], const T* sram_Q, const T* sram_K, int lane) {
   static_assert(kNT % 2 == 0 && D % 16 == 0);
-  constexpr int P = kPitch<D>;
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -30,11 +29,11 @@ __device__ __forceinline__ void scores(float (&s)[kMT][kNT][4], const T* sram_Q,
     std::uint32_t a[kMT][4];  // Q_w, 16 rows x 16 of d per m-tile
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt)
-      ldmatrix_x4(a[mt], sram_Q + (mt * 16 + lane % 16) * P + kk * 16 + (lane / 16) * 8);
+      ldmatrix_x4(a[mt], sram_Q + swizzle<D>(mt * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
 #pragma unroll
     for (int np = 0; np < kNT / 2; ++np) {
       std::uint32_t b[4];  // K_w^T, 16 of d x 16 keys: two n-tiles
-      ldmatrix_x4(b, sram_K + (np * 16 + lane % 8 + (lane / 16) * 8) * P + kk * 16 + ((lane / 8) % 2) * 8);
+      ldmatrix_x4(b, sram_K + swizzle<D>(np * 16 + lane % 8 + (lane / 16) * 8, kk * 16 + ((lane / 8) % 2) * 8));
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt) {
         mma_16816<T>(s[mt][2 * np], a[mt], b[0], b[1]);
@@ -57,22 +56,21 @@ __device__ __forceinline__ void p_fragment(std::uint32_t (&pa)[kMT][4], const fl
 }
 
 /// The A fragment of P for 16-key chunk kc from an SRAM tile (standard attention reads P from HBM).
-template <class T, int kMT, int kPitchP>
+template <class T, int kMT, int kColsP>
 __device__ __forceinline__ void p_fragment_sram(std::uint32_t (&pa)[kMT][4], const T* sram_P, int kc, int lane) {
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
-    ldmatrix_x4(pa[mt], sram_P + (mt * 16 + lane % 16) * kPitchP + kc * 16 + (lane / 16) * 8);
+    ldmatrix_x4(pa[mt], sram_P + swizzle<kColsP>(mt * 16 + lane % 16, kc * 16 + (lane / 16) * 8));
 }
 
 /// o (kMT*16, D) += P~ (kMT*16, 16 keys) V_c, V_c the 16 rows of sram_Vj starting at `sram_V`.
 template <class T, int kMT, int D>
 __device__ __forceinline__ void pv_chunk(float (&o)[kMT][D / 8][4], const std::uint32_t (&pa)[kMT][4],
                                          const T* sram_V, int lane) {
-  constexpr int P = kPitch<D>;
 #pragma unroll
   for (int dp = 0; dp < D / 16; ++dp) {
     std::uint32_t b[4];  // V_c, 16 keys x 16 of d, transposed into two n-tiles
-    ldmatrix_x4_trans(b, sram_V + (lane % 8 + ((lane / 8) % 2) * 8) * P + dp * 16 + (lane / 16) * 8);
+    ldmatrix_x4_trans(b, sram_V + swizzle<D>(lane % 8 + ((lane / 8) % 2) * 8, dp * 16 + (lane / 16) * 8));
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt) {
       mma_16816<T>(o[mt][2 * dp], pa[mt], b[0], b[1]);
@@ -144,9 +142,9 @@ __device__ __forceinline__ void exp_scores(float (&s)[kMT][kNT][4], float (&sum)
     }
 }
 
-/// Writes a warp's fp32 accumulators, row (mt, h) multiplied by row_scale[mt][h], into an SRAM
-/// tile of T (pitch kP) starting at the warp's first row.
-template <class T, int kMT, int kNT, int kP>
+/// Writes a warp's fp32 accumulators, row (mt, h) multiplied by row_scale[mt][h], into a swizzled
+/// SRAM tile of T with kCols columns, starting at the warp's first row.
+template <class T, int kMT, int kNT, int kCols>
 __device__ __forceinline__ void store_fragments(T* sram, const float (&acc)[kMT][kNT][4],
                                                 const float (&row_scale)[kMT][2], int lane) {
   const int g = lane / 4, t = lane % 4;
@@ -156,7 +154,7 @@ __device__ __forceinline__ void store_fragments(T* sram, const float (&acc)[kMT]
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        *reinterpret_cast<std::uint32_t*>(sram + (mt * 16 + g + 8 * h) * kP + nt * 8 + 2 * t) =
+        *reinterpret_cast<std::uint32_t*>(sram + swizzle<kCols>(mt * 16 + g + 8 * h, nt * 8 + 2 * t)) =
             ElemTraits<T>::pack(acc[mt][nt][2 * h] * row_scale[mt][h], acc[mt][nt][2 * h + 1] * row_scale[mt][h]);
 }
 

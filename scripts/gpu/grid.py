@@ -1,0 +1,103 @@
+"""The validation grid: every configuration validate.py runs, as flashlab-gpu flag lines.
+
+Each row names what it covers. Together they span the three algorithms, every mask (none,
+causal top-left, causal bottom-right, windows, the diagonal alone), ragged tiles on both axes,
+N_q > N_k with rows that see no key, N = 1, every compiled tile shape (B_r x B_c x warps), head
+dims 32/64/128, fp16 and bf16, block skip on and off, and batch * heads > 1.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class GridConfig:
+    name: str      # short unique name (file names of traces and dumps)
+    flags: str     # flashlab-gpu configuration flags
+    covers: str    # what the row is there for
+    trace: bool = False  # commit its GPU trace to tests/data/gpu/
+    torch: bool = False  # compare its O with PyTorch's scaled_dot_product_attention
+
+
+def _c(name, flags, covers, trace=False, torch=False):
+    return GridConfig(name, flags, covers, trace, torch)
+
+
+GRID = [
+    # --- V2 (FA2 Algorithm 1): block skip on by default -------------------------------------
+    _c("v2-none", "--algo v2 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4", "dense, ragged last tile", True, True),
+    _c("v2-causal", "--algo v2 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --mask causal", "top-left causal, skipped tiles", True, True),
+    _c("v2-causalbr-short-q", "--algo v2 --nq 700 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br", "bottom-right causal, N_q < N_k", False, True),
+    _c("v2-causalbr-nokey", "--algo v2 --nq 1000 --nk 700 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br --stats-block 0", "N_q > N_k: rows and a Q block with no key (O = 0, L = +inf)", True, True),
+    _c("v2-window-left", "--algo v2 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --mask window:128,0", "sliding window (left only)"),
+    _c("v2-window-both", "--algo v2 --nq 513 --nk 1031 --d 64 --br 64 --bc 64 --warps 4 --mask window:50,70", "window on both sides, ragged both axes", False, True),
+    _c("v2-bf16-none", "--algo v2 --nq 777 --nk 1500 --d 64 --br 64 --bc 128 --warps 4 --dtype bf16", "bf16, B_c = 128"),
+    _c("v2-bf16-causal", "--algo v2 --nq 1024 --nk 1024 --d 64 --br 64 --bc 128 --warps 4 --dtype bf16 --mask causal", "bf16 causal, exact tiles", False, True),
+    _c("v2-d32-causalbr", "--algo v2 --nq 257 --nk 511 --d 32 --br 64 --bc 128 --warps 4 --mask causal-br", "d = 32", True),
+    _c("v2-diagonal", "--algo v2 --nq 300 --nk 300 --d 32 --br 128 --bc 64 --warps 8 --mask window:0,0", "the diagonal alone (window 0,0), 8 warps"),
+    _c("v2-n1", "--algo v2 --nq 1 --nk 1 --d 32 --br 128 --bc 128 --warps 8 --dtype bf16", "N_q = N_k = 1", True),
+    _c("v2-d128-causalbr", "--algo v2 --nq 300 --nk 200 --d 128 --br 128 --bc 128 --warps 8 --mask causal-br --stats-block 0", "d = 128, 128 x 128 tile, rows with no key", True),
+    _c("v2-d128-causal-bf16", "--algo v2 --nq 1000 --nk 1000 --d 128 --br 128 --bc 64 --warps 8 --mask causal --dtype bf16", "d = 128 bf16 causal"),
+    _c("v2-d128-window-heads", "--algo v2 --nq 2048 --nk 2048 --d 128 --br 64 --bc 64 --warps 4 --mask window:256,256 --batch 2 --heads 2", "batch * heads = 4, wide window"),
+    _c("v2-short-q", "--algo v2 --nq 33 --nk 4000 --d 128 --br 64 --bc 128 --warps 4", "a short Q (one ragged Q block)"),
+    _c("v2-short-k", "--algo v2 --nq 4000 --nk 33 --d 64 --br 128 --bc 128 --warps 8", "a short K (one ragged K/V block)"),
+    _c("v2-dense-causal", "--algo v2 --nq 500 --nk 500 --d 64 --br 64 --bc 64 --warps 4 --mask causal --block-skip off", "block skip off: masked tiles visited"),
+    _c("v2-dense-window-bf16", "--algo v2 --nq 300 --nk 400 --d 64 --br 128 --bc 64 --warps 8 --mask window:10,10 --block-skip off --dtype bf16", "block skip off, window, bf16"),
+    _c("v2-nq1", "--algo v2 --nq 1 --nk 100 --d 32 --br 64 --bc 64 --warps 4 --mask causal-br", "one query row (sees every key under bottom-right causal)"),
+    _c("v2-nk1", "--algo v2 --nq 100 --nk 1 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br --stats-block 0", "one key: 99 rows with no key", True, True),
+    _c("v2-bf16-window-heads", "--algo v2 --nq 1200 --nk 900 --d 32 --br 64 --bc 128 --warps 4 --mask window:100,0 --dtype bf16 --batch 3 --heads 2", "bf16 window, batch * heads = 6"),
+    _c("v2-causalbr-heads", "--algo v2 --nq 900 --nk 1300 --d 64 --br 64 --bc 128 --warps 4 --mask causal-br --batch 2 --heads 4", "batch * heads = 8 (statistics rows off sector boundaries)"),
+    _c("v2-d128-nokey-bf16", "--algo v2 --nq 1000 --nk 700 --d 128 --br 64 --bc 64 --warps 4 --mask causal-br --dtype bf16", "d = 128 bf16, rows with no key"),
+    _c("v2-d128-128x64", "--algo v2 --nq 2000 --nk 2000 --d 128 --br 128 --bc 64 --warps 8", "d = 128, 128 x 64 x 8"),
+    _c("v2-d32-128x128", "--algo v2 --nq 1500 --nk 1500 --d 32 --br 128 --bc 128 --warps 8 --mask causal", "d = 32, 128 x 128 x 8 causal"),
+    _c("v2-d64-128x64-bf16", "--algo v2 --nq 640 --nk 640 --d 64 --br 128 --bc 64 --warps 8 --dtype bf16 --mask window:200,0", "128 x 64 x 8 bf16 window"),
+    # --- V1 (FA1 Algorithm 1, literal): block skip off by default ---------------------------
+    _c("v1-none", "--algo v1 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4", "dense, O/l/m through HBM every step", True, True),
+    _c("v1-causal", "--algo v1 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --mask causal", "causal, dense loop (the paper's kernel)", False, True),
+    _c("v1-causalbr-bf16", "--algo v1 --nq 700 --nk 900 --d 64 --br 32 --bc 64 --warps 4 --mask causal-br --dtype bf16", "bf16, B_r = 32"),
+    _c("v1-d128-window", "--algo v1 --nq 500 --nk 600 --d 128 --br 32 --bc 64 --warps 4 --mask window:64,64", "d = 128, window", True, True),
+    _c("v1-d32-nokey", "--algo v1 --nq 600 --nk 400 --d 32 --br 64 --bc 64 --warps 4 --mask causal-br --stats-block 0", "rows with no key (O = 0 from l = 0)", True),
+    _c("v1-n1", "--algo v1 --nq 1 --nk 1 --d 32 --br 32 --bc 64 --warps 4", "N_q = N_k = 1"),
+    _c("v1-skip-causal-bf16", "--algo v1 --nq 1000 --nk 1000 --d 128 --br 32 --bc 64 --warps 4 --mask causal --block-skip on --dtype bf16", "block skip on (skipped tiles, unloaded K/V blocks)"),
+    _c("v1-skip-window", "--algo v1 --nq 257 --nk 700 --d 64 --br 64 --bc 64 --warps 4 --mask window:30,10 --block-skip on", "block skip on, window, ragged", True),
+    _c("v1-skip-causalbr", "--algo v1 --nq 800 --nk 300 --d 64 --br 32 --bc 64 --warps 4 --mask causal-br --block-skip on --stats-block 0", "block skip on, a Q block that never sees a key"),
+    _c("v1-heads-bf16", "--algo v1 --nq 333 --nk 444 --d 32 --br 64 --bc 64 --warps 4 --dtype bf16 --batch 2 --heads 2", "batch * heads = 4 (one thread block each)"),
+    _c("v1-long", "--algo v1 --nq 2048 --nk 2048 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br", "32 x 32 tiles"),
+    _c("v1-short-k", "--algo v1 --nq 1000 --nk 17 --d 128 --br 32 --bc 64 --warps 4", "one ragged K/V block of 17 keys"),
+    _c("v1-d32-window-diag", "--algo v1 --nq 300 --nk 300 --d 32 --br 32 --bc 64 --warps 4 --mask window:0,0", "the diagonal alone"),
+    _c("v1-d64-causal-heads", "--algo v1 --nq 500 --nk 500 --d 64 --br 32 --bc 64 --warps 4 --mask causal --batch 3 --heads 1", "batch = 3"),
+    # --- standard attention (FA1 Algorithm 0): S and P in HBM --------------------------------
+    _c("std-none", "--algo standard --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4", "dense", True, True),
+    _c("std-causal", "--algo standard --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --mask causal", "causal applied element-wise", False, True),
+    _c("std-causalbr-bf16", "--algo standard --nq 700 --nk 1000 --d 128 --br 128 --bc 64 --warps 8 --mask causal-br --dtype bf16", "bf16, d = 128, 128 x 64 x 8"),
+    _c("std-nokey", "--algo standard --nq 1000 --nk 700 --d 32 --br 128 --bc 64 --warps 8 --mask causal-br --stats-block 0", "rows with no key (P = 0)", True),
+    _c("std-window-ragged", "--algo standard --nq 500 --nk 517 --d 64 --br 64 --bc 64 --warps 4 --mask window:64,32", "N_k not a multiple of 16 (padded S, P rows)", False, True),
+    _c("std-n1", "--algo standard --nq 1 --nk 1 --d 64 --br 128 --bc 64 --warps 8 --dtype bf16", "N_q = N_k = 1"),
+    _c("std-heads", "--algo standard --nq 300 --nk 250 --d 128 --br 64 --bc 64 --warps 4 --batch 2 --heads 2", "batch * heads = 4", True),
+    _c("std-window-bf16", "--algo standard --nq 128 --nk 100 --d 128 --br 128 --bc 64 --warps 8 --mask window:10,5 --dtype bf16", "window, bf16"),
+    _c("std-long", "--algo standard --nq 2048 --nk 2048 --d 32 --br 64 --bc 64 --warps 4 --mask causal", "N = 2048, d = 32"),
+    _c("std-short-q", "--algo standard --nq 17 --nk 3000 --d 64 --br 64 --bc 64 --warps 4", "a short Q"),
+    _c("std-d128-diag", "--algo standard --nq 256 --nk 256 --d 128 --br 64 --bc 64 --warps 4 --mask window:0,0", "the diagonal alone"),
+    _c("std-bf16-causal", "--algo standard --nq 640 --nk 640 --d 64 --br 128 --bc 64 --warps 8 --mask causal --dtype bf16", "bf16 causal"),
+]
+
+# Run under compute-sanitizer (memcheck: every config of this list; racecheck: the first five).
+SANITIZER = ["v2-n1", "v2-nq1", "v2-nk1", "v2-d32-causalbr", "v1-n1", "v1-short-k", "v1-skip-window",
+             "std-n1", "std-window-ragged", "v2-dense-window-bf16", "v1-d32-nokey"]
+
+# Performance (fp16, batch 4, 16 heads, N = 4096): every V2 shape is timed, the fastest reported.
+PERF_CASES = [(64, "none"), (64, "causal"), (128, "none"), (128, "causal")]
+PERF_COMMON = "--batch 4 --heads 16 --seq 4096 --dtype fp16 --no-events --check-heads 1 --time --warmup 5 --reps 20"
+PERF_V2_SHAPES = ["64x64x4", "64x128x4", "128x64x8", "128x128x8"]
+PERF_V1_SHAPE = {64: "64x64x4", 128: "32x64x4"}
+PERF_STANDARD_SHAPE = "128x64x8"
+
+
+def shape_flags(shape):
+    br, bc, w = shape.split("x")
+    return f"--br {br} --bc {bc} --warps {w}"
+
+
+def by_name():
+    names = [g.name for g in GRID]
+    assert len(names) == len(set(names)), "grid names must be unique"
+    return {g.name: g for g in GRID}

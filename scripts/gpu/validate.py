@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Validates the CUDA kernels against the simulator on a GPU machine, in one command.
+
+    python3 scripts/gpu/validate.py --out OUT [--bin flashlab-gpu | --build-dir DIR] [--commit SHA]
+
+For the grid of scripts/gpu/grid.py (and any --extra file of flashlab-gpu flag lines):
+  1. events: the instrumented kernel's block-level event stream equals the simulator's
+     (flashlab diff inside flashlab-gpu);
+  2. numbers: O and L of the plain kernel against float64 within the dtype's tolerance, and m, l
+     after every step of one Q block against the simulator's numerics;
+  3. hardware: Nsight Compute's global load/store bytes against the simulator's HBM bytes and
+     against the kernels' own sector-exact byte model (every difference named), DRAM bytes beside;
+     compute-sanitizer memcheck and racecheck on a subset;
+  4. PyTorch's scaled_dot_product_attention on the same inputs;
+then times V2, V1 and standard attention against PyTorch's flash backend (fp16, batch 4, 16 heads,
+N = 4096, d = 64 and 128, no mask and causal). Writes OUT/report.md (also to --report),
+OUT/results.json, OUT/gpu_traces.tar.gz (the traces also go to --traces), OUT/logs.tar.gz.
+Exit status 0 when every check passed, 1 otherwise.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import grid as grid_mod  # noqa: E402
+import ncu  # noqa: E402
+import report  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
+
+
+def metadata(commit):
+    smi = sh("nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader").stdout
+    nvcc = (sh("nvcc --version").stdout or sh("/usr/local/cuda/bin/nvcc --version").stdout).strip().splitlines()
+    torch_v = sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
+    name, driver, memory, clock = [x.strip() for x in (smi.splitlines() or [",,,"])[0].split(",")]
+    return {"gpu": name, "driver": driver, "memory": memory, "max_sm_clock": clock,
+            "cuda": nvcc[-1] if nvcc else "unknown", "torch": torch_v, "commit": commit,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def build(build_dir, log):
+    cfg = sh(["cmake", "-S", str(ROOT), "-B", str(build_dir), "-G", "Ninja", "-DFLASHLAB_VIEWER=OFF",
+              "-DFLASHLAB_BENCH=OFF", "-DFLASHLAB_TESTS=OFF", "-DCMAKE_CUDA_ARCHITECTURES=90"])
+    make = sh(["ninja", "-C", str(build_dir), "flashlab-gpu"])
+    log.write_text(cfg.stdout + cfg.stderr + make.stdout + make.stderr)
+    if make.returncode != 0:
+        raise RuntimeError("build failed; see build.log")
+    return build_dir / "kernels" / "flashlab-gpu"
+
+
+def run_lines(binary, lines, json_path, log, common, timeout=None):
+    """flashlab-gpu --configs over `lines`; returns the JSON list (one object per line)."""
+    cfg = json_path.with_suffix(".txt")
+    cfg.write_text("".join(line + "\n" for line in lines))
+    proc = sh([str(binary), "--configs", str(cfg), "--json", str(json_path)] + common, timeout=timeout)
+    log.write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    if proc.returncode not in (0, 3) or not json_path.exists():
+        raise RuntimeError(f"flashlab-gpu exited with {proc.returncode}: {proc.stderr[-2000:]}")
+    return json.loads(json_path.read_text())
+
+
+def hardware_status(res, prof):
+    """Compares ncu's bytes with the simulator's and with the kernels' byte model."""
+    out = {}
+    for key in ("ld", "st"):
+        sim, model, meas = res["bytes"]["sim"][key], res["bytes"]["kernel"][key], prof[key]
+        out[key] = {"sim": sim, "model": model, "measured": meas,
+                    "vs_sim": (meas - sim) / sim if sim else 0.0,
+                    "vs_model": (meas - model) / model if model else 0.0}
+    out["within_1pct_of_sim"] = all(abs(out[k]["vs_sim"]) <= 0.01 for k in ("ld", "st"))
+    out["equals_model"] = all(out[k]["measured"] == out[k]["model"] for k in ("ld", "st"))
+    out["passed"] = out["within_1pct_of_sim"] or out["equals_model"]
+    out["dram_rd"], out["dram_wr"] = prof["dram_rd"], prof["dram_wr"]
+    return out
+
+
+def sanitize(binary, grid, names, tool, work, logs):
+    lines = [grid[n].flags for n in names]
+    cfg = work / f"sanitizer_{tool}.txt"
+    cfg.write_text("".join(line + "\n" for line in lines))
+    proc = sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(binary), "--configs", str(cfg)])
+    (logs / f"sanitizer_{tool}.log").write_text(proc.stdout + proc.stderr)
+    summary = [line for line in (proc.stdout + proc.stderr).splitlines() if "SUMMARY" in line]
+    return {"tool": tool, "configs": names, "exit": proc.returncode, "clean": proc.returncode == 0,
+            "summary": summary[-1] if summary else ""}
+
+
+def performance(binary, work, logs, common, timeout):
+    """V2 (every shape), then V1 and standard attention, and PyTorch's flash backend, per case."""
+    import torch_check
+    g = grid_mod
+    t_end = time.monotonic() + timeout
+    v2_lines, v2_keys, other_lines, other_keys = [], [], [], []
+    for d, mask in g.PERF_CASES:
+        base = f"{g.PERF_COMMON} --d {d} --mask {mask}"
+        for shape in g.PERF_V2_SHAPES:
+            dump = f" --dump {work}/perf-dump-{d}-{mask}" if shape == "128x128x8" else ""
+            v2_lines.append(f"--algo v2 {g.shape_flags(shape)} {base}{dump}")
+            v2_keys.append((d, mask, "v2", shape))
+        for algo, shape in (("v1", g.PERF_V1_SHAPE[d]), ("standard", g.PERF_STANDARD_SHAPE)):
+            other_lines.append(f"--algo {algo} {g.shape_flags(shape)} {base} --warmup 2 --reps 5")
+            other_keys.append((d, mask, algo, shape))
+    v2 = run_lines(binary, v2_lines, work / "perf_v2.json", logs / "perf_v2.log", common, t_end - time.monotonic())
+    rows = []
+    for d, mask in g.PERF_CASES:
+        runs = {k[3]: r for k, r in zip(v2_keys, v2) if k[0] == d and k[1] == mask}
+        best = max(runs, key=lambda s: runs[s]["timing"]["tflops"])
+        torch_ms = torch_check.time_flash(d, mask == "causal")
+        rows.append({"d": d, "mask": mask, "v2": runs, "v2_best": best, "torch_ms": torch_ms,
+                     "torch_tflops": runs[best]["timing"]["flops"] / (torch_ms * 1e-3) / 1e12,
+                     "torch_agreement": torch_check.compare_perf_dump(work / f"perf-dump-{d}-{mask}")})
+    try:
+        others = run_lines(binary, other_lines, work / "perf_other.json", logs / "perf_other.log", common,
+                           t_end - time.monotonic())
+    except Exception as e:  # noqa: BLE001 — V2 and PyTorch are kept; the report says what is missing
+        for row in rows:
+            row["other_error"] = str(e)
+        return rows
+    for row in rows:
+        for k, r in zip(other_keys, others):
+            if k[0] == row["d"] and k[1] == row["mask"]:
+                row[k[2]] = r
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--bin", type=Path, help="a built flashlab-gpu (default: build one in --build-dir)")
+    ap.add_argument("--build-dir", type=Path, default=Path("/tmp/flashlab-gpu-build"))
+    ap.add_argument("--commit", default=os.environ.get("FLASHLAB_COMMIT", "unknown"))
+    ap.add_argument("--extra", type=Path, help="more configs: one line of flashlab-gpu flags each")
+    ap.add_argument("--report", type=Path, default=ROOT / "docs/validation/h200.md")
+    ap.add_argument("--traces", type=Path, default=ROOT / "tests/data/gpu")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-validate"),
+                    help="scratch folder (inputs dumped for PyTorch, logs); not under --out")
+    ap.add_argument("--budget", type=float, default=3600, help="seconds; later stages are skipped past it")
+    ap.add_argument("--no-perf", action="store_true")
+    args = ap.parse_args()
+    t0 = time.monotonic()
+    left = lambda: args.budget - (time.monotonic() - t0)  # noqa: E731
+
+    out, work = args.out, args.work
+    out.mkdir(parents=True, exist_ok=True)
+    logs = work / "logs"
+    for p in (work / "traces", work / "dumps", logs):
+        p.mkdir(parents=True, exist_ok=True)
+    meta = metadata(args.commit)
+    binary = args.bin or build(args.build_dir, logs / "build.log")
+    common = ["--commit", args.commit, "--driver", meta["driver"]]
+
+    grid = list(grid_mod.GRID)
+    if args.extra:
+        for k, line in enumerate(x for x in args.extra.read_text().splitlines() if x.strip() and not x.startswith("#")):
+            grid.append(grid_mod.GridConfig(f"extra-{k}", line, "from --extra"))
+    names = {g.name: g for g in grid}
+    lines = []
+    for g in grid:
+        line = g.flags
+        if g.trace:
+            line += f" --trace {work}/traces/{g.name}.trace --trace-format text"
+        if g.torch:
+            line += f" --dump {work}/dumps/{g.name}"
+        lines.append(line)
+    results = run_lines(binary, lines, work / "grid.json", logs / "grid.log", common)
+    print(f"grid: {sum(r['passed'] for r in results)}/{len(results)} passed events and numbers", flush=True)
+    meta["cuda_runtime"] = results[0]["device"]["cuda_runtime"] if results else "unknown"
+    everything = {"meta": meta, "grid": [{"name": g.name, "flags": g.flags, "covers": g.covers, **r}
+                                         for g, r in zip(grid, results)],
+                  "sanitizer": [], "torch": [], "perf": [], "stage_errors": {}}
+
+    def save():
+        """Writes what is known so far (a later stage may not finish)."""
+        text, passed = report.render(everything)
+        (out / "results.json").write_text(json.dumps(everything, indent=1))
+        (out / "report.md").write_text(text)
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(text)
+        with tarfile.open(out / "logs.tar.gz", "w:gz") as tar:
+            tar.add(logs, arcname="logs")
+        return passed
+
+    manifest = [{"file": f"{g.name}.trace", "flags": g.flags, "covers": g.covers, "commit": args.commit,
+                 "gpu": meta["gpu"], "driver": meta["driver"], "cuda": meta["cuda"], "date": meta["date"],
+                 "events_agree_with_sim": r["events"]["agree"]} for g, r in zip(grid, results) if g.trace]
+    (work / "traces" / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    args.traces.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(out / "gpu_traces.tar.gz", "w:gz") as tar:
+        for f in sorted((work / "traces").iterdir()):
+            tar.add(f, arcname=f.name)
+            shutil.copy(f, args.traces / f.name)
+    save()
+
+    stages = everything["stage_errors"]
+    try:
+        prof = ncu.profile(binary, grid, work, logs / "ncu.csv")
+        for r, p in zip(everything["grid"], prof):
+            r["hardware"] = hardware_status(r, p)
+    except Exception as e:  # noqa: BLE001 — reported, not fatal for the other levels
+        stages["ncu"] = str(e)
+    print(f"ncu done ({left():.0f} s left)", flush=True)
+    save()
+    try:
+        everything["sanitizer"].append(sanitize(binary, names, grid_mod.SANITIZER, "memcheck", work, logs))
+        everything["sanitizer"].append(sanitize(binary, names, grid_mod.SANITIZER[:5], "racecheck", work, logs))
+    except Exception as e:  # noqa: BLE001
+        stages["sanitizer"] = str(e)
+    print(f"sanitizers done ({left():.0f} s left)", flush=True)
+    try:
+        import torch_check
+        for g, r in zip(grid, results):
+            if g.torch:
+                c = torch_check.compare(work / "dumps" / g.name)
+                c["tol"] = 2 * r["numbers"]["tol_O"]
+                c["agree"] = c["rel_fro"] <= c["tol"]
+                everything["torch"].append({"name": g.name, **c})
+    except Exception as e:  # noqa: BLE001
+        stages["torch"] = str(e)
+    shutil.rmtree(work / "dumps", ignore_errors=True)
+    print(f"torch comparison done ({left():.0f} s left)", flush=True)
+    save()
+    if not args.no_perf:
+        try:
+            everything["perf"] = performance(binary, work, logs, common, timeout=max(left() - 15, 1))
+        except Exception as e:  # noqa: BLE001
+            stages["perf"] = str(e)
+        for dump in work.glob("perf-dump-*"):
+            shutil.rmtree(dump, ignore_errors=True)
+    print("performance done", flush=True)
+    passed = save()
+    print(report.summary(everything))
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
