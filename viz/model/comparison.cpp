@@ -17,7 +17,7 @@ void Comparison::reset(const Config& c) {
     try {
       const Problem p = resolve(ci);
       s.analysis = std::make_unique<TileAnalysis>(p);
-      s.track = std::make_unique<Track>(p);
+      s.track = std::make_unique<Track>(p, s.analysis->totals().steps);
     } catch (const ConfigError& e) {
       s.error = e.what();
     }

@@ -6,7 +6,8 @@
 
 namespace flashlab::viz {
 
-Track::Track(const Problem& p) : p_(p), exec_(std::make_unique<Executor>(p)), total_(count(p).steps) {}
+Track::Track(const Problem& p, std::optional<std::uint64_t> total_steps)
+    : p_(p), exec_(std::make_unique<Executor>(p)), total_(total_steps ? *total_steps : count(p).steps) {}
 
 void Track::seek(std::uint64_t k) {
   k = std::min(k, total_);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "flashlab/config.hpp"
 #include "flashlab/executor.hpp"
@@ -13,7 +14,9 @@ namespace flashlab::viz {
 
 class Track {
  public:
-  explicit Track(const Problem& p);
+  /// `total_steps`: the schedule's Counters::steps when already known (a finished run's), else
+  /// counted here (one walk of every tile).
+  explicit Track(const Problem& p, std::optional<std::uint64_t> total_steps = std::nullopt);
 
   /// Steps of the whole schedule, one (batch, head) (Counters::steps).
   std::uint64_t total_steps() const { return total_; }

@@ -90,8 +90,7 @@ void BlockMapPanel::draw(const Session& s, TextureSink& sink, const Track* track
     }
     item_help(describe(metric).data());
   }
-  ImGui::SameLine();
-  ImGui::TextDisabled("T_r x T_c = %s x %s, B_r x B_c = %lld x %lld", format_count(std::uint64_t(t.t_r())).c_str(),
+  ImGui::TextDisabled("T_r x T_c = %s x %s tiles of B_r x B_c = %lld x %lld tokens", format_count(std::uint64_t(t.t_r())).c_str(),
                       format_count(std::uint64_t(t.t_c())).c_str(), static_cast<long long>(t.b_r),
                       static_cast<long long>(t.b_c));
   if (mode == MapMode::heat && !a.has_tile_stats()) {

@@ -118,7 +118,7 @@ void draw_transport(Playback& clock) {
 void PlaybackPanel::sync(const Session& s) {
   if (generation_ == s.generation()) return;
   generation_ = s.generation();
-  track_ = std::make_unique<Track>(s.problem());
+  track_ = std::make_unique<Track>(s.problem(), s.analysis().totals().steps);
   clock.seek(0);
   clock.pause();
 }

@@ -59,7 +59,7 @@ bool TracePanel::open(int which, const std::string& file) {
   error[which].clear();
   try {
     view[which] = std::make_unique<TraceView>(file);
-  } catch (const ConfigError& e) {
+  } catch (const std::exception& e) {  // ConfigError for a bad file; anything else is reported too
     error[which] = e.what();
     return false;
   }
