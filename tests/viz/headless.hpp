@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include "panels/texture.hpp"
 
@@ -48,6 +50,23 @@ class Headless {
     ImGui::NewFrame();
     draw();
     ImGui::Render();
+  }
+
+  /// Runs a frame with `draw` inside window `name` of `size` at the origin and returns the text it
+  /// rendered, tooltips included (ImGui's logging to a buffer, which follows the window it started in).
+  template <class Draw>
+  std::string text_of_window(const char* name, ImVec2 size, Draw&& draw) {
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos({0, 0});
+    ImGui::SetNextWindowSize(size);
+    ImGui::Begin(name);
+    ImGui::LogToBuffer();
+    draw();
+    std::string text = ImGui::GetCurrentContext()->LogBuffer.c_str();
+    ImGui::LogFinish();
+    ImGui::End();
+    ImGui::Render();
+    return text;
   }
 };
 

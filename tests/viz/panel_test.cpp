@@ -51,13 +51,19 @@ TEST_CASE("the block map draws one texture of T_r x T_c cells and hit-tests tile
   CHECK(img.at(2, 2) == palette::partial);  // tile (2, 2)
   CHECK(img.at(3, 0) == palette::skipped);  // tile (0, 3)
   CHECK_FALSE(map.hovered.valid());
+  CHECK(map.tooltip.empty());
 
-  // hover tile (2, 1): the panel reports it (and draws its tooltip)
+  // hover tile (2, 1): the panel reports it and draws its tooltip (R4, V2: tile (2, 1) is full,
+  // the 5th tile visited after (0,0), (1,0), (1,1), (2,0); it loads K_1 and V_1, 8,192 bytes each)
   ImGui::GetIO().MousePos = map.layout.cell_center(2, 1);
   ui.frame([&] { map_window(map, s, tex); });
   CHECK(map.hovered == TileRef{2, 1});
   const ImGuiWindow* tip = ImGui::FindWindowByName("##Tooltip_00");
   CHECK((tip != nullptr && tip->Active));
+  const std::string& text = map.tooltip;
+  CHECK(text.find("tile (2, 1): rows(i) x cols(j) = 64 x 64") != std::string::npos);
+  CHECK(text.find("class: full, visit #4") != std::string::npos);
+  CHECK(text.find("read 16.38 kB, write 0 B") != std::string::npos);
   // the first whole pixel inside tile (3, 0)'s top-left corner (ImGui floors the mouse position)
   const ImVec2 corner = map.layout.cell_min(3, 0);
   ImGui::GetIO().MousePos = {std::floor(corner.x) + 1, std::floor(corner.y) + 1};
@@ -112,6 +118,22 @@ TEST_CASE("a million-tile map is one texture no larger than the panel") {
   CHECK(img.width < 600);
   CHECK(map.layout.rows == 1024);
   CHECK(map.layout.cols == 1024);
+}
+
+TEST_CASE("the config panel shows the ConfigError of an invalid value and the figures of a valid one") {
+  Headless ui({1280, 1400});
+  Session s(r4());
+  ConfigPanel panel;
+  // a window tall enough that no line is clipped (clipped text is not rendered, nor logged)
+  auto draw = [&] { return ui.text_of_window("config", {400, 1300}, [&] { panel.draw(s); }); };
+  // R4: T_r = T_c = 256 / 64 = 4
+  CHECK(draw().find("T_r x T_c = 4 x 4 = 16 tiles") != std::string::npos);
+  Config bad = s.config();
+  bad.b_r = 0;
+  s.apply(bad);
+  const std::string text = draw();
+  CHECK(text.find("Invalid: br = 0: an integer from 1 to 65536") != std::string::npos);
+  CHECK(text.find("T_r x T_c") == std::string::npos);
 }
 
 TEST_CASE("the whole viewer draws every tab, plays, and survives an invalid config") {

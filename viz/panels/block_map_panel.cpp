@@ -115,8 +115,10 @@ void BlockMapPanel::draw(const Session& s, TextureSink& sink, const Track* track
   if (selected.valid()) outline_cells(layout, selected.i, selected.i, selected.j, selected.j, palette::selected, 2.5f);
 
   hovered = hit.hovered ? TileRef{hit.hovered->first, hit.hovered->second} : TileRef{};
+  tooltip.clear();
   if (hovered.valid()) {
-    std::string tip = tile_summary(a, hovered.i, hovered.j);
+    std::string& tip = tooltip;
+    tip = tile_summary(a, hovered.i, hovered.j);
     if (mode == MapMode::heat && a.has_tile_stats()) {
       const double v = a.metric(metric, hovered.i, hovered.j);
       tip.append("\n").append(to_string(metric)).append(": ").append(v == v ? format_count(std::uint64_t(v)) : "-");

@@ -43,6 +43,7 @@ class BlockMapPanel {
   Metric metric = Metric::hbm_bytes;
   TileRef selected;    // clicked tile
   TileRef hovered;     // tile under the mouse in the last frame
+  std::string tooltip; // the tooltip shown in the last frame ("" when none)
   GridLayout layout;   // where the last frame put the grid
   TextureSlot texture;
 };
