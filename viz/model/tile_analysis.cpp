@@ -92,29 +92,30 @@ double TileAnalysis::metric(Metric m, std::int64_t i, std::int64_t j) const {
   return 0;
 }
 
-const std::vector<double>& TileAnalysis::metric_grid(Metric m) const {
+const TileAnalysis::Grid& TileAnalysis::grid(Metric m) const {
   auto& slot = grids_[std::size_t(m)];
-  if (!slot) {
-    slot.emplace();
-    if (has_stats_) {
-      const std::int64_t t_r = tiling().t_r(), t_c = tiling().t_c();
-      slot->resize(std::size_t(t_r * t_c));
-      for (std::int64_t i = 0; i < t_r; ++i)
-        for (std::int64_t j = 0; j < t_c; ++j) (*slot)[std::size_t(i * t_c + j)] = metric(m, i, j);
+  if (slot) return *slot;
+  slot.emplace();
+  if (!has_stats_) return *slot;
+  const std::int64_t t_r = tiling().t_r(), t_c = tiling().t_c();
+  auto& v = slot->values;
+  v.resize(std::size_t(t_r * t_c));
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (std::int64_t i = 0; i < t_r; ++i)
+    for (std::int64_t j = 0; j < t_c; ++j) {
+      const double x = v[std::size_t(i * t_c + j)] = metric(m, i, j);
+      if (std::isfinite(x)) {
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+      }
     }
-  }
+  if (lo <= hi) slot->range = {lo, hi};
   return *slot;
 }
 
-std::pair<double, double> TileAnalysis::metric_range(Metric m) const {
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (double v : metric_grid(m))
-    if (std::isfinite(v)) {
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-  return lo <= hi ? std::pair{lo, hi} : std::pair{0.0, 0.0};
-}
+const std::vector<double>& TileAnalysis::metric_grid(Metric m) const { return grid(m).values; }
+
+std::pair<double, double> TileAnalysis::metric_range(Metric m) const { return grid(m).range; }
 
 std::string tile_summary(const TileAnalysis& a, std::int64_t i, std::int64_t j) {
   const Tiling& t = a.tiling();

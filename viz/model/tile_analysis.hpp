@@ -59,14 +59,19 @@ class TileAnalysis {
   /// The metric of every tile, row-major (T_r, T_c), computed on first use and kept; empty when
   /// has_tile_stats() is false.
   const std::vector<double>& metric_grid(Metric m) const;
-  /// Smallest and largest finite value of metric_grid(m) ({0, 0} when none).
+  /// Smallest and largest finite value of metric_grid(m) ({0, 0} when none), kept with the grid.
   std::pair<double, double> metric_range(Metric m) const;
 
  private:
   std::unique_ptr<Executor> exec_;
   Counters totals_;
   bool has_stats_ = false;
-  mutable std::array<std::optional<std::vector<double>>, kMetricCount> grids_;
+  struct Grid {
+    std::vector<double> values;
+    std::pair<double, double> range{0, 0};
+  };
+  const Grid& grid(Metric m) const;
+  mutable std::array<std::optional<Grid>, kMetricCount> grids_;
 };
 
 /// The tooltip of tile (i, j): its token ranges, shape, class, visit, HBM bytes by direction,
