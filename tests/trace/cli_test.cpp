@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "flashlab/trace_io.hpp"
 #include "helpers.hpp"
@@ -13,7 +14,9 @@ using namespace flashlab;
 
 namespace {
 
-const std::string kDir = (std::filesystem::temp_directory_path() / "flashlab_trace_cli_test").string();
+// One folder per process: ctest runs the test cases in parallel, other builds may run them too.
+const std::string kDir =
+    (std::filesystem::temp_directory_path() / ("flashlab_trace_cli_test_" + std::to_string(::getpid()))).string();
 
 int run(const std::string& args) {
   const int status = std::system((std::string(FLASHLAB_BIN) + " " + args + " >/dev/null 2>&1").c_str());
@@ -48,6 +51,7 @@ TEST_CASE("flashlab trace writes the trace of its config, both forms, both level
   REQUIRE(s.stats.size() == 2);
   CHECK(s.stats[0].i == 1);
   CHECK(s.header.inputs->seed == 5);
+  std::filesystem::remove_all(kDir);
 }
 
 TEST_CASE("flashlab diff: 0 when traces agree, 1 when they differ, 2 for other configs and bad files") {

@@ -27,7 +27,8 @@ Trace sample(TraceLevel level, bool stats) {
 }
 
 std::string temp_path(const char* name) {
-  return (std::filesystem::temp_directory_path() / (std::string("flashlab_trace_test_") + name)).string();
+  return (std::filesystem::temp_directory_path() /
+          ("flashlab_trace_test_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 
 }  // namespace
