@@ -17,7 +17,7 @@ constexpr int kSoftmaxThreads = 128;
 
 // Line 1: S_ij = scale Q_i K_j^T for every j, stored at the input type.
 template <class T, int D, int BR, int BC, int W, bool kRecord>
-__global__ void __launch_bounds__(W * 32) fl_standard_scores(const Args a, const TraceBuffers trace) {
+__global__ void fl_standard_scores(const Args a, const TraceBuffers trace) {
   constexpr int kMT = BR / W / 16, kNT = BC / 8, kThreads = W * 32, e = sizeof(T);
   const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * (BR / W);
   const std::int64_t bh = blockIdx.y, ld = standard_ld(a.n_k);
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads) fl_standard_softmax(const Arg
 
 // Line 3: O_i = sum_j P_ij V_j.
 template <class T, int D, int BR, int BC, int W, bool kRecord>
-__global__ void __launch_bounds__(W * 32) fl_standard_output(const Args a, const TraceBuffers trace) {
+__global__ void fl_standard_output(const Args a, const TraceBuffers trace) {
   constexpr int kMT = BR / W / 16, kDT = D / 8, kThreads = W * 32, e = sizeof(T);
   static_assert(BR * BC + BC * D >= BR * D, "O_i is staged over P_ij and V_j");
   const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * (BR / W);

@@ -33,7 +33,7 @@ struct V1Shape {
 };
 
 template <class T, int D, int BR, int BC, int W, bool kRecord>
-__global__ void __launch_bounds__(W * 32) fl_v1_forward(const Args a, const TraceBuffers trace) {
+__global__ void fl_v1_forward(const Args a, const TraceBuffers trace) {
   using Sh = V1Shape<T, D, BR, BC, W>;
   constexpr int kMT = Sh::kMT, kNT = Sh::kNT, kDT = Sh::kDT, kThreads = Sh::kThreads, e = sizeof(T);
   const std::int64_t bh = blockIdx.x;

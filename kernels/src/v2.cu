@@ -101,10 +101,11 @@ __global__ void __launch_bounds__(W * 32) fl_v2_forward(const Args a, const Trac
     load_tile_async<T, BR, D, kThreads>(sram_Qi, hbm_Qi, D, rows_i, D);
     load_tile_async<T, BC, D, kThreads>(sram_Kj, hbm_K + range.first * BC * D, D, int(t.cols(range.first)), D);
     cp_async_commit();
-    if (stats) {
-      snapshot(rec, 0, st, warp_row0, rows_i, BR, a.scale, lane);
-      for (std::int64_t j = 0; j < range.first; ++j) snapshot(rec, step_j0 + std::uint32_t(j), st, warp_row0, rows_i, BR, a.scale, lane);
-    }
+  }
+  if (stats) {  // m, l after step 0 and after each skipped tile before the first visited one
+    if (visits) snapshot(rec, 0, st, warp_row0, rows_i, BR, a.scale, lane);
+    for (std::int64_t j = 0; j < (visits ? range.first : t.t_c()); ++j)
+      snapshot(rec, step_j0 + std::uint32_t(j), st, warp_row0, rows_i, BR, a.scale, lane);
   }
 
   for (std::int64_t j = range.first; j <= range.last; ++j) {  // line 6: for each K/V block j
@@ -172,7 +173,7 @@ __global__ void __launch_bounds__(W * 32) fl_v2_forward(const Args a, const Trac
     __syncthreads();  // every warp is done with V_j
     if (stats) snapshot(rec, step, st, warp_row0, rows_i, BR, a.scale, lane);
   }
-  if (stats)
+  if (stats && visits)  // ... and after each skipped tile past the last visited one
     for (std::int64_t j = range.last + 1; j < t.t_c(); ++j)
       snapshot(rec, step_j0 + std::uint32_t(j), st, warp_row0, rows_i, BR, a.scale, lane);
 

@@ -1,0 +1,107 @@
+// The GPU traces committed under tests/data/gpu/ against fresh simulator traces of the same
+// configurations. Each was recorded by an instrumented kernel (kernels/src/*.cu) on an H200 by
+// scripts/gpu/validate.py, with its config, device, driver, commit and command in its header.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "flashlab/diff.hpp"
+#include "flashlab/trace.hpp"
+#include "flashlab/trace_io.hpp"
+
+using namespace flashlab;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kDir = fs::path(FLASHLAB_TEST_DATA) / "gpu";
+
+std::vector<fs::path> gpu_traces() {
+  std::vector<fs::path> out;
+  if (fs::is_directory(kDir))
+    for (const auto& e : fs::directory_iterator(kDir))
+      if (e.path().extension() == ".trace") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A simulator trace of the GPU trace's config, with m and l of the same Q blocks on the same inputs.
+flashlab::Trace fresh_sim_trace(const flashlab::Trace& gpu) {
+  const Problem p = trace_problem(gpu.header);
+  flashlab::Trace sim = record_trace(p, TraceLevel::block);
+  std::vector<std::int64_t> blocks;
+  for (const BlockStats& b : gpu.stats) blocks.push_back(b.i);
+  if (!blocks.empty()) add_stats(sim, p, blocks, gpu.header.inputs.value());
+  return sim;
+}
+
+}  // namespace
+
+TEST_CASE("every committed GPU trace equals a fresh simulator trace of its config") {
+  const auto files = gpu_traces();
+  REQUIRE(files.size() >= 10);
+  std::set<Algo> algos;
+  bool no_key_rows = false;
+  for (const fs::path& f : files) {
+    CAPTURE(f.filename().string());
+    const flashlab::Trace gpu = read_trace(f.string());
+    CHECK(gpu.header.source == TraceSource::gpu);
+    CHECK(gpu.header.gpu.device.find("H200") != std::string::npos);
+    CHECK(gpu.header.gpu.commit.size() == 40);
+    REQUIRE(gpu.header.inputs.has_value());
+    REQUIRE(gpu.stats.size() == 1);
+    const DiffResult d = diff_traces(fresh_sim_trace(gpu), gpu);
+    CHECK_MESSAGE(d.agree(), format_diff(d, "sim", "gpu"));
+    CHECK(d.events_a == gpu.events.size());
+    CHECK(d.values_compared > 0);
+    algos.insert(gpu.header.config.algo);
+    const Problem p = trace_problem(gpu.header);
+    for (std::int64_t r = 0; r < p.tiling.n_q; ++r) no_key_rows = no_key_rows || row_keys(p.band, p.tiling.n_k, r).empty();
+  }
+  CHECK(algos.size() == 3);  // standard, V1 and V2 are all represented
+  CHECK(no_key_rows);        // and at least one trace has rows that see no key
+}
+
+TEST_CASE("the comparison fails on a changed event or a changed m value") {
+  const auto files = gpu_traces();
+  REQUIRE(!files.empty());
+  const flashlab::Trace gpu = read_trace(files.front().string());
+  const flashlab::Trace sim = fresh_sim_trace(gpu);
+
+  flashlab::Trace bytes = gpu;
+  const auto load = std::find_if(bytes.events.begin(), bytes.events.end(), [](const Event& e) { return e.op == Op::load; });
+  REQUIRE(load != bytes.events.end());
+  load->bytes += 2;
+  const DiffResult d1 = diff_traces(sim, bytes);
+  CHECK_FALSE(d1.agree());
+  CHECK(d1.differing_events == 1);
+
+  flashlab::Trace stats = gpu;
+  auto& snap = stats.stats.front().snapshots.back();
+  const auto finite = std::find_if(snap.m.begin(), snap.m.end(), [](float x) { return std::isfinite(x); });
+  REQUIRE(finite != snap.m.end());
+  *finite += 0.5f;
+  CHECK(diff_traces(sim, stats).values_differing == 1);
+}
+
+TEST_CASE("the manifest names every committed trace with the run's facts") {
+  std::ifstream f(kDir / "manifest.json");
+  REQUIRE(f.good());
+  const nlohmann::json m = nlohmann::json::parse(f);
+  REQUIRE(m.is_array());
+  CHECK(m.size() == gpu_traces().size());
+  for (const auto& e : m) {
+    CAPTURE(e.dump());
+    CHECK(fs::exists(kDir / e.at("file").get<std::string>()));
+    CHECK(e.at("events_agree_with_sim").get<bool>());
+    CHECK(e.at("commit").get<std::string>().size() == 40);
+    CHECK(!e.at("driver").get<std::string>().empty());
+  }
+}
