@@ -54,8 +54,8 @@ void sram_bar(const Track& track) {
   if (r.scores) on_chip += "S_" + std::to_string(r.q_block) + "," + std::to_string(r.kv_block) + " ";
   const std::string overlay = format_bytes(double(r.bytes)) + " of M = " + format_bytes(double(cap));
   ImGui::ProgressBar(cap > 0 ? float(double(r.bytes) / double(cap)) : 0.0f, {-1, 0}, overlay.c_str());
-  item_help("SRAM occupancy after this step: the tiles resident on chip (Q_i, K_j, V_j at e_in bytes, S_ij "
-            "at 4 bytes) against the capacity M of one thread block.");
+  item_help("SRAM occupancy after this step: the tiles resident on chip (Q_i, K_j, V_j and S_ij, all at e_in "
+            "bytes) against the capacity M of one thread block.");
   ImGui::TextDisabled("on chip: %s", on_chip.empty() ? "nothing" : on_chip.c_str());
 }
 
