@@ -90,6 +90,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads) fl_standard_softmax(const Arg
   const int chunks = int((a.n_k + 7) / 8);  // 16-byte chunks of the row
 
   float x_max = -INFINITY;
+#pragma unroll 1  // one warp request per 32 chunks (see v1.cu)
   for (int c = threadIdx.x; c < chunks; c += kSoftmaxThreads) {
     const uint4 raw = *reinterpret_cast<const uint4*>(hbm_Srow + c * 8);
     const T* x = reinterpret_cast<const T*>(&raw);
@@ -111,6 +112,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads) fl_standard_softmax(const Arg
   }
   const float l = block_reduce(x_sum, sram_scratch, [](float p, float q) { return p + q; });
   const float inv_l = l > 0.f ? 1.f / l : 0.f;
+#pragma unroll 1  // one warp request per 32 chunks (see v1.cu)
   for (int c = threadIdx.x; c < chunks; c += kSoftmaxThreads) {
     uint4 raw;
     T* x = reinterpret_cast<T*>(&raw);

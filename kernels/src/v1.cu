@@ -64,8 +64,13 @@ __global__ void fl_v1_forward(const Args a, const TraceBuffers trace) {
   rec.store(0, Tensor::O, -1, -1, a.n_q, D, e);
   rec.store(0, Tensor::l, -1, -1, a.n_q, 1, 4);
   rec.store(0, Tensor::m, -1, -1, a.n_q, 1, 4);
+  // One warp request per iteration over HBM rows (here and below): when the compiler unrolled
+  // these loops, it split a warp's 32 rows between the unrolled body and the remainder, and the
+  // sector shared by the two requests was counted twice by the profiler (seen on the H200).
+#pragma unroll 1
   for (std::int64_t c = threadIdx.x; c < a.n_q * D / 8; c += kThreads)
     reinterpret_cast<uint4*>(hbm_O)[c] = make_uint4(0, 0, 0, 0);
+#pragma unroll 1
   for (std::int64_t r = threadIdx.x; r < a.n_q; r += kThreads) {
     hbm_l[r] = 0.f;
     hbm_m[r] = -INFINITY;
@@ -167,6 +172,7 @@ __global__ void fl_v1_forward(const Args a, const TraceBuffers trace) {
 
       // Line 11: m_new = max(m_i, m~_ij), l_new = e^(m_i - m_new) l_i + e^(m~_ij - m_new) l~_ij;
       // line 13: write l_i, m_i. One thread per row (32 consecutive rows per warp).
+#pragma unroll 1
       for (int r = threadIdx.x; r < rows_i; r += kThreads) {
         float m_raw = -INFINITY, l_tilde = 0.f;
         for (int w = 0; w < W; ++w) {
@@ -190,6 +196,7 @@ __global__ void fl_v1_forward(const Args a, const TraceBuffers trace) {
       // Line 12: O_i = diag(l_new)^-1 (diag(l_i) e^(m_i - m_new) O_i + e^(m~_ij - m_new) P~_ij V_j),
       // the partial products of the W warps summed here; written back to HBM (16-byte chunks).
       T* hbm_Oi = hbm_O + i * BR * D;
+#pragma unroll 1
       for (int c = threadIdx.x; c < rows_i * (D / 8); c += kThreads) {
         const int r = c / (D / 8), col = (c % (D / 8)) * 8;
         uint4 chunk = *reinterpret_cast<const uint4*>(hbm_Oi + r * D + col);

@@ -25,7 +25,7 @@ struct V2Shape {
   static constexpr int kNT = BC / 8;             // n8 tiles of S_ij per warp
   static constexpr int kDT = D / 8;              // n8 tiles of O_i per warp
   static constexpr int kSmemBytes = (BR + 2 * BC) * D * int(sizeof(T)) + BR * int(sizeof(float));
-  static_assert(kRowsPerWarp % 16 == 0 && BC % 16 == 0 && D % 16 == 0);
+  static_assert(kRowsPerWarp % 16 == 0 && BC % 16 == 0 && D % 16 == 0 && BR <= kThreads);
 };
 
 // The row statistics of this thread's rows: row (mt, h) = warp * kRowsPerWarp + mt*16 + g + 8h.
@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(W * 32) fl_v2_forward(const Args a, const Trac
   store_fragments<T, kMT, kDT, D>(sram_Qi + warp_row0 * D, o, inv_l, lane);
   __syncthreads();
   store_tile<T, BR, D, kThreads>(hbm_Oi, D, sram_Qi, rows_i, D);
-  for (int r = threadIdx.x; r < rows_i; r += kThreads) hbm_Li[r] = sram_Li[r];
+  if (int(threadIdx.x) < rows_i) hbm_Li[threadIdx.x] = sram_Li[threadIdx.x];  // B_r <= threads: one row each
   rec.store(step_end, Tensor::O, i, -1, rows_i, D, e);
   rec.store(step_end, Tensor::L, i, -1, rows_i, 1, 4);
 }
