@@ -108,10 +108,9 @@ void StepEventSource::append(const StepView& s, std::vector<Event>& out) {
   if (level_ != TraceLevel::block) return append_step_events(p_, s, level_, out);
   const std::vector<Event>& events = kind_of(s).events;
   const std::size_t at = out.size();
-  out.resize(at + events.size());
-  for (std::size_t n = 0; n < events.size(); ++n) {
-    Event& e = out[at + n];
-    e = events[n];
+  out.insert(out.end(), events.begin(), events.end());
+  for (std::size_t n = at; n < out.size(); ++n) {
+    Event& e = out[n];
     e.block = s.block;
     e.step = s.step;
     e.i = std::int32_t(s.i);
