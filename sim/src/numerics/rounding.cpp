@@ -7,6 +7,7 @@
 #include "flashlab/numerics.hpp"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define FLASHLAB_F16C 1
 #endif
@@ -30,8 +31,17 @@ __attribute__((target("avx,f16c"))) void round_fp16_f16c(float* x, Eigen::Index 
   for (Eigen::Index t = k; t < n; ++t) x[t] = tail[t - k];
 }
 
+// CPUID leaf 1 reports AVX, F16C and OSXSAVE; XCR0 bits 1-2 say the OS saves the YMM state.
+// (cpuid rather than __builtin_cpu_supports("f16c"), which clang 14 does not know.)
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    if (!(c & bit_AVX) || !(c & bit_F16C) || !(c & bit_OSXSAVE)) return false;
+    unsigned xcr0_lo = 0, xcr0_hi = 0;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    return (xcr0_lo & 6u) == 6u;
+  }();
   return yes;
 }
 #endif
