@@ -4,25 +4,12 @@
 #include <random>
 
 #include "flashlab/tiling.hpp"
+#include "../common/mask_definition.hpp"
 
 using namespace flashlab;
+using flashlab::test::visible_by_definition;
 
 namespace {
-
-// The mask definitions of shared/DESIGN.md, written out element by element (independent of the
-// band arithmetic in tiling.hpp).
-bool visible_by_definition(const Mask& m, std::int64_t n_q, std::int64_t n_k, std::int64_t r, std::int64_t c) {
-  switch (m.kind) {
-    case MaskKind::none: return true;
-    case MaskKind::causal_tl: return c <= r;
-    case MaskKind::causal_br: return c <= r + n_k - n_q;
-    case MaskKind::window: {
-      const std::int64_t off = c - r - (n_k - n_q);
-      return -m.left <= off && off <= m.right;
-    }
-  }
-  return false;
-}
 
 Mask random_mask(std::mt19937_64& g) {
   switch (g() % 4) {

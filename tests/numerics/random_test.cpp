@@ -9,6 +9,7 @@
 #include <random>
 
 #include "numerics_util.hpp"
+#include "../common/mask_definition.hpp"
 
 using namespace flashlab;
 using namespace flashlab::test;
@@ -16,20 +17,6 @@ using namespace flashlab::test;
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// shared/DESIGN.md "Masks and tile classes", element by element.
-bool visible_by_definition(const Mask& m, std::int64_t n_q, std::int64_t n_k, std::int64_t r, std::int64_t c) {
-  switch (m.kind) {
-    case MaskKind::none: return true;
-    case MaskKind::causal_tl: return c <= r;
-    case MaskKind::causal_br: return c <= r + n_k - n_q;
-    case MaskKind::window: {
-      const std::int64_t off = c - r - (n_k - n_q);
-      return -m.left <= off && off <= m.right;
-    }
-  }
-  return false;
-}
 
 // Naive softmax(S) V per row, float64, skipping hidden keys one by one.
 Reference brute_force(const Problem& p, const Inputs& in) {
