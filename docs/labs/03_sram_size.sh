@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Lab 03: SRAM size and the Theta(N^2 d^2 / M) law (docs/labs/03_sram_size.md).
 source "$(dirname "$0")/lab.sh"
-fl sweep --over sram --from 16384 --to 524288 --log2 --algos v1,v2 --br auto --bc auto --dtype fp32 --seq 8192 --d 64 \
-  | cut -d, -f2,3,7,8,19
+fl_cut 2,3,7,8,19 sweep --over sram --from 16384 --to 524288 --log2 --algos v1,v2 --br auto --bc auto --dtype fp32 \
+  --seq 8192 --d 64
 echo
 echo "\$ flashlab count --sram 60000 --br 128 --bc 128   (an error on purpose)"
 if "$FLASHLAB" count --sram 60000 --br 128 --bc 128; then

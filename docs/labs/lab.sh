@@ -10,3 +10,11 @@ fl() {
   echo "\$ flashlab $*"
   "$FLASHLAB" "$@"
 }
+# fl_cut FIELDS ARGS...: a CSV command with only some columns kept (cut -d, -fFIELDS).
+fl_cut() {
+  local fields=$1
+  shift
+  echo
+  echo "\$ flashlab $* | cut -d, -f$fields"
+  "$FLASHLAB" "$@" | cut -d, -f"$fields"
+}

@@ -41,12 +41,13 @@ struct RunFlags {
 
 void add_run_flags(CLI::App& app, RunFlags& f) {
   f.config = cli::add_config_flags(app);
-  app.add_option("--q-fill", f.opt.inputs.q, "Q fill: random | zero | index | a number (default random)");
-  app.add_option("--k-fill", f.opt.inputs.k, "K fill (default random)");
-  app.add_option("--v-fill", f.opt.inputs.v, "V fill (default random)");
+  app.add_option("--q,--q-fill", f.opt.inputs.q, "Q fill: random | zero | index | a number (default random), as in flashlab run");
+  app.add_option("--k,--k-fill", f.opt.inputs.k, "K fill (default random)");
+  app.add_option("--v,--v-fill", f.opt.inputs.v, "V fill (default random)");
   app.add_option("--seed", f.opt.inputs.seed, "seed of the random fills; head h uses seed + h (default 0)");
   app.add_flag("--no-events", f.no_events, "skip the instrumented run and the event diff");
-  app.add_option("--stats-block", f.stats_block, "Q block whose m, l are compared after each step (default: last)");
+  app.add_option("--stats-blocks,--stats-block", f.stats_block,
+                 "Q block whose m, l are compared after each step (default: last), as in flashlab trace");
   app.add_flag("--no-check", f.no_check, "skip the O and L check against float64");
   app.add_option("--check-heads", f.opt.check_heads, "heads checked against float64 (default: all when small, else 2)");
   app.add_flag("--time", f.opt.time, "time the plain build (CUDA events, median)");

@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 cat > "$OUT/smoke_configs.txt" <<'CFG'
 --algo v2 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4
 --algo v2 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --mask causal
---algo v2 --nq 300 --nk 200 --d 128 --br 128 --bc 128 --warps 8 --mask causal-br --dtype bf16 --stats-block 0
+--algo v2 --nq 300 --nk 200 --d 128 --br 128 --bc 128 --warps 8 --mask causal-br --dtype bf16 --stats-blocks 0
 --algo v2 --nq 257 --nk 511 --d 32 --br 64 --bc 128 --warps 4 --mask window:64,16 --batch 2 --heads 3
 --algo v1 --nq 300 --nk 250 --d 64 --br 64 --bc 64 --warps 4 --mask causal
 --algo v1 --nq 200 --nk 333 --d 128 --br 32 --bc 64 --warps 4 --dtype bf16 --mask window:20,0 --block-skip on
