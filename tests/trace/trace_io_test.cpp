@@ -122,6 +122,6 @@ TEST_CASE("a writer that does not finish leaves no file behind") {
   }
   CHECK(!std::filesystem::exists(path));
   CHECK(!std::filesystem::exists(path + ".tmp-" + std::to_string(::getpid())));
-  CHECK_THROWS_AS(write_trace("/nonexistent-dir/x.trace", t, TraceFormat::text), std::runtime_error);
+  CHECK_THROWS_AS(write_trace("/nonexistent-dir/x.trace", t, TraceFormat::text), ConfigError);
   CHECK_THROWS_AS(read_trace("/nonexistent-dir/x.trace"), ConfigError);
 }

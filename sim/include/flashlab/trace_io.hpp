@@ -4,7 +4,9 @@
 //           behind a magic, a version and the header as JSON (for large runs).
 // Readers check every byte they use: a malformed, truncated or hostile file throws ConfigError
 // naming what is wrong and where; a reader never allocates more than the file's own size allows.
-// Writers write to "<path>.tmp-<pid>" and rename it to <path> only when complete.
+// Writers write to "<target>.tmp-<pid>" and rename it onto the target only when complete; the
+// destination is checked first (trace_output.hpp: no device, FIFO or directory is replaced, a
+// symbolic link to a regular file survives).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "flashlab/trace.hpp"
+#include "flashlab/trace_output.hpp"
 
 namespace flashlab {
 
@@ -38,8 +41,9 @@ Trace decode_trace(std::string_view bytes);
 /// Reads and decodes `path`. Throws ConfigError (the path, what is wrong, where) for a file that
 /// cannot be read or is not a valid trace.
 Trace read_trace(const std::string& path);
-/// Writes `t` to `path` through a temporary file renamed when complete. Throws std::runtime_error
-/// when the file system refuses (message names the path and errno's text).
+/// Writes `t` to `path` through a temporary file renamed when complete. Throws ConfigError
+/// ("output") for a destination output_path() refuses or a temporary file that cannot be created,
+/// std::runtime_error when a write or the rename fails (message names the path and errno's text).
 void write_trace(const std::string& path, const Trace& t, TraceFormat f);
 
 /// Streams a trace to a file while the executor runs: an observer that encodes each step's events
@@ -47,6 +51,7 @@ void write_trace(const std::string& path, const Trace& t, TraceFormat f);
 /// renames the temporary file to `path`; a writer destroyed before finish() removes it.
 class TraceFileWriter : public StepObserver {
  public:
+  /// Checks `path` and creates its temporary file: throws ConfigError("output") as write_trace.
   TraceFileWriter(std::string path, const Problem& p, const TraceHeader& h, TraceFormat f);
   ~TraceFileWriter() override;
   TraceFileWriter(const TraceFileWriter&) = delete;
@@ -64,7 +69,7 @@ class TraceFileWriter : public StepObserver {
   void write(std::string_view bytes);
   void check_open() const;
 
-  std::string path_, tmp_;
+  OutputPath out_;
   TraceHeader header_;
   TraceFormat format_;
   std::FILE* file_ = nullptr;

@@ -3,10 +3,10 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "flashlab/error.hpp"
 #include "flashlab/trace_io.hpp"
+#include "flashlab/trace_output.hpp"
 #include "forms.hpp"
 
 namespace flashlab {
@@ -18,27 +18,26 @@ constexpr std::size_t kChunk = std::size_t(1) << 20;
   throw std::runtime_error(what + " " + path + ": " + std::strerror(errno));
 }
 
-std::string temp_name(const std::string& path) { return path + ".tmp-" + std::to_string(::getpid()); }
-
 void write_all(std::FILE* f, std::string_view bytes, const std::string& path) {
   if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) fs_error("cannot write", path);
 }
 
-// Closes and renames `tmp` to `path`; removes `tmp` when anything fails.
-void commit_file(std::FILE* f, const std::string& tmp, const std::string& path) {
+std::FILE* open_temp(const OutputPath& out) {
+  std::FILE* f = std::fopen(out.temp.c_str(), "wb");
+  if (!f) throw output_create_error(out, errno);
+  return f;
+}
+
+// Closes `f` and renames the temporary file onto the target; removes it when anything fails.
+void commit_file(std::FILE* f, const OutputPath& out) {
   const bool ok = std::fflush(f) == 0 && !std::ferror(f);
   const int saved = errno;
   if (std::fclose(f) != 0 || !ok) {
     errno = ok ? errno : saved;
-    std::remove(tmp.c_str());
-    fs_error("cannot write", path);
+    std::remove(out.temp.c_str());
+    fs_error("cannot write", out.path);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    errno = e;
-    fs_error("cannot rename the temporary file to", path);
-  }
+  commit_output(out);
 }
 
 }  // namespace
@@ -95,21 +94,21 @@ Trace read_trace(const std::string& path) {
 
 void write_trace(const std::string& path, const Trace& t, TraceFormat f) {
   const std::string bytes = encode_trace(t, f);
-  const std::string tmp = temp_name(path);
-  std::FILE* file = std::fopen(tmp.c_str(), "wb");
-  if (!file) fs_error("cannot create", tmp);
+  const OutputPath out = output_path(path);
+  std::FILE* file = open_temp(out);
   if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
+    const int e = errno;
     std::fclose(file);
-    std::remove(tmp.c_str());
+    std::remove(out.temp.c_str());
+    errno = e;
     fs_error("cannot write", path);
   }
-  commit_file(file, tmp, path);
+  commit_file(file, out);
 }
 
 TraceFileWriter::TraceFileWriter(std::string path, const Problem& p, const TraceHeader& h, TraceFormat f)
-    : path_(std::move(path)), tmp_(temp_name(path_)), header_(h), format_(f), source_(p, h.level) {
-  file_ = std::fopen(tmp_.c_str(), "wb");
-  if (!file_) fs_error("cannot create", tmp_);
+    : out_(output_path(path)), header_(h), format_(f), source_(p, h.level) {
+  file_ = open_temp(out_);
   pending_.reserve(kChunk / sizeof(Event) + 1024);
   if (format_ == TraceFormat::text) trace_form::text_begin(buf_, header_);
   else count_offset_ = long(trace_form::binary_begin(buf_, header_, 0));
@@ -118,17 +117,17 @@ TraceFileWriter::TraceFileWriter(std::string path, const Problem& p, const Trace
 TraceFileWriter::~TraceFileWriter() {
   if (!done_ && file_) {
     std::fclose(file_);
-    std::remove(tmp_.c_str());
+    std::remove(out_.temp.c_str());
   }
 }
 
 void TraceFileWriter::write(std::string_view bytes) {
   try {
-    write_all(file_, bytes, path_);
+    write_all(file_, bytes, out_.path);
   } catch (...) {
     std::fclose(file_);
     file_ = nullptr;
-    std::remove(tmp_.c_str());
+    std::remove(out_.temp.c_str());
     throw;
   }
 }
@@ -174,13 +173,13 @@ void TraceFileWriter::finish(const std::vector<BlockStats>& stats) {
   write(buf_);
   buf_.clear();
   if (format_ == TraceFormat::binary) {
-    if (std::fseek(file_, count_offset_, SEEK_SET) != 0) fs_error("cannot seek in", tmp_);
+    if (std::fseek(file_, count_offset_, SEEK_SET) != 0) fs_error("cannot seek in", out_.temp);
     write(std::string_view(reinterpret_cast<const char*>(&count_), sizeof count_));
   }
   std::FILE* f = file_;
   file_ = nullptr;
   done_ = true;
-  commit_file(f, tmp_, path_);
+  commit_file(f, out_);
 }
 
 }  // namespace flashlab
