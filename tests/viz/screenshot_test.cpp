@@ -1,5 +1,6 @@
 // The real viewer under Xvfb: a screenshot of a causal config whose pixels, sampled at the centres
-// of known tiles, have the full, partial and skipped colours. Skipped (exit 77) without xvfb-run.
+// of known tiles, have the full, partial and skipped colours; a screenshot written through a link;
+// a path that cannot be created refused before a window opens. Skipped (exit 77) without xvfb-run.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -36,18 +38,28 @@ struct Shot {
   }
 };
 
-Shot shoot(const std::string& name, const std::string& flags) {
-  const fs::path dir = fs::temp_directory_path() / ("flashlab-viz-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path png = dir / (name + ".png"), json = dir / (name + ".json");
+// Runs the real viewer under Xvfb; returns std::system's status (0: exit 0).
+int run_under_xvfb(const std::string& flags) {
   // Under AddressSanitizer, leak checking stays off for the app: Mesa's OpenGL driver, unloaded at
   // exit, leaves allocations LeakSanitizer cannot attribute (the panels' own leaks are checked by
   // test_viz, which runs them without a driver).
   const char* asan = std::getenv("ASAN_OPTIONS");
   const std::string env = "ASAN_OPTIONS='" + std::string(asan ? asan : "") + ":detect_leaks=0' ";
   const std::string cmd = env + "xvfb-run -a -s \"-screen 0 1280x720x24\" " + std::string(FLASHLAB_VIEWER) + " " +
-                          flags + " --screenshot " + png.string() + " --layout " + json.string() + " > /dev/null";
-  REQUIRE(std::system(cmd.c_str()) == 0);
+                          flags + " > /dev/null";
+  return std::system(cmd.c_str());
+}
+
+fs::path temp_dir() {
+  const fs::path dir = fs::temp_directory_path() / ("flashlab-viz-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+Shot shoot(const std::string& name, const std::string& flags) {
+  const fs::path dir = temp_dir();
+  const fs::path png = dir / (name + ".png"), json = dir / (name + ".json");
+  REQUIRE(run_under_xvfb(flags + " --screenshot " + png.string() + " --layout " + json.string()) == 0);
   Shot s;
   int n = 0;
   unsigned char* data = stbi_load(png.string().c_str(), &s.width, &s.height, &n, 3);
@@ -85,6 +97,42 @@ TEST_CASE("screenshot of the same config under V1: skipped tiles are computed an
   CHECK(s.tile(0, 7) == opaque(palette::computed_skipped));
   CHECK(s.tile(3, 3) == opaque(palette::partial));
   CHECK(s.tile(7, 0) == opaque(palette::full));
+}
+
+// A screenshot path that is a link to a regular file: the picture goes to the target, through
+// "<target>.tmp-<pid>" renamed over it, and the link stays a link.
+TEST_CASE("screenshot through a symlink writes the linked file") {
+  const fs::path dir = temp_dir();
+  fs::create_directories(dir / "real");
+  const fs::path target = dir / "real" / "shot.png", link = dir / "link.png";
+  std::ofstream(target) << "not a png yet";
+  fs::create_symlink(target, link);
+  CHECK(run_under_xvfb("--nq 512 --nk 512 --br 64 --bc 64 --screenshot " + link.string()) == 0);
+  CHECK(fs::is_symlink(link));
+  int w = 0, h = 0, n = 0;
+  unsigned char* data = stbi_load(target.string().c_str(), &w, &h, &n, 3);
+  CHECK(data != nullptr);
+  stbi_image_free(data);
+  CHECK(w == 1280);
+  CHECK(h == 720);
+  CHECK(std::distance(fs::directory_iterator(dir / "real"), fs::directory_iterator{}) == 1);  // no temp file left
+  fs::remove_all(dir);
+}
+
+// The path is checked before any window opens: without a display the app would otherwise stop
+// with exit 1 ("no display"), and under Xvfb it would render every frame first.
+TEST_CASE("screenshot to a path that cannot be created exits 2 before opening a window") {
+  const fs::path dir = temp_dir();
+  const fs::path err = dir / "stderr.txt";
+  const std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(FLASHLAB_VIEWER) +
+                          " --frames 1000000 --screenshot /nonexistent/x.png > /dev/null 2> " + err.string();
+  const int status = std::system(cmd.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  std::string text;
+  std::getline(std::ifstream(err), text);
+  CHECK(text == "flashlab-viewer: screenshot = /nonexistent/x.png: a file path that can be created");
+  fs::remove_all(dir);
 }
 
 int main(int argc, char** argv) {

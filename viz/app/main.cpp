@@ -67,7 +67,11 @@ bool apply(const AppOptions& o, Viewer& v) {
 
 int main(int argc, char** argv) {
   AppOptions opt;
-  if (auto code = parse_options(argc, argv, opt)) return *code;
+  if (const ParseOutcome parsed = parse_options(argc, argv, opt); parsed.exit) {
+    if (*parsed.exit == 0) std::fputs(parsed.message.c_str(), stdout);
+    else std::fprintf(stderr, "flashlab-viewer: %s\n", parsed.message.c_str());
+    return *parsed.exit;
+  }
   auto textures = std::make_unique<GlTextures>();  // used only once a GL context exists
   std::unique_ptr<Viewer> viewer;
   try {

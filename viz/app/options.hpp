@@ -32,8 +32,24 @@ struct AppOptions {
   std::vector<std::string> traces;  // --trace FILE (at most twice): traces A and B
 };
 
-/// Parses argv. Returns the exit code to leave with (0 after --help) when the program should not
-/// run, std::nullopt when it should. Bad values print "<field> = <value>: <allowed>" and give 2.
-std::optional<int> parse_options(int argc, char** argv, AppOptions& out);
+/// What parse_options decided.
+struct ParseOutcome {
+  std::optional<int> exit;  // the code to leave with (0 after --help, 2 for bad input); empty: run
+  std::string message;      // --help's text, or "<field> = <value>: <allowed>" for bad input
+};
+
+/// Parses argv into `out` and checks every value before a window opens: numbers against their
+/// ranges, --select and --hover against the resolved config's T_r x T_c tiles, --step against the
+/// steps of the playback the chosen tab shows (playback_steps), --screenshot and --layout against
+/// the file system (output_target; `out` then holds the path written). Unknown flags, CLI11 parse
+/// errors and ConfigErrors (including resolve()'s) all give exit 2 with a message naming the
+/// flag, the value and what is allowed. Throws nothing.
+ParseOutcome parse_options(int argc, const char* const* argv, AppOptions& out);
+
+/// The steps of the playback tab `t` shows for config `c`, the range of --step being 0 to this
+/// (Viewer::seek clamps there): the schedule's Counters::steps for one (batch, head), counted by
+/// the executor; on the compare tab the larger of V1's and V2's (as Comparison::total_steps).
+/// Throws ConfigError when `c` does not resolve.
+std::uint64_t playback_steps(const Config& c, Tab t);
 
 }  // namespace flashlab::viz
