@@ -16,9 +16,12 @@
 namespace flashlab::cli {
 namespace {
 
+// Largest trace written without --max-bytes: 2 GiB.
+constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t(1) << 31;
+
 struct TraceArgs {
   std::string out, format = "binary", level = "block", stats_blocks, q = "random", k = "random", v = "random",
-                   seed = "0";
+                   seed = "0", max_bytes = std::to_string(kDefaultMaxBytes);
 };
 
 // "I,J,..." -> the Q block indices (range-checked by add_stats).
@@ -32,6 +35,20 @@ std::vector<std::int64_t> parse_blocks(const std::string& text) {
   return blocks;
 }
 
+// Refuses, before anything is computed or written, a trace whose size bound exceeds --max-bytes.
+void check_size(const Problem& p, TraceHeader h, TraceFormat format, const TraceArgs& a, std::size_t stats_blocks) {
+  const std::int64_t limit = parse_int("max-bytes", a.max_bytes, "an integer >= 1 (bytes)");
+  if (limit < 1) throw ConfigError("max-bytes", a.max_bytes, "an integer >= 1 (bytes)");
+  if (stats_blocks > 0) h.inputs = InputSpec{a.q, a.k, a.v, 0};
+  const TraceSizeBound b = trace_size_bound(p, h, format, stats_blocks);
+  if (b.bytes > std::uint64_t(limit))
+    throw ConfigError("trace size",
+                      fmt::format("{} for {} events (an upper bound, {} form)", bytes_both(b.bytes),
+                                  group_digits(b.events), a.format),
+                      fmt::format("at most --max-bytes {}; raise --max-bytes, or trace a smaller config",
+                                  bytes_both(std::uint64_t(limit))));
+}
+
 void write(const Config& c, const TraceArgs& a) {
   const Problem p = resolve(c);
   if (a.out.empty()) throw ConfigError("output", "(none)", "a file name: -o FILE");
@@ -39,10 +56,12 @@ void write(const Config& c, const TraceArgs& a) {
   Trace stats;  // header and statistics, when asked for
   stats.header.config = resolved_config(p);
   stats.header.level = parse_trace_level(a.level);
-  if (!a.stats_blocks.empty()) {
+  const std::vector<std::int64_t> blocks = a.stats_blocks.empty() ? std::vector<std::int64_t>{} : parse_blocks(a.stats_blocks);
+  check_size(p, stats.header, format, a, blocks.size());
+  if (!blocks.empty()) {
     const std::int64_t seed = parse_int("seed", a.seed, "an integer >= 0");
     if (seed < 0) throw ConfigError("seed", a.seed, "an integer >= 0");
-    add_stats(stats, p, parse_blocks(a.stats_blocks), InputSpec{a.q, a.k, a.v, std::uint64_t(seed)});
+    add_stats(stats, p, blocks, InputSpec{a.q, a.k, a.v, std::uint64_t(seed)});
   }
   TraceFileWriter w(a.out, p, stats.header, format);
   Executor ex(p);
@@ -74,6 +93,9 @@ void register_trace(CLI::App& app) {
   cmd->add_option("--level", args->level,
                   "block (what the CUDA kernels record) | warp (with per-warp compute, reduce, barrier); default block")
       ->type_name("LEVEL");
+  cmd->add_option("--max-bytes", args->max_bytes,
+                  "refuse a trace whose size bound exceeds this many bytes (default 2147483648, 2 GiB)")
+      ->type_name("BYTES");
   cmd->add_option("--stats-blocks", args->stats_blocks, "record m and l of these Q blocks after each step (numerics)")
       ->type_name("I,J")
       ->group("Statistics");

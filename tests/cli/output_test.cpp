@@ -87,3 +87,34 @@ TEST_CASE("an output in a missing folder is a bad input naming the path given, n
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("trace refuses, before writing, a file above --max-bytes (default 2 GiB); smaller traces are written") {
+  const std::string dir = make_temp_dir(), path = dir + "/big.trace";
+  // V2, N = 2^21, B_r = B_c = 64: 2^30 tiles of 5 block-level events (FA2 Alg. 1: load K_j, V_j,
+  // S, softmax, output) and 2^15 Q blocks of 5 (load Q_i, init, finalize, store O_i, L_i): 40 B each.
+  CliResult r = run_cli("trace --seq 2097152 --br 64 --bc 64 -o " + path);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("trace size = ") != std::string::npos);
+  CHECK(r.err.find("for 5,368,872,960 events") != std::string::npos);
+  CHECK(r.err.find("at most --max-bytes 2,147,483,648 B (2.00 GiB)") != std::string::npos);
+  CHECK(!fs::exists(path));
+  CHECK(fs::is_empty(dir));
+
+  // 20 x 12, B_r = 8, B_c = 4: T_r = 3, T_c = 3; 9 tiles x 5 + 3 Q blocks x 5 = 60 events of 40 B.
+  const std::string small = "trace --nq 20 --nk 12 --d 4 --br 8 --bc 4 -o " + path;
+  r = run_cli(small);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("60 events") != std::string::npos);
+  const std::uintmax_t size = fs::file_size(path);
+  CHECK(size > 60 * 40);
+  fs::remove(path);
+  r = run_cli(small + " --max-bytes " + std::to_string(60 * 40));  // below the events alone
+  CHECK(r.code == 2);
+  CHECK(r.err.find("at most --max-bytes 2,400 B") != std::string::npos);
+  CHECK(!fs::exists(path));
+  CHECK(run_cli(small + " --max-bytes " + std::to_string(size)).code == 0);  // the bound is exact here
+  CHECK(fs::file_size(path) == size);
+  CHECK(run_cli(small + " --max-bytes 0").code == 2);
+  CHECK(run_cli(small + " --max-bytes 2GB").code == 2);
+  fs::remove_all(dir);
+}

@@ -46,6 +46,16 @@ Trace read_trace(const std::string& path);
 /// std::runtime_error when a write or the rename fails (message names the path and errno's text).
 void write_trace(const std::string& path, const Trace& t, TraceFormat f);
 
+/// An upper bound on a trace file's size, from the schedule and the tile counts alone (no step is
+/// walked, so it is cheap for any size). `events` is exact at block level when no tile is skipped
+/// and at warp level when, in addition, every warp has rows (and, split-K, columns) in every tile;
+/// a skipped tile is counted as a visited one. `event_bytes` is 40 (binary) or the longest text line.
+struct TraceSizeBound {
+  std::uint64_t events = 0, event_bytes = 0, bytes = 0;  // bytes: the whole file (saturates at 2^64 - 1)
+};
+/// Bound of the file `TraceFileWriter(path, p, h, f)` writes, with statistics for `stats_blocks` Q blocks.
+TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFormat f, std::size_t stats_blocks = 0);
+
 /// Streams a trace to a file while the executor runs: an observer that encodes each step's events
 /// at the header's level and writes them in 1 MiB chunks. finish() appends the statistics and
 /// renames the temporary file to `path`; a writer destroyed before finish() removes it.
