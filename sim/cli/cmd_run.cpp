@@ -19,6 +19,10 @@ namespace {
 
 // The dense float64 reference holds N_q x N_k scores: 2^28 of them is 2 GiB.
 constexpr std::int64_t kMaxScores = std::int64_t(1) << 28;
+// The reference and the simulation each take about N_q N_k d multiply-adds (Q K^T and P V); d
+// counts as at least 64, for the per-score work (exp, max, sum) and the per-tile steps. 2^34 is
+// seconds of work, not hours.
+constexpr std::int64_t kMaxWork = std::int64_t(1) << 34;
 
 struct RunArgs {
   std::string algo = "v2", q = "random", k = "random", v = "random", steps, seed = "0", rows = "4";
@@ -32,6 +36,13 @@ void check_size(const Problem& p) {
                       fmt::format("at most 2^28 = {} score elements in numerics (the float64 reference holds "
                                   "N_q x N_k); lower --nq/--nk/--seq, or use `flashlab count`",
                                   group_digits(std::uint64_t(kMaxScores))));
+  const std::int64_t d = std::max<std::int64_t>(p.tiling.d, 64);
+  if (n_q * n_k > kMaxWork / d)
+    throw ConfigError("nq*nk*max(d,64)",
+                      fmt::format("{}*{}*{} = {}", n_q, n_k, d, group_digits(std::uint64_t(n_q * n_k) * std::uint64_t(d))),
+                      fmt::format("at most 2^34 = {} (the work of the float64 reference and of the simulation, "
+                                  "N_q N_k d multiply-adds each); lower --nq/--nk/--seq or --d, or use `flashlab count`",
+                                  group_digits(std::uint64_t(kMaxWork))));
 }
 
 void print_steps(const Problem& p, std::int64_t block, const std::vector<StatSnapshot>& trace, std::int64_t rows) {

@@ -97,6 +97,11 @@ TEST_CASE("run errors: configs too large for numerics, bad inputs, bad --steps")
   const std::vector<ErrorCase> cases{
       {"run --seq 20000", 2, {"flashlab: error: nq*nk = 20000*20000 = 400,000,000 elements: at most 2^28"}},
       {"run --nq 1 --nk 300000000", 2, {"flashlab: error: nq*nk = 1*300000000"}},
+      // 2^14 * 2^14 * 2^12 = 2^40 multiply-adds, 2^6 times the 2^34 bound (2^28 scores pass)
+      {"run --nq 16384 --nk 16384 --d 4096 --br 4 --bc 4 --dtype fp32", 2,
+       {"flashlab: error: nq*nk*max(d,64) = 16384*16384*4096 = 1,099,511,627,776: at most 2^34 = 17,179,869,184"}},
+      // d = 128 at 2^28 scores: 2^35
+      {"run --seq 16384 --d 128", 2, {"flashlab: error: nq*nk*max(d,64) = 16384*16384*128 = 34,359,738,368"}},
       {"run --seq 1024 --br 64 --steps 16", 2, {"flashlab: error: steps = 16: a Q block index from 0 to 15"}},
       {"run --seq 1024 --steps x", 2, {"flashlab: error: steps = x:"}},
       {"run --seq 64 --q nonsense", 2, {"flashlab: error: q = nonsense:"}},
