@@ -106,3 +106,43 @@ TEST_CASE("numerics rejects inputs of the wrong shape and traced blocks outside 
   r.L.conservativeResize(99);
   CHECK_THROWS_AS(compare(r, reference(p, in), Algo::v2), ConfigError);
 }
+
+TEST_CASE("constant fills must be values of the dtype: fp16 65504, bf16 and fp32 their largest finite") {
+  // fp16: (2 - 2^-10) 2^15 = 65504; bf16: (2 - 2^-7) 2^127; fp32: (2 - 2^-23) 2^127.
+  CHECK(dtype_max(Dtype::fp16) == 65504.0);
+  CHECK(dtype_max(Dtype::bf16) == std::ldexp(2.0 - std::ldexp(1.0, -7), 127));
+  CHECK(dtype_max(Dtype::fp32) == std::ldexp(2.0 - std::ldexp(1.0, -23), 127));
+  CHECK(parse_fill("q", "-65504", Dtype::fp16).value == -65504.0f);
+  CHECK(parse_fill("q", "70000", Dtype::bf16).value == 70000.0f);
+  CHECK(parse_fill("v", "index", Dtype::fp16).kind == Fill::Kind::index);
+  const std::vector<std::pair<const char*, Dtype>> bad{{"70000", Dtype::fp16},  {"65505", Dtype::fp16},
+                                                       {"3.39e38", Dtype::bf16}, {"3.41e38", Dtype::fp32},
+                                                       {"inf", Dtype::fp32},    {"-inf", Dtype::bf16},
+                                                       {"nan", Dtype::fp16}};
+  for (const auto& [text, t] : bad) {
+    CAPTURE(text);
+    try {
+      parse_fill("q", text, t);
+      FAIL("no error");
+    } catch (const ConfigError& e) {
+      CHECK(e.field() == "q");
+      CHECK(e.value() == text);
+      CHECK(e.allowed().rfind("a finite number representable in " + std::string(to_string(t)) + " (|x| <= ", 0) == 0);
+    }
+  }
+  try {
+    parse_fill("q", "70000", Dtype::fp16);
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "q = 70000: a finite number representable in fp16 (|x| <= 65504)");
+  }
+  // make_inputs refuses the same constants given directly, and an index fill past the dtype.
+  Config c = config(Algo::v2, 8, 8, 4, 4, 4);
+  c.dtype = Dtype::fp16;
+  const Problem p = resolve(c);
+  CHECK_THROWS_AS(make_inputs(p, Fill{Fill::Kind::constant, 70000.0f}, Fill{}, Fill{}, 0), ConfigError);
+  c.n_k = 65506;  // rows 0..65505: 65505 > 65504
+  c.b_c = 64;
+  CHECK_THROWS_AS(make_inputs(resolve(c), Fill{}, Fill{}, Fill{Fill::Kind::index, 0}, 0), ConfigError);
+  c.n_k = 65505;  // last row 65504
+  CHECK(make_inputs(resolve(c), Fill{}, Fill{}, Fill{Fill::Kind::index, 0}, 0).V(65504, 0) == 65504.0f);
+}

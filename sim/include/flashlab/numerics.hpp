@@ -36,13 +36,20 @@ struct Fill {
 /// Parses "random", "zero", "index" or a finite number (a constant). Throws
 /// ConfigError(field, text, allowed) for anything else.
 Fill parse_fill(std::string_view field, std::string_view text);
+/// parse_fill, and a constant must be a value of dtype t: |x| <= dtype_max(t). Throws
+/// ConfigError(field, text, "a finite number representable in fp16 (|x| <= 65504)") for one that
+/// is not (inf and nan included).
+Fill parse_fill(std::string_view field, std::string_view text, Dtype t);
+/// The largest finite value of dtype t: fp16 65504, bf16 3.3895e38, fp32 3.4028e38.
+double dtype_max(Dtype t);
 
 /// Q (N_q, d), K (N_k, d), V (N_k, d) of one (batch, head), values already representable in the
 /// problem's dtype (held as float).
 struct Inputs {
   MatrixF Q, K, V;
 };
-/// Builds the inputs of p and rounds them to p.dtype. `seed` drives the random fills: the same
+/// Builds the inputs of p and rounds them to p.dtype. Throws ConfigError("q" / "k" / "v") for a
+/// constant fill beyond dtype_max(p.dtype), or an index fill whose last row index is beyond it. `seed` drives the random fills: the same
 /// (seed, fill, shape) gives the same values on every machine (mt19937_64 + Box-Muller), and Q,
 /// K, V draw from separate streams, so changing one fill leaves the others as they were.
 Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, std::uint64_t seed);

@@ -1,6 +1,8 @@
 // inputs.cpp — the input matrices Q, K, V of numerics mode (fills, seeding, rounding to the dtype).
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -46,7 +48,50 @@ MatrixF make_matrix(std::int64_t rows, std::int64_t d, Fill f, std::uint64_t see
   return x;
 }
 
+// What `field` may hold in dtype t: "a finite number representable in fp16 (|x| <= 65504)".
+std::string representable(Dtype t) {
+  char max[32];
+  std::snprintf(max, sizeof max, "%.5g", dtype_max(t));
+  return "a finite number representable in " + std::string(to_string(t)) + " (|x| <= " + max + ")";
+}
+
+std::string shown(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+// A constant fill must be a finite value of t; an index fill's largest row index too.
+void check_fill(std::string_view field, const std::string& text, const Fill& f, std::int64_t rows, Dtype t) {
+  if (f.kind == Fill::Kind::constant && !(std::abs(double(f.value)) <= dtype_max(t)))
+    throw ConfigError(std::string(field), text, representable(t));
+  if (f.kind == Fill::Kind::index && double(rows - 1) > dtype_max(t))
+    throw ConfigError(std::string(field), "index",
+                      "row indices representable in " + std::string(to_string(t)) + ": at most " +
+                          shown(dtype_max(t) + 1) + " rows (" + std::to_string(rows) + " given)");
+}
+
 }  // namespace
+
+double dtype_max(Dtype t) {
+  switch (t) {
+    case Dtype::fp16: return double(Eigen::NumTraits<Eigen::half>::highest());
+    case Dtype::bf16: return double(Eigen::NumTraits<Eigen::bfloat16>::highest());
+    case Dtype::fp32: break;
+  }
+  return double(std::numeric_limits<float>::max());
+}
+
+Fill parse_fill(std::string_view field, std::string_view text, Dtype t) {
+  const std::string s(text);
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  const bool number = !text.empty() && ec == std::errc() && end == text.data() + text.size();
+  if (number && !(std::abs(v) <= dtype_max(t))) throw ConfigError(std::string(field), s, representable(t));
+  const Fill f = parse_fill(field, text);
+  check_fill(field, s, f, 0, t);
+  return f;
+}
 
 Fill parse_fill(std::string_view field, std::string_view text) {
   if (text == "random") return {Fill::Kind::random, 0};
@@ -62,6 +107,9 @@ Fill parse_fill(std::string_view field, std::string_view text) {
 
 Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, std::uint64_t seed) {
   const Tiling& t = p.tiling;
+  check_fill("q", shown(q.value), q, t.n_q, p.dtype);
+  check_fill("k", shown(k.value), k, t.n_k, p.dtype);
+  check_fill("v", shown(v.value), v, t.n_k, p.dtype);
   Inputs in{make_matrix(t.n_q, t.d, q, seed * 3 + 0), make_matrix(t.n_k, t.d, k, seed * 3 + 1),
             make_matrix(t.n_k, t.d, v, seed * 3 + 2)};
   for (MatrixF* x : {&in.Q, &in.K, &in.V}) round_to_dtype(p.dtype, *x);

@@ -142,8 +142,8 @@ void add_stats(Trace& t, const Problem& p, std::vector<std::int64_t> blocks, con
     if (k > 0 && blocks[k] == blocks[k - 1])
       throw ConfigError("stats-blocks", std::to_string(blocks[k]), "each Q block at most once");
   }
-  const Inputs in = make_inputs(p, parse_fill("q", spec.q), parse_fill("k", spec.k), parse_fill("v", spec.v),
-                                spec.seed);
+  const Inputs in = make_inputs(p, parse_fill("q", spec.q, p.dtype), parse_fill("k", spec.k, p.dtype),
+                                parse_fill("v", spec.v, p.dtype), spec.seed);
   NumericsOptions opt;
   opt.trace_blocks = blocks;
   NumericResult r = simulate(p, in, opt);
