@@ -13,6 +13,7 @@
 #include "flashlab/error.hpp"
 #include "flashlab/numerics.hpp"
 #include "report.hpp"
+#include "run_report.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -25,8 +26,8 @@ constexpr std::int64_t kMaxScores = std::int64_t(1) << 28;
 constexpr std::int64_t kMaxWork = std::int64_t(1) << 34;
 
 struct RunArgs {
-  std::string algo = "v2", q = "random", k = "random", v = "random", steps, seed = "0", rows = "4";
-  bool json = false;
+  std::string algo = "v2", q = "random", k = "random", v = "random", steps, seed = "0", rows = "4", show_rows;
+  bool json = false, show_rows_given = false;  // --show-rows given, even as ""
 };
 
 void check_size(const Problem& p) {
@@ -86,7 +87,11 @@ void run_numerics(const Config& c, const RunArgs& a) {
   if (rows < 1) throw ConfigError("rows", a.rows, "an integer >= 1");
   const std::int64_t seed = parse_int("seed", a.seed, "an integer >= 0");
   if (seed < 0) throw ConfigError("seed", a.seed, "an integer >= 0");
-  const Fill fq = parse_fill("q", a.q), fk = parse_fill("k", a.k), fv = parse_fill("v", a.v);
+  const Dtype dtype = problems.front().dtype;
+  const Fill fq = parse_fill("q", a.q, dtype), fk = parse_fill("k", a.k, dtype), fv = parse_fill("v", a.v, dtype);
+
+  const std::vector<std::int64_t> shown_rows =
+      !a.show_rows_given ? std::vector<std::int64_t>{} : parse_rows(a.show_rows, problems.front().tiling.n_q);
 
   const Inputs in = make_inputs(problems.front(), fq, fk, fv, std::uint64_t(seed));
   const Reference ref = reference(problems.front(), in);
@@ -102,7 +107,7 @@ void run_numerics(const Config& c, const RunArgs& a) {
   std::vector<NumericResult> results;
   for (const Problem& p : problems) {
     results.push_back(simulate(p, in, opt));
-    const NumericError e = compare(results.back(), ref, p.algo);
+    const NumericError e = shown_error(results.back(), ref, compare(results.back(), ref, p.algo));
     all_within = all_within && e.within;
     const std::string name(to_string(p.algo));
     if (a.json) {
@@ -111,10 +116,15 @@ void run_numerics(const Config& c, const RunArgs& a) {
                               {"within", e.within},       {"tolerance_O", tolerance(p.dtype)},
                               {"tolerance_L", tolerance_L(p.dtype, p.algo)}};
     } else {
-      std::cout << fmt::format("{:<10}{:>14.3e}{:>20.3e}{:>14.3e}{:>8}{:>10.1e}{:>10.1e}{:>8}\n", name, e.max_abs_O,
-                               e.rel_fro_O, e.max_abs_L, e.finite ? "yes" : "NO", tolerance(p.dtype),
-                               tolerance_L(p.dtype, p.algo), e.within ? "ok" : "FAIL");
+      std::cout << fmt::format("{:<10}{}{}{}{:>8}{:>10.1e}{:>10.1e}{:>8}\n", name, error_text(e.max_abs_O, 14),
+                               error_text(e.rel_fro_O, 20), error_text(e.max_abs_L, 14), e.finite ? "yes" : "NO",
+                               tolerance(p.dtype), tolerance_L(p.dtype, p.algo), e.within ? "ok" : "FAIL");
     }
+  }
+  for (std::size_t k = 0; k < problems.size() && !shown_rows.empty(); ++k) {
+    const std::string name(to_string(problems[k].algo));
+    if (a.json) out["rows"][name] = rows_json(results[k], shown_rows);
+    else print_rows(name, results[k], shown_rows);
   }
   if (block >= 0)
     for (std::size_t k = 0; k < problems.size(); ++k) {
@@ -158,8 +168,15 @@ void register_run(CLI::App& app) {
   cmd->add_option("--rows", args->rows, "rows of the block printed by --steps (default 4)")
       ->type_name("R")
       ->group("Steps");
+  CLI::Option* show_rows = cmd->add_option("--show-rows", args->show_rows,
+                  "print O[r][0..min(d,8)) and L[r] of these rows for each algorithm (JSON: \"rows\"; inf/nan as null)")
+      ->type_name("R1,R2")
+      ->group("Inputs");
   cmd->add_flag("--json", args->json, "print one JSON object instead of the tables");
-  cmd->callback([flags, args] { run_numerics(flags->build(), *args); });
+  cmd->callback([flags, args, show_rows] {
+    args->show_rows_given = show_rows->count() > 0;
+    run_numerics(flags->build(), *args);
+  });
 }
 
 }  // namespace flashlab::cli

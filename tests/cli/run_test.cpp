@@ -3,6 +3,10 @@
 // its own tolerances by the result column.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <string>
+#include <vector>
+
 #include "run_cli.hpp"
 
 namespace {
@@ -60,4 +64,74 @@ TEST_CASE("run --steps I --rows R prints R rows of Q block I") {
   CHECK(r.out.find("m[128]") != std::string::npos);
   CHECK(r.out.find("l[129]") != std::string::npos);
   CHECK(r.out.find("m[130]") == std::string::npos);
+}
+
+TEST_CASE("run --show-rows prints O and L of chosen rows: cases R1 and R4 through the command line") {
+  // R1: every logit 0, so O[r] is the mean of the visible V_j = j and L[r] = ln(visible keys):
+  // row 0 sees keys 0..3 (O = 1.5, L = ln 4), row 1 keys 0..4 (O = 2, L = ln 5).
+  const nlohmann::json r1 = run_json(
+      "run --algo all --nq 2 --nk 5 --d 1 --br 2 --bc 2 --dtype fp32 --mask causal-br --q 0 --k 0 --v index "
+      "--show-rows 0,1 --json");
+  for (const char* algo : {"standard", "v1", "v2"}) {
+    CAPTURE(algo);
+    const nlohmann::json& rows = r1.at("rows").at(algo);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].at("row") == 0);
+    CHECK(rows[0].at("O") == nlohmann::json::array({1.5}));
+    CHECK(rows[1].at("O") == nlohmann::json::array({2.0}));
+    CHECK(rows[0].at("L").get<double>() == doctest::Approx(std::log(4.0)).epsilon(1e-6));
+    CHECK(rows[1].at("L").get<double>() == doctest::Approx(std::log(5.0)).epsilon(1e-6));
+  }
+  // R4: bottom-right causal with offset N_k - N_q = 28: row r sees keys 0..r+28, O[r] = (r+28)/2
+  // in every column (d = 4 of them); the rows in the order asked for.
+  const std::string r4 = "run --nq 100 --nk 128 --d 4 --br 64 --bc 32 --dtype fp32 --mask causal-br --q 0 --k 0 "
+                         "--v index --show-rows 99,0,63";
+  const nlohmann::json j = run_json(r4 + " --json");
+  const nlohmann::json& rows = j.at("rows").at("v2");
+  REQUIRE(rows.size() == 3);
+  const std::vector<std::pair<int, double>> want{{99, 63.5}, {0, 14.0}, {63, 45.5}};
+  for (std::size_t k = 0; k < 3; ++k) {
+    CHECK(rows[k].at("row") == want[k].first);
+    CHECK(rows[k].at("O") == nlohmann::json::array({want[k].second, want[k].second, want[k].second, want[k].second}));
+    CHECK(rows[k].at("L").get<double>() == doctest::Approx(std::log(want[k].first + 29.0)).epsilon(1e-6));
+  }
+  const CliResult text = run_cli(r4);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("v2: O[r][0..4) and L[r]") != std::string::npos);
+  CHECK(text.out.find("| 45.5 45.5 45.5 45.5\n") != std::string::npos);
+  CHECK(text.out.find("| 14 14 14 14\n") != std::string::npos);
+  for (const std::string bad : {"100", "-1", "0,0", "x", "1,", ""}) {
+    CAPTURE(bad);
+    const CliResult e = run_cli(r4.substr(0, r4.find("--show-rows")) + "--show-rows '" + bad + "'");
+    CHECK(e.code == 2);
+    CHECK(e.err.find("show-rows = ") != std::string::npos);
+  }
+}
+
+TEST_CASE("run: a result with NaN shows nan errors, never a zero error; fills the dtype cannot hold are refused") {
+  // Q = K = 1e30 in fp32: S = 0.5 * 4 * 1e60 overflows fp32 to inf, and inf - inf gives NaN in
+  // standard attention's softmax; the float64 reference is finite.
+  const std::string nan_run = "run --algo standard --seq 4 --d 4 --br 2 --bc 2 --q 1e30 --k 1e30 --v 1 --dtype fp32";
+  const CliResult r = run_cli(nan_run);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("0.000e+00") == std::string::npos);
+  CHECK(r.out.find("standard             nan                 nan           nan      NO") != std::string::npos);
+  const CliResult j = run_cli(nan_run + " --json");
+  const nlohmann::json res = nlohmann::json::parse(j.out).at("results").at("standard");
+  CHECK(res.at("max_abs_L").is_null());
+  CHECK(res.at("max_abs_O").is_null());
+  CHECK(res.at("finite") == false);
+
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"--q 70000 --dtype fp16", "q = 70000: a finite number representable in fp16 (|x| <= 65504)"},
+      {"--k -3.4e38 --dtype bf16", "k = -3.4e38: a finite number representable in bf16 (|x| <= 3.3895e+38)"},
+      {"--v inf --dtype fp32", "v = inf: a finite number representable in fp32 (|x| <= 3.4028e+38)"},
+      {"--q nan --dtype fp16", "q = nan: a finite number representable in fp16 (|x| <= 65504)"}};
+  for (const auto& [flags, message] : cases) {
+    CAPTURE(flags);
+    const CliResult e = run_cli("run --seq 8 --d 4 --br 4 --bc 4 " + flags);
+    CHECK(e.code == 2);
+    CHECK(e.err.find("flashlab: error: " + message) != std::string::npos);
+  }
+  CHECK(run_cli("run --seq 8 --d 4 --br 4 --bc 4 --q 65504 --k 0 --dtype fp16").code == 0);
 }
