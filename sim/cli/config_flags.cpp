@@ -2,9 +2,8 @@
 #include "config_flags.hpp"
 
 #include <array>
-#include <cerrno>
 #include <charconv>
-#include <cstdlib>
+#include <cmath>
 
 #include "flashlab/error.hpp"
 #include "flashlab/presets.hpp"
@@ -12,12 +11,12 @@
 namespace flashlab::cli {
 namespace {
 
-double parse_double(const std::string& field, const std::string& text) {
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE)
-    throw ConfigError(field, text, "a number");
+// A decimal number as the user wrote it: "0.125", "1e-3"; no hex ("0x10"), no inf or nan.
+double parse_double(const std::string& field, const std::string& text, const std::string& allowed) {
+  double v = 0;
+  const char* last = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), last, v, std::chars_format::general);
+  if (text.empty() || ec != std::errc() || p != last || !std::isfinite(v)) throw ConfigError(field, text, allowed);
   return v;
 }
 
@@ -81,7 +80,12 @@ const std::vector<Flag>& flag_table() {
          c.block_skip = t == "on";
        }},
       {"--scale", "scale", "FLOAT", "softmax scale (default 1/sqrt(d))",
-       [](Config& c, const std::string& f, const std::string& t) { c.scale = parse_double(f, t); }},
+       [](Config& c, const std::string& f, const std::string& t) {
+         const std::string allowed = "a number > 0 (decimal and finite), e.g. 0.125";
+         const double scale = parse_double(f, t, allowed);
+         if (!(scale > 0)) throw ConfigError(f, t, allowed);
+         c.scale = scale;
+       }},
       {"--warps", "warps", "INT", "warps per thread block (default 4)",
        [](Config& c, const std::string& f, const std::string& t) {
          const std::int64_t w = parse_int(f, t);

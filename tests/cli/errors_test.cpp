@@ -48,6 +48,12 @@ TEST_CASE("bad config values: exit 2, the field, the value and what is allowed")
       {"count --block-skip maybe", 2, {"flashlab: error: block-skip = maybe: one of on, off"}},
       {"count --scale abc", 2, {"flashlab: error: scale = abc: a number"}},
       {"count --scale -1", 2, {"flashlab: error: scale = -1"}},
+      // echoed as typed (not "0.000000"); hex floats are refused as integer flags refuse hex
+      {"count --scale 0", 2, {"flashlab: error: scale = 0: a number > 0 (decimal and finite), e.g. 0.125"}},
+      {"count --scale 0x10", 2, {"flashlab: error: scale = 0x10: a number > 0"}},
+      {"count --scale inf", 2, {"flashlab: error: scale = inf: a number > 0"}},
+      {"count --scale 1e999", 2, {"flashlab: error: scale = 1e999: a number > 0"}},
+      {"count --nq 0x10", 2, {"flashlab: error: nq = 0x10"}},
       {"count --warps 0", 2, {"flashlab: error: warps = 0: an integer from 1 to 32"}},
       {"count --split rows", 2, {"flashlab: error: split = rows: one of split-q, split-k"}},
       {"count --model gpt5", 2, {"flashlab: error: model = gpt5: one of gpt2-small, llama3-8b, mistral-7b"}},

@@ -157,8 +157,11 @@ TEST_CASE("bad headers: JSON, keys, types, config values, GPU facts") {
     REQUIRE(at != std::string::npos);
     return with_header(j.replace(at, from.size(), to));
   };
-  rejects(with_header("{not json"), "not valid JSON");
-  rejects(with_header("[1,2,3]"), "JSON object");
+  rejects(with_header("{not json"), "trace header JSON = not valid JSON: one JSON object");
+  rejects(with_header("[1,2,3]"), "trace header JSON = [1,2,3]: a JSON object");
+  rejects(edit(",\"source\":\"sim\"", ""), "trace header source = missing");
+  rejects(edit("\"source\":\"sim\"", "\"source\":7"), "trace header source = 7: a string");
+  rejects(edit("\"source\":\"sim\"", "\"source\":\"sim\",\"extra\":1"), "trace header keys = unknown key \"extra\"");
   rejects(with_header(std::string(200000, '[')), "trace header");
   rejects(edit("\"level\":\"warp\"", "\"level\":\"thread\""), "level");
   rejects(edit("\"source\":\"sim\"", "\"source\":\"sim\",\"extra\":1"), "unknown key");

@@ -13,6 +13,9 @@ namespace {
 
 using json = nlohmann::json;
 
+// "where.key", or "key" at the top level (where = "").
+std::string path(const std::string& where, const std::string& key) { return where.empty() ? key : where + "." + key; }
+
 [[noreturn]] void bad(const std::string& key, const std::string& value, const std::string& allowed) {
   throw ConfigError("trace header " + key, value, allowed);
 }
@@ -20,22 +23,22 @@ using json = nlohmann::json;
 // The object's keys must all be in `allowed`, and every key of `required` must be there.
 void check_keys(const json& obj, const std::string& where, std::initializer_list<const char*> allowed,
                 std::initializer_list<const char*> required) {
-  if (!obj.is_object()) bad(where, obj.dump().substr(0, 80), "a JSON object");
+  if (!obj.is_object()) bad(where.empty() ? "JSON" : where, obj.dump().substr(0, 80), "a JSON object");
   for (const auto& item : obj.items()) {
     const std::string& key = item.key();
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
       std::string names;
       for (const char* a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
-      bad(where, "unknown key \"" + key.substr(0, 80) + "\"", "keys " + names);
+      bad(where.empty() ? "keys" : where, "unknown key \"" + key.substr(0, 80) + "\"", "keys " + names);
     }
   }
   for (const char* r : required)
-    if (!obj.contains(r)) bad(where + "." + r, "missing", "a value (docs/events.md \"Header\")");
+    if (!obj.contains(r)) bad(path(where, r), "missing", "a value (docs/events.md \"Header\")");
 }
 
 std::string get_string(const json& obj, const std::string& where, const char* key) {
   const json& v = obj.at(key);
-  if (!v.is_string()) bad(where + "." + key, v.dump().substr(0, 80), "a string");
+  if (!v.is_string()) bad(path(where, key), v.dump().substr(0, 80), "a string");
   return v.get<std::string>();
 }
 
@@ -44,7 +47,7 @@ std::int64_t get_int(const json& obj, const std::string& where, const char* key)
   if (v.is_number_unsigned() && v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<std::int64_t>::max()))
     return std::int64_t(v.get<std::uint64_t>());
   if (v.is_number_integer() && !v.is_number_unsigned()) return v.get<std::int64_t>();
-  bad(where + "." + key, v.dump().substr(0, 80), "an integer");
+  bad(path(where, key), v.dump().substr(0, 80), "an integer");
 }
 
 // Rethrows a parser's ConfigError with the header's key in front of its field.
@@ -127,9 +130,9 @@ std::string header_json(const TraceHeader& h) {
 
 TraceHeader parse_header(std::string_view text) {
   if (text.size() > kMaxTraceHeaderBytes)
-    bad("", std::to_string(text.size()) + " bytes", "at most " + std::to_string(kMaxTraceHeaderBytes) + " bytes");
+    bad("size", std::to_string(text.size()) + " bytes", "at most " + std::to_string(kMaxTraceHeaderBytes) + " bytes");
   const json j = json::parse(text.begin(), text.end(), nullptr, false);
-  if (j.is_discarded()) bad("", "not valid JSON", "one JSON object on one line (docs/events.md \"Header\")");
+  if (j.is_discarded()) bad("JSON", "not valid JSON", "one JSON object on one line (docs/events.md \"Header\")");
   check_keys(j, "", {"source", "level", "config", "gpu", "command", "inputs"}, {"source", "level", "config"});
   TraceHeader h;
   h.source = named("source", [&] { return parse_trace_source(get_string(j, "", "source")); });
