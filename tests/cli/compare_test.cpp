@@ -70,7 +70,7 @@ TEST_CASE("compare --json (default): HBM bytes of each algorithm against closed 
         doctest::Approx(double(u64_at(v1, "hbm.total_bytes")) / v2_total));
 }
 
-TEST_CASE("compare: explicit flags override the default model; --model none drops it") {
+TEST_CASE("compare: explicit flags override the default model, --model none drops it") {
   const nlohmann::json j = run_json("compare --model none --seq 1024 --d 64 --br 64 --bc 64 --dtype fp32 --json");
   CHECK(u64_at(j, "algos.v2.hbm.total_read_bytes") == 2'162'688ull * 4);  // shared/DESIGN.md worked example
   CHECK(u64_at(j, "algos.v1.hbm.total_read_bytes") == 2'260'992ull * 4);

@@ -87,7 +87,7 @@ TEST_CASE("count --json, cases R6: V2 top-left causal visits 136 of 256 tiles, r
   CHECK(j.at("config").at("mask") == "causal");
 }
 
-TEST_CASE("count --json: batch and heads multiply the traffic; V2's grid is T_r * batch * heads") {
+TEST_CASE("count --json: batch and heads multiply the traffic, V2's grid is T_r * batch * heads") {
   const nlohmann::json j = run_json("count --algo v2 --batch 2 --heads 3 --json " + kWorked);
   CHECK(u64_at(j, "hbm.total_read_bytes") == 6 * 2'162'688ull * 4);
   CHECK(u64_at(j, "hbm.total_write_bytes") == 6 * 66'560ull * 4);
@@ -97,7 +97,7 @@ TEST_CASE("count --json: batch and heads multiply the traffic; V2's grid is T_r 
   CHECK(u64_at(v1, "grid.blocks") == 6);
 }
 
-TEST_CASE("count --json: --seq sets N_q = N_k, --nq overrides it; fp16 halves Q K V O bytes") {
+TEST_CASE("count --json: --seq sets N_q = N_k, --nq overrides it, fp16 halves Q K V O bytes") {
   const nlohmann::json j = run_json("count --seq 512 --nq 256 --d 64 --br 64 --bc 64 --dtype fp16 --json");
   CHECK(j.at("config").at("n_q") == 256);
   CHECK(j.at("config").at("n_k") == 512);
@@ -107,7 +107,7 @@ TEST_CASE("count --json: --seq sets N_q = N_k, --nq overrides it; fp16 halves Q 
   CHECK(u64_at(j, "hbm.write_bytes.L") == 256ull * 4);
 }
 
-TEST_CASE("count --json: a model preset fills heads, d, N and mask; explicit flags override it") {
+TEST_CASE("count --json: a model preset fills heads, d, N and mask, explicit flags override it") {
   const nlohmann::json j = run_json("count --model gpt2-small --json");
   CHECK(j.at("config").at("heads") == 12);
   CHECK(j.at("config").at("d") == 64);

@@ -88,7 +88,7 @@ TEST_CASE("an output in a missing folder is a bad input naming the path given, n
   fs::remove_all(dir);
 }
 
-TEST_CASE("trace refuses, before writing, a file above --max-bytes (default 2 GiB); smaller traces are written") {
+TEST_CASE("trace refuses, before writing, a file above --max-bytes (default 2 GiB), smaller traces are written") {
   const std::string dir = make_temp_dir(), path = dir + "/big.trace";
   // V2, N = 2^21, B_r = B_c = 64: 2^30 tiles of 5 block-level events (FA2 Alg. 1: load K_j, V_j,
   // S, softmax, output) and 2^15 Q blocks of 5 (load Q_i, init, finalize, store O_i, L_i): 40 B each.

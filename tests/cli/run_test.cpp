@@ -108,7 +108,7 @@ TEST_CASE("run --show-rows prints O and L of chosen rows: cases R1 and R4 throug
   }
 }
 
-TEST_CASE("run: a result with NaN shows nan errors, never a zero error; fills the dtype cannot hold are refused") {
+TEST_CASE("run: a result with NaN shows nan errors, never a zero error, fills the dtype cannot hold are refused") {
   // Q = K = 1e30 in fp32: S = 0.5 * 4 * 1e60 overflows fp32 to inf, and inf - inf gives NaN in
   // standard attention's softmax; the float64 reference is finite.
   const std::string nan_run = "run --algo standard --seq 4 --d 4 --br 2 --bc 2 --q 1e30 --k 1e30 --v 1 --dtype fp32";

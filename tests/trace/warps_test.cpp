@@ -167,7 +167,7 @@ TEST_CASE("per-warp FLOPs, ops, shared-memory bytes and barriers equal the close
   }
 }
 
-TEST_CASE("split-Q: the warps' FLOPs and ops add up to the block's counters; split-K does more") {
+TEST_CASE("split-Q: the warps' FLOPs and ops add up to the block's counters, split-K does more") {
   for (WarpSplit sp : {WarpSplit::split_q, WarpSplit::split_k}) {
     Config c = test::small(Algo::v2, 48, 48, 8, 16, 16, Mask{MaskKind::causal_tl, 0, 0});  // no ragged tile
     c.warps = 4;
