@@ -18,33 +18,10 @@
 namespace flashlab::cli {
 namespace {
 
-// The dense float64 reference holds N_q x N_k scores: 2^28 of them is 2 GiB.
-constexpr std::int64_t kMaxScores = std::int64_t(1) << 28;
-// The reference and the simulation each take about N_q N_k d multiply-adds (Q K^T and P V); d
-// counts as at least 64, for the per-score work (exp, max, sum) and the per-tile steps. 2^34 is
-// seconds of work, not hours.
-constexpr std::int64_t kMaxWork = std::int64_t(1) << 34;
-
 struct RunArgs {
   std::string algo = "v2", q = "random", k = "random", v = "random", steps, seed = "0", rows = "4", show_rows;
   bool json = false, show_rows_given = false;  // --show-rows given, even as ""
 };
-
-void check_size(const Problem& p) {
-  const std::int64_t n_q = p.tiling.n_q, n_k = p.tiling.n_k;
-  if (n_q > kMaxScores / n_k)
-    throw ConfigError("nq*nk", fmt::format("{}*{} = {} elements", n_q, n_k, group_digits(std::uint64_t(n_q * n_k))),
-                      fmt::format("at most 2^28 = {} score elements in numerics (the float64 reference holds "
-                                  "N_q x N_k); lower --nq/--nk/--seq, or use `flashlab count`",
-                                  group_digits(std::uint64_t(kMaxScores))));
-  const std::int64_t d = std::max<std::int64_t>(p.tiling.d, 64);
-  if (n_q * n_k > kMaxWork / d)
-    throw ConfigError("nq*nk*max(d,64)",
-                      fmt::format("{}*{}*{} = {}", n_q, n_k, d, group_digits(std::uint64_t(n_q * n_k) * std::uint64_t(d))),
-                      fmt::format("at most 2^34 = {} (the work of the float64 reference and of the simulation, "
-                                  "N_q N_k d multiply-adds each); lower --nq/--nk/--seq or --d, or use `flashlab count`",
-                                  group_digits(std::uint64_t(kMaxWork))));
-}
 
 void print_steps(const Problem& p, std::int64_t block, const std::vector<StatSnapshot>& trace, std::int64_t rows) {
   const std::int64_t r0 = block * p.tiling.b_r, n = p.tiling.rows(block), shown = std::min(rows, n);
@@ -73,7 +50,7 @@ void run_numerics(const Config& c, const RunArgs& a) {
   const std::vector<Algo> algos = parse_algo_list("algo", a.algo);
   std::vector<Problem> problems;
   for (Algo algo : algos) problems.push_back(resolve_algo(c, algo));
-  check_size(problems.front());
+  check_numerics_size(problems.front());
   NumericsOptions opt;
   std::int64_t block = -1;
   if (!a.steps.empty()) {

@@ -12,6 +12,7 @@
 #include "flashlab/executor.hpp"
 #include "flashlab/trace_io.hpp"
 #include "report.hpp"
+#include "run_report.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -59,6 +60,7 @@ void write(const Config& c, const TraceArgs& a) {
   const std::vector<std::int64_t> blocks = a.stats_blocks.empty() ? std::vector<std::int64_t>{} : parse_blocks(a.stats_blocks);
   check_size(p, stats.header, format, a, blocks.size());
   if (!blocks.empty()) {
+    check_numerics_size(p);  // the statistics run the numerics of the whole (batch, head)
     const std::int64_t seed = parse_int("seed", a.seed, "an integer >= 0");
     if (seed < 0) throw ConfigError("seed", a.seed, "an integer >= 0");
     add_stats(stats, p, blocks, InputSpec{a.q, a.k, a.v, std::uint64_t(seed)});

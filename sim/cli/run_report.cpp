@@ -11,8 +11,19 @@
 
 #include "config_flags.hpp"
 #include "flashlab/error.hpp"
+#include "report.hpp"
 
 namespace flashlab::cli {
+namespace {
+
+// The dense float64 reference holds N_q x N_k scores: 2^28 of them is 2 GiB.
+constexpr std::int64_t kMaxScores = std::int64_t(1) << 28;
+// The reference and the simulation each take about N_q N_k d multiply-adds (Q K^T and P V); d
+// counts as at least 64, for the per-score work (exp, max, sum) and the per-tile steps. 2^34 is
+// seconds of work, not hours.
+constexpr std::int64_t kMaxWork = std::int64_t(1) << 34;
+
+}  // namespace
 
 NumericError shown_error(const NumericResult& r, const Reference& ref, NumericError e) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -23,6 +34,22 @@ NumericError shown_error(const NumericResult& r, const Reference& ref, NumericEr
     if (bad) e.max_abs_L = nan;
   }
   return e;
+}
+
+void check_numerics_size(const Problem& p) {
+  const std::int64_t n_q = p.tiling.n_q, n_k = p.tiling.n_k;
+  if (n_q > kMaxScores / n_k)
+    throw ConfigError("nq*nk", fmt::format("{}*{} = {} elements", n_q, n_k, group_digits(std::uint64_t(n_q * n_k))),
+                      fmt::format("at most 2^28 = {} score elements in numerics (the float64 reference holds "
+                                  "N_q x N_k); lower --nq/--nk/--seq, or use `flashlab count`",
+                                  group_digits(std::uint64_t(kMaxScores))));
+  const std::int64_t d = std::max<std::int64_t>(p.tiling.d, 64);
+  if (n_q * n_k > kMaxWork / d)
+    throw ConfigError("nq*nk*max(d,64)",
+                      fmt::format("{}*{}*{} = {}", n_q, n_k, d, group_digits(std::uint64_t(n_q * n_k) * std::uint64_t(d))),
+                      fmt::format("at most 2^34 = {} (the work of the float64 reference and of the simulation, "
+                                  "N_q N_k d multiply-adds each); lower --nq/--nk/--seq or --d, or use `flashlab count`",
+                                  group_digits(std::uint64_t(kMaxWork))));
 }
 
 std::string error_text(double x, int width) {

@@ -1,5 +1,6 @@
-// run_report.hpp — what `flashlab run` prints about one algorithm's result: its errors against the
-// reference (NaN shown as nan, never as a zero error) and chosen rows of O and L.
+// run_report.hpp — numerics in the commands (`run`, `trace --stats-blocks`): the size they accept,
+// and what `run` prints about one algorithm's result: its errors against the reference (NaN shown
+// as nan, never as a zero error) and chosen rows of O and L.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,11 @@
 #include "flashlab/numerics.hpp"
 
 namespace flashlab::cli {
+
+/// Numerics of p within reach, or ConfigError: N_q*N_k <= 2^28 ("nq*nk": the float64 reference's
+/// scores, 2 GiB) and N_q*N_k*max(d, 64) <= 2^34 ("nq*nk*max(d,64)": the multiply-adds of the
+/// reference and of the simulation).
+void check_numerics_size(const Problem& p);
 
 /// compare()'s error with NaN in place of a figure a non-finite result makes meaningless:
 /// max|O-O_ref| and |O-O_ref|/|O_ref| when O holds a NaN or inf; max|L-L_ref| when some row's L

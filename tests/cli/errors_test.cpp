@@ -106,6 +106,11 @@ TEST_CASE("run errors: configs too large for numerics, bad inputs, bad --steps")
       // 2^14 * 2^14 * 2^12 = 2^40 multiply-adds, 2^6 times the 2^34 bound (2^28 scores pass)
       {"run --nq 16384 --nk 16384 --d 4096 --br 4 --bc 4 --dtype fp32", 2,
        {"flashlab: error: nq*nk*max(d,64) = 16384*16384*4096 = 1,099,511,627,776: at most 2^34 = 17,179,869,184"}},
+      // trace's statistics run the same numerics: the same bounds, before any work
+      {"trace --seq 65536 --stats-blocks 0 -o /nonexistent-dir/s.trace", 2,
+       {"flashlab: error: nq*nk = 65536*65536 = 4,294,967,296 elements: at most 2^28"}},
+      {"trace --seq 16384 --d 128 --stats-blocks 0 -o /nonexistent-dir/s.trace", 2,
+       {"flashlab: error: nq*nk*max(d,64) = 16384*16384*128 = 34,359,738,368"}},
       // d = 128 at 2^28 scores: 2^35
       {"run --seq 16384 --d 128", 2, {"flashlab: error: nq*nk*max(d,64) = 16384*16384*128 = 34,359,738,368"}},
       {"run --seq 1024 --br 64 --steps 16", 2, {"flashlab: error: steps = 16: a Q block index from 0 to 15"}},
