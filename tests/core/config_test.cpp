@@ -46,8 +46,8 @@ TEST_CASE("sizes outside their ranges name the field and the value") {
   c.mask = Mask{MaskKind::window, -1, 3};
   CHECK(error_of(c).field() == "window left");
   c = Config{};
-  c.scale = -1.0;
-  CHECK(error_of(c).field() == "scale");
+  c.scale = -0.5;
+  CHECK(std::string(error_of(c).what()) == "scale = -0.5: a finite number > 0");
   c = Config{};
   c.gpu = "v100";
   CHECK(error_of(c).allowed() == "one of a100, h100, h200");

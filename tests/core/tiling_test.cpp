@@ -98,7 +98,7 @@ TEST_CASE("visible_row_blocks are exactly the Q blocks that see K/V block j") {
   }
 }
 
-TEST_CASE("row_keys gives each row's visible keys; empty rows exist only where the mask allows") {
+TEST_CASE("row_keys gives each row's visible keys, and empty rows only where the mask allows") {
   std::mt19937_64 g(99);
   for (int trial = 0; trial < 300; ++trial) {
     const std::int64_t n_q = 1 + g() % 90, n_k = 1 + g() % 90;

@@ -117,7 +117,7 @@ Reference reference(const Problem& p, const Inputs& in);
 struct NumericError {
   double max_abs_O = 0;   // max |O - O_ref|
   double rel_fro_O = 0;   // ||O - O_ref||_F / ||O_ref||_F (||O - O_ref||_F when O_ref = 0)
-  double max_abs_L = 0;   // max |L - L_ref| over rows with a finite L_ref
+  double max_abs_L = 0;   // max |L - L_ref| over rows with a finite L_ref; NaN when such a row's L is not finite
   bool finite = true;     // no NaN in O or L, and L = +inf exactly where L_ref = +inf
   bool within = false;    // finite, rel_fro_O <= tolerance(ref.dtype), max_abs_L <= tolerance_L(ref.dtype, algo)
 };

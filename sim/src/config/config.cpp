@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -38,6 +40,16 @@ std::int64_t largest_square_tile(Algo a, std::int64_t d, int e, std::int64_t cap
     if (sram_tile_bytes(a, mid, mid, d, e) <= capacity) lo = mid; else hi = mid - 1;
   }
   return lo;
+}
+
+// Shortest text that reads back as the same double ("0.125", "0", "1e-300").
+std::string format_double(double v) {
+  char buf[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
 }
 
 }  // namespace
@@ -113,7 +125,7 @@ Problem resolve(const Config& c) {
   p.split = c.split.value_or(c.algo == Algo::v1 ? WarpSplit::split_k : WarpSplit::split_q);
   p.scale = c.scale.value_or(1.0 / std::sqrt(double(c.d)));
   if (!std::isfinite(p.scale) || p.scale <= 0)
-    throw ConfigError("scale", std::to_string(p.scale), "a finite number > 0");
+    throw ConfigError("scale", format_double(p.scale), "a finite number > 0");
 
   const std::int64_t tiles = p.tiling.t_r() * p.tiling.t_c();
   if (tiles > kMaxTiles)

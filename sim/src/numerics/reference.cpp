@@ -89,16 +89,19 @@ NumericError compare(const NumericResult& r, const Reference& ref, Algo algo) {
   e.max_abs_O = diff.size() ? diff.cwiseAbs().maxCoeff() : 0.0;
   const double ref_norm = ref.O.norm();
   e.rel_fro_O = ref_norm > 0 ? diff.norm() / ref_norm : diff.norm();
+  bool non_finite_L = false;  // a non-finite L where the reference is finite: no error to report
   for (Eigen::Index k = 0; k < ref.L.size(); ++k) {
     const double got = r.L[k], want = ref.L[k];
     if (std::isinf(want)) {
       e.finite = e.finite && got == kInfD;
     } else if (!std::isfinite(got)) {
       e.finite = false;
+      non_finite_L = true;
     } else {
       e.max_abs_L = std::max(e.max_abs_L, std::abs(got - want));
     }
   }
+  if (non_finite_L) e.max_abs_L = std::numeric_limits<double>::quiet_NaN();
   e.within = e.finite && e.rel_fro_O <= tolerance(ref.dtype) && e.max_abs_L <= tolerance_L(ref.dtype, algo);
   return e;
 }
