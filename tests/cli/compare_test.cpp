@@ -37,8 +37,8 @@ TEST_CASE("compare --json (default): HBM bytes of each algorithm against closed 
   REQUIRE(j.contains("algos"));
   const nlohmann::json& v2 = j.at("algos").at("v2");
   const std::uint64_t b_r = v2.at("config").at("b_r"), b_c = v2.at("config").at("b_c");
-  CHECK(b_r == 128);  // FA2's forward tile for d = 128 (config.hpp default_blocks)
-  CHECK(b_c == 64);
+  REQUIRE(b_r == 128);  // FA2's forward tile for d = 128 (config.hpp default_blocks)
+  REQUIRE(b_c == 64);
   CHECK(v2.at("config").at("heads") == H);
   CHECK(v2.at("config").at("dtype") == "fp16");
   CHECK(v2.at("config").at("mask") == "causal");

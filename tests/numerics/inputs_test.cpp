@@ -130,11 +130,8 @@ TEST_CASE("constant fills must be values of the dtype: fp16 65504, bf16 and fp32
       CHECK(e.allowed().rfind("a finite number representable in " + std::string(to_string(t)) + " (|x| <= ", 0) == 0);
     }
   }
-  try {
-    parse_fill("q", "70000", Dtype::fp16);
-  } catch (const ConfigError& e) {
-    CHECK(std::string(e.what()) == "q = 70000: a finite number representable in fp16 (|x| <= 65504)");
-  }
+  CHECK_THROWS_WITH_AS(parse_fill("q", "70000", Dtype::fp16),
+                       "q = 70000: a finite number representable in fp16 (|x| <= 65504)", ConfigError);
   // make_inputs refuses the same constants given directly, and an index fill past the dtype.
   Config c = config(Algo::v2, 8, 8, 4, 4, 4);
   c.dtype = Dtype::fp16;

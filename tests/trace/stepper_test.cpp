@@ -6,6 +6,7 @@
 
 #include "flashlab/stepper.hpp"
 #include "helpers.hpp"
+#include "../common/mask_definition.hpp"
 
 using namespace flashlab;
 
@@ -47,15 +48,19 @@ TEST_CASE("m and l after the last tile of a Q block equal the float64 row max an
       last_j[std::size_t(s.i)] = s.j;
     }
   }
+  // N_q = 12, N_k = 10, bottom-right causal: row r sees keys c <= r - 2, so rows 2..11 see a key and
+  // every one of the T_r = 3 Q blocks visits a tile.
+  std::int64_t blocks_checked = 0;
   for (std::int64_t i = 0; i < p.tiling.t_r(); ++i) {
     if (!last[std::size_t(i)]) continue;  // a Q block with no visible key
+    ++blocks_checked;
     for (std::int64_t r = 0; r < p.tiling.rows(i); ++r) {
       const std::int64_t row = i * p.tiling.b_r + r;
       double m = -INFINITY, l = 0;
       for (std::int64_t k = 0; k < p.tiling.n_k; ++k)
-        if (visible(p.band, row, k)) m = std::max(m, p.scale * double(in.Q.row(row).cast<double>().dot(in.K.row(k).cast<double>())));
+        if (test::visible_by_definition(p.mask, p.tiling.n_q, p.tiling.n_k, row, k)) m = std::max(m, p.scale * double(in.Q.row(row).cast<double>().dot(in.K.row(k).cast<double>())));
       for (std::int64_t k = 0; k < p.tiling.n_k; ++k)
-        if (visible(p.band, row, k)) l += std::exp(p.scale * double(in.Q.row(row).cast<double>().dot(in.K.row(k).cast<double>())) - m);
+        if (test::visible_by_definition(p.mask, p.tiling.n_q, p.tiling.n_k, row, k)) l += std::exp(p.scale * double(in.Q.row(row).cast<double>().dot(in.K.row(k).cast<double>())) - m);
       CAPTURE(row);
       if (std::isinf(m)) {
         CHECK(std::isinf(last[std::size_t(i)]->m[std::size_t(r)]));
@@ -65,4 +70,5 @@ TEST_CASE("m and l after the last tile of a Q block equal the float64 row max an
       CHECK(last[std::size_t(i)]->l[std::size_t(r)] == doctest::Approx(l).epsilon(1e-5));
     }
   }
+  CHECK(blocks_checked == 3);
 }
