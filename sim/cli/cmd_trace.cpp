@@ -21,6 +21,7 @@ namespace {
 constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t(1) << 31;
 
 struct TraceArgs {
+  std::string command;  // the command line, for the header (command_line.hpp)
   std::string out, format = "binary", level = "block", stats_blocks, q = "random", k = "random", v = "random",
                    seed = "0", max_bytes = std::to_string(kDefaultMaxBytes);
 };
@@ -57,6 +58,7 @@ void write(const Config& c, const TraceArgs& a) {
   Trace stats;  // header and statistics, when asked for
   stats.header.config = resolved_config(p);
   stats.header.level = parse_trace_level(a.level);
+  stats.header.command = a.command;
   const std::vector<std::int64_t> blocks = a.stats_blocks.empty() ? std::vector<std::int64_t>{} : parse_blocks(a.stats_blocks);
   check_size(p, stats.header, format, a, blocks.size());
   if (!blocks.empty()) {
@@ -82,11 +84,12 @@ void write(const Config& c, const TraceArgs& a) {
 
 }  // namespace
 
-void register_trace(CLI::App& app) {
+void register_trace(CLI::App& app, const std::string& command) {
   CLI::App* cmd = app.add_subcommand(
       "trace", "Write the event trace of one config (one (batch, head)) to a file: text or binary, block or warp level");
   auto flags = add_config_flags(*cmd);
   auto args = std::make_shared<TraceArgs>();
+  args->command = command;
   cmd->add_option("-o,--output", args->out, "the trace file to write (written to a temporary name, then renamed)")
       ->type_name("FILE")
       ->required();

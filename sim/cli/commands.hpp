@@ -26,7 +26,8 @@ void register_count(CLI::App& app);    // cmd_count.cpp: one config's counters, 
 void register_compare(CLI::App& app);  // cmd_compare.cpp: standard, V1, V2 side by side with ratios
 void register_run(CLI::App& app);      // cmd_run.cpp: numerics against the float64 reference
 void register_sweep(CLI::App& app);    // cmd_sweep.cpp: a grid over N, d, B_r, B_c or M to CSV
-void register_trace(CLI::App& app);    // cmd_trace.cpp: the event trace of one config to a file
+// cmd_trace.cpp: the event trace of one config to a file; `command` (command_line.hpp) goes in its header
+void register_trace(CLI::App& app, const std::string& command);
 void register_diff(CLI::App& app);     // cmd_diff.cpp: two traces compared step by step
 
 }  // namespace flashlab::cli

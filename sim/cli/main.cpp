@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "command_line.hpp"
 #include "commands.hpp"
 #include "flashlab/error.hpp"
 
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
   register_compare(app);
   register_run(app);
   register_sweep(app);
-  register_trace(app);
+  register_trace(app, command_line(argc, argv));
   register_diff(app);
 
   try {

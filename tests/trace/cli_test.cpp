@@ -83,3 +83,24 @@ TEST_CASE("flashlab diff: 0 when traces agree, 1 when they differ, 2 for other c
   CHECK(!std::filesystem::exists(file("x")));
   std::filesystem::remove_all(kDir);
 }
+
+TEST_CASE("flashlab trace records its command line, shell-quoted, in the header; it runs again") {
+  std::filesystem::create_directories(kDir);
+  for (const char* form : {"text", "binary"}) {
+    CAPTURE(form);
+    const std::string out = kDir + "/it's here.trace";
+    REQUIRE(run(std::string("trace ") + kConfig + " -o \"" + out + "\" --format " + form + " --stats-blocks 4,1") == 0);
+    const Trace t = read_trace(out);
+    // The program as run, each argument as one shell word: the name with a space and a ' quoted.
+    const std::string expected = std::string(FLASHLAB_BIN) +
+                                 " trace --nq 37 --nk 29 --d 8 --br 8 --bc 6 --mask causal-br --warps 3 --dtype fp32"
+                                 " -o '" + kDir + "/it'\\''s here.trace' --format " + form + " --stats-blocks 4,1";
+    CHECK(t.header.command == expected);
+    std::filesystem::remove(out);
+    REQUIRE(std::system((t.header.command + " >/dev/null 2>&1").c_str()) == 0);
+    const Trace again = read_trace(out);
+    CHECK(again.header.command == expected);
+    CHECK(test::same_events(again.events, t.events));
+  }
+  std::filesystem::remove_all(kDir);
+}
