@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Remakes the viewer's pictures in docs/images/ with the built viewer under Xvfb (llvmpipe renders
 # them byte for byte the same on every run).
-#   viz/make_screenshots.sh [path/to/flashlab-viewer]     (default: build/viz/flashlab-viewer)
+#   viz/make_screenshots.sh [path/to/flashlab-viewer [path/to/flashlab]]
+#   (defaults: build/viz/flashlab-viewer, build/sim/cli/flashlab)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-viewer="${1:-$root/build/viz/flashlab-viewer}"
+viewer="$(realpath "${1:-$root/build/viz/flashlab-viewer}")"
+flashlab="$(realpath "${2:-$root/build/sim/cli/flashlab}")"
 out="$root/docs/images"
 mkdir -p "$out"
 shot() {
@@ -20,3 +22,17 @@ shot viewer-mistral-window --model mistral-7b --seq 16384 --select 40,81 --hover
 shot viewer-v1-vs-v2 --mask causal --nq 1024 --nk 1024 --br 64 --bc 64 --tab compare --step 70
 # V1 playback: Q_6 with K_3, V_3 on chip, HBM bytes per tensor so far, m and l of Q block 6.
 shot viewer-playback-v1 --algo v1 --mask causal --nq 1024 --nk 1024 --br 64 --bc 64 --tab playback --step 60 --numerics
+# A trace recorded on an H200 (tests/data/gpu/, its flags in manifest.json) as trace A, its
+# simulator twin written by `flashlab trace` as trace B: the Traces tab reads both and finds they
+# agree. Run from a scratch folder so that the picture shows the short names gpu/ and sim/.
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+flags=(--algo v2 --nq 1000 --nk 700 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br)
+ln -s "$root/tests/data/gpu" "$scratch/gpu"
+mkdir "$scratch/sim"
+(
+  cd "$scratch"
+  "$flashlab" trace "${flags[@]}" --stats-blocks 0 -o sim/v2-causalbr-nokey.trace >/dev/null
+  "$flashlab" diff gpu/v2-causalbr-nokey.trace sim/v2-causalbr-nokey.trace >/dev/null
+  shot viewer-gpu-trace "${flags[@]}" --tab traces --trace gpu/v2-causalbr-nokey.trace --trace sim/v2-causalbr-nokey.trace
+)
