@@ -18,8 +18,15 @@ constexpr std::size_t kChunk = std::size_t(1) << 20;
   throw std::runtime_error(what + " " + path + ": " + std::strerror(errno));
 }
 
-void write_all(std::FILE* f, std::string_view bytes, const std::string& path) {
-  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) fs_error("cannot write", path);
+// Writes `bytes` to the temporary file; on failure closes it (f becomes null), removes it and throws.
+void write_or_discard(std::FILE*& f, std::string_view bytes, const OutputPath& out) {
+  if (bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size()) return;
+  const int e = errno;
+  std::fclose(f);
+  f = nullptr;
+  std::remove(out.temp.c_str());
+  errno = e;
+  fs_error("cannot write", out.path);
 }
 
 std::FILE* open_temp(const OutputPath& out) {
@@ -96,13 +103,7 @@ void write_trace(const std::string& path, const Trace& t, TraceFormat f) {
   const std::string bytes = encode_trace(t, f);
   const OutputPath out = output_path(path);
   std::FILE* file = open_temp(out);
-  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
-    const int e = errno;
-    std::fclose(file);
-    std::remove(out.temp.c_str());
-    errno = e;
-    fs_error("cannot write", path);
-  }
+  write_or_discard(file, bytes, out);
   commit_file(file, out);
 }
 
@@ -121,16 +122,7 @@ TraceFileWriter::~TraceFileWriter() {
   }
 }
 
-void TraceFileWriter::write(std::string_view bytes) {
-  try {
-    write_all(file_, bytes, out_.path);
-  } catch (...) {
-    std::fclose(file_);
-    file_ = nullptr;
-    std::remove(out_.temp.c_str());
-    throw;
-  }
-}
+void TraceFileWriter::write(std::string_view bytes) { write_or_discard(file_, bytes, out_); }
 
 // Writes what is buffered: the text or bytes in buf_, then the pending events.
 void TraceFileWriter::flush() {
