@@ -3,7 +3,7 @@
 // that classifies every tile (tile_class) and adds its visited count: the least any walk must do.
 #include <benchmark/benchmark.h>
 
-#include "flashlab/executor.hpp"
+#include "flashlab/executor/executor.hpp"
 
 using namespace flashlab;
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/numerics.hpp"
+#include "flashlab/numerics/numerics.hpp"
 
 using namespace flashlab;
 

@@ -12,8 +12,8 @@
 #include <map>
 #include <string>
 
-#include "flashlab/executor.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/trace/trace_io.hpp"
 
 using namespace flashlab;
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "flashlab/error.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace flashlab;

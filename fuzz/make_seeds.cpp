@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "flashlab/trace_io.hpp"
+#include "flashlab/trace/trace_io.hpp"
 
 using namespace flashlab;
 

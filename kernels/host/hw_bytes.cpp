@@ -1,7 +1,7 @@
 // hw_bytes.cpp — the kernels' global-memory bytes at sector granularity (hw_bytes.hpp).
 #include "hw_bytes.hpp"
 
-#include "flashlab/tiling.hpp"
+#include "flashlab/contract/tiling.hpp"
 
 namespace flashlab::gpu {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/config.hpp"
-#include "flashlab/event.hpp"
+#include "flashlab/config/config.hpp"
+#include "flashlab/contract/event.hpp"
 
 namespace flashlab::gpu {
 

@@ -15,8 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "config_flags.hpp"
-#include "flashlab/error.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/contract/error.hpp"
 #include "flashlab/kernels/api.hpp"
 #include "report.hpp"
 #include "runner.hpp"

@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "flashlab/counters.hpp"
-#include "flashlab/numerics.hpp"
+#include "flashlab/executor/counters.hpp"
+#include "flashlab/numerics/numerics.hpp"
 
 namespace flashlab::gpu {
 namespace {

@@ -10,11 +10,11 @@
 #include <Eigen/Core>
 #include <nlohmann/json.hpp>
 
-#include "flashlab/diff.hpp"
-#include "flashlab/error.hpp"
-#include "flashlab/executor.hpp"
+#include "flashlab/trace/diff.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/executor/executor.hpp"
 #include "flashlab/kernels/api.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/trace/trace_io.hpp"
 
 namespace flashlab::gpu {
 namespace {

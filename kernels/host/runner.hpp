@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "device.hpp"
-#include "flashlab/config.hpp"
-#include "flashlab/counters.hpp"
-#include "flashlab/numerics.hpp"
-#include "flashlab/trace.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/counters.hpp"
+#include "flashlab/numerics/numerics.hpp"
+#include "flashlab/trace/trace.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "hw_bytes.hpp"
 
 namespace flashlab::gpu {

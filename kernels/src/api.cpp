@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 #include "launchers.hpp"
 #include "tiles.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/config.hpp"
+#include "flashlab/config/config.hpp"
 
 namespace flashlab::cli {
 

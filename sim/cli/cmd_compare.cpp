@@ -9,8 +9,8 @@
 
 #include "algos.hpp"
 #include "commands.hpp"
-#include "config_flags.hpp"
-#include "flashlab/executor.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/executor/executor.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {

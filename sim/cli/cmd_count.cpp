@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "config_flags.hpp"
-#include "flashlab/executor.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/executor/executor.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {

@@ -5,10 +5,10 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "config_flags.hpp"
-#include "flashlab/diff.hpp"
-#include "flashlab/error.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/trace/diff.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
 
 namespace flashlab::cli {
 namespace {

@@ -9,9 +9,9 @@
 
 #include "algos.hpp"
 #include "commands.hpp"
-#include "config_flags.hpp"
-#include "flashlab/error.hpp"
-#include "flashlab/numerics.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/numerics/numerics.hpp"
 #include "report.hpp"
 #include "run_report.hpp"
 

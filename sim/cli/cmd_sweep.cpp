@@ -6,8 +6,8 @@
 
 #include "algos.hpp"
 #include "commands.hpp"
-#include "config_flags.hpp"
-#include "flashlab/executor.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/executor/executor.hpp"
 #include "output_file.hpp"
 #include "progress.hpp"
 #include "sweep_axis.hpp"

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "config_flags.hpp"
-#include "flashlab/error.hpp"
-#include "flashlab/executor.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "report.hpp"
 #include "run_report.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "command_line.hpp"
 #include "commands.hpp"
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 
 int main(int argc, char** argv) {
   using namespace flashlab::cli;

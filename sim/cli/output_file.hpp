@@ -1,13 +1,13 @@
 // output_file.hpp — an output written to a temporary file beside its destination and renamed
 // into place only when complete, so that no partial file is ever left under the final name
-// (destination checks: flashlab/trace_output.hpp).
+// (destination checks: flashlab/trace/output_file.hpp).
 #pragma once
 
 #include <fstream>
 #include <ostream>
 #include <string>
 
-#include "flashlab/trace_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 
 namespace flashlab::cli {
 

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashlab/config.hpp"
-#include "flashlab/counters.hpp"
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/counters.hpp"
 
 namespace flashlab::cli {
 

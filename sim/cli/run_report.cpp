@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "config_flags.hpp"
-#include "flashlab/error.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/contract/error.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {

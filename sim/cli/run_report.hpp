@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashlab/numerics.hpp"
+#include "flashlab/numerics/numerics.hpp"
 
 namespace flashlab::cli {
 

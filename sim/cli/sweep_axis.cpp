@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
-#include "config_flags.hpp"
-#include "flashlab/error.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/contract/error.hpp"
 
 namespace flashlab::cli {
 

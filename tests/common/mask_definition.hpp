@@ -1,11 +1,11 @@
 // The mask definitions of shared/DESIGN.md "Masks and tile classes", written element by element,
-// independently of the band arithmetic in sim/include/flashlab/tiling.hpp. Tests compare the
+// independently of the band arithmetic in sim/include/flashlab/contract/tiling.hpp. Tests compare the
 // library against this.
 #pragma once
 
 #include <cstdint>
 
-#include "flashlab/tiling.hpp"
+#include "flashlab/contract/tiling.hpp"
 
 namespace flashlab::test {
 

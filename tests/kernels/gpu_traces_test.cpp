@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashlab/diff.hpp"
-#include "flashlab/trace.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/trace/diff.hpp"
+#include "flashlab/trace/trace.hpp"
+#include "flashlab/trace/trace_io.hpp"
 
 using namespace flashlab;
 namespace fs = std::filesystem;

@@ -2,7 +2,7 @@
 // out by hand from the kernels' access pattern: whole 32-byte sectors per warp request.
 #include <doctest/doctest.h>
 
-#include "flashlab/executor.hpp"
+#include "flashlab/executor/executor.hpp"
 #include "hw_bytes.hpp"
 
 using namespace flashlab;

@@ -1,7 +1,7 @@
 // The pictures of the block-skip map and of one tile, against classes and owners derived by hand.
 #include <doctest/doctest.h>
 
-#include "flashlab/config.hpp"
+#include "flashlab/config/config.hpp"
 #include "model/map_image.hpp"
 #include "model/palette.hpp"
 #include "model/tile_analysis.hpp"

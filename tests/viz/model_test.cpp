@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 #include "model/comparison.hpp"
 #include "model/format.hpp"
 #include "model/frame_stats.hpp"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "flashlab/trace_io.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "headless.hpp"
 #include "panels/panels.hpp"
 

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 #include "gl_window.hpp"
 #include "model/frame_stats.hpp"
 #include "options.hpp"

@@ -7,9 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "config_flags.hpp"
-#include "flashlab/error.hpp"
-#include "flashlab/executor.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/executor/executor.hpp"
 #include "output_path.hpp"
 
 namespace flashlab::viz {

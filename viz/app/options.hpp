@@ -1,5 +1,5 @@
 // options.hpp — the viewer's command line: the simulator's configuration flags (the same table as
-// the `flashlab` command, sim/cli/config_flags.hpp) and what to show, for how many frames.
+// the `flashlab` command, flags/, flashlab_flags) and what to show, for how many frames.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/config.hpp"
+#include "flashlab/config/config.hpp"
 #include "panels/viewer.hpp"
 
 namespace flashlab::viz {

@@ -6,7 +6,7 @@
 
 #include <unistd.h>
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 
 namespace flashlab::viz {
 

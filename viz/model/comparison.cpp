@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 
 namespace flashlab::viz {
 

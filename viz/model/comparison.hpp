@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/config.hpp"
+#include "flashlab/config/config.hpp"
 #include "model/playback.hpp"
 #include "model/tile_analysis.hpp"
 

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "flashlab/error.hpp"
-#include "flashlab/executor.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/executor/executor.hpp"
 #include "model/format.hpp"
 
 namespace flashlab::viz {

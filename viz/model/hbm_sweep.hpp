@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "flashlab/config.hpp"
+#include "flashlab/config/config.hpp"
 
 namespace flashlab::viz {
 

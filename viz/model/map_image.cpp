@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "flashlab/warps.hpp"
+#include "flashlab/warps/warps.hpp"
 #include "model/palette.hpp"
 
 namespace flashlab::viz {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "flashlab/config.hpp"
+#include "flashlab/config/config.hpp"
 #include "model/image.hpp"
 #include "model/tile_analysis.hpp"
 

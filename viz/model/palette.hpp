@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "flashlab/config.hpp"
+#include "flashlab/config/config.hpp"
 #include "model/image.hpp"
 
 namespace flashlab::viz::palette {

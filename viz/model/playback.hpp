@@ -7,8 +7,8 @@
 #include <memory>
 #include <optional>
 
-#include "flashlab/config.hpp"
-#include "flashlab/executor.hpp"
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/executor.hpp"
 
 namespace flashlab::viz {
 

@@ -1,7 +1,7 @@
 // session.cpp — see session.hpp.
 #include "model/session.hpp"
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 
 namespace flashlab::viz {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "flashlab/config.hpp"
+#include "flashlab/config/config.hpp"
 #include "model/tile_analysis.hpp"
 
 namespace flashlab::viz {

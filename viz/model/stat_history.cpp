@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 #include "model/format.hpp"
 
 namespace flashlab::viz {

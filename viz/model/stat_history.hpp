@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/config.hpp"
-#include "flashlab/numerics.hpp"
+#include "flashlab/config/config.hpp"
+#include "flashlab/numerics/numerics.hpp"
 
 namespace flashlab::viz {
 

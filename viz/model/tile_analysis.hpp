@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "flashlab/config.hpp"
-#include "flashlab/executor.hpp"
-#include "flashlab/warps.hpp"
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/warps/warps.hpp"
 
 namespace flashlab::viz {
 

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "flashlab/counters.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/executor/counters.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "model/format.hpp"
 
 namespace flashlab::viz {

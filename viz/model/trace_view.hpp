@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "flashlab/config.hpp"
-#include "flashlab/trace.hpp"
+#include "flashlab/config/config.hpp"
+#include "flashlab/trace/trace.hpp"
 
 namespace flashlab::viz {
 

@@ -7,7 +7,7 @@
 
 #include <imgui.h>
 
-#include "flashlab/presets.hpp"
+#include "flashlab/config/presets.hpp"
 #include "model/format.hpp"
 #include "panels/help.hpp"
 #include "panels/panels.hpp"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "flashlab/diff.hpp"
+#include "flashlab/trace/diff.hpp"
 #include "model/background.hpp"
 #include "model/comparison.hpp"
 #include "model/hbm_sweep.hpp"

@@ -7,7 +7,7 @@
 
 #include <imgui.h>
 
-#include "flashlab/warps.hpp"
+#include "flashlab/warps/warps.hpp"
 #include "model/format.hpp"
 #include "model/palette.hpp"
 #include "panels/help.hpp"

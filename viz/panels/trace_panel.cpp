@@ -7,8 +7,8 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include "flashlab/error.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "model/format.hpp"
 #include "model/palette.hpp"
 #include "panels/help.hpp"

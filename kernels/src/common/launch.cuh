@@ -14,7 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "common/mma.cuh"
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 #include "flashlab/kernels/api.hpp"
 
 namespace flashlab::gpu {

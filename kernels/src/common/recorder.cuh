@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "flashlab/event.hpp"
+#include "flashlab/contract/event.hpp"
 #include "flashlab/kernels/api.hpp"
 
 namespace flashlab::gpu {

@@ -10,7 +10,7 @@
 
 #include "common/copy.cuh"
 #include "common/mma.cuh"
-#include "flashlab/tiling.hpp"
+#include "flashlab/contract/tiling.hpp"
 
 namespace flashlab::gpu {
 

@@ -1,5 +1,5 @@
 // config.cpp — defaults, validation and the names of config values.
-#include "flashlab/config.hpp"
+#include "flashlab/config/config.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 
 namespace flashlab {
 namespace {

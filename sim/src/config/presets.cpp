@@ -1,9 +1,9 @@
 // presets.cpp — GPU datasheet figures and published model shapes. Sources: docs/model.md "Presets".
-#include "flashlab/presets.hpp"
+#include "flashlab/config/presets.hpp"
 
 #include <array>
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 
 namespace flashlab {
 namespace {

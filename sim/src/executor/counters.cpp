@@ -1,5 +1,5 @@
 // counters.cpp — arithmetic and names of the counters.
-#include "flashlab/counters.hpp"
+#include "flashlab/executor/counters.hpp"
 
 namespace flashlab {
 

@@ -1,9 +1,9 @@
 // executor.cpp — the one walk of a schedule (see executor.hpp).
-#include "flashlab/executor.hpp"
+#include "flashlab/executor/executor.hpp"
 
 #include <algorithm>
 
-#include "flashlab/cost.hpp"
+#include "flashlab/executor/action_cost.hpp"
 
 namespace flashlab {
 namespace {

@@ -6,8 +6,8 @@
 #include <random>
 #include <string>
 
-#include "flashlab/error.hpp"
-#include "flashlab/numerics.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/numerics/numerics.hpp"
 
 namespace flashlab {
 namespace {

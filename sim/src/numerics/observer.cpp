@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "flashlab/error.hpp"
-#include "flashlab/numerics.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/numerics/numerics.hpp"
 #include "tile_math.hpp"
 
 namespace flashlab {

@@ -23,8 +23,8 @@
 #include <limits>
 #include <string>
 
-#include "flashlab/error.hpp"
-#include "flashlab/numerics.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/numerics/numerics.hpp"
 
 namespace flashlab {
 namespace {

@@ -3,8 +3,8 @@
 // Eigen::half and Eigen::bfloat16 define the rounding. Eigen vectorises these casts only when the
 // build targets AVX/F16C; this project builds for baseline x86-64, so on x86 CPUs that have F16C
 // (every x86 CPU since 2012) fp16 goes through the F16C instructions, chosen at run time: their
-// round-to-nearest-even conversion gives the same bits as Eigen::half (tests/numerics checks it).
-#include "flashlab/numerics.hpp"
+// round-to-nearest-even conversion gives the same bits as Eigen::half (tests/sim/numerics checks it).
+#include "flashlab/numerics/numerics.hpp"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>

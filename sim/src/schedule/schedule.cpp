@@ -1,5 +1,5 @@
 // schedule.cpp — the three forward schedules as data (docs/model.md cites each line).
-#include "flashlab/schedule.hpp"
+#include "flashlab/schedule/schedule.hpp"
 
 namespace flashlab {
 namespace {

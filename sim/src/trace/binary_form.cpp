@@ -3,8 +3,8 @@
 #include <bit>
 #include <cstring>
 
-#include "flashlab/error.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "forms.hpp"
 
 namespace flashlab::trace_form {

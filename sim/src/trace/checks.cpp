@@ -1,7 +1,7 @@
 // checks.cpp — what both readers verify beyond the bytes (docs/events.md "Validity").
 #include <cstring>
 
-#include "flashlab/error.hpp"
+#include "flashlab/contract/error.hpp"
 #include "forms.hpp"
 
 namespace flashlab::trace_form {

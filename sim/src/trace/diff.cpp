@@ -1,13 +1,13 @@
 // diff.cpp — comparing two traces (see diff.hpp).
-#include "flashlab/diff.hpp"
+#include "flashlab/trace/diff.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <sstream>
 
-#include "flashlab/error.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
 
 namespace flashlab {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "flashlab/trace.hpp"
+#include "flashlab/trace/trace.hpp"
 
 namespace flashlab::trace_form {
 

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flashlab/error.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "forms.hpp"
 
 namespace flashlab::trace_form {

@@ -1,4 +1,4 @@
-// output_path.cpp — checking an output's destination and naming its temporary file (trace_output.hpp).
+// output_path.cpp — checking an output's destination and naming its temporary file (trace/output_file.hpp).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flashlab/trace_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 
 namespace flashlab {
 namespace {

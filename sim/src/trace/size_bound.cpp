@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <string>
 
-#include "flashlab/counters.hpp"
-#include "flashlab/schedule.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/executor/counters.hpp"
+#include "flashlab/schedule/schedule.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "forms.hpp"
 
 namespace flashlab {

@@ -1,5 +1,5 @@
 // stepper.cpp — one step at a time for playback (see stepper.hpp).
-#include "flashlab/stepper.hpp"
+#include "flashlab/trace/stepper.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -2,9 +2,9 @@
 #include <charconv>
 #include <cstring>
 
-#include "flashlab/counters.hpp"
-#include "flashlab/error.hpp"
-#include "flashlab/trace_io.hpp"
+#include "flashlab/executor/counters.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "forms.hpp"
 
 namespace flashlab::trace_form {

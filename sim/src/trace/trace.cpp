@@ -1,13 +1,13 @@
 // trace.cpp — recording a simulator trace (see trace.hpp).
-#include "flashlab/trace.hpp"
+#include "flashlab/trace/trace.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
-#include "flashlab/error.hpp"
-#include "flashlab/events.hpp"
-#include "flashlab/warps.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/executor/event_recorder.hpp"
+#include "flashlab/warps/warps.hpp"
 
 namespace flashlab {
 

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "flashlab/error.hpp"
-#include "flashlab/trace_io.hpp"
-#include "flashlab/trace_output.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
+#include "flashlab/trace/output_file.hpp"
 #include "forms.hpp"
 
 namespace flashlab {

@@ -1,9 +1,9 @@
 // warps.cpp — the warp model as warp-level events inserted into a step's stream (see warps.hpp;
 // every rule is a row of docs/warps.md, the positions are docs/events.md "Warp level").
-#include "flashlab/warps.hpp"
+#include "flashlab/warps/warps.hpp"
 
-#include "flashlab/cost.hpp"
-#include "flashlab/events.hpp"
+#include "flashlab/executor/action_cost.hpp"
+#include "flashlab/executor/event_recorder.hpp"
 
 namespace flashlab {
 

@@ -13,8 +13,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "flashlab/event.hpp"
-#include "flashlab/tiling.hpp"
+#include "flashlab/contract/event.hpp"
+#include "flashlab/contract/tiling.hpp"
 
 namespace flashlab::gpu {
 

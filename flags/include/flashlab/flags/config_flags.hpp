@@ -1,0 +1,58 @@
+// config_flags.hpp — the configuration flags every command shares (--algo --nq --nk --seq --d
+// --br --bc --sram --batch --heads --dtype --mask --block-skip --scale --warps --split --gpu
+// --model), and the flashlab::Config they build.
+//
+// Usage in a command:
+//   auto flags = add_config_flags(*cmd);             // before parsing
+//   cmd->callback([flags] { Config c = flags->build(); ... });
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/App.hpp>
+
+#include "flashlab/config/config.hpp"
+
+namespace flashlab::cli {
+
+struct ConfigFlagOptions {
+  bool algo = true;           // add --algo standard|v1|v2 (commands running several algorithms omit it)
+  std::string default_model;  // model preset used when --model is not given ("" or "none": no preset)
+};
+
+/// The flags' texts as typed, kept until build() turns them into a Config.
+class ConfigFlags {
+ public:
+  /// Builds the Config in three layers: Config's defaults, then the model preset (heads, d,
+  /// N_q = N_k = the model's context, mask), then every flag given explicitly (--seq before
+  /// --nq/--nk, so --nq and --nk override --seq). Values are parsed, not range-checked: resolve()
+  /// checks ranges. Throws ConfigError("<flag>", text, allowed) for text that does not parse.
+  Config build() const;
+
+  /// The model preset in use ("" when none) and its one-line description.
+  std::string model() const;
+  std::string model_description() const;
+
+ private:
+  friend std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App&, const ConfigFlagOptions&);
+  struct Given {
+    std::size_t flag = 0;         // index in the flag table (config_flags.cpp)
+    CLI::Option* option = nullptr;
+    std::string text;
+  };
+  std::vector<Given> given_;
+  CLI::Option* model_option_ = nullptr;
+  std::string model_text_;
+  std::string default_model_;
+};
+
+/// Adds the configuration flags to `cmd`. The returned object is filled in when `cmd` is parsed.
+std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigFlagOptions& opt = {});
+
+/// Parses a decimal integer; throws ConfigError(field, text, allowed) when `text` is not one.
+std::int64_t parse_int(const std::string& field, const std::string& text,
+                       const std::string& allowed = "an integer");
+
+}  // namespace flashlab::cli

@@ -1,0 +1,77 @@
+// event.hpp — the event record shared by the simulator and the instrumented CUDA kernels.
+//
+// One record per load, store, compute, skip, barrier or inter-warp reduce (shared/DESIGN.md,
+// "Events and traces"). It is a standard-layout struct of fixed size so that a kernel can write
+// it into a device buffer and the host can copy the buffer out and compare it field by field.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "flashlab/contract/hd.hpp"
+
+namespace flashlab {
+
+/// What an event does.
+enum class Op : std::uint8_t { load = 0, store = 1, compute = 2, skip = 3, barrier = 4, reduce = 5 };
+inline constexpr int kOpCount = 6;
+
+/// The tensors that HBM counters and events name (shared/DESIGN.md "Notation").
+/// Q K V O are e_in bytes per element; l m L are fp32 statistics; S P are standard attention's
+/// N_q x N_k matrices (e_in bytes per element).
+enum class Tensor : std::uint8_t { Q = 0, K, V, O, l, m, L, S, P, none };
+inline constexpr int kTensorCount = 9;  // Q..P, `none` excluded
+
+/// Which equation a compute event evaluates (the algorithm line it stands for; docs/model.md).
+enum class Eq : std::uint8_t {
+  none = 0,
+  init_stats,    // V1 Alg. 1 line 2 / V2 Alg. 1 line 4: O = 0, l = 0, m = -inf
+  scores,        // S = scale * Q K^T                      (matmul + scale)
+  softmax_v1,    // V1 lines 10-11: m~, P~, l~, m_new, l_new
+  output_v1,     // V1 line 12: O = diag(l_new)^-1 (diag(l) e^(m-m_new) O + e^(m~-m_new) P~ V)
+  softmax_v2,    // V2 line 9: m_new, P~ = exp(S - m_new), l_new
+  output_v2,     // V2 line 10: O = diag(e^(m_old-m_new)) O + P~ V
+  finalize_v2,   // V2 lines 12-13: O = diag(l)^-1 O, L = m + log(l)
+  softmax_dense, // standard Alg. 0 line 2: P = softmax(S)
+  output_dense,  // standard Alg. 0 line 3: O = P V
+};
+
+/// One event. 40 bytes, standard layout; -1 marks "not applicable" in i, j and warp.
+struct Event {
+  std::uint32_t block = 0;  // thread block (program) id within one (batch, head)
+  std::uint32_t step = 0;   // step number within that block
+  std::uint64_t bytes = 0;  // HBM bytes moved (load/store), shared-memory bytes (reduce), else 0
+  std::int32_t i = -1;      // Q block index of the tile
+  std::int32_t j = -1;      // K/V block index of the tile
+  std::uint32_t rows = 0;   // rows of the region touched (elements)
+  std::uint32_t cols = 0;   // columns of the region touched (elements)
+  Op op = Op::load;
+  Tensor tensor = Tensor::none;
+  std::int16_t warp = -1;   // warp index, -1 for the whole thread block
+  Eq eq = Eq::none;         // compute events: which equation
+  std::uint8_t pad[3] = {0, 0, 0};
+};
+
+static_assert(std::is_standard_layout_v<Event>);
+static_assert(std::is_trivially_copyable_v<Event>);
+static_assert(sizeof(Event) == 40);
+static_assert(offsetof(Event, block) == 0);
+static_assert(offsetof(Event, step) == 4);
+static_assert(offsetof(Event, bytes) == 8);
+static_assert(offsetof(Event, i) == 16);
+static_assert(offsetof(Event, j) == 20);
+static_assert(offsetof(Event, rows) == 24);
+static_assert(offsetof(Event, cols) == 28);
+static_assert(offsetof(Event, op) == 32);
+static_assert(offsetof(Event, tensor) == 33);
+static_assert(offsetof(Event, warp) == 34);
+static_assert(offsetof(Event, eq) == 36);
+
+FL_HD bool same_event(const Event& a, const Event& b) {
+  return a.block == b.block && a.step == b.step && a.bytes == b.bytes && a.i == b.i && a.j == b.j &&
+         a.rows == b.rows && a.cols == b.cols && a.op == b.op && a.tensor == b.tensor &&
+         a.warp == b.warp && a.eq == b.eq;
+}
+
+}  // namespace flashlab

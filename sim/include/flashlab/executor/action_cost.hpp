@@ -1,0 +1,32 @@
+// action_cost.hpp — what one action costs: HBM bytes, matmul FLOPs and non-matmul ops (the counting
+// model of docs/model.md, one rule per algorithm line).
+#pragma once
+
+#include <cstdint>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/counters.hpp"
+#include "flashlab/schedule/schedule.hpp"
+
+namespace flashlab {
+
+/// Rows x cols (elements) of the region an action touches on tile (i, j) (-1 where unused):
+/// Q_i, O_i: rows(i) x d; l_i, m_i, L_i: rows(i) x 1; K_j, V_j: cols(j) x d; whole tensors:
+/// N_q x d, N_k x d, N_q x 1 or N_q x N_k; compute actions: the tile, rows(i) x cols(j)
+/// (N_q x N_k for standard attention's whole-matrix steps).
+struct Extent {
+  std::int64_t rows = 0, cols = 0;
+};
+Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int64_t j);
+
+/// Bytes per element of tensor t: e_in for Q K V O S P, 4 for the fp32 statistics l m L.
+int tensor_element_bytes(const Problem& p, Tensor t);
+
+/// The cost of one action on tile (i, j) for one (batch, head).
+Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t j);
+
+/// Non-matmul ops and matmul FLOPs of equation `eq` on an r x c tile with head dim d
+/// (docs/model.md lists each rule beside its algorithm line).
+Cost equation_cost(Eq eq, std::int64_t r, std::int64_t c, std::int64_t d);
+
+}  // namespace flashlab

@@ -1,0 +1,33 @@
+// event_recorder.hpp — turns executor steps into the event records of contract/event.hpp.
+//
+// Block level: one event per action of a step, in schedule order, and one `skip` event for a tile
+// the schedule skips. Every event of a step carries the step's block, step number and tile (i, j)
+// (-1 where the step has none); rows x cols is the region the action touches (cost.hpp Extent);
+// bytes are HBM bytes for loads and stores, 0 for compute and skip. warp = -1 (the whole block).
+#pragma once
+
+#include <vector>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/contract/event.hpp"
+#include "flashlab/executor/executor.hpp"
+
+namespace flashlab {
+
+/// Appends the block-level events of step `s` to `out`.
+void append_block_events(const Problem& p, const StepView& s, std::vector<Event>& out);
+
+/// An observer that keeps every event of a run, in order.
+class EventRecorder : public StepObserver {
+ public:
+  explicit EventRecorder(const Problem& p) : p_(p) {}
+  void on_step(const StepView& s) override { append_block_events(p_, s, events_); }
+  const std::vector<Event>& events() const { return events_; }
+  std::vector<Event>& events() { return events_; }
+
+ private:
+  Problem p_;
+  std::vector<Event> events_;
+};
+
+}  // namespace flashlab

@@ -1,0 +1,134 @@
+// numerics.hpp — the real numbers: O, L and the running m, l of a schedule, computed step by step
+// with Eigen as the executor walks it, and a float64 dense reference to compare them with.
+//
+// Numerics is a StepObserver (executor.hpp): it reacts to the actions of every step — loads copy
+// a tile from "HBM" into "SRAM" buffers, compute actions evaluate their equation (Eq) on the
+// resident tiles, stores copy back — so the numbers follow the schedule exactly. The counting
+// fast path (count()) never sees it; numerics is opt-in by adding the observer.
+//
+// Inputs are rounded to the dtype (Eigen::half / Eigen::bfloat16 for fp16 / bf16); arithmetic
+// accumulates in fp32; P~ is cast to the input dtype before P~ V, as the FA2 kernels do; O is
+// stored at the input dtype, the statistics m, l, L in fp32. Rows with no visible key give O = 0
+// and L = +inf (FA2's convention), never NaN.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/executor.hpp"
+
+namespace flashlab {
+
+using MatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// How to fill one input matrix (shared/cases conventions): seeded N(0, 1) values, zeros, a
+/// constant, or "index" (row j holds the value j in every column, as in V_j = j).
+struct Fill {
+  enum class Kind : std::uint8_t { random, zero, constant, index } kind = Kind::random;
+  float value = 0;  // Kind::constant
+};
+/// Parses "random", "zero", "index" or a finite number (a constant). Throws
+/// ConfigError(field, text, allowed) for anything else.
+Fill parse_fill(std::string_view field, std::string_view text);
+/// parse_fill, and a constant must be a value of dtype t: |x| <= dtype_max(t). Throws
+/// ConfigError(field, text, "a finite number representable in fp16 (|x| <= 65504)") for one that
+/// is not (inf and nan included).
+Fill parse_fill(std::string_view field, std::string_view text, Dtype t);
+/// The largest finite value of dtype t: fp16 65504, bf16 3.3895e38, fp32 3.4028e38.
+double dtype_max(Dtype t);
+
+/// Q (N_q, d), K (N_k, d), V (N_k, d) of one (batch, head), values already representable in the
+/// problem's dtype (held as float).
+struct Inputs {
+  MatrixF Q, K, V;
+};
+/// Builds the inputs of p and rounds them to p.dtype. Throws ConfigError("q" / "k" / "v") for a
+/// constant fill beyond dtype_max(p.dtype), or an index fill whose last row index is beyond it. `seed` drives the random fills: the same
+/// (seed, fill, shape) gives the same values on every machine (mt19937_64 + Box-Muller), and Q,
+/// K, V draw from separate streams, so changing one fill leaves the others as they were.
+Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, std::uint64_t seed);
+
+/// Rounds every element of x to the nearest value of dtype t (round to nearest even, through
+/// Eigen::half / Eigen::bfloat16); fp32 leaves x unchanged.
+void round_to_dtype(Dtype t, Eigen::Ref<MatrixF> x);
+
+/// m and l of one Q block after one step.
+struct StatSnapshot {
+  std::uint32_t step = 0;       // the step number within its thread block, as the executor numbers it
+  std::int64_t j = -1;          // K/V block of the step's tile (-1: a step without a tile)
+  std::vector<float> m, l;      // rows(i) values each, fp32 (m = -inf and l = 0 before any visible key)
+};
+
+struct NumericsOptions {
+  /// Q blocks whose m and l are recorded: V2 after each step of the block's thread block; V1
+  /// after line 2 and after each step on a tile (i, j) of the block (the HBM values); standard
+  /// after the softmax and output steps (rowmax and rowsum of S).
+  std::vector<std::int64_t> trace_blocks;
+};
+
+/// What a simulated run computed.
+struct NumericResult {
+  MatrixF O;                    // (N_q, d), values at the input dtype
+  Eigen::VectorXf L;            // (N_q), fp32; +inf for rows with no visible key (every algorithm).
+                                // V2 stores L; V1 and standard do not, so theirs is m + ln l after
+                                // the run (for comparison, not an HBM write)
+  std::vector<std::vector<StatSnapshot>> traces;  // one per NumericsOptions::trace_blocks entry
+};
+
+/// The numerics as an executor observer. Add it to an Executor of the same Problem before the
+/// first step; `in` must outlive it. Throws ConfigError when the shapes of `in` do not match p
+/// (field "inputs.Q" etc.) or a traced block is outside [0, T_r) (field "trace block").
+class NumericsObserver final : public StepObserver {
+ public:
+  NumericsObserver(const Problem& p, const Inputs& in, NumericsOptions opt = {});
+  ~NumericsObserver() override;
+  NumericsObserver(const NumericsObserver&) = delete;
+  NumericsObserver& operator=(const NumericsObserver&) = delete;
+
+  void on_step(const StepView& s) override;
+  /// O and L as they stand in HBM (complete once the executor is done; rows not yet written
+  /// read NaN, so a row a schedule never writes shows up), and the traces so far.
+  NumericResult result() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> st_;
+};
+
+/// Runs p's schedule through an executor with numerics on, one (batch, head).
+NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt = {});
+
+/// Dense float64 reference: O = softmax(scale Q K^T + mask) V and L = logsumexp per row, on the
+/// same (already rounded) inputs. Rows with no visible key: O = 0, L = +inf.
+struct Reference {
+  MatrixD O;          // (N_q, d)
+  Eigen::VectorXd L;  // (N_q)
+  Dtype dtype = Dtype::fp32;  // the problem's input type, for the tolerances of compare()
+};
+Reference reference(const Problem& p, const Inputs& in);
+
+/// Errors of a result against the reference. NaN anywhere makes `finite` false.
+struct NumericError {
+  double max_abs_O = 0;   // max |O - O_ref|
+  double rel_fro_O = 0;   // ||O - O_ref||_F / ||O_ref||_F (||O - O_ref||_F when O_ref = 0)
+  double max_abs_L = 0;   // max |L - L_ref| over rows with a finite L_ref; NaN when such a row's L is not finite
+  bool finite = true;     // no NaN in O or L, and L = +inf exactly where L_ref = +inf
+  bool within = false;    // finite, rel_fro_O <= tolerance(ref.dtype), max_abs_L <= tolerance_L(ref.dtype, algo)
+};
+/// Compares r, computed by `algo`, with ref. Throws ConfigError when the shapes differ.
+NumericError compare(const NumericResult& r, const Reference& ref, Algo algo);
+
+/// Tolerance on rel_fro_O by dtype: fp32 1e-5, fp16 2e-3, bf16 1.6e-2 (4 units of roundoff of
+/// the dtype; fp32: the accumulation over N_k terms dominates). Derivation in reference.cpp.
+double tolerance(Dtype t);
+/// Tolerance on max_abs_L: 1e-4 for V1 and V2 (L comes from fp32 S whatever the dtype); for
+/// standard attention, which stores S at the dtype, 16 units of roundoff of the dtype more.
+double tolerance_L(Dtype t, Algo a);
+
+}  // namespace flashlab

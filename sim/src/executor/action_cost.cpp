@@ -1,0 +1,120 @@
+// cost.cpp — the counting model: bytes per action, FLOPs and ops per equation (docs/model.md).
+#include "flashlab/executor/action_cost.hpp"
+
+namespace flashlab {
+
+int tensor_element_bytes(const Problem& p, Tensor t) {
+  switch (t) {
+    case Tensor::l: case Tensor::m: case Tensor::L: return 4;  // fp32 statistics
+    default: return p.e_in;
+  }
+}
+
+Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int64_t j) {
+  const Tiling& t = p.tiling;
+  if (a.op == Op::compute) {
+    if (a.eq == Eq::init_stats || a.eq == Eq::finalize_v2)
+      return i >= 0 ? Extent{t.rows(i), t.d} : Extent{t.n_q, t.d};
+    return i >= 0 ? Extent{t.rows(i), t.cols(j)} : Extent{t.n_q, t.n_k};
+  }
+  const bool is_stat = a.tensor == Tensor::l || a.tensor == Tensor::m || a.tensor == Tensor::L;
+  const std::int64_t width = is_stat ? 1 : t.d;
+  switch (a.region) {
+    case Region::q_block: return {t.rows(i), width};
+    case Region::kv_block: return {t.cols(j), width};
+    case Region::whole:
+      if (a.tensor == Tensor::S || a.tensor == Tensor::P) return {t.n_q, t.n_k};
+      if (a.tensor == Tensor::K || a.tensor == Tensor::V) return {t.n_k, width};
+      return {t.n_q, width};
+    case Region::none: break;
+  }
+  return {0, 0};
+}
+
+Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
+  using u = std::uint64_t;
+  const u r = u(r_), c = u(c_), d = u(d_);
+  Cost k;
+  auto& o = k.ops;
+  auto add = [&](OpKind kind, u n) { o[int(kind)] += n; };
+  switch (eq) {
+    case Eq::none:
+    case Eq::init_stats: break;  // fills, no arithmetic
+    case Eq::scores:  // S = scale * Q K^T: r*c*d multiply-adds, one scaling mul per score
+      k.flops = 2 * r * c * d;
+      add(OpKind::mul, r * c);
+      break;
+    case Eq::softmax_v1:
+      // line 10: m~ = rowmax(S): c-1 max per row; P~ = exp(S - m~): sub, exp per score;
+      //          l~ = rowsum(P~): c-1 add per row
+      add(OpKind::max, r * (c - 1));
+      add(OpKind::sub, r * c);
+      add(OpKind::exp, r * c);
+      add(OpKind::add, r * (c - 1));
+      // line 11: m_new = max(m, m~): 1 max; l_new = e^(m - m_new) l + e^(m~ - m_new) l~:
+      //          2 sub, 2 exp, 2 mul, 1 add per row
+      add(OpKind::max, r);
+      add(OpKind::sub, 2 * r);
+      add(OpKind::exp, 2 * r);
+      add(OpKind::mul, 2 * r);
+      add(OpKind::add, r);
+      break;
+    case Eq::output_v1:
+      // line 12, term by term: per row alpha = l * e^(m - m_new) (1 mul); per O element
+      // alpha*O (mul), e^(m~ - m_new) * (P~V) (mul), each term / l_new (2 div), their sum (add).
+      k.flops = 2 * r * c * d;  // P~ V
+      add(OpKind::mul, r + 2 * r * d);
+      add(OpKind::div, 2 * r * d);
+      add(OpKind::add, r * d);
+      break;
+    case Eq::softmax_v2:
+      // line 9: m_new = max(m_old, rowmax(S)): c max per row; P~ = exp(S - m_new): sub, exp per
+      // score; l_new = e^(m_old - m_new) l_old + rowsum(P~): 1 sub, 1 exp, 1 mul, c add per row
+      add(OpKind::max, r * c);
+      add(OpKind::sub, r * c + r);
+      add(OpKind::exp, r * c + r);
+      add(OpKind::mul, r);
+      add(OpKind::add, r * c);
+      break;
+    case Eq::output_v2:
+      // line 10: O = diag(e^(m_old - m_new)) O + P~ V: 1 mul and 1 add per O element
+      k.flops = 2 * r * c * d;
+      add(OpKind::mul, r * d);
+      add(OpKind::add, r * d);
+      break;
+    case Eq::finalize_v2:
+      // line 12: O = diag(l)^-1 O: 1 div per O element (r x d extent); line 13: L = m + log(l)
+      add(OpKind::div, r * d);
+      add(OpKind::log, r);
+      add(OpKind::add, r);
+      break;
+    case Eq::softmax_dense:
+      // Alg. 0 line 2, row-wise: rowmax (c-1 max), S - max (sub), exp, rowsum (c-1 add), divide
+      add(OpKind::max, r * (c - 1));
+      add(OpKind::sub, r * c);
+      add(OpKind::exp, r * c);
+      add(OpKind::add, r * (c - 1));
+      add(OpKind::div, r * c);
+      break;
+    case Eq::output_dense:
+      k.flops = 2 * r * c * d;  // O = P V
+      break;
+  }
+  return k;
+}
+
+Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t j) {
+  const Extent e = action_extent(p, a, i, j);
+  Cost k;
+  if (a.op == Op::load || a.op == Op::store) {
+    const auto bytes = std::uint64_t(e.rows) * std::uint64_t(e.cols) * std::uint64_t(tensor_element_bytes(p, a.tensor));
+    k.hbm[int(a.tensor)][a.op == Op::load ? 0 : 1] = bytes;
+  } else if (a.op == Op::compute) {
+    // finalize_v2's extent is rows x d; every other equation's is rows x cols with d separate
+    if (a.eq == Eq::finalize_v2) return equation_cost(a.eq, e.rows, 0, p.tiling.d);
+    k = equation_cost(a.eq, e.rows, e.cols, p.tiling.d);
+  }
+  return k;
+}
+
+}  // namespace flashlab

@@ -1,0 +1,30 @@
+// helpers.hpp — small helpers shared by the trace tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/contract/event.hpp"
+#include "flashlab/trace/trace.hpp"
+
+namespace flashlab::test {
+
+/// An event written out by hand: block, step, op, tensor, i, j, rows, cols, bytes, warp, eq.
+Event ev(std::uint32_t block, std::uint32_t step, Op op, Tensor t, int i, int j, unsigned rows, unsigned cols,
+         std::uint64_t bytes = 0, int warp = -1, Eq eq = Eq::none);
+
+/// A readable listing of events for failure messages (one text-form line each).
+std::string listing(const std::vector<Event>& events);
+
+/// True when both lists hold the same events in the same order (every field, pad included).
+bool same_events(const std::vector<Event>& a, const std::vector<Event>& b);
+
+/// True when every part of two traces is equal; floats compared bit for bit.
+bool same_trace(const Trace& a, const Trace& b);
+
+/// A small config: V2, fp16, N_q x N_k, d, B_r x B_c.
+Config small(Algo a, std::int64_t n_q, std::int64_t n_k, std::int64_t d, std::int64_t b_r, std::int64_t b_c,
+             Mask m = {});
+
+}  // namespace flashlab::test

@@ -1,0 +1,114 @@
+// Validation: every invalid value gets a ConfigError naming the field, the value and what is allowed.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/contract/error.hpp"
+
+using namespace flashlab;
+
+namespace {
+
+// Runs resolve(c) and returns the error it throws (fails the test when none is thrown).
+ConfigError error_of(const Config& c) {
+  try {
+    resolve(c);
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("resolve() accepted an invalid config");
+  return ConfigError("", "", "");
+}
+
+}  // namespace
+
+TEST_CASE("sizes outside their ranges name the field and the value") {
+  Config c;
+  c.n_q = 0;
+  CHECK(error_of(c).field() == "nq");
+  c = Config{};
+  c.n_k = -5;
+  CHECK(error_of(c).value() == "-5");
+  c = Config{};
+  c.d = 0;
+  CHECK(error_of(c).field() == "d");
+  c = Config{};
+  c.b_r = 0;
+  CHECK(error_of(c).field() == "br");
+  c = Config{};
+  c.batch = 0;
+  CHECK(error_of(c).field() == "batch");
+  c = Config{};
+  c.warps = 33;
+  CHECK(std::string(error_of(c).what()) == "warps = 33: an integer from 1 to 32");
+  c = Config{};
+  c.mask = Mask{MaskKind::window, -1, 3};
+  CHECK(error_of(c).field() == "window left");
+  c = Config{};
+  c.scale = -0.5;
+  CHECK(std::string(error_of(c).what()) == "scale = -0.5: a finite number > 0");
+  c = Config{};
+  c.gpu = "v100";
+  CHECK(error_of(c).allowed() == "one of a100, h100, h200");
+}
+
+TEST_CASE("tiles over the SRAM capacity report bytes needed, capacity and the largest tiles that fit") {
+  Config c;  // fp16, d = 64
+  c.b_r = c.b_c = 256;
+  c.sram_bytes = 100'000;
+  const ConfigError e = error_of(c);
+  CHECK(e.field() == "br x bc");
+  CHECK(e.value() == "256 x 256");
+  // needs (256*64 + 2*256*64 + 256*256) * 2 = 98,304 + 131,072 = 229,376 bytes
+  const std::string msg = e.what();
+  CHECK(msg.find("229376 bytes") != std::string::npos);
+  CHECK(msg.find("100000 bytes") != std::string::npos);
+  // largest square B: (3*64 B + B^2) * 2 = 384 B + 2 B^2 <= 100,000: B = 147 gives 56,448 + 43,218
+  // = 99,666; B = 148 gives 56,832 + 43,808 = 100,640 > 100,000 -> 147 (multiple of 16: 144)
+  CHECK(msg.find("largest B_r = B_c that fits is 147 (multiple of 16: 144)") != std::string::npos);
+}
+
+TEST_CASE("counts that would overflow 64 bits are refused") {
+  Config c;
+  c.n_q = c.n_k = 2'000'000'000;
+  c.d = 4096;
+  c.b_r = c.b_c = 1 << 16;
+  c.sram_bytes = std::int64_t(1) << 40;
+  c.batch = c.heads = 1'000'000;
+  CHECK(error_of(c).field() == "batch*heads*N_q*N_k*d");
+}
+
+TEST_CASE("too many tiles to walk are refused with a hint") {
+  Config c;
+  c.n_q = c.n_k = 1 << 20;
+  c.b_r = c.b_c = 16;  // 2^32 tiles
+  CHECK(error_of(c).field() == "tiles");
+}
+
+TEST_CASE("defaults: V2 skips blocks and splits along Q, V1 is dense and splits along K") {
+  Config c;
+  c.algo = Algo::v2;
+  Problem p = resolve(c);
+  CHECK(p.block_skip);
+  CHECK(p.split == WarpSplit::split_q);
+  CHECK(p.scale == doctest::Approx(0.125));  // 1/sqrt(64)
+  c.algo = Algo::v1;
+  p = resolve(c);
+  CHECK_FALSE(p.block_skip);
+  CHECK(p.split == WarpSplit::split_k);
+}
+
+TEST_CASE("parsers reject unknown names with the allowed values") {
+  CHECK_THROWS_WITH_AS(parse_algo("v3"), "algo = v3: one of standard, v1, v2", ConfigError);
+  CHECK_THROWS_WITH_AS(parse_dtype("fp8"), "dtype = fp8: one of fp16, bf16, fp32", ConfigError);
+  CHECK_THROWS_AS(parse_mask("window:3"), ConfigError);
+  CHECK_THROWS_AS(parse_mask("window:-1,2"), ConfigError);
+  CHECK_THROWS_AS(parse_mask("window:a,b"), ConfigError);
+  CHECK_THROWS_AS(parse_mask("diagonal"), ConfigError);
+  const Mask w = parse_mask("window:4095,0");
+  CHECK(w.kind == MaskKind::window);
+  CHECK(w.left == 4095);
+  CHECK(w.right == 0);
+  CHECK(to_string(w) == "window:4095,0");
+}

@@ -1,0 +1,198 @@
+// Malformed, truncated and hostile trace files: a ConfigError that says what is wrong, never a
+// crash, a hang or an allocation the file's size does not justify.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
+#include "../../common/trace_helpers.hpp"
+
+using namespace flashlab;
+
+namespace {
+
+Trace sample() {
+  Config c = test::small(Algo::v2, 9, 7, 4, 4, 4, Mask{MaskKind::causal_tl, 0, 0});
+  c.warps = 2;
+  const Problem p = resolve(c);
+  Trace t = record_trace(p, TraceLevel::warp);
+  add_stats(t, p, {1}, InputSpec{});
+  return t;
+}
+
+// decode must throw ConfigError whose message contains `needle`.
+void rejects(const std::string& bytes, const std::string& needle) {
+  try {
+    decode_trace(bytes);
+    FAIL("accepted: " << needle);
+  } catch (const ConfigError& e) {
+    INFO(std::string(e.what()));
+    CHECK(std::string(e.what()).find(needle) != std::string::npos);
+  }
+}
+
+template <class T>
+void poke(std::string& s, std::size_t at, T v) {
+  std::memcpy(s.data() + at, &v, sizeof v);
+}
+
+// Offsets in the binary form (docs/events.md "Binary form").
+constexpr std::size_t kVersionAt = 8, kHeaderSizeAt = 12, kHeaderAt = 16;
+
+}  // namespace
+
+TEST_CASE("every truncation of either form is rejected") {
+  const Trace t = sample();
+  for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
+    const std::string full = encode_trace(t, f);
+    for (std::size_t n = 0; n < full.size(); ++n) {
+      CAPTURE(n);
+      CHECK_THROWS_AS(decode_trace(std::string_view(full).substr(0, n)), ConfigError);
+    }
+  }
+}
+
+TEST_CASE("bad magic, bad version") {
+  const std::string bin = encode_trace(sample(), TraceFormat::binary);
+  const std::string txt = encode_trace(sample(), TraceFormat::text);
+  rejects("GIF89a......", "trace magic");
+  rejects("", "trace magic");
+  std::string b = bin;
+  poke<std::uint32_t>(b, kVersionAt, 2);
+  rejects(b, "version = 2");
+  std::string x = txt;
+  x.replace(x.find(" 1\n"), 3, " 9\n");
+  rejects(x, "version = 9");
+}
+
+TEST_CASE("absurd counts and sizes are refused before anything is allocated") {
+  const Trace t = sample();
+  const std::string bin = encode_trace(t, TraceFormat::binary);
+  std::uint32_t header_size;
+  std::memcpy(&header_size, bin.data() + kHeaderSizeAt, 4);
+  const std::size_t count_at = kHeaderAt + header_size;
+  {
+    std::string b = bin;
+    poke<std::uint32_t>(b, kHeaderSizeAt, 0xfffffff0u);
+    rejects(b, "header size");
+  }
+  {
+    std::string b = bin;
+    poke<std::uint32_t>(b, kHeaderSizeAt, header_size + 100);
+    rejects(b, "trace");
+  }
+  for (std::uint64_t n : {std::uint64_t(1) << 60, ~std::uint64_t(0)}) {
+    std::string b = bin;
+    poke<std::uint64_t>(b, count_at, n);
+    rejects(b, "event count");
+  }
+  {  // one record more than written: the statistics are read as a record, or the file ends early
+    std::string b = bin;
+    poke<std::uint64_t>(b, count_at, t.events.size() + 1);
+    rejects(b, "trace");
+  }
+  const std::size_t stats_at = count_at + 8 + t.events.size() * sizeof(Event);
+  {
+    std::string b = bin;
+    poke<std::uint32_t>(b, stats_at, 0xffffffffu);
+    rejects(b, "statistics count");
+  }
+  {
+    std::string b = bin;
+    poke<std::int64_t>(b, stats_at + 4, 99);  // Q block 99 of a 3-block config
+    rejects(b, "statistics block");
+  }
+  {
+    std::string b = bin;
+    poke<std::uint32_t>(b, stats_at + 12, 0xffffffffu);  // snapshot count
+    rejects(b, "trace binary");
+  }
+  {
+    std::string b = bin;
+    poke<std::uint32_t>(b, stats_at + 16 + 4 + 8, 1u << 30);  // rows of the first snapshot
+    rejects(b, "snapshot rows");
+  }
+  std::string txt = encode_trace(t, TraceFormat::text);
+  txt.replace(txt.find("stats 1\n"), 8, "stats 18446744073709551615\n");
+  rejects(txt, "count");
+}
+
+TEST_CASE("bad records: enums out of range, pad bytes, warp events in a block-level trace") {
+  const Trace t = sample();
+  const std::string bin = encode_trace(t, TraceFormat::binary);
+  std::uint32_t header_size;
+  std::memcpy(&header_size, bin.data() + kHeaderSizeAt, 4);
+  const std::size_t first = kHeaderAt + header_size + 8;  // the first record
+  const struct {
+    std::size_t offset;
+    std::uint8_t value;
+    const char* needle;
+  } pokes[] = {{32, 6, "op"}, {33, 10, "tensor"}, {36, 10, "eq"}, {37, 1, "pad"}, {39, 7, "pad"}};
+  for (const auto& pk : pokes) {
+    std::string b = bin;
+    b[first + pk.offset] = char(pk.value);
+    rejects(b, pk.needle);
+  }
+  {
+    std::string b = bin;
+    poke<std::int16_t>(b, first + 34, -2);
+    rejects(b, "warp");
+  }
+  Trace block = record_trace(trace_problem(t.header), TraceLevel::block);
+  block.events[3].warp = 0;
+  rejects(encode_trace(block, TraceFormat::binary), "block-level");
+  rejects(encode_trace(block, TraceFormat::text), "block-level");
+}
+
+TEST_CASE("bad headers: JSON, keys, types, config values, GPU facts") {
+  const std::string txt = encode_trace(sample(), TraceFormat::text);
+  const std::size_t h0 = txt.find("header ") + 7, h1 = txt.find('\n', h0);
+  auto with_header = [&](const std::string& json) { return txt.substr(0, h0) + json + txt.substr(h1); };
+  const std::string good = txt.substr(h0, h1 - h0);
+  auto edit = [&](const std::string& from, const std::string& to) {
+    std::string j = good;
+    const auto at = j.find(from);
+    REQUIRE(at != std::string::npos);
+    return with_header(j.replace(at, from.size(), to));
+  };
+  rejects(with_header("{not json"), "trace header JSON = not valid JSON: one JSON object");
+  rejects(with_header("[1,2,3]"), "trace header JSON = [1,2,3]: a JSON object");
+  rejects(edit(",\"source\":\"sim\"", ""), "trace header source = missing");
+  rejects(edit("\"source\":\"sim\"", "\"source\":7"), "trace header source = 7: a string");
+  rejects(edit("\"source\":\"sim\"", "\"source\":\"sim\",\"extra\":1"), "trace header keys = unknown key \"extra\"");
+  rejects(with_header(std::string(200000, '[')), "trace header");
+  rejects(edit("\"level\":\"warp\"", "\"level\":\"thread\""), "level");
+  rejects(edit("\"source\":\"sim\"", "\"source\":\"sim\",\"extra\":1"), "unknown key");
+  rejects(edit("\"warps\":2", "\"warps\":0"), "warps");
+  rejects(edit("\"warps\":2", "\"warps\":\"2\""), "integer");
+  rejects(edit("\"nq\":9", "\"nq\":-9"), "nq");
+  rejects(edit("\"nq\":9", "\"nq\":99999999999999999999"), "nq");
+  rejects(edit("\"d\":4", "\"d\":4.5"), "integer");
+  rejects(edit("\"mask\":\"causal\"", "\"mask\":\"diagonal\""), "mask");
+  rejects(edit("\"br\":4,", ""), "missing");
+  rejects(edit("\"source\":\"sim\"", "\"source\":\"gpu\""), "gpu");
+  rejects(edit("\"q\":\"random\"", "\"q\":\"lots\""), "inputs.q");
+  rejects(edit("\"sram\":232448", "\"sram\":100"), "SRAM");
+  rejects(edit("\"seed\":0", "\"seed\":-1"), "seed");
+}
+
+TEST_CASE("bad text lines") {
+  const std::string txt = encode_trace(sample(), TraceFormat::text);
+  const std::size_t ev0 = txt.find("events\n") + 7, ev1 = txt.find('\n', ev0);
+  auto with_line = [&](const std::string& line) { return txt.substr(0, ev0) + line + txt.substr(ev1); };
+  rejects(with_line("0 0 load Q 0 -1 4 4 32 -1"), "eq");
+  rejects(with_line("0 0 load Q 0 -1 4 4 32 -1 - extra"), "no more fields");
+  rejects(with_line("0 0 fetch Q 0 -1 4 4 32 -1 -"), "op");
+  rejects(with_line("0 0 load X 0 -1 4 4 32 -1 -"), "tensor");
+  rejects(with_line("0  0 load Q 0 -1 4 4 32 -1 -"), "one space");
+  rejects(with_line("0 0 load Q 0 -1 4 4 -32 -1 -"), "bytes");
+  rejects(with_line("4294967296 0 load Q 0 -1 4 4 32 -1 -"), "block");
+  rejects(with_line("0 0 load Q 0 -1 4 4 32 -40000 -"), "warp");
+  rejects(txt + "more\n", "after \"end\"");
+  std::string m = txt;
+  const std::size_t at = m.find("\nm ") + 3;
+  m.replace(at, m.find(' ', at) - at, "1e999");
+  rejects(m, "m");
+}

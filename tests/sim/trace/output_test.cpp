@@ -1,0 +1,90 @@
+// The trace writers' destinations (trace/output_file.hpp): special files refused and left untouched,
+// symbolic links followed, a missing folder reported against the path given.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <string>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flashlab/contract/error.hpp"
+#include "flashlab/trace/trace_io.hpp"
+#include "../../common/trace_helpers.hpp"
+
+using namespace flashlab;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fresh_dir() {
+  const fs::path dir = fs::temp_directory_path() / ("flashlab_output_test_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+Trace sample() { return record_trace(resolve(test::small(Algo::v2, 20, 12, 4, 8, 4)), TraceLevel::block); }
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no ConfigError)";
+}
+
+}  // namespace
+
+TEST_CASE("output_path: regular files and new names pass, special files are refused by kind") {
+  const std::string dir = fresh_dir(), fifo = dir + "/pipe", file = dir + "/file";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::ofstream(file) << "x";
+  const OutputPath plain = output_path(file);
+  CHECK(plain.target == file);
+  CHECK(plain.temp == file + ".tmp-" + std::to_string(::getpid()));
+  CHECK(output_path(dir + "/new").target == dir + "/new");
+  CHECK(error_of([&] { output_path(fifo); }) == "output = " + fifo + ": a regular file path (it is a FIFO)");
+  CHECK(error_of([&] { output_path(dir); }) == "output = " + dir + ": a regular file path (it is a directory)");
+  fs::create_symlink(fifo, dir + "/to_pipe");
+  CHECK(error_of([&] { output_path(dir + "/to_pipe"); }) ==
+        "output = " + dir + "/to_pipe: a regular file path (it is a symbolic link to a FIFO)");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_trace and TraceFileWriter leave a FIFO alone and write through a symbolic link") {
+  const std::string dir = fresh_dir(), fifo = dir + "/pipe", real = dir + "/real.trace", link = dir + "/link.trace";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const Trace t = sample();
+  const Problem p = trace_problem(t.header);
+  CHECK_THROWS_AS(write_trace(fifo, t, TraceFormat::binary), ConfigError);
+  CHECK_THROWS_AS(TraceFileWriter(fifo, p, t.header, TraceFormat::text), ConfigError);
+  struct stat st {};
+  REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+
+  std::ofstream(real) << "old";
+  fs::create_symlink("real.trace", link);
+  write_trace(link, t, TraceFormat::text);
+  CHECK(fs::is_symlink(link));
+  CHECK(test::same_trace(read_trace(real), t));
+  {
+    TraceFileWriter w(link, p, t.header, TraceFormat::binary);
+    w.add_events(t.events);
+    w.finish();
+  }
+  CHECK(fs::is_symlink(link));
+  CHECK(test::same_trace(read_trace(real), t));
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 3);  // pipe, real, link
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a trace in a missing folder: ConfigError naming the path given") {
+  const std::string path = fresh_dir() + "/no/such/x.trace";
+  CHECK(error_of([&] { write_trace(path, sample(), TraceFormat::text); }) ==
+        "output = " + path + ": a file path that can be created (No such file or directory)");
+  fs::remove_all(fs::path(path).parent_path().parent_path().parent_path());
+}
