@@ -1,11 +1,39 @@
-// Writes the fuzzer's seed corpus: small valid traces of both forms (block and warp level, V1 and
-// V2, split-Q and split-K, with m/l statistics, a GPU header). Usage: fuzz_make_seeds DIR
+// Writes the fuzzer's seed corpus in the format this build writes: small valid traces of both
+// forms (block and warp level, standard, V1 and V2, split-Q and split-K, with m/l statistics, a
+// GPU header), a valid trace whose header is just under the 1 MiB cap (a long command), and
+// headers nested up to and past the depth cap. fuzz/corpus keeps version-1 seeds that this build
+// can no longer write. Usage: fuzz_make_seeds DIR
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <string>
 
 #include "flashlab/trace/trace_io.hpp"
 
 using namespace flashlab;
+
+namespace {
+
+// The file with its header JSON replaced (binary: the u32 size at offset 12 follows).
+std::string with_header(const std::string& file, const std::string& json) {
+  if (file.rfind("FLTRACE", 0) == 0) {
+    std::uint32_t old = 0;
+    std::memcpy(&old, file.data() + 12, 4);
+    const auto size = std::uint32_t(json.size());
+    return file.substr(0, 12) + std::string(reinterpret_cast<const char*>(&size), 4) + json + file.substr(16 + old);
+  }
+  const std::size_t h0 = file.find("\nheader ") + 8;
+  return file.substr(0, h0) + json + file.substr(file.find('\n', h0));
+}
+
+std::string header_of(const std::string& text_file) {
+  const std::size_t h0 = text_file.find("\nheader ") + 8;
+  return text_file.substr(h0, text_file.find('\n', h0) - h0);
+}
+
+void put(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -48,6 +76,30 @@ int main(int argc, char** argv) {
     }
     write_trace(dir + "/" + s.name + ".txt", t, TraceFormat::text);
     write_trace(dir + "/" + s.name + ".bin", t, TraceFormat::binary);
+  }
+
+  // A header near the cap: a command that fills it to 64 bytes under kMaxTraceHeaderBytes.
+  Config c;
+  c.n_q = 7, c.n_k = 5, c.d = 2, c.b_r = 4, c.b_c = 2;
+  Trace t = record_trace(resolve(c), TraceLevel::block);
+  t.header.command = "x";
+  const std::size_t base = header_of(encode_trace(t, TraceFormat::text)).size();
+  t.header.command = std::string(kMaxTraceHeaderBytes - 64 - base, 'x');
+  write_trace(dir + "/header_near_cap.txt", t, TraceFormat::text);
+  write_trace(dir + "/header_near_cap.bin", t, TraceFormat::binary);
+
+  // Nesting at the depth cap (config.nq an array at levels 3 to 8) and far past it.
+  t.header.command.clear();
+  for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
+    const std::string file = encode_trace(t, f), json = header_of(encode_trace(t, TraceFormat::text));
+    const std::string ext = f == TraceFormat::text ? ".txt" : ".bin";
+    const std::size_t nq = json.find("\"nq\":7");
+    for (int depth : {6, 7}) {
+      std::string deep = json;
+      deep.replace(nq, 6, "\"nq\":" + std::string(std::size_t(depth), '[') + "7" + std::string(std::size_t(depth), ']'));
+      put(dir + "/header_nq_nested_" + std::to_string(depth) + ext, with_header(file, deep));
+    }
+    put(dir + "/header_nested_60000" + ext, with_header(file, std::string(60000, '[') + std::string(60000, ']')));
   }
   return 0;
 }

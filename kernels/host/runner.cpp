@@ -151,7 +151,7 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
   for (const Event& e : sim.events)
     if (e.block == stats_thread_block(p, block)) steps = std::max(steps, e.step + 1);
 
-  DeviceBuffer<Event> events(sim.events.size() + 64);
+  DeviceBuffer<Event> events(sim.events.size() + kTraceEventSlack);
   DeviceBuffer<unsigned> count(1);
   DeviceBuffer<float> stats(std::size_t(steps) * 2 * std::size_t(p.tiling.b_r));
   DeviceBuffer<int> written(steps);
@@ -177,8 +177,9 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
   const unsigned n = std::min<unsigned>(count.download()[0], unsigned(events.size()));
   std::vector<Event> all = events.download();
   gpu.events.assign(all.begin(), all.begin() + n);
-  std::stable_sort(gpu.events.begin(), gpu.events.end(),
-                   [](const Event& a, const Event& b) { return a.block != b.block ? a.block < b.block : a.step < b.step; });
+  std::stable_sort(gpu.events.begin(), gpu.events.end(), [](const Event& a, const Event& b) {
+    return a.launch != b.launch ? a.launch < b.launch : a.block != b.block ? a.block < b.block : a.step < b.step;
+  });
 
   const std::vector<float> m_l = stats.download();
   const std::vector<int> w = written.download();

@@ -183,10 +183,13 @@ void launch_shape(const Args& a, const TraceBuffers* trace, cudaStream_t stream)
   const std::size_t output_smem = (BR * BC + BC * D) * sizeof(T);
   const TraceBuffers none{};
   const TraceBuffers& tr = trace ? *trace : none;
-  if (trace) {
+  if (trace) {  // the three launches record Event::launch 0, 1, 2 (docs/events.md)
+    TraceBuffers softmax_tr = tr, output_tr = tr;
+    softmax_tr.launch = 1;
+    output_tr.launch = 2;
     launch_kernel(fl_standard_scores<T, D, BR, BC, W, true>, tiles, W * 32, scores_smem, stream, a, tr);
-    launch_kernel(fl_standard_softmax<T, true>, rows, kSoftmaxThreads, softmax_smem, stream, a, tr);
-    launch_kernel(fl_standard_output<T, D, BR, BC, W, true>, tiles, W * 32, output_smem, stream, a, tr);
+    launch_kernel(fl_standard_softmax<T, true>, rows, kSoftmaxThreads, softmax_smem, stream, a, softmax_tr);
+    launch_kernel(fl_standard_output<T, D, BR, BC, W, true>, tiles, W * 32, output_smem, stream, a, output_tr);
   } else {
     launch_kernel(fl_standard_scores<T, D, BR, BC, W, false>, tiles, W * 32, scores_smem, stream, a, tr);
     launch_kernel(fl_standard_softmax<T, false>, rows, kSoftmaxThreads, softmax_smem, stream, a, tr);

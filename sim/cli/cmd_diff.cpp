@@ -1,5 +1,6 @@
-// cmd_diff.cpp — `flashlab diff A B`: two traces of one config compared block by block and step by
-// step. Exit 0 when they agree, 1 when they differ, 2 for unreadable files or different configs.
+// cmd_diff.cpp — `flashlab diff A B`: two traces of one config compared launch by launch, block by
+// block and step by step. Exit 0 when they agree, 1 when they differ, 2 for files that are not
+// readable regular trace files or traces of different configs (commands.hpp ExitStatus).
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -32,7 +33,7 @@ void run_diff(const DiffArgs& args) {
   const Trace a = read_trace(args.a), b = read_trace(args.b);
   const DiffResult r = diff_traces(a, b, opt);
   std::cout << format_diff(r, args.a, args.b);
-  if (!r.agree()) throw CommandFailed(1, "the traces differ");
+  if (!r.agree()) throw CommandFailed(kExitDiffer, "the traces differ");
 }
 
 }  // namespace

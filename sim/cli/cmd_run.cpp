@@ -120,7 +120,7 @@ void run_numerics(const Config& c, const RunArgs& a) {
     out["config"]["inputs"] = {{"q", a.q}, {"k", a.k}, {"v", a.v}};
     std::cout << out.dump(2) << "\n";
   }
-  if (!all_within) throw CommandFailed(3, "numerics out of tolerance (see the result column)");
+  if (!all_within) throw CommandFailed(kExitTolerance, "numerics out of tolerance (see the result column)");
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // commands.hpp — one registration function per `flashlab` command, each in its own cmd_<name>.cpp.
 //
 // A registration adds a CLI11 subcommand with its flags and a callback that does the work. The
-// callback reports bad input by throwing flashlab::ConfigError (exit 2) and other failures by
-// throwing CommandFailed (its exit code) or any std::exception (exit 1); main.cpp maps them.
+// callback reports bad input by throwing flashlab::ConfigError (exit 2), a result that is a
+// failure by throwing CommandFailed (its ExitStatus), and a failure of the work itself (an output
+// that cannot be written, memory) by any other std::exception (exit 4); main.cpp maps them.
 #pragma once
 
 #include <stdexcept>
@@ -11,6 +12,24 @@
 #include <CLI/App.hpp>
 
 namespace flashlab::cli {
+
+/// The exit status of `flashlab`, one meaning each, the same for every command.
+enum ExitStatus : int {
+  kExitOk = 0,           // success; diff: the traces agree
+  kExitDiffer = 1,       // diff: the traces differ
+  kExitBadInput = 2,     // bad input: a flag, a config, a file that is not a valid trace, an output refused
+  kExitTolerance = 3,    // run: numerics out of tolerance
+  kExitFailed = 4,       // the work failed: an output write, memory, any other error
+};
+/// The table of exit statuses that `flashlab --help` and every command's --help end with.
+inline constexpr const char* kExitStatusHelp =
+    "Exit status (every command):\n"
+    "  0  success; diff: the traces agree\n"
+    "  1  diff: the traces differ\n"
+    "  2  bad input: a flag or config value; a trace file that cannot be read, is not a regular file, is\n"
+    "     larger than a trace of its config can be, or is not a valid trace; an output path refused\n"
+    "  3  run: numerics out of tolerance\n"
+    "  4  the work failed: an output that could not be written, memory exhausted, any other error\n";
 
 /// A command that ran but whose result is a failure (e.g. numerics out of tolerance).
 class CommandFailed : public std::runtime_error {

@@ -1,9 +1,10 @@
 // main.cpp — the `flashlab` command: builds the CLI11 app, registers each command, maps errors to
-// exit codes: 0 success; 2 bad input (flashlab::ConfigError, "flashlab: error: <field> = <value>:
-// <allowed>", or a command-line parse error with CLI11's message); 3 numerics out of tolerance
-// (`run`); 1 any other error.
+// the exit statuses of commands.hpp: 0 success; 1 diff: the traces differ; 2 bad input
+// (flashlab::ConfigError, "flashlab: error: <field> = <value>: <allowed>", or a command-line parse
+// error with CLI11's message); 3 numerics out of tolerance (`run`); 4 any other error.
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
   register_sweep(app);
   register_trace(app, command_line(argc, argv));
   register_diff(app);
+  app.footer(kExitStatusHelp);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) sub->footer(kExitStatusHelp);
 
   try {
     if (argc > 1 && argv[1][0] != '-') {  // an unknown command gets its name in the message
@@ -39,17 +42,20 @@ int main(int argc, char** argv) {
       if (!known) throw flashlab::ConfigError("command", argv[1], "one of " + names);
     }
     app.parse(argc, argv);
-    return 0;
+    return kExitOk;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
   } catch (const flashlab::ConfigError& e) {
     std::fprintf(stderr, "flashlab: error: %s\n", e.what());
-    return 2;
+    return kExitBadInput;
   } catch (const CommandFailed& e) {
     std::fprintf(stderr, "flashlab: %s\n", e.what());
     return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "flashlab: error: out of memory (std::bad_alloc)\n");
+    return kExitFailed;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "flashlab: error: %s\n", e.what());
-    return 1;
+    return kExitFailed;
   }
 }

@@ -1,6 +1,7 @@
 #include "trace_helpers.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "flashlab/trace/trace_io.hpp"
 
@@ -27,6 +28,31 @@ std::string listing(const std::vector<Event>& events) {
   std::string s;
   for (const Event& e : events) s += event_line(e) + "\n";
   return s;
+}
+
+std::string header_text(const Trace& t) {
+  const std::string text = encode_trace(t, TraceFormat::text);
+  const std::size_t h0 = text.find("\nheader ") + 8;
+  return text.substr(h0, text.find('\n', h0) - h0);
+}
+
+std::string with_header_json(const std::string& file, const std::string& json) {
+  if (file.rfind("FLTRACE", 0) == 0) {  // magic 8, version 4, header size 4, header
+    std::uint32_t old = 0;
+    std::memcpy(&old, file.data() + 12, 4);
+    const auto size = std::uint32_t(json.size());
+    std::string out = file.substr(0, 12);
+    out.append(reinterpret_cast<const char*>(&size), 4);
+    return out + json + file.substr(16 + old);
+  }
+  const std::size_t h0 = file.find("\nheader ") + 8, h1 = file.find('\n', h0);
+  return file.substr(0, h0) + json + file.substr(h1);
+}
+
+std::string replaced(std::string json, const std::string& from, const std::string& to) {
+  const std::size_t at = json.find(from);
+  if (at == std::string::npos) throw std::logic_error("replaced: \"" + from + "\" not found");
+  return json.replace(at, from.size(), to);
 }
 
 bool same_events(const std::vector<Event>& a, const std::vector<Event>& b) {

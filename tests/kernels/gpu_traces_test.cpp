@@ -49,6 +49,7 @@ TEST_CASE("every committed GPU trace equals a fresh simulator trace of its confi
   REQUIRE(files.size() >= 10);
   std::set<Algo> algos;
   bool no_key_rows = false;
+  std::size_t v1_files = 0;
   for (const fs::path& f : files) {
     CAPTURE(f.filename().string());
     const flashlab::Trace gpu = read_trace(f.string());
@@ -62,14 +63,23 @@ TEST_CASE("every committed GPU trace equals a fresh simulator trace of its confi
     CHECK(d.events_a == gpu.events.size());
     CHECK(d.values_compared > 0);
     algos.insert(gpu.header.config.algo);
+    // Recorded in format version 1, which has no launch field: standard attention's launch is its
+    // step (S, softmax, PV), V1's and V2's 0 (docs/events.md "Versions").
+    std::ifstream in(f);
+    std::string first_line;
+    std::getline(in, first_line);
+    v1_files += first_line == "flashlab-trace text 1";
+    for (const Event& e : gpu.events)
+      CHECK(e.launch == (gpu.header.config.algo == Algo::standard ? e.step : 0));
     const Problem p = trace_problem(gpu.header);
     for (std::int64_t r = 0; r < p.tiling.n_q; ++r) no_key_rows = no_key_rows || row_keys(p.band, p.tiling.n_k, r).empty();
   }
   CHECK(algos.size() == 3);  // standard, V1 and V2 are all represented
   CHECK(no_key_rows);        // and at least one trace has rows that see no key
+  CHECK(v1_files == files.size());
 }
 
-TEST_CASE("the comparison fails on a changed event or a changed m value") {
+TEST_CASE("the comparison fails on a changed event, a changed launch or a changed m value") {
   const auto files = gpu_traces();
   REQUIRE(!files.empty());
   const flashlab::Trace gpu = read_trace(files.front().string());
@@ -82,6 +92,15 @@ TEST_CASE("the comparison fails on a changed event or a changed m value") {
   const DiffResult d1 = diff_traces(sim, bytes);
   CHECK_FALSE(d1.agree());
   CHECK(d1.differing_events == 1);
+
+  for (const fs::path& f : files) {  // a standard-attention event recorded in another launch
+    const flashlab::Trace g = read_trace(f.string());
+    if (g.header.config.algo != Algo::standard) continue;
+    flashlab::Trace moved = g;
+    moved.events.back().launch = 1;
+    CHECK_FALSE(diff_traces(fresh_sim_trace(g), moved).agree());
+    break;
+  }
 
   flashlab::Trace stats = gpu;
   auto& snap = stats.stats.front().snapshots.back();

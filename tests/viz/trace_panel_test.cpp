@@ -64,7 +64,8 @@ TEST_CASE("a trace plays by (block, step) with the bytes its load and store even
   CHECK(a.bytes_before(24)[std::size_t(Tensor::O)][1] == 32768);
   CHECK(a.bytes_before(24)[std::size_t(Tensor::L)][1] == 1024);
   CHECK(a.bytes_before(1)[std::size_t(Tensor::K)][0] == 0);  // back to the start
-  CHECK(a.find_step(2, 3) == 15);
+  CHECK(a.find_step(0, 2, 3) == 15);
+  CHECK(a.find_step(1, 2, 3) == a.steps());  // V2 has one launch
 
   Session s(r4());
   test::Headless ui;

@@ -15,7 +15,8 @@ TraceView::TraceView(Trace t, std::string name)
     : trace_(std::move(t)), name_(std::move(name)), problem_(trace_problem(trace_.header)) {
   const auto& ev = trace_.events;
   for (std::size_t k = 0; k < ev.size(); ++k)
-    if (k == 0 || ev[k].block != ev[k - 1].block || ev[k].step != ev[k - 1].step) starts_.push_back(k);
+    if (k == 0 || ev[k].launch != ev[k - 1].launch || ev[k].block != ev[k - 1].block || ev[k].step != ev[k - 1].step)
+      starts_.push_back(k);
   starts_.push_back(ev.size());
 }
 
@@ -23,10 +24,10 @@ std::span<const Event> TraceView::step_events(std::size_t k) const {
   return std::span<const Event>(trace_.events).subspan(starts_[k], starts_[k + 1] - starts_[k]);
 }
 
-std::size_t TraceView::find_step(std::uint32_t block, std::uint32_t step) const {
+std::size_t TraceView::find_step(std::uint16_t launch, std::uint32_t block, std::uint32_t step) const {
   for (std::size_t k = 0; k < steps(); ++k) {
     const Event& e = trace_.events[starts_[k]];
-    if (e.block == block && e.step == step) return k;
+    if (e.launch == launch && e.block == block && e.step == step) return k;
   }
   return steps();
 }

@@ -1,5 +1,5 @@
 // trace_view.hpp — a trace file opened in the viewer (trace_io.hpp read_trace): its events grouped
-// by (block, step), so it can be played like a schedule, with the HBM bytes its load and store
+// by (launch, block, step), so it can be played like a schedule, with the HBM bytes its load and store
 // events carried up to any step. Two traces are compared with diff.hpp diff_traces.
 #pragma once
 
@@ -29,12 +29,12 @@ class TraceView {
   const std::string& name() const { return name_; }
   const Problem& problem() const { return problem_; }
 
-  /// (block, step) groups in stream order.
+  /// (launch, block, step) groups in stream order.
   std::size_t steps() const { return starts_.size() - 1; }
   /// The events of group k (k < steps()).
   std::span<const Event> step_events(std::size_t k) const;
-  /// The group holding (block, step); steps() when there is none.
-  std::size_t find_step(std::uint32_t block, std::uint32_t step) const;
+  /// The group holding (launch, block, step); steps() when there is none.
+  std::size_t find_step(std::uint16_t launch, std::uint32_t block, std::uint32_t step) const;
   /// Bytes of the load and store events of groups [0, k) (one (batch, head)).
   const TensorBytes& bytes_before(std::size_t k);
 

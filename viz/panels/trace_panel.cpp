@@ -86,7 +86,7 @@ void TracePanel::compare() {
 
 bool TracePanel::go_to_divergence() {
   if (!diff || !diff->first) return false;
-  const std::size_t k = view[0]->find_step(diff->first->block, diff->first->step);
+  const std::size_t k = view[0]->find_step(diff->first->launch, diff->first->block, diff->first->step);
   clock.set_total(view[0]->steps());
   clock.seek(k < view[0]->steps() ? k + 1 : view[0]->steps());  // that group is the last one played
   return true;
@@ -122,7 +122,8 @@ void TracePanel::draw_play(TextureSink& sink) {
     ImGui::TextDisabled("before the first step of A");
   } else {
     const auto events = a.step_events(pos - 1);
-    ImGui::Text("A: block %u, step %u: %zu events", events.front().block, events.front().step, events.size());
+    ImGui::Text("A: launch %u, block %u, step %u: %zu events", unsigned(events.front().launch), events.front().block,
+                events.front().step, events.size());
     events_list(events);
   }
   const TensorBytes& bytes = a.bytes_before(pos);
@@ -167,12 +168,13 @@ void TracePanel::draw_diff() {
     const EventDivergence& f = *r.first;
     std::string fields;
     for (const auto& s : f.fields) fields.append(fields.empty() ? "" : ", ").append(s);
-    red_text("first divergence: block " + std::to_string(f.block) + ", step " + std::to_string(f.step) + ", event " +
-             std::to_string(f.index) + " of the step" + (fields.empty() ? "" : " (" + fields + ")"));
+    red_text("first divergence: launch " + std::to_string(f.launch) + ", block " + std::to_string(f.block) +
+             ", step " + std::to_string(f.step) + ", event " + std::to_string(f.index) + " of the step" +
+             (fields.empty() ? "" : " (" + fields + ")"));
     ImGui::TextWrapped("A: %s", f.a ? event_line(*f.a).c_str() : "(no event)");
     ImGui::TextWrapped("B: %s", f.b ? event_line(*f.b).c_str() : "(no event)");
     if (ImGui::Button("go to the divergence")) go_to_divergence();
-    item_help("Play A up to the (block, step) where the traces first differ.");
+    item_help("Play A up to the (launch, block, step) where the traces first differ.");
   }
   if (ImGui::CollapsingHeader("diff report")) {
     const std::string report = format_diff(r, view[0]->name(), view[1]->name());

@@ -3,7 +3,7 @@
 // Recorder<true> appends flashlab::Event records (event.hpp, the simulator's own struct) to a
 // device buffer; Recorder<false> is empty and every call on it compiles to nothing, so the plain
 // build pays nothing. One thread per thread block records (thread 0 of the traced (batch, head)),
-// in program order, so that a stable sort by (block, step) on the host restores the stream.
+// in program order, so that a stable sort by (launch, block, step) on the host restores the stream.
 // Rows x cols and bytes are computed here from the kernel's own loop variables, independently of
 // the simulator's cost model: equality of the two streams is the check.
 #pragma once
@@ -68,6 +68,7 @@ class Recorder {
       const unsigned slot = atomicAdd(t_.count, 1u);
       if (slot >= t_.capacity) return;  // the host sees count > capacity and reports it
       Event e;
+      e.launch = t_.launch;
       e.block = block_;
       e.step = step;
       e.bytes = bytes;

@@ -87,18 +87,35 @@ void binary_end(std::string& out, const std::vector<BlockStats>& stats) {
   out += kBinaryEnd;
 }
 
-Trace binary_decode(std::string_view bytes) {
-  Reader r(bytes);
+namespace {
+
+// Magic, version and header; leaves r at the event count.
+FileStart read_binary_start(Reader& r) {
   if (r.take(kBinaryMagic.size(), "magic") != kBinaryMagic)
     bad("magic", "other bytes", "\"FLTRACE\\x1a\" (docs/events.md \"Binary form\")");
-  const auto version = r.get<std::uint32_t>("version");
-  if (version != kTraceVersion)
-    bad("version", std::to_string(version), "version " + std::to_string(kTraceVersion) + " (this build reads it only)");
+  FileStart s;
+  s.format = TraceFormat::binary;
+  s.version = r.get<std::uint32_t>("version");
+  if (!readable_version(s.version)) bad("version", std::to_string(s.version), readable_versions());
   const auto header_bytes = r.get<std::uint32_t>("header size");
   if (header_bytes > kMaxTraceHeaderBytes)
     bad("header size", std::to_string(header_bytes), "at most " + std::to_string(kMaxTraceHeaderBytes) + " bytes");
+  s.header = parse_header(r.take(header_bytes, "header"));
+  return s;
+}
+
+}  // namespace
+
+FileStart binary_start(std::string_view bytes) {
+  Reader r(bytes);
+  return read_binary_start(r);
+}
+
+Trace binary_decode(std::string_view bytes) {
+  Reader r(bytes);
+  const FileStart start = read_binary_start(r);
   Trace t;
-  t.header = parse_header(r.take(header_bytes, "header"));
+  t.header = start.header;
   const Problem p = trace_problem(t.header);
 
   const auto count = r.get<std::uint64_t>("event count");
@@ -108,7 +125,8 @@ Trace binary_decode(std::string_view bytes) {
   const std::string_view records = r.take(count * sizeof(Event), "events");
   t.events.resize(std::size_t(count));
   if (count > 0) std::memcpy(t.events.data(), records.data(), records.size());
-  for (std::size_t k = 0; k < t.events.size(); ++k) check_event(t.events[k], k);
+  for (std::size_t k = 0; k < t.events.size(); ++k) check_event(t.events[k], k, start.version);
+  if (start.version == 1) launches_from_v1(t);
 
   const auto blocks = r.get<std::uint32_t>("statistics count");
   if (blocks > std::uint64_t(p.tiling.t_r()))

@@ -2,11 +2,24 @@
 #include <cstring>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/executor/event_recorder.hpp"
 #include "forms.hpp"
 
 namespace flashlab::trace_form {
 
-void check_event(const Event& e, std::uint64_t index) {
+std::string readable_versions() {
+  std::string s = "version";
+  for (std::uint32_t v = kOldestTraceVersion; v <= kTraceVersion; ++v) {
+    s += v == kOldestTraceVersion ? " " : v == kTraceVersion ? " or " : ", ";
+    s += std::to_string(v);
+  }
+  s += " (this build writes ";
+  s += std::to_string(kTraceVersion);
+  s += ")";
+  return s;
+}
+
+void check_event(const Event& e, std::uint64_t index, std::uint32_t version) {
   const auto where = [&](const char* field) { return "trace event " + std::to_string(index) + " " + field; };
   if (std::uint8_t(e.op) >= kOpCount)
     throw ConfigError(where("op"), std::to_string(unsigned(e.op)), "0 to 5 (load store compute skip barrier reduce)");
@@ -15,8 +28,14 @@ void check_event(const Event& e, std::uint64_t index) {
   if (std::uint8_t(e.eq) > std::uint8_t(Eq::output_dense))
     throw ConfigError(where("eq"), std::to_string(unsigned(e.eq)), "0 to 9 (docs/events.md \"Fields\")");
   if (e.warp < -1) throw ConfigError(where("warp"), std::to_string(e.warp), "-1 (whole block) or a warp index >= 0");
-  if (e.pad[0] != 0 || e.pad[1] != 0 || e.pad[2] != 0)
-    throw ConfigError(where("pad"), "non-zero", "three zero bytes at offsets 37-39");
+  if (version == 1 && (e.pad != 0 || e.launch != 0))
+    throw ConfigError(where("pad"), "non-zero", "three zero bytes at offsets 37-39 (format version 1)");
+  if (e.pad != 0) throw ConfigError(where("pad"), std::to_string(unsigned(e.pad)), "a zero byte at offset 37");
+}
+
+void launches_from_v1(Trace& t) {
+  const bool standard = t.header.config.algo == Algo::standard;
+  for (Event& e : t.events) e.launch = standard ? standard_launch_of_step(e.step) : 0;
 }
 
 void check_trace(const Trace& t) {

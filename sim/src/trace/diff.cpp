@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <compare>
 #include <numeric>
 #include <sstream>
 
@@ -56,6 +57,7 @@ std::vector<std::string> config_differences(const Config& a, const Config& b) {
 
 std::vector<std::string> event_field_differences(const Event& a, const Event& b) {
   std::vector<std::string> f;
+  if (a.launch != b.launch) f.push_back("launch");
   if (a.block != b.block) f.push_back("block");
   if (a.step != b.step) f.push_back("step");
   if (a.op != b.op) f.push_back("op");
@@ -72,28 +74,33 @@ std::vector<std::string> event_field_differences(const Event& a, const Event& b)
 
 namespace {
 
-// The events compared, in (block, step) order (stable: order within a step is kept).
+// Where an event belongs: its (launch, block, step) group. Stream order is by this key.
+struct GroupKey {
+  std::uint16_t launch = 0;
+  std::uint32_t block = 0, step = 0;
+  auto operator<=>(const GroupKey&) const = default;
+};
+GroupKey group_key(const Event* e) { return GroupKey{e->launch, e->block, e->step}; }
+
+// The events compared, in (launch, block, step) order (stable: order within a step is kept).
 std::vector<const Event*> ordered(const std::vector<Event>& ev, bool block_level_only) {
   std::vector<const Event*> v;
   v.reserve(ev.size());
   for (const Event& e : ev)
     if (!block_level_only || e.warp == -1) v.push_back(&e);
-  const auto key = [](const Event* e) { return (std::uint64_t(e->block) << 32) | e->step; };
-  if (!std::is_sorted(v.begin(), v.end(), [&](auto x, auto y) { return key(x) < key(y); }))
-    std::stable_sort(v.begin(), v.end(), [&](auto x, auto y) { return key(x) < key(y); });
+  const auto less = [](const Event* x, const Event* y) { return group_key(x) < group_key(y); };
+  if (!std::is_sorted(v.begin(), v.end(), less)) std::stable_sort(v.begin(), v.end(), less);
   return v;
 }
-
-std::uint64_t group_key(const Event* e) { return (std::uint64_t(e->block) << 32) | e->step; }
 
 void compare_events(const std::vector<const Event*>& a, const std::vector<const Event*>& b, const DiffOptions& opt,
                     DiffResult& r) {
   std::size_t x = 0, y = 0;
   while (x < a.size() || y < b.size()) {
     // the next group: the smaller key of the two heads
-    const std::uint64_t ka = x < a.size() ? group_key(a[x]) : UINT64_MAX;
-    const std::uint64_t kb = y < b.size() ? group_key(b[y]) : UINT64_MAX;
-    const std::uint64_t k = std::min(ka, kb);
+    const GroupKey k = x == a.size() ? group_key(b[y])
+                       : y == b.size() ? group_key(a[x])
+                                       : std::min(group_key(a[x]), group_key(b[y]));
     std::size_t xe = x, ye = y;
     while (xe < a.size() && group_key(a[xe]) == k) ++xe;
     while (ye < b.size() && group_key(b[ye]) == k) ++ye;
@@ -106,8 +113,9 @@ void compare_events(const std::vector<const Event*>& a, const std::vector<const 
       ++diff;
       if (r.first) continue;
       EventDivergence d;
-      d.block = std::uint32_t(k >> 32);
-      d.step = std::uint32_t(k & 0xffffffffu);
+      d.launch = k.launch;
+      d.block = k.block;
+      d.step = k.step;
       d.index = n;
       if (ea) d.a = *ea;
       if (eb) d.b = *eb;
@@ -207,7 +215,8 @@ std::string format_diff(const DiffResult& r, const std::string& na, const std::s
   }
   if (r.first) {
     const EventDivergence& d = *r.first;
-    o << "first divergence: block " << d.block << ", step " << d.step << ", event " << d.index << " of the step\n";
+    o << "first divergence: launch " << d.launch << ", block " << d.block << ", step " << d.step << ", event "
+      << d.index << " of the step\n";
     if (!d.context.empty()) o << "  before it, both traces have:\n";
     for (const Event& e : d.context) o << "    " << event_line(e) << "\n";
     o << "  " << na << ": " << (d.a ? event_line(*d.a) : std::string("(no event)")) << "\n";

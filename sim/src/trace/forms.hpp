@@ -8,27 +8,52 @@
 #include <vector>
 
 #include "flashlab/trace/trace.hpp"
+#include "flashlab/trace/trace_io.hpp"
 
 namespace flashlab::trace_form {
+
+/// The oldest format version this build reads (docs/events.md "Versions"); it writes kTraceVersion.
+inline constexpr std::uint32_t kOldestTraceVersion = 1;
+/// True for a version this build reads: kOldestTraceVersion to kTraceVersion.
+constexpr bool readable_version(std::uint32_t v) { return v >= kOldestTraceVersion && v <= kTraceVersion; }
+/// What a reader says it accepts: "version 1 or 2 (this build writes 2)".
+std::string readable_versions();
+
+/// A file's form, told apart by its first bytes. Throws ConfigError("trace magic", ...) for neither.
+TraceFormat form_of(std::string_view bytes);
+/// The start of a file of either form: its version and header, read from its first bytes (the
+/// magic, the version and the header: at most kMaxTraceHeaderBytes + 64 bytes are needed).
+/// Throws ConfigError as decode_trace does.
+struct FileStart {
+  TraceFormat format = TraceFormat::text;
+  std::uint32_t version = 0;
+  TraceHeader header;
+};
+FileStart read_start(std::string_view bytes);
 
 /// The header as one line of JSON, and back. parse_header checks every field strictly: unknown
 /// or missing keys, wrong types and bad values throw ConfigError("trace header ...", ...).
 std::string header_json(const TraceHeader& h);
 TraceHeader parse_header(std::string_view json);
 
-/// Throws ConfigError unless e's enums are in range, its pad bytes are 0 and warp >= -1.
-void check_event(const Event& e, std::uint64_t index);
+/// Throws ConfigError unless e's enums are in range, its pad byte is 0 and warp >= -1; in a
+/// version-1 file, whose record had three pad bytes where `launch` is now, launch must be 0 too.
+void check_event(const Event& e, std::uint64_t index, std::uint32_t version);
+/// Sets the launch of every event of a version-1 trace, which does not record it: standard
+/// attention's step k is launch k (standard_launch_of_step), every other algorithm has launch 0.
+void launches_from_v1(Trace& t);
 /// Checks what the header promises: a block-level trace has only warp = -1 events; statistics
 /// have i in [0, T_r) increasing, rows(i) values per snapshot, and are present exactly when the
 /// header names their inputs.
 void check_trace(const Trace& t);
 
-// Text form: "flashlab-trace text 1", "header {json}", "events", one line per event, "stats n",
+// Text form: "flashlab-trace text 2", "header {json}", "events", one line per event, "stats n",
 // the statistics, "end".
 void text_begin(std::string& out, const TraceHeader& h);
 void text_events(std::string& out, std::span<const Event> events);
 void text_end(std::string& out, const std::vector<BlockStats>& stats);
 Trace text_decode(std::string_view bytes);
+FileStart text_start(std::string_view bytes);
 inline constexpr std::string_view kTextMagic = "flashlab-trace text ";
 
 // Binary form: magic, u32 version, u32 header bytes, header, u64 event count, the records,
@@ -40,5 +65,6 @@ std::size_t binary_begin(std::string& out, const TraceHeader& h, std::uint64_t c
 void binary_events(std::string& out, std::span<const Event> events);
 void binary_end(std::string& out, const std::vector<BlockStats>& stats);
 Trace binary_decode(std::string_view bytes);
+FileStart binary_start(std::string_view bytes);
 
 }  // namespace flashlab::trace_form

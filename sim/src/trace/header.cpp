@@ -1,6 +1,7 @@
 // header.cpp — the trace header as JSON (docs/events.md "Header"), parsed strictly.
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,20 +17,65 @@ using json = nlohmann::json;
 // "where.key", or "key" at the top level (where = "").
 std::string path(const std::string& where, const std::string& key) { return where.empty() ? key : where + "." + key; }
 
+// At most `n` characters of an untrusted text, for an error message ("..." marks a cut).
+std::string shorten(const std::string& text, std::size_t n = 80) {
+  return text.size() <= n ? text : text.substr(0, n) + "...";
+}
+
 [[noreturn]] void bad(const std::string& key, const std::string& value, const std::string& allowed) {
-  throw ConfigError("trace header " + key, value, allowed);
+  throw ConfigError("trace header " + key, shorten(value, 100), allowed);
+}
+
+// A JSON value in an error message, short and without recursion: a scalar as written (a string
+// quoted, cut at 80 characters), an array or object by its size. Never the whole document.
+std::string describe(const json& v) {
+  if (v.is_object()) return "an object of " + std::to_string(v.size()) + " keys";
+  if (v.is_array()) return "an array of " + std::to_string(v.size()) + " values";
+  if (v.is_string())
+    return json(shorten(v.get_ref<const std::string&>())).dump(-1, ' ', false, json::error_handler_t::replace);
+  return v.dump();  // a number, true, false or null
+}
+
+// Parses one JSON document, refusing arrays and objects nested deeper than kMaxTraceHeaderDepth
+// while it parses (the refusal names the key path where it happened, e.g. "config.nq[][]").
+// Returns a discarded value for text that is not JSON.
+json parse_bounded(std::string_view text) {
+  std::vector<bool> is_object(1, true);  // [n]: the container at nesting level n is an object
+  std::vector<std::string> keys(1);      // [n]: the last key read at nesting level n
+  const json::parser_callback_t limit = [&](int depth, json::parse_event_t event, json& parsed) {
+    const auto n = std::size_t(depth);
+    if (event == json::parse_event_t::key) {
+      keys.resize(n + 1);
+      keys[n] = shorten(parsed.get<std::string>(), 40);
+      for (char& c : keys[n])
+        if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    } else if (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) {
+      if (depth >= kMaxTraceHeaderDepth) {
+        std::string where;
+        for (std::size_t k = 1; k <= n; ++k)
+          where += is_object[k] ? (where.empty() ? "" : ".") + keys[k] : std::string("[]");
+        bad(where.empty() ? "JSON" : where, "nested deeper than " + std::to_string(kMaxTraceHeaderDepth) + " levels",
+            "at most " + std::to_string(kMaxTraceHeaderDepth) + " levels of arrays and objects (the header's values "
+            "are at level 2: docs/events.md \"Header\")");
+      }
+      is_object.resize(n + 2);
+      is_object[n + 1] = event == json::parse_event_t::object_start;
+    }
+    return true;
+  };
+  return json::parse(text.begin(), text.end(), limit, false);
 }
 
 // The object's keys must all be in `allowed`, and every key of `required` must be there.
 void check_keys(const json& obj, const std::string& where, std::initializer_list<const char*> allowed,
                 std::initializer_list<const char*> required) {
-  if (!obj.is_object()) bad(where.empty() ? "JSON" : where, obj.dump().substr(0, 80), "a JSON object");
+  if (!obj.is_object()) bad(where.empty() ? "JSON" : where, describe(obj), "a JSON object");
   for (const auto& item : obj.items()) {
     const std::string& key = item.key();
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; })) {
       std::string names;
       for (const char* a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
-      bad(where.empty() ? "keys" : where, "unknown key \"" + key.substr(0, 80) + "\"", "keys " + names);
+      bad(where.empty() ? "keys" : where, "unknown key " + describe(json(key)), "keys " + names);
     }
   }
   for (const char* r : required)
@@ -38,7 +84,7 @@ void check_keys(const json& obj, const std::string& where, std::initializer_list
 
 std::string get_string(const json& obj, const std::string& where, const char* key) {
   const json& v = obj.at(key);
-  if (!v.is_string()) bad(path(where, key), v.dump().substr(0, 80), "a string");
+  if (!v.is_string()) bad(path(where, key), describe(v), "a string");
   return v.get<std::string>();
 }
 
@@ -47,7 +93,7 @@ std::int64_t get_int(const json& obj, const std::string& where, const char* key)
   if (v.is_number_unsigned() && v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<std::int64_t>::max()))
     return std::int64_t(v.get<std::uint64_t>());
   if (v.is_number_integer() && !v.is_number_unsigned()) return v.get<std::int64_t>();
-  bad(path(where, key), v.dump().substr(0, 80), "an integer");
+  bad(path(where, key), describe(v), "an integer");
 }
 
 // Rethrows a parser's ConfigError with the header's key in front of its field.
@@ -98,9 +144,9 @@ Config parse_config(const json& j) {
   c.heads = get_int(j, w, "heads");
   c.dtype = named(w + ".dtype", [&] { return parse_dtype(get_string(j, w, "dtype")); });
   c.mask = named(w + ".mask", [&] { return parse_mask(get_string(j, w, "mask")); });
-  if (!j.at("block_skip").is_boolean()) bad(w + ".block_skip", j.at("block_skip").dump().substr(0, 80), "true or false");
+  if (!j.at("block_skip").is_boolean()) bad(w + ".block_skip", describe(j.at("block_skip")), "true or false");
   c.block_skip = j.at("block_skip").get<bool>();
-  if (!j.at("scale").is_number()) bad(w + ".scale", j.at("scale").dump().substr(0, 80), "a number");
+  if (!j.at("scale").is_number()) bad(w + ".scale", describe(j.at("scale")), "a number");
   c.scale = j.at("scale").get<double>();
   const std::int64_t warps = get_int(j, w, "warps");
   if (warps < 1 || warps > 32) bad(w + ".warps", std::to_string(warps), "an integer from 1 to 32");
@@ -131,7 +177,7 @@ std::string header_json(const TraceHeader& h) {
 TraceHeader parse_header(std::string_view text) {
   if (text.size() > kMaxTraceHeaderBytes)
     bad("size", std::to_string(text.size()) + " bytes", "at most " + std::to_string(kMaxTraceHeaderBytes) + " bytes");
-  const json j = json::parse(text.begin(), text.end(), nullptr, false);
+  const json j = parse_bounded(text);
   if (j.is_discarded()) bad("JSON", "not valid JSON", "one JSON object on one line (docs/events.md \"Header\")");
   check_keys(j, "", {"source", "level", "config", "gpu", "command", "inputs"}, {"source", "level", "config"});
   TraceHeader h;
@@ -156,7 +202,7 @@ TraceHeader parse_header(std::string_view text) {
     InputSpec s{get_string(in, "inputs", "q"), get_string(in, "inputs", "k"), get_string(in, "inputs", "v"), 0};
     for (const auto& fill : {std::pair{"q", &s.q}, std::pair{"k", &s.k}, std::pair{"v", &s.v}})
       named(std::string("inputs.") + fill.first, [&] { return parse_fill(fill.first, *fill.second); });
-    if (!in.at("seed").is_number_unsigned()) bad("inputs.seed", in.at("seed").dump().substr(0, 80), "an integer >= 0");
+    if (!in.at("seed").is_number_unsigned()) bad("inputs.seed", describe(in.at("seed")), "an integer >= 0");
     s.seed = in.at("seed").get<std::uint64_t>();
     h.inputs = s;
   }

@@ -79,7 +79,7 @@ TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFor
   if (f == TraceFormat::text) {
     trace_form::text_begin(begin, h);
     trace_form::text_end(end, {});
-    // "block step op tensor i j rows cols bytes warp eq\n", every field at its widest.
+    // "launch block step op tensor i j rows cols bytes warp eq\n", every field at its widest.
     u64 op = 0, tensor = 0, eq = 0;
     for (int k = 0; k < kOpCount; ++k) op = std::max<u64>(op, to_string(Op(k)).size());
     for (int k = 0; k <= kTensorCount; ++k) tensor = std::max<u64>(tensor, to_string(Tensor(k)).size());
@@ -87,7 +87,8 @@ TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFor
     const u64 n = u64(std::max(t.n_q, t.n_k)), extent = std::max<u64>(n, u64(t.d));
     const u64 index = std::max<u64>(2, digits(std::max(t_r, t_c))), warp = std::max<u64>(2, digits(u64(p.warps)));
     const u64 bytes = digits(mul(mul(4 * u64(p.warps), n), extent));  // S in fp32 or a reduction's partials
-    b.event_bytes = digits(std::max<u64>(t_r, 1)) + digits(steps) + op + tensor + 2 * index + 2 * digits(extent) +
+    const u64 launch = digits(p.algo == Algo::standard ? 2 : 0);  // standard: launches 0, 1, 2
+    b.event_bytes = launch + 1 + digits(std::max<u64>(t_r, 1)) + digits(steps) + op + tensor + 2 * index + 2 * digits(extent) +
                     bytes + warp + eq + 11;
   } else {
     trace_form::binary_begin(begin, h, 0);

@@ -43,6 +43,11 @@ class Lines {
   }
   std::uint64_t number() const { return line_; }
   bool at_end() const { return rest_.empty(); }
+  /// True when the next line (up to its newline, or all that is left) is longer than n bytes.
+  bool next_longer_than(std::size_t n) const {
+    const std::size_t nl = rest_.find('\n');
+    return (nl == std::string_view::npos ? rest_.size() : nl) > n;
+  }
 
  private:
   std::string_view rest_;
@@ -104,6 +109,8 @@ E by_name(Fields& f, const char* what, std::string_view w) {
 }
 
 void put_event(std::string& out, const Event& e) {
+  put_int(out, e.launch);
+  out += ' ';
   put_int(out, e.block);
   out += ' ';
   put_int(out, e.step);
@@ -128,8 +135,10 @@ void put_event(std::string& out, const Event& e) {
   out += '\n';
 }
 
-Event get_event(Fields& f) {
+// One event line: "launch block step op ..." (version 2), or without the launch (version 1).
+Event get_event(Fields& f, std::uint32_t version) {
   Event e;
+  if (version >= 2) e.launch = f.integer<std::uint16_t>("launch");
   e.block = f.integer<std::uint32_t>("block");
   e.step = f.integer<std::uint32_t>("step");
   e.op = by_name<Op, kOpCount>(f, "op", f.word("op"));
@@ -217,23 +226,43 @@ void text_end(std::string& out, const std::vector<BlockStats>& stats) {
   out += "end\n";
 }
 
-Trace text_decode(std::string_view bytes) {
-  Lines lines(bytes);
-  Trace t;
+namespace {
+
+// The first line (magic and version) and the header line.
+FileStart read_text_start(Lines& lines) {
+  FileStart s;
+  s.format = TraceFormat::text;
   {
     Fields f(lines.next("the first line"), lines);
     f.expect("flashlab-trace");
     f.expect("text");
-    const auto version = f.integer<std::uint32_t>("version");
-    if (version != kTraceVersion)
-      f.fail("version", std::to_string(version), "version " + std::to_string(kTraceVersion) + " (this build reads it only)");
+    s.version = f.integer<std::uint32_t>("version");
+    if (!readable_version(s.version)) f.fail("version", std::to_string(s.version), readable_versions());
     f.end();
   }
-  {
-    const std::string_view line = lines.next("the header line");
-    if (line.substr(0, 7) != "header ") Fields(line, lines).fail("keyword", line, "\"header {json}\"");
-    t.header = parse_header(line.substr(7));
-  }
+  // "header " + at most kMaxTraceHeaderBytes of JSON (+ "\r"): a longer line is refused as too long
+  // before its newline is looked for, as the binary form refuses a header size over the cap.
+  if (lines.next_longer_than(7 + kMaxTraceHeaderBytes + 1))
+    throw ConfigError("trace header size", "more than " + std::to_string(kMaxTraceHeaderBytes) + " bytes",
+                      "at most " + std::to_string(kMaxTraceHeaderBytes) + " bytes");
+  const std::string_view line = lines.next("the header line");
+  if (line.substr(0, 7) != "header ") Fields(line, lines).fail("keyword", line, "\"header {json}\"");
+  s.header = parse_header(line.substr(7));
+  return s;
+}
+
+}  // namespace
+
+FileStart text_start(std::string_view bytes) {
+  Lines lines(bytes);
+  return read_text_start(lines);
+}
+
+Trace text_decode(std::string_view bytes) {
+  Lines lines(bytes);
+  const FileStart start = read_text_start(lines);
+  Trace t;
+  t.header = start.header;
   const Problem p = trace_problem(t.header);
   Fields(lines.next("\"events\""), lines).expect("events");
   std::string_view line;
@@ -241,8 +270,8 @@ Trace text_decode(std::string_view bytes) {
     line = lines.next("an event line or \"stats N\"");
     if (line.substr(0, 6) == "stats ") break;
     Fields f(line, lines);
-    t.events.push_back(get_event(f));
-    check_event(t.events.back(), t.events.size() - 1);
+    t.events.push_back(get_event(f, start.version));
+    check_event(t.events.back(), t.events.size() - 1, start.version);
   }
   Fields sf(line, lines);
   sf.expect("stats");
@@ -278,6 +307,7 @@ Trace text_decode(std::string_view bytes) {
   if (!lines.at_end())
     throw ConfigError("trace text line " + std::to_string(lines.number() + 1), "more text after \"end\"",
                       "nothing after the end line");
+  if (start.version == 1) launches_from_v1(t);
   check_trace(t);
   return t;
 }

@@ -1,8 +1,14 @@
 // trace_file.cpp — trace files on disk: whole-file reads, writes through a temporary file, and
 // the streaming writer (see trace_io.hpp).
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/trace/trace_io.hpp"
@@ -71,30 +77,120 @@ std::string encode_trace(const Trace& t, TraceFormat f) {
   return out;
 }
 
-Trace decode_trace(std::string_view bytes) {
-  if (bytes.substr(0, trace_form::kBinaryMagic.size()) == trace_form::kBinaryMagic)
-    return trace_form::binary_decode(bytes);
-  if (bytes.substr(0, trace_form::kTextMagic.size()) == trace_form::kTextMagic) return trace_form::text_decode(bytes);
+namespace trace_form {
+
+TraceFormat form_of(std::string_view bytes) {
+  if (bytes.substr(0, kBinaryMagic.size()) == kBinaryMagic) return TraceFormat::binary;
+  if (bytes.substr(0, kTextMagic.size()) == kTextMagic) return TraceFormat::text;
   std::string start;
   for (unsigned char c : bytes.substr(0, 8)) start += (c >= 0x20 && c < 0x7f) ? char(c) : '.';
   throw ConfigError("trace magic", "\"" + start + "\"",
                     "a flashlab trace: text starting \"flashlab-trace text\" or binary starting \"FLTRACE\"");
 }
 
+FileStart read_start(std::string_view bytes) {
+  return form_of(bytes) == TraceFormat::binary ? binary_start(bytes) : text_start(bytes);
+}
+
+}  // namespace trace_form
+
+Trace decode_trace(std::string_view bytes) {
+  return trace_form::form_of(bytes) == TraceFormat::binary ? trace_form::binary_decode(bytes)
+                                                           : trace_form::text_decode(bytes);
+}
+
+std::uint64_t max_trace_file_bytes(const TraceHeader& h, TraceFormat f) {
+  const Problem p = trace_problem(h);
+  const TraceSizeBound b = trace_size_bound(p, h, f, std::size_t(p.tiling.t_r()));
+  // The widest record any event can have: every field at the widest value of its type.
+  std::uint64_t widest = sizeof(Event);
+  if (f == TraceFormat::text) {
+    Event e;
+    e.launch = UINT16_MAX;
+    e.block = e.step = e.rows = e.cols = UINT32_MAX;
+    e.i = e.j = INT32_MIN;
+    e.bytes = UINT64_MAX;
+    e.warp = INT16_MIN;
+    for (int k = 0; k < kOpCount; ++k)
+      if (to_string(Op(k)).size() > to_string(e.op).size()) e.op = Op(k);
+    for (int k = 0; k <= kTensorCount; ++k)
+      if (to_string(Tensor(k)).size() > to_string(e.tensor).size()) e.tensor = Tensor(k);
+    for (int k = 0; k <= int(Eq::output_dense); ++k)
+      if (to_string(Eq(k)).size() > to_string(e.eq).size()) e.eq = Eq(k);
+    widest = event_line(e).size() + 2;  // and "\r\n"
+  }
+  const auto add = [](std::uint64_t a, std::uint64_t c) { return c > UINT64_MAX - a ? UINT64_MAX : a + c; };
+  const std::uint64_t events = add(b.events, kTraceEventSlack);
+  return add(b.bytes, events > UINT64_MAX / widest ? UINT64_MAX : events * widest);
+}
+
+namespace {
+
+// An open file, closed on every path.
+struct File {
+  std::FILE* f = nullptr;
+  ~File() {
+    if (f) std::fclose(f);
+  }
+};
+
+[[noreturn]] void unreadable(const std::string& path, const std::string& why) {
+  throw ConfigError("trace file", path, "a readable regular file (" + why + ")");
+}
+
+std::string kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "it is a directory";
+  if (S_ISCHR(m)) return "it is a character device";
+  if (S_ISBLK(m)) return "it is a block device";
+  if (S_ISFIFO(m)) return "it is a FIFO";
+  if (S_ISSOCK(m)) return "it is a socket";
+  return "it is not a regular file";
+}
+
+// Reads n bytes from the current position onto `out`.
+void read_into(File& file, const std::string& path, std::string& out, std::size_t n) {
+  const std::size_t at = out.size();
+  out.resize(at + n);
+  const std::size_t got = std::fread(out.data() + at, 1, n, file.f);
+  if (std::ferror(file.f)) unreadable(path, std::strerror(errno));
+  if (got != n) unreadable(path, "it became shorter while it was read");
+}
+
+}  // namespace
+
 Trace read_trace(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw ConfigError("trace file", path, std::string("a readable file (") + std::strerror(errno) + ")");
-  std::string bytes;
-  char buf[1 << 16];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-  const bool failed = std::ferror(f);
-  const int e = errno;
-  std::fclose(f);
-  if (failed) throw ConfigError("trace file", path, std::string("a readable file (") + std::strerror(e) + ")");
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below like any non-regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) unreadable(path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const std::string why = S_ISREG(st.st_mode) ? std::strerror(errno) : kind_of(st.st_mode);
+    ::close(fd);
+    unreadable(path, why);
+  }
+  File file{::fdopen(fd, "rb")};
+  if (!file.f) {
+    const int e = errno;
+    ::close(fd);
+    unreadable(path, std::strerror(e));
+  }
+  const auto size = std::uint64_t(st.st_size);
   try {
+    // The start (magic, version, header) first: its config bounds how large the file can be.
+    std::string bytes;
+    read_into(file, path, bytes, std::size_t(std::min<std::uint64_t>(size, kMaxTraceHeaderBytes + 64)));
+    const trace_form::FileStart start = trace_form::read_start(bytes);
+    const std::uint64_t limit = max_trace_file_bytes(start.header, start.format);
+    if (size > limit)
+      throw ConfigError("trace file size", std::to_string(size) + " bytes",
+                        "at most " + std::to_string(limit) + " bytes, the largest a " +
+                            std::string(to_string(start.format)) + " trace of its config can be (docs/events.md \"Validity\")");
+    if (size > std::uint64_t(SIZE_MAX)) unreadable(path, "it is larger than this machine can address");
+    read_into(file, path, bytes, std::size_t(size) - bytes.size());
+    if (std::fgetc(file.f) != EOF) unreadable(path, "it became longer while it was read");
     return decode_trace(bytes);
   } catch (const ConfigError& err) {
+    if (err.field() == "trace file") throw;
     throw ConfigError(path + ": " + err.field(), err.value(), err.allowed());
   }
 }

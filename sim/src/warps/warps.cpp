@@ -49,6 +49,7 @@ class StepWalk {
  public:
   StepWalk(const Problem& p, const StepView& s, WarpEventSink& sink)
       : p_(p), s_(s), sink_(sink), W_(p.warps), d_(p.tiling.d) {
+    base_.launch = step_launch(p, s);
     base_.block = s.block;
     base_.step = s.step;
     base_.i = std::int32_t(s.i);

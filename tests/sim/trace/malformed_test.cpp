@@ -59,12 +59,14 @@ TEST_CASE("bad magic, bad version") {
   const std::string txt = encode_trace(sample(), TraceFormat::text);
   rejects("GIF89a......", "trace magic");
   rejects("", "trace magic");
-  std::string b = bin;
-  poke<std::uint32_t>(b, kVersionAt, 2);
-  rejects(b, "version = 2");
+  for (std::uint32_t v : {0u, 3u}) {
+    std::string b = bin;
+    poke<std::uint32_t>(b, kVersionAt, v);
+    rejects(b, "version = " + std::to_string(v) + ": version 1 or 2");
+  }
   std::string x = txt;
-  x.replace(x.find(" 1\n"), 3, " 9\n");
-  rejects(x, "version = 9");
+  x.replace(x.find(" 2\n"), 3, " 9\n");
+  rejects(x, "version = 9: version 1 or 2");
 }
 
 TEST_CASE("absurd counts and sizes are refused before anything is allocated") {
@@ -129,7 +131,7 @@ TEST_CASE("bad records: enums out of range, pad bytes, warp events in a block-le
     std::size_t offset;
     std::uint8_t value;
     const char* needle;
-  } pokes[] = {{32, 6, "op"}, {33, 10, "tensor"}, {36, 10, "eq"}, {37, 1, "pad"}, {39, 7, "pad"}};
+  } pokes[] = {{32, 6, "op"}, {33, 10, "tensor"}, {36, 10, "eq"}, {37, 1, "pad"}};
   for (const auto& pk : pokes) {
     std::string b = bin;
     b[first + pk.offset] = char(pk.value);
@@ -158,7 +160,7 @@ TEST_CASE("bad headers: JSON, keys, types, config values, GPU facts") {
     return with_header(j.replace(at, from.size(), to));
   };
   rejects(with_header("{not json"), "trace header JSON = not valid JSON: one JSON object");
-  rejects(with_header("[1,2,3]"), "trace header JSON = [1,2,3]: a JSON object");
+  rejects(with_header("[1,2,3]"), "trace header JSON = an array of 3 values: a JSON object");
   rejects(edit(",\"source\":\"sim\"", ""), "trace header source = missing");
   rejects(edit("\"source\":\"sim\"", "\"source\":7"), "trace header source = 7: a string");
   rejects(edit("\"source\":\"sim\"", "\"source\":\"sim\",\"extra\":1"), "trace header keys = unknown key \"extra\"");
@@ -182,17 +184,69 @@ TEST_CASE("bad text lines") {
   const std::string txt = encode_trace(sample(), TraceFormat::text);
   const std::size_t ev0 = txt.find("events\n") + 7, ev1 = txt.find('\n', ev0);
   auto with_line = [&](const std::string& line) { return txt.substr(0, ev0) + line + txt.substr(ev1); };
-  rejects(with_line("0 0 load Q 0 -1 4 4 32 -1"), "eq");
-  rejects(with_line("0 0 load Q 0 -1 4 4 32 -1 - extra"), "no more fields");
-  rejects(with_line("0 0 fetch Q 0 -1 4 4 32 -1 -"), "op");
-  rejects(with_line("0 0 load X 0 -1 4 4 32 -1 -"), "tensor");
-  rejects(with_line("0  0 load Q 0 -1 4 4 32 -1 -"), "one space");
-  rejects(with_line("0 0 load Q 0 -1 4 4 -32 -1 -"), "bytes");
-  rejects(with_line("4294967296 0 load Q 0 -1 4 4 32 -1 -"), "block");
-  rejects(with_line("0 0 load Q 0 -1 4 4 32 -40000 -"), "warp");
+  rejects(with_line("0 0 0 load Q 0 -1 4 4 32 -1"), "eq");
+  rejects(with_line("0 0 0 load Q 0 -1 4 4 32 -1 - extra"), "no more fields");
+  rejects(with_line("0 0 0 fetch Q 0 -1 4 4 32 -1 -"), "op");
+  rejects(with_line("0 0 0 load X 0 -1 4 4 32 -1 -"), "tensor");
+  rejects(with_line("0 0  0 load Q 0 -1 4 4 32 -1 -"), "one space");
+  rejects(with_line("0 0 0 load Q 0 -1 4 4 -32 -1 -"), "bytes");
+  rejects(with_line("0 4294967296 0 load Q 0 -1 4 4 32 -1 -"), "block");
+  rejects(with_line("0 0 0 load Q 0 -1 4 4 32 -40000 -"), "warp");
+  rejects(with_line("65536 0 0 load Q 0 -1 4 4 32 -1 -"), "launch");
+  rejects(with_line("-1 0 0 load Q 0 -1 4 4 32 -1 -"), "launch");
+  rejects(with_line("0 0 load Q 0 -1 4 4 32 -1 -"), "trace text line 4 step = load");  // a version-1 line in a v2 file
   rejects(txt + "more\n", "after \"end\"");
   std::string m = txt;
   const std::size_t at = m.find("\nm ") + 3;
   m.replace(at, m.find(' ', at) - at, "1e999");
   rejects(m, "m");
+}
+
+TEST_CASE("deep nesting in a header is refused while it is parsed, naming where; never a crash (issue 9 item 1)") {
+  // Before: 60,000 nested '[' (120 KB, under the 1 MiB cap) parsed, then the error message dumped
+  // the whole document recursively and the stack overflowed (SIGSEGV).
+  const Trace t = sample();
+  const std::string good = test::header_text(t);
+  const auto nested = [](std::size_t n, const std::string& inner) { return std::string(n, '[') + inner + std::string(n, ']'); };
+  REQUIRE(kMaxTraceHeaderDepth == 8);
+  for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
+    CAPTURE(to_string(f));
+    const std::string file = encode_trace(t, f);
+    // the whole header: arrays at levels 1 ... 60,000; the ninth is refused, under the eighth's path
+    rejects(test::with_header_json(file, nested(60000, "")), "trace header [][][][][][][][] = nested deeper than 8 levels");
+    rejects(test::with_header_json(file, std::string(60000, '[')), "nested deeper than 8 levels");
+    std::string objects;
+    for (int k = 0; k < 30000; ++k) objects += "{\"a\":";
+    rejects(test::with_header_json(file, objects), "trace header a.a.a.a.a.a.a.a = nested deeper than 8 levels");
+    // inside config.nq (a value at level 2): arrays at levels 3 ... 8 parse and the type is refused,
+    // one more level is refused as too deep
+    rejects(test::with_header_json(file, test::replaced(good, "\"nq\":9", "\"nq\":" + nested(6, "9"))),
+            "trace header config.nq = an array of 1 values: an integer");
+    rejects(test::with_header_json(file, test::replaced(good, "\"nq\":9", "\"nq\":" + nested(7, "9"))),
+            "trace header config.nq[][][][][][] = nested deeper than 8 levels");
+    rejects(test::with_header_json(file, test::replaced(good, "\"nq\":9", "\"nq\":" + nested(60000, "9"))),
+            "trace header config.nq[][][][][][] = nested deeper than 8 levels");
+    rejects(test::with_header_json(file, test::replaced(good, "\"d\":4", "\"d\":{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":{}}}}}}}")),
+            "trace header config.d.a.b.c.d.e.f = nested deeper");
+  }
+}
+
+TEST_CASE("error messages quote at most a short piece of a hostile header") {
+  const Trace t = sample();
+  const std::string good = test::header_text(t);
+  const std::string file = encode_trace(t, TraceFormat::text);
+  const std::string big(500000, 'x');
+  for (const std::string& json :
+       {test::replaced(good, "\"nq\":9", "\"nq\":\"" + big + "\""), test::replaced(good, "\"gpu\":\"h200\"", "\"gpu\":\"" + big + "\""),
+        test::replaced(good, "\"source\":\"sim\"", "\"source\":\"sim\",\"" + big + "\":1"),
+        test::replaced(good, "\"algo\":\"v2\"", "\"algo\":\"" + big + "\""),
+        test::replaced(good, "\"nq\":9", "\"nq\":[" + std::string(200000, '1') + "]")}) {
+    try {
+      decode_trace(test::with_header_json(file, json));
+      FAIL("accepted");
+    } catch (const ConfigError& e) {
+      INFO(std::string(e.what()).substr(0, 300));
+      CHECK(std::string(e.what()).size() < 400);
+    }
+  }
 }

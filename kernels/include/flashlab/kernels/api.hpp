@@ -67,7 +67,7 @@ struct Args {
 /// Where the instrumented build writes. Only thread blocks of (batch*head) `traced_bh` record,
 /// so the stream is the one (batch, head) that the simulator walks. Events are appended with an
 /// atomic counter, one recording thread per thread block, in program order; the host sorts them
-/// stably by (block, step). m and l snapshots (fp32, after every step the simulator snapshots)
+/// stably by (launch, block, step). m and l snapshots (fp32, after every step the simulator snapshots)
 /// go to stats[(step * 2 + {0: m, 1: l}) * B_r + row] for Q block `stat_block`, and
 /// stat_written[step] = 1 marks the steps written.
 struct TraceBuffers {
@@ -79,6 +79,7 @@ struct TraceBuffers {
   unsigned stat_steps = 0;         // capacity of stats in steps
   int stat_block = -1;             // Q block whose m, l are recorded (-1: none)
   std::int64_t traced_bh = 0;
+  std::uint16_t launch = 0;        // Event::launch of the records: set by the launcher for each kernel launch
 };
 
 /// Launches the plain build of `k` (trace == nullptr) or the instrumented build (events, m, l).

@@ -38,6 +38,7 @@ enum class Eq : std::uint8_t {
 };
 
 /// One event. 40 bytes, standard layout; -1 marks "not applicable" in i, j and warp.
+/// Stream order is by launch, then block, then step (docs/events.md "Stream order").
 struct Event {
   std::uint32_t block = 0;  // thread block (program) id within one (batch, head)
   std::uint32_t step = 0;   // step number within that block
@@ -50,7 +51,8 @@ struct Event {
   Tensor tensor = Tensor::none;
   std::int16_t warp = -1;   // warp index, -1 for the whole thread block
   Eq eq = Eq::none;         // compute events: which equation
-  std::uint8_t pad[3] = {0, 0, 0};
+  std::uint8_t pad = 0;     // always 0
+  std::uint16_t launch = 0; // kernel launch within the schedule: standard 0 (S), 1 (softmax), 2 (PV); V1, V2 0
 };
 
 static_assert(std::is_standard_layout_v<Event>);
@@ -67,9 +69,11 @@ static_assert(offsetof(Event, op) == 32);
 static_assert(offsetof(Event, tensor) == 33);
 static_assert(offsetof(Event, warp) == 34);
 static_assert(offsetof(Event, eq) == 36);
+static_assert(offsetof(Event, pad) == 37);
+static_assert(offsetof(Event, launch) == 38);
 
 FL_HD bool same_event(const Event& a, const Event& b) {
-  return a.block == b.block && a.step == b.step && a.bytes == b.bytes && a.i == b.i && a.j == b.j &&
+  return a.launch == b.launch && a.block == b.block && a.step == b.step && a.bytes == b.bytes && a.i == b.i && a.j == b.j &&
          a.rows == b.rows && a.cols == b.cols && a.op == b.op && a.tensor == b.tensor &&
          a.warp == b.warp && a.eq == b.eq;
 }

@@ -1,7 +1,7 @@
 // event_recorder.hpp — turns executor steps into the event records of contract/event.hpp.
 //
 // Block level: one event per action of a step, in schedule order, and one `skip` event for a tile
-// the schedule skips. Every event of a step carries the step's block, step number and tile (i, j)
+// the schedule skips. Every event of a step carries the step's launch, block, step number and tile (i, j)
 // (-1 where the step has none); rows x cols is the region the action touches (cost.hpp Extent);
 // bytes are HBM bytes for loads and stores, 0 for compute and skip. warp = -1 (the whole block).
 #pragma once
@@ -13,6 +13,16 @@
 #include "flashlab/executor/executor.hpp"
 
 namespace flashlab {
+
+/// The kernel launch step `s` belongs to (Event::launch): StepView::launch; for standard attention,
+/// whose three steps are its three launches (S = scale Q K^T, P = softmax(S), O = P V; FA1 Alg. 0
+/// lines 1-3), the step number when the executor leaves StepView::launch at 0.
+std::uint16_t step_launch(const Problem& p, const StepView& s);
+
+/// The launch of standard attention's step `step` in a trace that does not record it (format v1,
+/// docs/events.md "Versions"): step k is launch k (k = 0, 1, 2); a larger step, which no valid
+/// standard trace holds, maps to the last launch, 2.
+std::uint16_t standard_launch_of_step(std::uint32_t step);
 
 /// Appends the block-level events of step `s` to `out`.
 void append_block_events(const Problem& p, const StepView& s, std::vector<Event>& out);

@@ -22,6 +22,7 @@ enum class Level : std::uint8_t { prologue, outer_begin, inner, outer_end, epilo
 
 /// One step as observers see it.
 struct StepView {
+  std::uint16_t launch = 0; // kernel launch within the schedule (event.hpp Event::launch)
   std::uint32_t block = 0;  // thread block: the Q block i for V2, 0 for V1 and standard
   std::uint32_t step = 0;   // step number within the block
   Level level = Level::prologue;

@@ -1,4 +1,4 @@
-// diff.hpp — compares two traces of one config block by block and step by step (sim against GPU,
+// diff.hpp — compares two traces of one config launch by launch, block by block and step by step (sim against GPU,
 // or two simulator runs): the first divergence with its context, counts of differing events, and
 // m and l within a tolerance that depends on the dtype. docs/events.md "Comparing traces".
 #pragma once
@@ -19,8 +19,8 @@ double ml_tolerance(Dtype t);
 
 /// "field: value in A, value in B" for each config field that differs (empty: same config).
 std::vector<std::string> config_differences(const Config& a, const Config& b);
-/// Names of the Event fields that differ ("block", "step", "op", "tensor", "i", "j", "rows",
-/// "cols", "bytes", "warp", "eq").
+/// Names of the Event fields that differ ("launch", "block", "step", "op", "tensor", "i", "j",
+/// "rows", "cols", "bytes", "warp", "eq").
 std::vector<std::string> event_field_differences(const Event& a, const Event& b);
 
 struct DiffOptions {
@@ -30,7 +30,8 @@ struct DiffOptions {
 
 /// The first position where the traces differ.
 struct EventDivergence {
-  std::uint32_t block = 0, step = 0;  // the (block, step) group where it is
+  std::uint16_t launch = 0;           // the (launch, block, step) group where it is
+  std::uint32_t block = 0, step = 0;
   std::size_t index = 0;              // position within that step's events
   std::optional<Event> a, b;          // empty: that trace has no event there
   std::vector<Event> context;         // the events before it in the step, equal in both
@@ -52,7 +53,7 @@ struct DiffResult {
   bool dropped_warp_events = false;      // warp-level events of one trace left out to compare
   std::uint64_t events_a = 0, events_b = 0;  // events compared
   std::uint64_t differing_events = 0;    // positions that differ, plus events only one trace has
-  std::uint64_t differing_steps = 0;     // (block, step) groups with any difference
+  std::uint64_t differing_steps = 0;     // (launch, block, step) groups with any difference
   std::optional<EventDivergence> first;
   double tol_ml = 0;
   std::uint64_t values_compared = 0;     // m and l values compared

@@ -28,9 +28,15 @@ TraceFormat parse_trace_format(std::string_view text);
 
 /// Largest header (JSON) a reader accepts, bytes.
 inline constexpr std::size_t kMaxTraceHeaderBytes = std::size_t(1) << 20;
+/// Deepest nesting of JSON arrays and objects a header may have (the top-level object is level 1,
+/// `config` level 2); anything deeper is refused while it is parsed.
+inline constexpr int kMaxTraceHeaderDepth = 8;
+/// Events a GPU recorder may write beyond the simulator's count of its config (its device buffer,
+/// kernels/host/runner.cpp, holds that many more), so that a faulty kernel's trace still reads.
+inline constexpr std::uint64_t kTraceEventSlack = 64;
 
 /// One event as its text-form line, without the newline:
-/// "block step op tensor i j rows cols bytes warp eq", e.g. "0 3 load K 0 1 64 64 16384 -1 -".
+/// "launch block step op tensor i j rows cols bytes warp eq", e.g. "0 5 3 load K 5 1 64 64 16384 -1 -".
 std::string event_line(const Event& e);
 
 /// The whole file of `t` in form `f`.
@@ -39,7 +45,9 @@ std::string encode_trace(const Trace& t, TraceFormat f);
 Trace decode_trace(std::string_view bytes);
 
 /// Reads and decodes `path`. Throws ConfigError (the path, what is wrong, where) for a file that
-/// cannot be read or is not a valid trace.
+/// cannot be read, is not a regular file (a device, FIFO or directory is refused before a byte is
+/// read), is larger than max_trace_file_bytes of its own header (checked after the header is read,
+/// before the rest), or is not a valid trace.
 Trace read_trace(const std::string& path);
 /// Writes `t` to `path` through a temporary file renamed when complete. Throws ConfigError
 /// ("output") for a destination output_path() refuses or a temporary file that cannot be created,
@@ -55,6 +63,12 @@ struct TraceSizeBound {
 };
 /// Bound of the file `TraceFileWriter(path, p, h, f)` writes, with statistics for `stats_blocks` Q blocks.
 TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFormat f, std::size_t stats_blocks = 0);
+
+/// The largest file in form f that a trace with header h can be, bytes: the size bound of its
+/// config with statistics for all T_r Q blocks, plus (bound's events + kTraceEventSlack) records
+/// of the widest kind any event can have (40 bytes binary; text: every field at its type's widest,
+/// with "\r\n"). read_trace refuses a larger file. Throws ConfigError for an invalid config.
+std::uint64_t max_trace_file_bytes(const TraceHeader& h, TraceFormat f);
 
 /// Streams a trace to a file while the executor runs: an observer that encodes each step's events
 /// at the header's level and writes them in 1 MiB chunks. finish() appends the statistics and
