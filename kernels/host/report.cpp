@@ -19,7 +19,7 @@ nlohmann::json bytes_json(const TensorBytes& b) {
   nlohmann::json per = nlohmann::json::object();
   for (int x = 0; x < kTensorCount; ++x)
     if (b[x][0] || b[x][1]) per[std::string(to_string(Tensor(x)))] = {{"ld", b[x][0]}, {"st", b[x][1]}};
-  return {{"ld", total(b, false)}, {"st", total(b, true)}, {"tensors", per}};
+  return {{"ld", total(b, Dir::read)}, {"st", total(b, Dir::write)}, {"tensors", per}};
 }
 
 }  // namespace

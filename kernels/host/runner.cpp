@@ -13,6 +13,7 @@
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/schedule.hpp"
 #include "flashlab/kernels/api.hpp"
 #include "flashlab/trace/trace_io.hpp"
 
@@ -113,13 +114,15 @@ DeviceTensors upload(const Problem& p, const HostInputs& h) {
   d.q.upload(h.q);
   d.k.upload(h.k);
   d.v.upload(h.v);
+  // The outputs and intermediates the schedule writes to HBM.
+  const Schedule s = make_schedule(p.algo);
   d.o = DeviceBuffer<std::uint16_t>(rows * std::size_t(t.d) + kCanary);
-  if (p.algo == Algo::v2) d.lse = DeviceBuffer<float>(rows + kCanary);
-  if (p.algo == Algo::v1) {
+  if (moves(s, Tensor::L)) d.lse = DeviceBuffer<float>(rows + kCanary);
+  if (moves(s, Tensor::m)) {
     d.m = DeviceBuffer<float>(rows + kCanary);
     d.l = DeviceBuffer<float>(rows + kCanary);
   }
-  if (p.algo == Algo::standard) {
+  if (moves(s, Tensor::S)) {
     d.s = DeviceBuffer<std::uint16_t>(rows * std::size_t(standard_ld(t.n_k)));
     d.p = DeviceBuffer<std::uint16_t>(rows * std::size_t(standard_ld(t.n_k)));
   }
@@ -140,16 +143,21 @@ Args make_args(const Problem& p, const DeviceTensors& d) {
   return a;
 }
 
-// The thread block whose statistics are traced: the Q block itself for V2, 0 otherwise.
-std::uint32_t stats_thread_block(const Problem& p, std::int64_t i) { return p.algo == Algo::v2 ? std::uint32_t(i) : 0; }
+// The thread block whose statistics are traced: the one that runs Q block i's tiles in the
+// schedule (V2: its own, block i; V1 and standard attention: block 0).
+std::uint32_t stats_thread_block(const Problem& p, std::int64_t i) {
+  const Executor e(p);
+  return has_tiles(e.schedule()) ? e.tile_step(i, 0).block : 0;
+}
 
 void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunResult& r) {
   const std::int64_t block = opt.stats_block.value_or(p.tiling.t_r() - 1);
   flashlab::Trace sim = record_trace(p, TraceLevel::block);
   add_stats(sim, p, {block}, opt.inputs);
+  const std::uint32_t stats_tb = stats_thread_block(p, block);
   std::uint32_t steps = 0;
   for (const Event& e : sim.events)
-    if (e.block == stats_thread_block(p, block)) steps = std::max(steps, e.step + 1);
+    if (e.block == stats_tb) steps = std::max(steps, e.step + 1);
 
   DeviceBuffer<Event> events(sim.events.size() + kTraceEventSlack);
   DeviceBuffer<unsigned> count(1);
@@ -189,7 +197,7 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
     if (!w[step]) continue;
     StatSnapshot s{step, -1, {}, {}};
     for (const Event& e : gpu.events)
-      if (e.block == stats_thread_block(p, block) && e.step == step) {
+      if (e.block == stats_tb && e.step == step) {
         s.j = e.j;
         break;
       }
@@ -225,11 +233,13 @@ void check_numbers(const Problem& p, const HostInputs& h, const DeviceTensors& d
   const std::vector<std::uint16_t> o = d.o.download();
   std::vector<float> lse, m, l;
   r.canary_intact = canary_intact(o, rows * std::size_t(t.d));
-  if (p.algo == Algo::v2) {
+  const Schedule s = make_schedule(p.algo);
+  const bool has_lse = moves(s, Tensor::L), has_ml = moves(s, Tensor::m);
+  if (has_lse) {
     lse = d.lse.download();
     r.canary_intact = r.canary_intact && canary_intact(lse, rows);
   }
-  if (p.algo == Algo::v1) {
+  if (has_ml) {
     m = d.m.download();
     l = d.l.download();
     r.canary_intact = r.canary_intact && canary_intact(m, rows) && canary_intact(l, rows);
@@ -242,15 +252,11 @@ void check_numbers(const Problem& p, const HostInputs& h, const DeviceTensors& d
     got.L.resize(t.n_q);
     for (std::int64_t row = 0; row < t.n_q; ++row) {
       const std::size_t x = std::size_t(bh * t.n_q + row);
-      switch (p.algo) {
-        case Algo::v2: got.L[row] = lse[x]; break;
-        case Algo::v1:  // V1 keeps m and l in HBM; L = m + ln l, +inf for a row with no visible key
-          got.L[row] = l[x] > 0 ? m[x] + std::log(l[x]) : std::numeric_limits<float>::infinity();
-          break;
-        case Algo::standard:  // Algorithm 0 produces no L: its O alone is compared
-          got.L[row] = float(ref.L[row]);
-          break;
-      }
+      if (has_lse) got.L[row] = lse[x];  // V2 writes L
+      else if (has_ml)  // V1 keeps m and l in HBM; L = m + ln l, +inf for a row with no visible key
+        got.L[row] = l[x] > 0 ? m[x] + std::log(l[x]) : std::numeric_limits<float>::infinity();
+      else  // Algorithm 0 produces no L: its O alone is compared
+        got.L[row] = float(ref.L[row]);
     }
     const NumericError e = compare(got, ref, p.algo);
     r.numbers.push_back({bh, e});
@@ -275,7 +281,7 @@ void dump(const std::string& dir, const Problem& p, const HostInputs& h, const D
   write("v.bin", h.v.data(), h.v.size() * 2);
   const std::vector<std::uint16_t> o = d.o.download();
   write("o.bin", o.data(), rows * std::size_t(p.tiling.d) * 2);
-  if (p.algo == Algo::v2) write("lse.bin", d.lse.download().data(), rows * 4);
+  if (moves(make_schedule(p.algo), Tensor::L)) write("lse.bin", d.lse.download().data(), rows * 4);
   nlohmann::json meta = {{"batch", p.batch}, {"heads", p.heads}, {"n_q", p.tiling.n_q}, {"n_k", p.tiling.n_k},
                          {"d", p.tiling.d}, {"dtype", to_string(p.dtype)}, {"mask", to_string(p.mask)},
                          {"band_lo", p.band.lo}, {"band_hi", p.band.hi}, {"scale", p.scale},
@@ -301,9 +307,9 @@ RunResult run_config(const Problem& p, const RunOptions& opt) {
   const HostInputs h = make_host_inputs(p, opt.inputs, heads);
   DeviceTensors d = upload(p, h);
   const Args args = make_args(p, d);
-  r.sim = count(p);
-  for (int x = 0; x < kTensorCount; ++x) r.sim_bytes[x] = r.sim.cost.hbm[x];
-  r.kernel_bytes = kernel_bytes(p);
+  r.sim = count(p, /*sectors=*/true);
+  r.sim_bytes = r.sim.levels[int(Memory::hbm)];
+  r.kernel_bytes = r.sim.levels[int(Memory::sector)];
 
   if (opt.events && !opt.profile) run_events(p, opt, args, r);
 

@@ -52,9 +52,10 @@ struct RunResult {
   // Timing of the plain build.
   std::vector<float> ms;
   double median_ms = 0, flops = 0, tflops = 0;
-  // Level 3 predictions (the profiler's figures are read by scripts/gpu/validate.py).
+  // Level 3 predictions (the profiler's figures are read by scripts/gpu/validate.py): the
+  // simulator's request level (hbm) and sector level (what the kernels move).
   TensorBytes sim_bytes{}, kernel_bytes{};
-  Counters sim;  // the simulator's counts of the same configuration (all heads)
+  Counters sim;  // the simulator's counts of the same configuration (all heads, sectors included)
 
   bool passed() const { return (!events_run || events_agree) && numbers_within && canary_intact; }
 };

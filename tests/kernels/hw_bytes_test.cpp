@@ -1,8 +1,10 @@
-// The kernels' global-memory byte model (kernels/host/hw_bytes.cpp) against byte counts worked
-// out by hand from the kernels' access pattern: whole 32-byte sectors per warp request.
+// The kernels' global-memory bytes — the simulator's sector level (sector_counter.hpp, an
+// observer of the walk) — against byte counts worked out by hand from the kernels' access
+// pattern: whole 32-byte sectors per warp request; and their explanation (kernels/host/hw_bytes).
 #include <doctest/doctest.h>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/executor/sector_counter.hpp"
 #include "hw_bytes.hpp"
 
 using namespace flashlab;
@@ -23,6 +25,13 @@ Problem problem(Algo a, std::int64_t n_q, std::int64_t n_k, std::int64_t b, Mask
 }
 
 std::uint64_t at(const TensorBytes& b, Tensor t, bool write) { return b[int(t)][write ? 1 : 0]; }
+
+// What the kernels move: the sector level of the simulator's walk.
+TensorBytes kernel_bytes(const Problem& p) {
+  const Counters k = count(p, /*sectors=*/true);
+  REQUIRE(k.sectors);
+  return k.levels[int(Memory::sector)];
+}
 
 }  // namespace
 

@@ -171,10 +171,15 @@ TEST_CASE("HBM sweep over block size: the worked example's point, a point over S
   CHECK(p.hbm[std::size_t(Algo::v1)] == 6'955'008u);
   CHECK(p.hbm[std::size_t(Algo::standard)] == 8'912'896u);
   CHECK(sweep_point(c, SweepAxis::block, 32).hbm[std::size_t(Algo::standard)] == 8'912'896u);
-  // B = 512: Q_i + K_j + V_j = 3 x 512 x 64 x 2 bytes plus S_ij 512 x 512 x 4 > M = 232,448
+  // B = 512: V1 holds Q_i + K_j + V_j = 3 x 512 x 64 x 2 bytes plus S_ij 512 x 512 x 2 > M =
+  // 232,448; V2 keeps S_ij in registers: 196,608 bytes fit. B = 1024: V2's 393,216 bytes do not.
   const SweepPoint big = sweep_point(c, SweepAxis::block, 512);
-  CHECK_FALSE(big.hbm[std::size_t(Algo::v2)]);
-  CHECK(has(big.why[std::size_t(Algo::v2)], "SRAM capacity"));
+  CHECK_FALSE(big.hbm[std::size_t(Algo::v1)]);
+  CHECK(has(big.why[std::size_t(Algo::v1)], "SRAM capacity"));
+  CHECK(big.hbm[std::size_t(Algo::v2)]);
+  const SweepPoint bigger = sweep_point(c, SweepAxis::block, 1024);
+  CHECK_FALSE(bigger.hbm[std::size_t(Algo::v2)]);
+  CHECK(has(bigger.why[std::size_t(Algo::v2)], "SRAM capacity"));
   CHECK(sweep_values(c, SweepAxis::sram).front() == 8 * 1024);
 }
 

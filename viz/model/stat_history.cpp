@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/executor/executor.hpp"
 #include "model/format.hpp"
 
 namespace flashlab::viz {
@@ -22,8 +23,12 @@ std::string numerics_too_large(const Problem& p) {
   return "";
 }
 
-StatHistory::StatHistory(const Problem& p) : algo_(p.algo) {
+StatHistory::StatHistory(const Problem& p) {
   if (const std::string why = numerics_too_large(p); !why.empty()) throw ConfigError("numerics", "on", why);
+  const Executor schedule(p);
+  block_of_.assign(std::size_t(p.tiling.t_r()), 0);
+  if (has_tiles(schedule.schedule()))
+    for (std::int64_t i = 0; i < p.tiling.t_r(); ++i) block_of_[std::size_t(i)] = schedule.tile_step(i, 0).block;
   NumericsOptions opt;
   opt.trace_blocks.resize(std::size_t(p.tiling.t_r()));
   std::iota(opt.trace_blocks.begin(), opt.trace_blocks.end(), std::int64_t(0));
@@ -33,11 +38,12 @@ StatHistory::StatHistory(const Problem& p) : algo_(p.algo) {
 
 const StatSnapshot* StatHistory::at(std::int64_t i, std::uint32_t block, std::uint32_t step) const {
   if (i < 0 || i >= blocks()) return nullptr;
-  // V2's steps are numbered within Q block i's own thread block: a step of an earlier block comes
-  // before all of i's snapshots, a step of a later block after them.
-  if (algo_ == Algo::v2 && block != std::uint32_t(i)) {
+  // Steps are numbered within a thread block: where Q block i has a thread block of its own (V2),
+  // a step of an earlier block comes before all of i's snapshots, a step of a later block after them.
+  const std::uint32_t own = block_of_[std::size_t(i)];
+  if (block != own) {
     const auto& s = traces_[std::size_t(i)];
-    return block > std::uint32_t(i) && !s.empty() ? &s.back() : nullptr;
+    return block > own && !s.empty() ? &s.back() : nullptr;
   }
   const auto& s = traces_[std::size_t(i)];
   auto it = std::upper_bound(s.begin(), s.end(), step,

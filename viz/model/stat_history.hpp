@@ -28,14 +28,15 @@ class StatHistory {
 
   /// m and l of Q block i after the executor's step number `step` of thread block `block`, i.e. the
   /// block's last snapshot taken at or before it; nullptr before the first snapshot or when i is out
-  /// of range. V2 numbers steps per Q block (block = i); V1 and standard have one block (0).
+  /// of range. Steps are numbered per thread block: V2 runs one per Q block (block = i), V1 and
+  /// standard attention one for all Q blocks (0) — read off the schedule (Executor::tile_step).
   const StatSnapshot* at(std::int64_t i, std::uint32_t block, std::uint32_t step) const;
   /// Every snapshot of Q block i.
   const std::vector<StatSnapshot>& snapshots(std::int64_t i) const { return traces_[std::size_t(i)]; }
   std::int64_t blocks() const { return std::int64_t(traces_.size()); }
 
  private:
-  Algo algo_;
+  std::vector<std::uint32_t> block_of_;  // the thread block that runs Q block i's tiles
   std::vector<std::vector<StatSnapshot>> traces_;
 };
 

@@ -50,7 +50,7 @@ TileClass TileAnalysis::cls(std::int64_t i, std::int64_t j) const {
 }
 
 bool TileAnalysis::computed(std::int64_t i, std::int64_t j) const {
-  if (problem().algo == Algo::standard) return true;  // no tile loop: all of S is computed
+  if (!has_tiles(exec_->schedule())) return true;  // no tile loop: all of S is computed
   const auto& stats = exec_->tile_stats();
   if (stats.empty()) return !problem().block_skip || cls(i, j) != TileClass::skipped;
   return stats[std::size_t(i * tiling().t_c() + j)].visit >= 0;
@@ -63,15 +63,9 @@ std::int32_t TileAnalysis::visit_order(std::int64_t i, std::int64_t j) const {
 }
 
 std::vector<WarpWork> TileAnalysis::warp_work(std::int64_t i, std::int64_t j) const {
-  if (problem().algo == Algo::standard || !computed(i, j)) return {};
+  if (!has_tiles(exec_->schedule()) || !computed(i, j)) return {};
   const Cost c = cost(i, j);
-  StepView s;
-  s.block = problem().algo == Algo::v2 ? std::uint32_t(i) : 0;
-  s.level = Level::inner;
-  s.i = i;
-  s.j = j;
-  s.cls = cls(i, j);
-  s.actions = exec_->schedule().inner;
+  StepView s = exec_->tile_step(i, j);
   s.cost = &c;
   return step_warp_work(problem(), s);
 }
@@ -129,8 +123,8 @@ std::string tile_summary(const TileAnalysis& a, std::int64_t i, std::int64_t j) 
   else if (a.visit_order(i, j) >= 0) s += ", visit #" + std::to_string(a.visit_order(i, j));
   else s += ", computed";
   s += "\n";
-  if (a.problem().algo == Algo::standard) {
-    s += "standard attention has no tile loop: S and P go through HBM whole";
+  if (!has_tiles(a.executor().schedule())) {
+    s += "this schedule has no tile loop: S and P go through HBM whole";
     return s;
   }
   const Cost c = a.cost(i, j);

@@ -33,6 +33,7 @@ class TileAnalysis {
   explicit TileAnalysis(const Problem& p);
 
   const Problem& problem() const { return exec_->problem(); }
+  const Executor& executor() const { return *exec_; }
   const Tiling& tiling() const { return exec_->problem().tiling; }
   /// The finished run's counters (batch * heads included, as Executor::counters()).
   const Counters& totals() const { return totals_; }
@@ -41,8 +42,8 @@ class TileAnalysis {
 
   /// Class of tile (i, j) (tiling.hpp tile_class).
   TileClass cls(std::int64_t i, std::int64_t j) const;
-  /// Whether the schedule computes tile (i, j): the executor's visit record; standard attention
-  /// computes every tile of S. Without per-tile records: the definition of block skip (skipped
+  /// Whether the schedule computes tile (i, j): the executor's visit record; a schedule without a
+  /// tile loop (standard attention) computes every tile of S. Without per-tile records: the definition of block skip (skipped
   /// tiles are not visited when Problem::block_skip is on; shared/DESIGN.md).
   bool computed(std::int64_t i, std::int64_t j) const;
   /// Visit order among computed tiles (0 first), -1 when not visited or unknown.

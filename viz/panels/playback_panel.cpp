@@ -20,7 +20,6 @@ const char* level_name(Level l) {
     case Level::outer_begin: return "outer loop begin";
     case Level::inner: return "inner loop";
     case Level::outer_end: return "outer loop end";
-    case Level::epilogue: return "epilogue";
   }
   return "?";
 }

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/schedule.hpp"
 
 namespace flashlab {
 namespace {
@@ -33,11 +34,11 @@ std::int64_t parse_int(std::string_view field, std::string_view text) {
 }
 
 // Largest B with B_r = B_c = B whose tiles fit in `capacity` bytes.
-std::int64_t largest_square_tile(Algo a, std::int64_t d, int e, std::int64_t capacity) {
+std::int64_t largest_square_tile(const Schedule& s, std::int64_t d, int e, std::int64_t capacity) {
   std::int64_t lo = 0, hi = 1 << 16;
   while (lo < hi) {
     const std::int64_t mid = (lo + hi + 1) / 2;
-    if (sram_tile_bytes(a, mid, mid, d, e) <= capacity) lo = mid; else hi = mid - 1;
+    if (sram_bytes(s, mid, mid, d, e) <= capacity) lo = mid; else hi = mid - 1;
   }
   return lo;
 }
@@ -66,14 +67,6 @@ std::pair<std::int64_t, std::int64_t> v1_auto_blocks(std::int64_t m_bytes, int e
   const std::int64_t m_elems = m_bytes / e;
   const std::int64_t b_c = (m_elems + 4 * d - 1) / (4 * d);  // ceil(M / 4d)
   return {std::min(b_c, d), b_c};
-}
-
-std::int64_t sram_tile_bytes(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t d, int e) {
-  // V1, V2: Q_i, K_j, V_j and S_ij (P_ij in place), all at e_in — the tiles of the V1 paper's SRAM
-  // argument, which counts M in elements (FA1 §3.1, Alg. 1 line 1; shared/cases R5). Standard: the
-  // S = QK^T phase holds Q_i, K_j, S_ij.
-  const std::int64_t kv = algo == Algo::standard ? 1 : 2;
-  return (b_r * d + kv * b_c * d + b_r * b_c) * e;
 }
 
 Problem resolve(const Config& c) {
@@ -143,10 +136,12 @@ Problem resolve(const Config& c) {
                           "*" + std::to_string(c.n_k) + "*" + std::to_string(c.d),
                       "small enough that every counter fits in 64 bits (about 2^58 for this product)");
 
-  // Tiles over the SRAM capacity: the bytes needed, the capacity, the largest tiles that fit.
-  const std::int64_t need = sram_tile_bytes(c.algo, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in);
+  // Tiles over the SRAM capacity: the bytes the schedule keeps in SRAM, the capacity, the
+  // largest tiles that fit.
+  const Schedule schedule = make_schedule(c.algo);
+  const std::int64_t need = sram_bytes(schedule, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in);
   if (need > p.sram_capacity) {
-    const std::int64_t fit = largest_square_tile(c.algo, c.d, p.e_in, p.sram_capacity);
+    const std::int64_t fit = largest_square_tile(schedule, c.d, p.e_in, p.sram_capacity);
     throw ConfigError("br x bc", std::to_string(b_r) + " x " + std::to_string(b_c),
                       "tiles needing at most the SRAM capacity: these need " + std::to_string(need) +
                           " bytes, the capacity is " + std::to_string(p.sram_capacity) +

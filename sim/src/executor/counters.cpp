@@ -23,17 +23,15 @@ Cost& Cost::operator*=(std::uint64_t f) {
   return *this;
 }
 
-std::uint64_t Cost::read_bytes() const {
+std::uint64_t total(const TensorBytes& b, Dir d) {
   std::uint64_t s = 0;
-  for (const auto& t : hbm) s += t[0];
+  for (const auto& t : b) s += t[int(d)];
   return s;
 }
 
-std::uint64_t Cost::write_bytes() const {
-  std::uint64_t s = 0;
-  for (const auto& t : hbm) s += t[1];
-  return s;
-}
+std::uint64_t Cost::read_bytes() const { return total(hbm, Dir::read); }
+
+std::uint64_t Cost::write_bytes() const { return total(hbm, Dir::write); }
 
 std::string_view to_string(OpKind k) {
   static constexpr std::string_view names[] = {"exp", "max", "add", "sub", "mul", "div", "log"};

@@ -7,14 +7,9 @@ namespace flashlab {
 
 std::uint16_t standard_launch_of_step(std::uint32_t step) { return std::uint16_t(step < 2 ? step : 2); }
 
-std::uint16_t step_launch(const Problem& p, const StepView& s) {
-  if (p.algo == Algo::standard && s.launch == 0) return standard_launch_of_step(s.step);
-  return s.launch;
-}
-
 void append_block_events(const Problem& p, const StepView& s, std::vector<Event>& out) {
   Event e;
-  e.launch = step_launch(p, s);
+  e.launch = s.launch;
   e.block = s.block;
   e.step = s.step;
   e.i = std::int32_t(s.i);

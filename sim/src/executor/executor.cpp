@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "flashlab/executor/action_cost.hpp"
+#include "flashlab/executor/sector_counter.hpp"
 
 namespace flashlab {
 namespace {
@@ -17,32 +18,81 @@ void split_outer(const std::vector<Action>& all, std::vector<Action>& visited, s
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+void count_class(TileCounts& c, TileClass cls) {
+  (cls == TileClass::full ? c.full : cls == TileClass::partial ? c.partial : c.skipped)++;
+}
+
 }  // namespace
 
-Executor::Executor(const Problem& p, ExecOptions opt) : p_(p), s_(make_schedule(p)), opt_(opt) {
-  split_outer(s_.outer_begin, begin_visited_, begin_empty_);
-  split_outer(s_.outer_end, end_visited_, end_empty_);
-  const Tiling& t = p_.tiling;
-  if (s_.order == LoopOrder::q_outer) {
-    n_outer_ = t.t_r();
-    n_inner_ = t.t_c();
-  } else if (s_.order == LoopOrder::kv_outer) {
-    n_outer_ = t.t_c();
-    n_inner_ = t.t_r();
+Executor::Executor(const Problem& p, ExecOptions opt) : Executor(p, make_schedule(p.algo), opt) {}
+
+Executor::Executor(const Problem& p, Schedule s, ExecOptions opt) : p_(p), s_(std::move(s)), opt_(opt) {
+  check_schedule(s_);
+  plan();
+  if (opt_.sectors) {
+    sectors_ = std::make_unique<SectorCounter>(p_, s_);
+    observers_.push_back(sectors_.get());
   }
-  if (opt_.tile_stats && s_.order != LoopOrder::none) tiles_.assign(std::size_t(t.t_r() * t.t_c()), TileStat{});
-  if (s_.order == LoopOrder::none) {
-    // Standard attention has no tile loop; it computes every tile of S (the mask is applied
+  start_launch();
+}
+
+Executor::~Executor() = default;
+
+void Executor::plan() {
+  const Tiling& t = p_.tiling;
+  plans_.resize(s_.launches.size());
+  launch_cost_.assign(s_.launches.size(), Cost{});
+  for (std::size_t k = 0; k < s_.launches.size(); ++k) {
+    const Launch& l = s_.launches[k];
+    Plan& w = plans_[k];
+    w.launch = &l;
+    const std::vector<Loop> walked = walked_loops(l);
+    w.depth = int(walked.size());
+    for (int lv = 0; lv < w.depth; ++lv) {
+      w.dim[lv] = walked[std::size_t(lv)].dim;
+      w.descending[lv] = walked[std::size_t(lv)].order == Order::descending;
+      w.n[lv] = loop_extent(w.dim[lv], p_);
+    }
+    // Block numbers: the thread-block loops other than batch and head, the last one fastest
+    // (blockIdx.x), each weighted by the extents of the faster ones.
+    std::int64_t weight = 1;
+    for (auto it = l.loops.rbegin(); it != l.loops.rend(); ++it) {
+      if (!it->thread_block || it->dim == Dim::batch || it->dim == Dim::head) continue;
+      for (int lv = 0; lv < w.depth; ++lv)
+        if (w.dim[lv] == it->dim) w.stride[lv] = weight;
+      weight *= loop_extent(it->dim, p_);
+    }
+    split_outer(l.outer_begin, w.begin_visited, w.begin_empty);
+    split_outer(l.outer_end, w.end_visited, w.end_empty);
+    // A launch that walks no tiles holds full tiles (its kernel's thread block, tile (0, 0)).
+    if (w.depth == 0) w.sram_peak = sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p_.e_in);
+  }
+  if (!has_tiles(s_)) {
+    // No launch walks tiles (standard attention): S is computed whole (the mask is applied
     // element-wise), so every tile counts as visited.
     tiles_count_.total = tiles_count_.visited = std::uint64_t(t.t_r() * t.t_c());
     for (std::int64_t i = 0; i < t.t_r(); ++i)
-      for (std::int64_t j = 0; j < t.t_c(); ++j) {
-        const TileClass c = tile_class(t, p_.band, i, j);
-        (c == TileClass::full ? tiles_count_.full : c == TileClass::partial ? tiles_count_.partial
-                                                                             : tiles_count_.skipped)++;
-      }
-    sram_peak_ = sram_tile_bytes(p_.algo, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p_.e_in);
+      for (std::int64_t j = 0; j < t.t_c(); ++j) count_class(tiles_count_, tile_class(t, p_.band, i, j));
+  } else if (opt_.tile_stats) {
+    tiles_.assign(std::size_t(t.t_r() * t.t_c()), TileStat{});
   }
+}
+
+void Executor::start_launch() {
+  phase_ = Phase::prologue;
+  pro_ = 0;
+  o_ = k_ = 0;
+  block_ = 0;  // the prologue's block, and the first one dispatched
+  const auto it = carried_.find(0);
+  next_step_ = it == carried_.end() ? 0 : it->second;
+}
+
+void Executor::enter_block(std::uint32_t block) {
+  if (block == block_) return;
+  if (launch_ + 1 < plans_.size()) carried_[block_] = next_step_;
+  block_ = block;
+  const auto it = carried_.find(block);
+  next_step_ = it == carried_.end() ? 0 : it->second;
 }
 
 Cost Executor::sum_cost(std::span<const Action> acts, std::int64_t i, std::int64_t j) const {
@@ -51,27 +101,41 @@ Cost Executor::sum_cost(std::span<const Action> acts, std::int64_t i, std::int64
   return c;
 }
 
-const Cost& Executor::memo_cost(Memo& m, std::span<const Action> acts, std::int64_t i, std::int64_t j) {
+const Executor::Memo& Executor::memo(const Plan& w, Memo& m, std::span<const Action> acts, std::int64_t i,
+                                     std::int64_t j) const {
   if (!m.ready) {
     m.cost = sum_cost(acts, i, j);
+    const Resident r = resident_at(w, i, j);
+    m.sram = r.bytes;
+    m.scores = r.scores;
     m.ready = true;
   }
-  return m.cost;
+  return m;
 }
 
-bool Executor::outer_visits(std::int64_t o) const {
+bool Executor::outer_visits(Dim d, std::int64_t index) const {
   if (!p_.block_skip) return true;
-  const BlockRange r = s_.order == LoopOrder::q_outer ? visible_col_blocks(p_.tiling, p_.band, o)
-                                                      : visible_row_blocks(p_.tiling, p_.band, o);
+  const BlockRange r = d == Dim::q_block ? visible_col_blocks(p_.tiling, p_.band, index)
+                                         : visible_row_blocks(p_.tiling, p_.band, index);
   return !r.empty();
+}
+
+Resident Executor::resident_at(const Plan& w, std::int64_t i, std::int64_t j) const {
+  const Tiling& t = p_.tiling;
+  const Launch& l = *w.launch;
+  Resident r{i, j, false, 0};
+  r.scores = i >= 0 && j >= 0 && (placement_of(l, Tensor::S) == Memory::sram || placement_of(l, Tensor::P) == Memory::sram);
+  r.bytes = sram_bytes(l, i >= 0 ? t.rows(i) : 0, j >= 0 ? t.cols(j) : 0, t.d, p_.e_in);
+  return r;
 }
 
 void Executor::emit(Level level, std::int64_t i, std::int64_t j, std::span<const Action> acts, const Cost& c,
                     bool skip, TileClass cls) {
-  cost_ += c;
+  launch_cost_[launch_] += c;
   ++steps_;
   view_.block = block_;
   view_.step = next_step_++;
+  view_.launch = std::uint16_t(launch_);
   view_.level = level;
   view_.i = i;
   view_.j = j;
@@ -83,56 +147,56 @@ void Executor::emit(Level level, std::int64_t i, std::int64_t j, std::span<const
 }
 
 bool Executor::step() {
+  if (done_) return false;
   const Tiling& t = p_.tiling;
   for (;;) {
+    Plan& w = plans_[launch_];
     switch (phase_) {
       case Phase::prologue:
-        if (pro_ < s_.prologue.size()) {
-          const auto& acts = s_.prologue[pro_++];
+        if (pro_ < w.launch->prologue.size()) {
+          const auto& acts = w.launch->prologue[pro_++];
           scratch_ = sum_cost(acts, -1, -1);
           emit(Level::prologue, -1, -1, acts, scratch_, false, TileClass::full);
           return true;
         }
-        phase_ = s_.order == LoopOrder::none ? Phase::epilogue : Phase::outer_begin;
+        phase_ = w.depth > 0 ? Phase::outer_begin : Phase::next_launch;
         break;
 
       case Phase::outer_begin: {
-        if (o_ >= n_outer_) {
-          phase_ = Phase::epilogue;
+        if (o_ >= w.n[0]) {
+          phase_ = Phase::next_launch;
           break;
         }
-        if (s_.order == LoopOrder::q_outer) {  // one thread block per Q block
-          block_ = std::uint32_t(o_);
-          next_step_ = 0;
-        }
-        outer_visited_ = outer_visits(o_);
-        phase_ = Phase::inner;
+        if (w.stride[0] > 0) enter_block(std::uint32_t(o_ * w.stride[0]));
+        outer_index_ = index_of(w, 0, o_);
+        outer_visited_ = outer_visits(w.dim[0], outer_index_);
+        phase_ = w.depth == 2 ? Phase::inner : Phase::outer_end;
         k_ = 0;
-        const auto& acts = outer_visited_ ? begin_visited_ : begin_empty_;
+        const auto& acts = outer_visited_ ? w.begin_visited : w.begin_empty;
         if (acts.empty()) break;
-        const bool q = s_.order == LoopOrder::q_outer;
-        const std::int64_t i = q ? o_ : -1, j = q ? -1 : o_;
-        const bool last = o_ == n_outer_ - 1;
-        const Cost& c = memo_cost(begin_memo_[(last ? 1 : 0) + (outer_visited_ ? 2 : 0)], acts, i, j);
-        if (q) resident_ = Resident{o_, -1, false, 0};
-        else resident_ = Resident{-1, o_, false, 0};
-        resident_.bytes = q ? t.rows(o_) * t.d * p_.e_in : 2 * t.cols(o_) * t.d * p_.e_in;
-        emit(Level::outer_begin, i, j, acts, c, false, TileClass::full);
+        const bool q = w.dim[0] == Dim::q_block;
+        const std::int64_t i = q ? outer_index_ : -1, j = q ? -1 : outer_index_;
+        const bool last = outer_index_ == w.n[0] - 1;
+        const Memo& m = memo(w, w.begin_memo[(last ? 1 : 0) + (outer_visited_ ? 2 : 0)], acts, i, j);
+        resident_ = Resident{i, j, m.scores, m.sram};
+        w.sram_peak = std::max(w.sram_peak, resident_.bytes);
+        emit(Level::outer_begin, i, j, acts, m.cost, false, TileClass::full);
         return true;
       }
 
       case Phase::inner: {
-        if (k_ >= n_inner_) {
+        if (k_ >= w.n[1]) {
           phase_ = Phase::outer_end;
           break;
         }
-        const bool q = s_.order == LoopOrder::q_outer;
-        const std::int64_t i = q ? o_ : k_, j = q ? k_ : o_;
+        if (w.stride[1] > 0) enter_block(std::uint32_t(o_ * w.stride[0] + k_ * w.stride[1]));
+        const std::int64_t inner_index = index_of(w, 1, k_);
+        const bool q = w.dim[0] == Dim::q_block;
+        const std::int64_t i = q ? outer_index_ : inner_index, j = q ? inner_index : outer_index_;
         ++k_;
         const TileClass cls = tile_class(t, p_.band, i, j);
         ++tiles_count_.total;
-        (cls == TileClass::full ? tiles_count_.full : cls == TileClass::partial ? tiles_count_.partial
-                                                                                 : tiles_count_.skipped)++;
+        count_class(tiles_count_, cls);
         const bool visit = !p_.block_skip || cls != TileClass::skipped;
         TileStat* ts = tiles_.empty() ? nullptr : &tiles_[std::size_t(i * t.t_c() + j)];
         if (ts) ts->cls = cls;
@@ -145,40 +209,36 @@ bool Executor::step() {
         if (ts) ts->visit = visits_;
         ++visits_;
         const int key = (i == t.t_r() - 1 ? 1 : 0) + (j == t.t_c() - 1 ? 2 : 0);
-        const Cost& c = memo_cost(inner_memo_[key], s_.inner, i, j);
-        resident_ = Resident{i, j, true, sram_tile_bytes(p_.algo, t.rows(i), t.cols(j), t.d, p_.e_in)};
-        sram_peak_ = std::max(sram_peak_, resident_.bytes);
-        emit(Level::inner, i, j, s_.inner, c, false, cls);
+        const Memo& m = memo(w, w.inner_memo[std::size_t(key)], w.launch->body, i, j);
+        resident_ = Resident{i, j, m.scores, m.sram};
+        w.sram_peak = std::max(w.sram_peak, resident_.bytes);
+        emit(Level::inner, i, j, w.launch->body, m.cost, false, cls);
         return true;
       }
 
       case Phase::outer_end: {
-        const auto& acts = outer_visited_ ? end_visited_ : end_empty_;
-        const std::int64_t o = o_++;
+        const auto& acts = outer_visited_ ? w.end_visited : w.end_empty;
+        ++o_;
         phase_ = Phase::outer_begin;
         if (acts.empty()) break;
-        const bool q = s_.order == LoopOrder::q_outer;
-        const std::int64_t i = q ? o : -1, j = q ? -1 : o;
-        const bool last = o == n_outer_ - 1;
-        const Cost& c = memo_cost(end_memo_[(last ? 1 : 0) + (outer_visited_ ? 2 : 0)], acts, i, j);
+        const bool q = w.dim[0] == Dim::q_block;
+        const std::int64_t i = q ? outer_index_ : -1, j = q ? -1 : outer_index_;
+        const bool last = outer_index_ == w.n[0] - 1;
+        const Memo& m = memo(w, w.end_memo[(last ? 1 : 0) + (outer_visited_ ? 2 : 0)], acts, i, j);
         resident_ = Resident{};
-        emit(Level::outer_end, i, j, acts, c, false, TileClass::full);
+        emit(Level::outer_end, i, j, acts, m.cost, false, TileClass::full);
         return true;
       }
 
-      case Phase::epilogue:
-        if (epi_ < s_.epilogue.size()) {
-          const auto& acts = s_.epilogue[epi_++];
-          scratch_ = sum_cost(acts, -1, -1);
-          emit(Level::epilogue, -1, -1, acts, scratch_, false, TileClass::full);
-          return true;
+      case Phase::next_launch:
+        if (launch_ + 1 < plans_.size()) carried_[block_] = next_step_;
+        if (++launch_ == plans_.size()) {
+          done_ = true;
+          resident_ = Resident{};
+          return false;
         }
-        phase_ = Phase::done;
-        resident_ = Resident{};
+        start_launch();
         break;
-
-      case Phase::done:
-        return false;
     }
   }
 }
@@ -189,39 +249,88 @@ void Executor::run() {
 }
 
 Cost Executor::tile_cost(std::int64_t i, std::int64_t j) const {
-  if (s_.order == LoopOrder::none) return {};
-  const TileClass cls = tile_class(p_.tiling, p_.band, i, j);
-  if (p_.block_skip && cls == TileClass::skipped) return {};
-  return sum_cost(s_.inner, i, j);
+  Cost c;
+  if (p_.block_skip && tile_class(p_.tiling, p_.band, i, j) == TileClass::skipped) return c;
+  for (const Launch& l : s_.launches)
+    if (!l.body.empty()) c += sum_cost(l.body, i, j);
+  return c;
+}
+
+StepView Executor::tile_step(std::int64_t i, std::int64_t j) const {
+  StepView s;
+  for (std::size_t k = 0; k < plans_.size(); ++k) {
+    const Plan& w = plans_[k];
+    if (w.depth != 2 || w.launch->body.empty()) continue;
+    // the loop counters (dispatch positions) of i and j, then the block number
+    std::int64_t block = 0;
+    for (int lv = 0; lv < 2; ++lv) {
+      const std::int64_t index = w.dim[lv] == Dim::q_block ? i : j;
+      block += w.stride[lv] * (w.descending[lv] ? w.n[lv] - 1 - index : index);
+    }
+    s.block = std::uint32_t(block);
+    s.launch = std::uint16_t(k);
+    s.level = Level::inner;
+    s.i = i;
+    s.j = j;
+    s.cls = tile_class(p_.tiling, p_.band, i, j);
+    s.skip = p_.block_skip && s.cls == TileClass::skipped;
+    if (!s.skip) s.actions = w.launch->body;
+    return s;
+  }
+  return s;
+}
+
+Cost Executor::cost_one_head() const {
+  Cost c;
+  for (const Cost& l : launch_cost_) c += l;
+  return c;
 }
 
 Counters Executor::counters() const {
   Counters c;
   const auto bh = std::uint64_t(p_.bh());
-  c.cost = cost_;
-  c.cost *= bh;
+  const GpuSpec& g = p_.gpu;
+  for (std::size_t k = 0; k < plans_.size(); ++k) {
+    const Launch& l = *plans_[k].launch;
+    LaunchCounters lc;
+    lc.name = l.name;
+    lc.cost = launch_cost_[k];
+    lc.cost *= bh;
+    lc.grid = blocks_per_head(l, p_) * p_.bh();
+    lc.sram_peak_bytes = plans_[k].sram_peak;
+    std::int64_t per_sm = std::min<std::int64_t>(g.max_blocks_per_sm, g.max_warps_per_sm / p_.warps);
+    if (lc.sram_peak_bytes > 0) per_sm = std::min<std::int64_t>(per_sm, g.smem_per_sm / lc.sram_peak_bytes);
+    lc.blocks_per_sm = per_sm;
+    lc.waves = per_sm > 0 ? ceil_div(lc.grid, g.sms * per_sm) : 0;
+    // A load writes the tile where the launch keeps it; a store reads it from there.
+    for (int x = 0; x < kTensorCount; ++x) {
+      const Memory home = placement_of(l, Tensor(x));
+      if (home == Memory::hbm) continue;  // the launch does not move this tensor
+      c.levels[int(home)][x][int(Dir::write)] += lc.cost.hbm[x][int(Dir::read)];
+      c.levels[int(home)][x][int(Dir::read)] += lc.cost.hbm[x][int(Dir::write)];
+    }
+    c.cost += lc.cost;
+    c.grid_blocks += lc.grid;
+    c.sram_peak_bytes = std::max(c.sram_peak_bytes, lc.sram_peak_bytes);
+    c.blocks_per_sm = k == 0 ? lc.blocks_per_sm : std::min(c.blocks_per_sm, lc.blocks_per_sm);
+    c.waves += lc.waves;
+    c.launches.push_back(std::move(lc));
+  }
+  c.levels[int(Memory::hbm)] = c.cost.hbm;
+  if (sectors_) {
+    c.levels[int(Memory::sector)] = sectors_->bytes();
+    c.sectors = true;
+  }
   c.tiles = tiles_count_;
   for (std::uint64_t* v : {&c.tiles.total, &c.tiles.visited, &c.tiles.full, &c.tiles.partial, &c.tiles.skipped})
     *v *= bh;
-  c.sram_peak_bytes = sram_peak_;
   c.sram_capacity = p_.sram_capacity;
-  const Tiling& t = p_.tiling;
-  switch (p_.algo) {
-    case Algo::standard: c.grid_blocks = t.t_r() * t.t_c() * p_.bh(); break;  // the S = QK^T kernel
-    case Algo::v1: c.grid_blocks = p_.bh(); break;                             // one block per head
-    case Algo::v2: c.grid_blocks = t.t_r() * p_.bh(); break;                   // one block per Q block
-  }
-  const GpuSpec& g = p_.gpu;
-  std::int64_t per_sm = std::min<std::int64_t>(g.max_blocks_per_sm, g.max_warps_per_sm / p_.warps);
-  if (sram_peak_ > 0) per_sm = std::min<std::int64_t>(per_sm, g.smem_per_sm / sram_peak_);
-  c.blocks_per_sm = per_sm;
-  c.waves = per_sm > 0 ? ceil_div(c.grid_blocks, g.sms * per_sm) : 0;
   c.steps = steps_;
   return c;
 }
 
-Counters count(const Problem& p) {
-  Executor e(p);
+Counters count(const Problem& p, bool sectors) {
+  Executor e(p, ExecOptions{.tile_stats = false, .sectors = sectors});
   e.run();
   return e.counters();
 }

@@ -41,13 +41,29 @@ void require_shape(const char* field, const MatrixF& x, std::int64_t rows, std::
                       "a matrix of " + std::to_string(rows) + " x " + std::to_string(cols) + " (the problem's shape)");
 }
 
+// Where the schedule keeps m and l of a Q block between steps, read off its data: in HBM when a
+// launch stores m (V1's line 13), in the registers of the Q block's own thread block when a launch
+// walks tiles with one thread block per Q block (V2), else as whole-matrix row statistics of the
+// softmax (standard attention).
+enum class StatsHome : std::uint8_t { q_block_registers, hbm, whole };
+
+StatsHome stats_home(const Schedule& s) {
+  if (moves(s, Tensor::m)) return StatsHome::hbm;
+  for (const Launch& l : s.launches) {
+    if (l.body.empty()) continue;
+    for (const Loop& x : l.loops)
+      if (x.thread_block && x.dim == Dim::q_block) return StatsHome::q_block_registers;
+  }
+  return StatsHome::whole;
+}
+
 }  // namespace
 
 struct NumericsObserver::State {
   Problem p;
   const Inputs& in;
   NumericsOptions opt;
-  LoopOrder order;
+  StatsHome home;
   tile_math::Chip chip;
   std::int64_t block = -1;     // thread block the chip belongs to
   bool dense_stats = false;    // standard attention: m, l computed (after its softmax step)
@@ -57,7 +73,7 @@ struct NumericsObserver::State {
   std::vector<std::vector<StatSnapshot>> traces;
 
   State(const Problem& p_, const Inputs& in_, NumericsOptions o)
-      : p(p_), in(in_), opt(std::move(o)), order(make_schedule(p_).order), traces(opt.trace_blocks.size()) {
+      : p(p_), in(in_), opt(std::move(o)), home(stats_home(make_schedule(p_.algo))), traces(opt.trace_blocks.size()) {
     const Tiling& t = p.tiling;
     hbm_O.setConstant(t.n_q, t.d, kNaN);
     hbm_L.setConstant(t.n_q, kNaN);
@@ -134,17 +150,17 @@ struct NumericsObserver::State {
       std::int64_t offset = b * t.b_r;  // where block b's rows start in the vectors below
       const Eigen::VectorXf* m = &chip.m;
       const Eigen::VectorXf* l = &chip.l;
-      switch (order) {
-        case LoopOrder::q_outer:  // V2: the block's own registers, during its thread block
+      switch (home) {
+        case StatsHome::q_block_registers:  // V2: the block's own registers, during its thread block
           if (s.i != b) continue;
           offset = 0;
           break;
-        case LoopOrder::kv_outer:  // V1: HBM, after line 2 and after each tile (b, j)
+        case StatsHome::hbm:  // V1: HBM, after line 2 and after each tile (b, j)
           if (s.i != b && s.level != Level::prologue) continue;
           m = &hbm_m;
           l = &hbm_l;
           break;
-        case LoopOrder::none:  // standard: rowmax and rowsum of S, from its softmax step on
+        case StatsHome::whole:  // standard: rowmax and rowsum of S, from its softmax step on
           if (!dense_stats) continue;
           break;
       }
@@ -172,7 +188,7 @@ NumericsObserver::~NumericsObserver() = default;
 
 void NumericsObserver::on_step(const StepView& s) {
   State& st = *st_;
-  if (st.order == LoopOrder::q_outer && std::int64_t(s.block) != st.block) {
+  if (st.home == StatsHome::q_block_registers && std::int64_t(s.block) != st.block) {
     // A fresh thread block: O = 0, m = -inf, l = 0, L = +inf — what a block that visits no tile
     // writes (FA2's convention for rows with no visible key).
     st.block = s.block;

@@ -54,26 +54,35 @@ u64 step_events(const std::vector<Action>& actions, const Problem& p, TraceLevel
 }  // namespace
 
 TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFormat f, std::size_t stats_blocks) {
-  const Schedule s = make_schedule(p);
+  const Schedule s = make_schedule(p.algo);
   const Tiling& t = p.tiling;
   const u64 t_r = u64(t.t_r()), t_c = u64(t.t_c());
-  const bool tiled = s.order != LoopOrder::none;
-  const u64 outer = !tiled ? 0 : s.order == LoopOrder::q_outer ? t_r : t_c, tiles = tiled ? mul(t_r, t_c) : 0;
-  const bool v2 = s.order == LoopOrder::q_outer;
+  const bool tiled = has_tiles(s);
 
   TraceSizeBound b;
-  u64 steps = 0;
-  for (const auto* list : {&s.prologue, &s.epilogue})
-    for (const std::vector<Action>& step : *list) {
+  u64 steps = 0, blocks = 1;  // steps of one (batch, head); thread blocks of the largest launch
+  for (const Launch& l : s.launches) {
+    for (const std::vector<Action>& step : l.prologue) {
       b.events = add(b.events, step.size());
       ++steps;
     }
-  // V2's outer steps hold a Q block and get warp events; V1's (K_j, V_j loads) have no Q block.
-  const u64 per_outer = add(step_events(s.outer_begin, p, h.level, v2, false), step_events(s.outer_end, p, h.level, v2, false));
-  // An inner step runs its actions, or is one `skip` event on a skipped tile.
-  const u64 per_tile = std::max<u64>(step_events(s.inner, p, h.level, true, true), 1);
-  b.events = add(b.events, add(mul(outer, per_outer), mul(tiles, per_tile)));
-  steps = add(steps, add(mul(outer, 2), tiles));
+    const std::vector<Loop> walked = walked_loops(l);
+    if (walked.empty()) continue;
+    blocks = std::max<u64>(blocks, u64(blocks_per_head(l, p)));
+    // Outer steps that hold a Q block get warp events (V2's); V1's K_j, V_j loads have none.
+    const u64 outer = u64(loop_extent(walked[0].dim, p));
+    const bool q = walked[0].dim == Dim::q_block;
+    const u64 per_outer = add(step_events(l.outer_begin, p, h.level, q, false), step_events(l.outer_end, p, h.level, q, false));
+    b.events = add(b.events, mul(outer, per_outer));
+    steps = add(steps, mul(outer, 2));
+    if (walked.size() == 2) {
+      // An inner step runs its actions, or is one `skip` event on a skipped tile.
+      const u64 tiles = mul(outer, u64(loop_extent(walked[1].dim, p)));
+      const u64 per_tile = std::max<u64>(step_events(l.body, p, h.level, true, true), 1);
+      b.events = add(b.events, mul(tiles, per_tile));
+      steps = add(steps, tiles);
+    }
+  }
 
   std::string begin, end;
   if (f == TraceFormat::text) {
@@ -87,8 +96,8 @@ TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFor
     const u64 n = u64(std::max(t.n_q, t.n_k)), extent = std::max<u64>(n, u64(t.d));
     const u64 index = std::max<u64>(2, digits(std::max(t_r, t_c))), warp = std::max<u64>(2, digits(u64(p.warps)));
     const u64 bytes = digits(mul(mul(4 * u64(p.warps), n), extent));  // S in fp32 or a reduction's partials
-    const u64 launch = digits(p.algo == Algo::standard ? 2 : 0);  // standard: launches 0, 1, 2
-    b.event_bytes = launch + 1 + digits(std::max<u64>(t_r, 1)) + digits(steps) + op + tensor + 2 * index + 2 * digits(extent) +
+    const u64 launch = digits(u64(s.launches.size() - 1));  // launch indices 0 .. launches - 1
+    b.event_bytes = launch + 1 + digits(blocks) + digits(steps) + op + tensor + 2 * index + 2 * digits(extent) +
                     bytes + warp + eq + 11;
   } else {
     trace_form::binary_begin(begin, h, 0);

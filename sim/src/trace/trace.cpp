@@ -109,7 +109,7 @@ void StepEventSource::append(const StepView& s, std::vector<Event>& out) {
   const std::vector<Event>& events = kind_of(s).events;
   const std::size_t at = out.size();
   out.insert(out.end(), events.begin(), events.end());
-  const std::uint16_t launch = step_launch(p_, s);
+  const std::uint16_t launch = s.launch;
   for (std::size_t n = at; n < out.size(); ++n) {
     Event& e = out[n];
     e.launch = launch;

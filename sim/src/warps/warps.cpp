@@ -49,7 +49,7 @@ class StepWalk {
  public:
   StepWalk(const Problem& p, const StepView& s, WarpEventSink& sink)
       : p_(p), s_(s), sink_(sink), W_(p.warps), d_(p.tiling.d) {
-    base_.launch = step_launch(p, s);
+    base_.launch = s.launch;
     base_.block = s.block;
     base_.step = s.step;
     base_.i = std::int32_t(s.i);
@@ -62,7 +62,7 @@ class StepWalk {
   void run() {
     std::vector<Event> block;
     append_block_events(p_, s_, block);
-    const bool warp_level = !s_.skip && s_.i >= 0 && s_.level != Level::prologue && s_.level != Level::epilogue;
+    const bool warp_level = !s_.skip && s_.i >= 0 && s_.level != Level::prologue;
     const bool tile = warp_level && s_.level == Level::inner;
     bool computed = false;
     for (const Event& e : block) {

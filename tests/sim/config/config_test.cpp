@@ -54,7 +54,8 @@ TEST_CASE("sizes outside their ranges name the field and the value") {
 }
 
 TEST_CASE("tiles over the SRAM capacity report bytes needed, capacity and the largest tiles that fit") {
-  Config c;  // fp16, d = 64
+  Config c;  // V1 (Q_i, K_j, V_j and S_ij in SRAM), fp16, d = 64
+  c.algo = Algo::v1;
   c.b_r = c.b_c = 256;
   c.sram_bytes = 100'000;
   const ConfigError e = error_of(c);

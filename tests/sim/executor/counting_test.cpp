@@ -185,11 +185,19 @@ TEST_CASE("SRAM peak, grid and waves on the H200 preset") {
   Config c;  // V2, fp16, N = 4096, d = 64, default tiles 128 x 128, B = 1, H = 16
   c.n_q = c.n_k = 4096;
   c.heads = 16;
-  const Counters k = count(resolve(c));
-  // Q_i 128x64 + K_j, V_j 128x64 + S_ij 128x128, all at 2 bytes = 81,920
-  CHECK(k.sram_peak_bytes == (3 * 128 * 64 + 128 * 128) * 2);
+  Counters k = count(resolve(c));
+  // V2 keeps Q_i 128x64 and K_j, V_j 128x64 in SRAM at 2 bytes = 49,152 (S_ij in registers)
+  CHECK(k.sram_peak_bytes == 3 * 128 * 64 * 2);
   CHECK(k.grid_blocks == 32 * 16);  // T_r * heads, the (32, 1, 16) grid of shared/data
-  // resident per SM: min(32 blocks, 64 warps / 4, 233,472 B / 81,920 B = 2) = 2
+  // resident per SM: min(32 blocks, 64 warps / 4 = 16, 233,472 B / 49,152 B = 4) = 4
+  CHECK(k.blocks_per_sm == 4);
+  CHECK(k.waves == 1);  // ceil(512 / (132 * 4))
+  // V1 as the paper writes it adds S_ij 128x128 to SRAM: 81,920 bytes, 2 per SM; one thread block
+  // per (batch, head): 16 blocks, one wave
+  c.algo = Algo::v1;
+  k = count(resolve(c));
+  CHECK(k.sram_peak_bytes == (3 * 128 * 64 + 128 * 128) * 2);
   CHECK(k.blocks_per_sm == 2);
-  CHECK(k.waves == 2);  // ceil(512 / (132 * 2))
+  CHECK(k.grid_blocks == 16);
+  CHECK(k.waves == 1);
 }

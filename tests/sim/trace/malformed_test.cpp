@@ -176,7 +176,7 @@ TEST_CASE("bad headers: JSON, keys, types, config values, GPU facts") {
   rejects(edit("\"br\":4,", ""), "missing");
   rejects(edit("\"source\":\"sim\"", "\"source\":\"gpu\""), "gpu");
   rejects(edit("\"q\":\"random\"", "\"q\":\"lots\""), "inputs.q");
-  rejects(edit("\"sram\":232448", "\"sram\":100"), "SRAM");
+  rejects(edit("\"sram\":232448", "\"sram\":64"), "SRAM");  // V2 holds Q_i, K_j, V_j: 96 bytes
   rejects(edit("\"seed\":0", "\"seed\":-1"), "seed");
 }
 

@@ -71,14 +71,10 @@ std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d);
 /// B_c = ceil(M / (4d)), B_r = min(B_c, d). `m_bytes` / `e` gives M in elements.
 std::pair<std::int64_t, std::int64_t> v1_auto_blocks(std::int64_t m_bytes, int e, std::int64_t d);
 
-/// SRAM bytes one thread block holds at its peak step (docs/model.md "SRAM"):
-/// Q_i (B_r x d), K_j and V_j (B_c x d each) and S_ij/P_ij (B_r x B_c), all at e_in bytes
-/// (the V1 paper counts M in elements of one size: FA1 §3.1, Algorithm 1 line 1).
-std::int64_t sram_tile_bytes(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t d, int e_in);
-
 /// Validates `c` and fills in defaults. Throws ConfigError naming the field, the value and what
 /// is allowed: sizes <= 0, B_r > N_q is allowed (ragged), d outside [1, 1024], warps outside
-/// [1, 32], negative window sides, unknown GPU, tiles over the SRAM capacity (with the bytes
+/// [1, 32], negative window sides, unknown GPU, tiles over the SRAM capacity (the bytes the
+/// algorithm's schedule keeps in SRAM, schedule.hpp sram_bytes; the error gives the bytes
 /// needed, the capacity and the largest square tiles that fit), counts that overflow 64 bits.
 Problem resolve(const Config& c);
 

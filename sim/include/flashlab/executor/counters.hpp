@@ -1,12 +1,16 @@
-// counters.hpp — exact 64-bit counters, indexed by tensor and direction, op kind and tile class.
+// counters.hpp — exact 64-bit counters, indexed by memory level, tensor and direction, op kind
+// and tile class; one set per launch and their totals.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "flashlab/contract/event.hpp"
 #include "flashlab/contract/tiling.hpp"
+#include "flashlab/schedule/memory.hpp"
 
 namespace flashlab {
 
@@ -21,9 +25,16 @@ std::string_view to_string(TileClass c);  // "full", "partial", "skipped"
 
 enum class Dir : std::uint8_t { read = 0, write = 1 };
 
-/// Work of one step, one tile or a whole run. All counts are exact; bytes are HBM bytes.
+/// Bytes per tensor and direction at one memory level: [tensor][read|write].
+using TensorBytes = std::array<std::array<std::uint64_t, 2>, kTensorCount>;
+
+/// Sum over tensors of one direction.
+std::uint64_t total(const TensorBytes& b, Dir d);
+
+/// Work of one step, one tile or a whole run. All counts are exact; bytes are HBM bytes
+/// (global-memory requests, Memory::hbm), what the events carry.
 struct Cost {
-  std::array<std::array<std::uint64_t, 2>, kTensorCount> hbm{};  // [tensor][read|write], bytes
+  TensorBytes hbm{};                                             // [tensor][read|write], bytes
   std::array<std::uint64_t, kOpKindCount> ops{};                 // non-matmul operations by kind
   std::uint64_t flops = 0;                                       // matmul FLOPs (2 per multiply-add)
 
@@ -40,17 +51,36 @@ struct TileCounts {
   std::uint64_t total = 0, visited = 0, full = 0, partial = 0, skipped = 0;
 };
 
-/// Everything `flashlab count` reports for one configuration (all batch*heads included, except
-/// the SRAM and grid figures, which are per thread block and per launch).
-struct Counters {
-  Cost cost;
-  TileCounts tiles;
-  std::int64_t sram_peak_bytes = 0;  // largest on-chip working set of one thread block, bytes
-  std::int64_t sram_capacity = 0;    // M, bytes
-  std::int64_t grid_blocks = 0;      // thread blocks launched
+/// One launch of the schedule (all batch*heads included, except the SRAM figure).
+struct LaunchCounters {
+  std::string name;                  // the kernel (schedule.hpp Launch::name)
+  Cost cost;                         // its HBM bytes, FLOPs and ops
+  std::int64_t grid = 0;             // thread blocks, batch * heads included
+  std::int64_t sram_peak_bytes = 0;  // largest SRAM working set of one of its thread blocks
   std::int64_t blocks_per_sm = 0;    // resident blocks per SM on the GPU preset
-  std::int64_t waves = 0;            // ceil(grid_blocks / (SMs * blocks_per_sm))
+  std::int64_t waves = 0;            // ceil(grid / (SMs * blocks_per_sm))
+};
+
+/// Everything `flashlab count` reports for one configuration (all batch*heads included, except
+/// the SRAM and per-SM figures, which are per thread block).
+struct Counters {
+  Cost cost;  // totals over the launches
+  /// Bytes by memory level (memory.hpp): [level][tensor][read|write]. levels[hbm] equals
+  /// cost.hbm; levels[sram] and levels[registers] are the tile loads and stores by where the
+  /// schedule keeps each tile; levels[sector] is filled only when the sector counter ran
+  /// (`sectors`, ExecOptions::sectors).
+  std::array<TensorBytes, kMemoryCount> levels{};
+  bool sectors = false;
+  std::vector<LaunchCounters> launches;  // in launch order; their costs sum to `cost`
+  TileCounts tiles;
+  std::int64_t sram_peak_bytes = 0;  // largest SRAM working set of one thread block, any launch
+  std::int64_t sram_capacity = 0;    // M, bytes
+  std::int64_t grid_blocks = 0;      // thread blocks of all launches
+  std::int64_t blocks_per_sm = 0;    // the fewest resident blocks per SM of any launch
+  std::int64_t waves = 0;            // waves of all launches, one launch after the other
   std::uint64_t steps = 0;           // steps walked, one (batch, head)
+
+  std::uint64_t bytes(Memory m, Tensor t, Dir d) const { return levels[int(m)][int(t)][int(d)]; }
 };
 
 }  // namespace flashlab

@@ -14,11 +14,6 @@
 
 namespace flashlab {
 
-/// The kernel launch step `s` belongs to (Event::launch): StepView::launch; for standard attention,
-/// whose three steps are its three launches (S = scale Q K^T, P = softmax(S), O = P V; FA1 Alg. 0
-/// lines 1-3), the step number when the executor leaves StepView::launch at 0.
-std::uint16_t step_launch(const Problem& p, const StepView& s);
-
 /// The launch of standard attention's step `step` in a trace that does not record it (format v1,
 /// docs/events.md "Versions"): step k is launch k (k = 0, 1, 2); a larger step, which no valid
 /// standard trace holds, maps to the last launch, 2.

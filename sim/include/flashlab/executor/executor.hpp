@@ -1,14 +1,17 @@
 // executor.hpp — walks a Schedule one step at a time, counting what every step costs.
 //
-// One executor for all three algorithms: the schedule (schedule.hpp) says what each step does,
-// action_cost.hpp says what each action costs, and observers (event recorders, numerics, the viewer)
-// see every step as it happens. The walk covers one (batch, head); counters() multiplies by
-// batch * heads, since every head runs the same schedule.
+// One executor for every schedule: the schedule (schedule.hpp) says what each launch's loops and
+// steps are, action_cost.hpp says what each action costs, and observers (event recorders,
+// numerics, the sector counter, the viewer) see every step as it happens. The walk covers one
+// (batch, head), launch after launch; counters() multiplies by batch * heads, since every head
+// runs the same schedule.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "flashlab/config/config.hpp"
@@ -17,14 +20,19 @@
 
 namespace flashlab {
 
-/// Where in the loop nest a step is.
-enum class Level : std::uint8_t { prologue, outer_begin, inner, outer_end, epilogue };
+/// Where in a launch's loop nest a step is.
+enum class Level : std::uint8_t { prologue, outer_begin, inner, outer_end };
 
 /// One step as observers see it.
 struct StepView {
-  std::uint16_t launch = 0; // kernel launch within the schedule (event.hpp Event::launch)
-  std::uint32_t block = 0;  // thread block: the Q block i for V2, 0 for V1 and standard
-  std::uint32_t step = 0;   // step number within the block
+  /// Thread block within the launch and the (batch, head): the linear index of the launch's
+  /// thread-block loops other than batch and head, blockIdx.x fastest (the Q block i for V2, 0 for
+  /// V1 and standard attention); 0 for prologue steps.
+  std::uint32_t block = 0;
+  /// Step number within the thread block, counted on across launches for the same block number,
+  /// so that (block, step) names one step of a (batch, head) (standard attention: 0, 1, 2).
+  std::uint32_t step = 0;
+  std::uint16_t launch = 0;  // index of the launch in the schedule (event.hpp Event::launch)
   Level level = Level::prologue;
   std::int64_t i = -1, j = -1;  // tile indices (-1 where the step has none)
   bool skip = false;            // a skipped tile: no action runs, one `skip` event
@@ -45,20 +53,30 @@ struct TileStat {
   std::int32_t visit = -1;  // visit order among visited tiles (-1: not visited)
 };
 
-/// Tiles on chip after a step: the Q block and K/V block resident (-1: none), and their bytes.
+/// SRAM contents after a step: the Q block and K/V block resident (-1: none) and the bytes of the
+/// tiles the launch keeps in SRAM (schedule.hpp sram_bytes).
 struct Resident {
   std::int64_t q_block = -1, kv_block = -1;
-  bool scores = false;       // S_ij / P_ij on chip
-  std::int64_t bytes = 0;    // Q_i + K_j + V_j + S_ij at e_in, as in sram_tile_bytes
+  bool scores = false;     // S_ij / P_ij in SRAM (V1; V2 keeps them in registers)
+  std::int64_t bytes = 0;
 };
 
 struct ExecOptions {
   bool tile_stats = false;  // keep a TileStat per tile (T_r * T_c of them)
+  bool sectors = false;     // run the sector counter (sector_counter.hpp): Counters::levels[sector]
 };
+
+class SectorCounter;
 
 class Executor {
  public:
+  /// Walks p.algo's schedule.
   explicit Executor(const Problem& p, ExecOptions opt = {});
+  /// Walks `s` (checked with check_schedule: std::logic_error if it cannot be walked).
+  Executor(const Problem& p, Schedule s, ExecOptions opt = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
   /// Observers see every later step; they must outlive the executor's run.
   void add_observer(StepObserver* o) { observers_.push_back(o); }
@@ -67,62 +85,90 @@ class Executor {
   bool step();
   /// Runs every remaining step.
   void run();
-  bool done() const { return phase_ == Phase::done; }
+  bool done() const { return done_; }
 
   const Problem& problem() const { return p_; }
   const Schedule& schedule() const { return s_; }
   /// The last step run (valid after a step() that returned true).
   const StepView& last() const { return view_; }
-  /// Totals so far; HBM, ops, FLOPs and tiles multiplied by batch * heads.
+  /// Totals so far; bytes, ops, FLOPs and tiles multiplied by batch * heads, per launch and in all.
   Counters counters() const;
-  /// Cost so far of one (batch, head).
-  const Cost& cost_one_head() const { return cost_; }
+  /// Cost so far of one (batch, head), all launches.
+  Cost cost_one_head() const;
   Resident resident() const { return resident_; }
 
   /// Per-tile records (empty unless ExecOptions::tile_stats), row-major by (i, j).
   const std::vector<TileStat>& tile_stats() const { return tiles_; }
-  /// Cost of tile (i, j)'s step for one (batch, head): zero for a tile the schedule skips.
+  /// Cost of tile (i, j)'s steps for one (batch, head), over the launches that walk tiles: zero
+  /// for a tile the schedule skips, and for a schedule without tiles (has_tiles).
   Cost tile_cost(std::int64_t i, std::int64_t j) const;
+  /// Tile (i, j)'s step in the first launch that walks tiles, as the walk shows it (block, launch,
+  /// actions, class; cost unset). Requires has_tiles(schedule()).
+  StepView tile_step(std::int64_t i, std::int64_t j) const;
 
  private:
-  enum class Phase : std::uint8_t { prologue, outer_begin, inner, outer_end, epilogue, done };
+  // A step's cost and SRAM contents, which depend on (i, j) only through the ragged edges.
   struct Memo {
     bool ready = false;
+    bool scores = false;
+    std::int64_t sram = 0;
     Cost cost;
   };
-  void emit(Level level, std::int64_t i, std::int64_t j, std::span<const Action> acts, const Cost& c,
-            bool skip, TileClass cls);
-  const Cost& memo_cost(Memo& m, std::span<const Action> acts, std::int64_t i, std::int64_t j);
-  bool outer_visits(std::int64_t o) const;
+  // One launch as the walk needs it, read off its data once.
+  struct Plan {
+    const Launch* launch = nullptr;
+    int depth = 0;                      // tile loops walked: 0, 1 or 2
+    std::array<Dim, 2> dim{};           // outer, inner
+    std::array<bool, 2> descending{};
+    std::array<std::int64_t, 2> n{};    // extents
+    std::array<std::int64_t, 2> stride{};  // block-number weight of a thread-block tile loop (0: none)
+    std::vector<Action> begin_visited, begin_empty, end_visited, end_empty;
+    std::array<Memo, 4> inner_memo{}, begin_memo{}, end_memo{};
+    std::int64_t sram_peak = 0;
+  };
+  enum class Phase : std::uint8_t { prologue, outer_begin, inner, outer_end, next_launch };
+
+  void plan();
+  void start_launch();
+  void enter_block(std::uint32_t block);
+  void emit(Level level, std::int64_t i, std::int64_t j, std::span<const Action> acts, const Cost& c, bool skip,
+            TileClass cls);
+  bool outer_visits(Dim d, std::int64_t index) const;
   Cost sum_cost(std::span<const Action> acts, std::int64_t i, std::int64_t j) const;
+  std::int64_t index_of(const Plan& w, int level, std::int64_t k) const {
+    return w.descending[level] ? w.n[level] - 1 - k : k;
+  }
+  Resident resident_at(const Plan& w, std::int64_t i, std::int64_t j) const;
+  const Memo& memo(const Plan& w, Memo& m, std::span<const Action> acts, std::int64_t i, std::int64_t j) const;
 
   Problem p_;
   Schedule s_;
   ExecOptions opt_;
   std::vector<StepObserver*> observers_;
-  std::vector<Action> begin_visited_, begin_empty_, end_visited_, end_empty_;
+  std::unique_ptr<SectorCounter> sectors_;
+  std::vector<Plan> plans_;
 
+  std::size_t launch_ = 0;
   Phase phase_ = Phase::prologue;
-  std::size_t pro_ = 0, epi_ = 0;
-  std::int64_t o_ = 0, k_ = 0, n_outer_ = 0, n_inner_ = 0;
+  bool done_ = false;
+  std::size_t pro_ = 0;
+  std::int64_t o_ = 0, k_ = 0, outer_index_ = 0;
   bool outer_visited_ = false;
   std::uint32_t block_ = 0, next_step_ = 0;
+  std::unordered_map<std::uint32_t, std::uint32_t> carried_;  // next step of a block, for later launches
   std::int32_t visits_ = 0;
 
-  Cost cost_;
+  std::vector<Cost> launch_cost_;
   TileCounts tiles_count_;
-  std::int64_t sram_peak_ = 0;
   std::uint64_t steps_ = 0;
   Resident resident_;
   StepView view_;
   Cost scratch_;
-  // memo of step costs by (last row block?, last col block?) and, for outer steps, visited?
-  std::array<Memo, 4> inner_memo_{};
-  std::array<Memo, 4> begin_memo_{}, end_memo_{};
   std::vector<TileStat> tiles_;
 };
 
-/// Counts a whole configuration (the executor run to its end, no observers).
-Counters count(const Problem& p);
+/// Counts a whole configuration (the executor run to its end, no observers). `sectors`: also the
+/// 32-byte-sector level (Counters::levels[sector]).
+Counters count(const Problem& p, bool sectors = false);
 
 }  // namespace flashlab

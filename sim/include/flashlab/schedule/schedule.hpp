@@ -1,21 +1,31 @@
-// schedule.hpp — an algorithm's loop nest as data, walked by one executor (executor.hpp).
+// schedule.hpp — an algorithm as data: a list of launches (kernels), each a loop nest walked by
+// one executor (executor.hpp). Standard attention, V1 and V2 are three values of `Schedule`; a
+// backward pass or a split-KV forward is another value, not another branch in the executor.
 //
-// Standard attention, V1 and V2 are three values of `Schedule`, not three copies of counting code:
-//   prologue steps                      (V1: line 2 initialises O, l, m in HBM; standard: all of it)
-//   for o in outer blocks:              (V2: Q blocks i; V1: K/V blocks j)
-//     outer_begin                       (V2: load Q_i; V1: load K_j, V_j)
-//     for each inner block:             (V2: K/V blocks j; V1: Q blocks i)
-//       inner, on a visited tile (i, j) — or one `skip` event on a skipped one
-//     outer_end                         (V2: O_i = O_i / l_i, store O_i and L_i)
-//   epilogue steps
+// A launch, for one (batch, head):
+//   prologue steps                         (V1 line 2: O, l, m initialised in HBM; standard
+//                                           attention: each line of Algorithm 0, whole tensors)
+//   for the outer tile loop (Q blocks i or K/V blocks j, ascending or descending):
+//     outer.begin                          (V2: load Q_i; V1: load K_j, V_j)
+//     for the inner tile loop:
+//       body, on a visited tile (i, j) — or one `skip` event on a skipped one
+//     outer.end                            (V2: O_i = O_i / l_i, store O_i and L_i)
 // Actions flagged `if_visited` run only when the outer block has at least one visited tile.
+//
+// The loops also say which of them are thread blocks and in what order the GPU dispatches them:
+// thread-block loops come first in `loops`, and the last of them is blockIdx.x, the fastest. The
+// executor derives from this the thread-block id of each step, the grid of each launch, step
+// counts and the trace size bound.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "flashlab/config/config.hpp"
+#include "flashlab/contract/algo.hpp"
 #include "flashlab/contract/event.hpp"
+#include "flashlab/schedule/memory.hpp"
 
 namespace flashlab {
 
@@ -36,23 +46,94 @@ struct Action {
   bool if_visited = false;       // outer-level actions: only when the outer block visits a tile
 };
 
-enum class LoopOrder : std::uint8_t {
-  none,      // standard attention: no tile loop
-  q_outer,   // V2 (FA2 Alg. 1): outer loop over Q blocks i, one thread block per Q block
-  kv_outer,  // V1 (FA1 Alg. 1): outer loop over K/V blocks j, inner over Q blocks i
+/// What a loop runs over. Extents (loop_extent): batch, heads, T_r, T_c, N_q.
+/// New dimensions (a split of the K/V blocks for split-KV, a K/V head for grouped queries) are new
+/// values here.
+enum class Dim : std::uint8_t {
+  batch,
+  head,
+  q_block,   // Q blocks i
+  kv_block,  // K/V blocks j
+  q_row,     // single query rows (standard attention's softmax: one thread block per row)
+};
+
+enum class Order : std::uint8_t { ascending, descending };
+
+/// One level of a launch's loop nest.
+struct Loop {
+  Dim dim = Dim::q_block;
+  bool thread_block = false;      // a grid dimension: one thread block per index
+  // A sequential loop: the order a thread block walks it. A thread-block loop: which index the
+  // first dispatched block (blockIdx 0) takes — descending gives it the last, as FA2's causal
+  // kernels dispatch the longest Q blocks first.
+  Order order = Order::ascending;
+};
+
+/// Where a launch keeps a tile of `tensor` while it works on it (docs/model.md "SRAM").
+struct Placement {
+  Tensor tensor = Tensor::none;
+  Memory memory = Memory::sram;  // sram or registers
+};
+
+/// One kernel launch.
+struct Launch {
+  std::string name;         // the kernel's name, e.g. "v2_forward"
+  std::vector<Loop> loops;  // outermost first: thread-block loops (dispatch order, blockIdx.x
+                            // last), then the sequential loops of one thread block
+  std::vector<std::vector<Action>> prologue;  // steps once per (batch, head), before the tile
+                                              // loops, by the thread block numbered 0
+  std::vector<Action> outer_begin, outer_end;  // around each index of the outer tile loop
+  std::vector<Action> body;                    // on each visited tile (i, j)
+  std::vector<Placement> placement;            // every tensor the launch loads or stores
 };
 
 struct Schedule {
-  Algo algo = Algo::v2;
-  LoopOrder order = LoopOrder::q_outer;
-  std::vector<std::vector<Action>> prologue;  // one vector per step
-  std::vector<Action> outer_begin;
-  std::vector<Action> inner;
-  std::vector<Action> outer_end;
-  std::vector<std::vector<Action>> epilogue;  // one vector per step
+  std::vector<Launch> launches;  // in launch order
 };
 
-/// The schedule of p.algo (FA1 Alg. 0 / FA1 Alg. 1 / FA2 Alg. 1; line by line in docs/model.md).
-Schedule make_schedule(const Problem& p);
+/// The schedule of `a`, line by line from FA1 Alg. 0 / FA1 Alg. 1 / FA2 Alg. 1 (docs/model.md).
+Schedule make_schedule(Algo a);
+
+/// Throws std::logic_error naming the launch and the rule when `s` cannot be walked: a dimension
+/// twice in one launch; a thread-block loop after a sequential one; tile loops other than one or
+/// two of q_block, kv_block where the launch has loop actions; a body without two tile loops;
+/// outer actions where the inner tile loop is a thread-block loop; a region whose block index is unknown at its level; a loaded or stored tensor without a
+/// placement; a placement other than sram or registers.
+void check_schedule(const Schedule& s);
+
+/// The extent of dimension `d` for problem p: batch, heads, T_r, T_c or N_q.
+std::int64_t loop_extent(Dim d, const Problem& p);
+
+/// The tile loops the executor walks, outer first: the launch's q_block and kv_block loops when
+/// it has outer or body actions, else none (its steps are its prologue).
+std::vector<Loop> walked_loops(const Launch& l);
+
+/// Thread blocks the launch runs per (batch, head): the product of its thread-block loops'
+/// extents, batch and head excluded. Times batch * heads: the launch's grid.
+std::int64_t blocks_per_head(const Launch& l, const Problem& p);
+
+/// Where launch l keeps tensor t (memory.hpp), or Memory::hbm when the launch has no placement
+/// for it (it does not move t).
+Memory placement_of(const Launch& l, Tensor t);
+
+/// Whether any launch of s loads or stores tensor t.
+bool moves(const Schedule& s, Tensor t);
+
+/// Whether any launch of s walks tiles (i, j) (has a body).
+bool has_tiles(const Schedule& s);
+
+/// Bytes of tensor t's tile with `rows` query rows and `cols` keys: Q_i, O_i rows x d; K_j, V_j
+/// cols x d; S_ij, P_ij rows x cols, all at e_in bytes; l_i, m_i, L_i rows x 4 bytes.
+std::int64_t tile_bytes(Tensor t, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in);
+
+/// Shared memory one thread block of launch l holds with tiles of rows x cols: the tiles its
+/// placement keeps in SRAM (S_ij and P_ij share one buffer: P overwrites S). rows = 0 or cols = 0
+/// leaves out the tiles that need them (V2 before its first K/V block holds only Q_i).
+std::int64_t sram_bytes(const Launch& l, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in);
+
+/// The largest sram_bytes over the launches of s: what a B_r x B_c tiling needs of SRAM. V1
+/// (S_ij in SRAM): (B_r d + 2 B_c d + B_r B_c) e_in; V2 (S_ij/P_ij and O_i in registers):
+/// (B_r d + 2 B_c d) e_in; standard attention, its S = QK^T launch: (B_r d + B_c d + B_r B_c) e_in.
+std::int64_t sram_bytes(const Schedule& s, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in);
 
 }  // namespace flashlab

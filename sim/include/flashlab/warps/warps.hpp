@@ -65,7 +65,7 @@ class WarpEventSink {
 
 /// Walks step `s`: its block-level events (append_block_events) with the warp-level events of
 /// p.split inserted at the places docs/events.md fixes. Only steps of the tile loop have warp
-/// events (V2: outer_begin, inner, outer_end; V1: inner); prologue and epilogue steps, skipped
+/// events (V2: outer_begin, inner, outer_end; V1: inner); prologue steps, skipped
 /// tiles and standard attention have none.
 void walk_step_events(const Problem& p, const StepView& s, WarpEventSink& sink);
 

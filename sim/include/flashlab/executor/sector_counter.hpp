@@ -1,0 +1,79 @@
+// sector_counter.hpp — the sector level (memory.hpp Memory::sector): every load and store of the
+// walk in whole 32-byte sectors, as the project's CUDA kernels move it, for all batch * heads.
+// What Nsight Compute's l1tex__t_bytes_pipe_lsu_mem_global_op_{ld,st} count for those kernels.
+//
+// The kernels' layout (kernels/include/flashlab/kernels/api.hpp): Q, O (bh, N_q, d) and K, V
+// (bh, N_k, d) at e_in bytes; l, m, L (bh, N_q) fp32; standard attention's S, P (bh, N_q, ld) at
+// e_in bytes with ld = N_k rounded up to 16 elements, so that every row starts on a sector; all
+// from 256-byte aligned allocations. The rules:
+//   - a run of rows of Q K V O (d e_in bytes each) or of l m L (4 bytes each) is contiguous and is
+//     moved in warp requests from its first byte: 32 threads x 16 bytes for e_in tensors, 32 rows
+//     for fp32 statistics; each request counts the sectors it touches. Rows of d e_in bytes (a
+//     multiple of 32 for every d the kernels compile) count exactly; statistics runs that start
+//     or end inside a sector count the whole sector, once per request;
+//   - a row of S or P is moved in pieces of whole 16-byte chunks: one per K/V block j (cols(j)
+//     elements) in a launch with a sequential K/V-block loop (S = QK^T, O = PV), the whole row
+//     (N_k elements) otherwise (the softmax);
+//   - whole-tensor actions (standard attention's lines, V1 line 2) are split among the launch's
+//     thread blocks: per Q block or per row for per-query tensors and S, P; every thread block
+//     reads all of K and V, in K/V blocks when the launch loops over them (so K and V are read
+//     T_r times where Algorithm 0, and the hbm level, read them once).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/counters.hpp"
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/schedule.hpp"
+
+namespace flashlab {
+
+/// Bytes that a contiguous access of n bytes at byte address a occupies in 32-byte sectors.
+std::uint64_t sector_bytes(std::uint64_t a, std::uint64_t n);
+
+/// An observer of the walk (Executor with ExecOptions::sectors, or attached by hand).
+class SectorCounter : public StepObserver {
+ public:
+  SectorCounter(const Problem& p, const Schedule& s);
+  void on_step(const StepView& s) override;
+  /// Sector bytes so far, [tensor][read|write], all batch * heads.
+  const TensorBytes& bytes() const { return bytes_; }
+
+ private:
+  // Multiplicities of start addresses modulo 32: (residue, how many).
+  using Residues = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  // How a tensor's rows lie in memory, over all (batch, head).
+  struct Layout {
+    std::uint64_t row = 0;      // bytes per row
+    std::uint64_t request = 0;  // bytes per warp request (a multiple of 32)
+    Residues heads;             // start of each (batch, head)'s tensor, mod 32
+    // the last run counted (consecutive tiles repeat it: K_j then V_j, full block after full block)
+    mutable std::uint64_t last_start = ~std::uint64_t(0), last_rows = 0, last_bytes = 0;
+  };
+  // What a launch's thread blocks split whole-tensor actions by.
+  struct Shape {
+    Dim split = Dim::batch;     // q_block, q_row, or batch for none (one thread block per head)
+    bool kv_tiles = false;      // a sequential K/V-block loop
+    std::uint64_t blocks = 1;   // thread blocks per (batch, head)
+  };
+
+  const Layout& layout(Tensor t) const;
+  // n_rows rows from offset `start` (bytes, mod 32) within every (batch, head)'s tensor.
+  std::uint64_t rows(const Layout& l, std::uint64_t start, std::uint64_t n_rows) const;
+  // The same for every start in `starts`, each counted its number of times.
+  std::uint64_t rows(const Layout& l, const Residues& starts, std::uint64_t n_rows) const;
+  std::uint64_t rows_at(Tensor t, std::int64_t first, std::int64_t n_rows) const;
+  std::uint64_t whole(const Shape& s, Tensor t) const;
+  std::uint64_t score_row(std::uint64_t col0, std::uint64_t cols) const;
+
+  Problem p_;
+  Layout query_, key_, stats_;
+  std::vector<Shape> shapes_;  // by launch
+  Residues full_q_blocks_, full_kv_blocks_, all_q_rows_;  // first rows of full blocks, of every row
+  TensorBytes bytes_{};
+};
+
+}  // namespace flashlab

@@ -1,0 +1,160 @@
+// launch.cpp — what can be read off a schedule's data: its checks, loop extents, grids, where
+// tiles live and how much SRAM they take (schedule.hpp).
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "flashlab/executor/counters.hpp"  // to_string(Tensor)
+#include "flashlab/schedule/schedule.hpp"
+
+namespace flashlab {
+namespace {
+
+bool is_tile_dim(Dim d) { return d == Dim::q_block || d == Dim::kv_block; }
+bool per_query(Tensor t) { return t == Tensor::Q || t == Tensor::O || t == Tensor::l || t == Tensor::m || t == Tensor::L; }
+bool per_key(Tensor t) { return t == Tensor::K || t == Tensor::V; }
+
+[[noreturn]] void bad(const Launch& l, const std::string& rule) {
+  throw std::logic_error("schedule, launch \"" + l.name + "\": " + rule);
+}
+
+// The regions an action may name at a level where Q block i and/or K/V block j are known.
+void check_actions(const Launch& l, const std::vector<Action>& acts, bool know_i, bool know_j, const char* where) {
+  for (const Action& a : acts) {
+    const bool moves_data = a.op == Op::load || a.op == Op::store;
+    if (!moves_data && a.op != Op::compute) bad(l, std::string(where) + " holds an action that is not a load, store or compute");
+    if (!moves_data) continue;
+    if (a.tensor == Tensor::none) bad(l, std::string(where) + " loads or stores no tensor");
+    if (placement_of(l, a.tensor) == Memory::hbm)
+      bad(l, "tensor " + std::string(to_string(a.tensor)) + " is moved but has no placement");
+    switch (a.region) {
+      case Region::q_block:
+        if (!know_i || !per_query(a.tensor)) bad(l, std::string(where) + ": a q_block region needs Q block i and a per-query tensor");
+        break;
+      case Region::kv_block:
+        if (!know_j || !per_key(a.tensor)) bad(l, std::string(where) + ": a kv_block region needs K/V block j and K or V");
+        break;
+      case Region::whole: break;
+      case Region::none: bad(l, std::string(where) + ": a load or store needs a region");
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(Memory m) {
+  static constexpr std::string_view names[] = {"hbm", "sector", "sram", "registers"};
+  return names[int(m)];
+}
+
+std::int64_t loop_extent(Dim d, const Problem& p) {
+  switch (d) {
+    case Dim::batch: return p.batch;
+    case Dim::head: return p.heads;
+    case Dim::q_block: return p.tiling.t_r();
+    case Dim::kv_block: return p.tiling.t_c();
+    case Dim::q_row: return p.tiling.n_q;
+  }
+  return 1;
+}
+
+std::vector<Loop> walked_loops(const Launch& l) {
+  std::vector<Loop> out;
+  if (l.outer_begin.empty() && l.outer_end.empty() && l.body.empty()) return out;
+  for (const Loop& x : l.loops)
+    if (is_tile_dim(x.dim)) out.push_back(x);
+  return out;
+}
+
+std::int64_t blocks_per_head(const Launch& l, const Problem& p) {
+  std::int64_t n = 1;
+  for (const Loop& x : l.loops)
+    if (x.thread_block && x.dim != Dim::batch && x.dim != Dim::head) n *= loop_extent(x.dim, p);
+  return n;
+}
+
+Memory placement_of(const Launch& l, Tensor t) {
+  for (const Placement& x : l.placement)
+    if (x.tensor == t) return x.memory;
+  return Memory::hbm;
+}
+
+bool moves(const Schedule& s, Tensor t) {
+  for (const Launch& l : s.launches) {
+    auto touches = [t](const std::vector<Action>& acts) {
+      return std::any_of(acts.begin(), acts.end(), [t](const Action& a) {
+        return (a.op == Op::load || a.op == Op::store) && a.tensor == t;
+      });
+    };
+    if (touches(l.outer_begin) || touches(l.outer_end) || touches(l.body)) return true;
+    for (const auto& step : l.prologue)
+      if (touches(step)) return true;
+  }
+  return false;
+}
+
+bool has_tiles(const Schedule& s) {
+  return std::any_of(s.launches.begin(), s.launches.end(), [](const Launch& l) { return !l.body.empty(); });
+}
+
+void check_schedule(const Schedule& s) {
+  if (s.launches.empty()) throw std::logic_error("schedule: no launch");
+  if (s.launches.size() > 0xFFFF) throw std::logic_error("schedule: more than 65535 launches");
+  for (const Launch& l : s.launches) {
+    bool seen[5] = {}, sequential = false;
+    for (const Loop& x : l.loops) {
+      if (seen[int(x.dim)]) bad(l, "a dimension appears twice");
+      seen[int(x.dim)] = true;
+      if (x.thread_block && sequential) bad(l, "a thread-block loop comes after a sequential loop");
+      sequential = sequential || !x.thread_block;
+    }
+    for (const Placement& x : l.placement)
+      if (x.memory != Memory::sram && x.memory != Memory::registers) bad(l, "a placement other than sram or registers");
+    const std::vector<Loop> walked = walked_loops(l);
+    const bool has_loop_actions = !l.outer_begin.empty() || !l.outer_end.empty() || !l.body.empty();
+    if (has_loop_actions) {
+      if (walked.empty() || walked.size() > 2) bad(l, "loop actions need one or two tile loops (q_block, kv_block)");
+      if (seen[int(Dim::q_row)]) bad(l, "a q_row loop in a launch that walks tiles");
+      if (!l.body.empty() && walked.size() != 2) bad(l, "a body needs two tile loops");
+      if (walked.back().thread_block && walked.size() == 2 && (!l.outer_begin.empty() || !l.outer_end.empty()))
+        bad(l, "outer actions around an inner loop of thread blocks (one thread block per tile has no outer level)");
+    }
+    for (const auto& step : l.prologue) check_actions(l, step, false, false, "the prologue");
+    const bool outer_q = !walked.empty() && walked[0].dim == Dim::q_block;
+    check_actions(l, l.outer_begin, outer_q, !walked.empty() && !outer_q, "outer_begin");
+    check_actions(l, l.outer_end, outer_q, !walked.empty() && !outer_q, "outer_end");
+    check_actions(l, l.body, true, true, "the body");
+  }
+}
+
+std::int64_t tile_bytes(Tensor t, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in) {
+  switch (t) {
+    case Tensor::Q: case Tensor::O: return rows * d * e_in;
+    case Tensor::K: case Tensor::V: return cols * d * e_in;
+    case Tensor::S: case Tensor::P: return rows * cols * e_in;
+    case Tensor::l: case Tensor::m: case Tensor::L: return rows * 4;
+    case Tensor::none: break;
+  }
+  return 0;
+}
+
+std::int64_t sram_bytes(const Launch& l, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in) {
+  std::int64_t bytes = 0;
+  bool scores = false;  // S_ij and P_ij: one buffer
+  for (const Placement& x : l.placement) {
+    if (x.memory != Memory::sram) continue;
+    const bool s = x.tensor == Tensor::S || x.tensor == Tensor::P;
+    if (s && scores) continue;
+    scores = scores || s;
+    bytes += tile_bytes(x.tensor, rows, cols, d, e_in);
+  }
+  return bytes;
+}
+
+std::int64_t sram_bytes(const Schedule& s, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in) {
+  std::int64_t most = 0;
+  for (const Launch& l : s.launches) most = std::max(most, sram_bytes(l, rows, cols, d, e_in));
+  return most;
+}
+
+}  // namespace flashlab
