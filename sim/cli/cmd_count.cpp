@@ -24,6 +24,13 @@ void print_table(const Problem& p, const Counters& k, const std::string& model) 
   std::cout << fmt::format("  {:<6}{:>34}{:>34}\n", "total", bytes_both(k.cost.read_bytes()),
                            bytes_both(k.cost.write_bytes()));
   std::cout << fmt::format("  read + written: {}\n", bytes_both(k.cost.read_bytes() + k.cost.write_bytes()));
+  std::cout << "Other memory levels (read, written):\n";
+  for (Memory m : {Memory::sector, Memory::sram, Memory::registers}) {
+    if (m == Memory::sector && !k.sectors) continue;
+    const TensorBytes& b = k.levels[int(m)];
+    std::cout << fmt::format("  {:<10}{:>30}{:>34}\n", to_string(m), bytes_both(total(b, Dir::read)),
+                             bytes_both(total(b, Dir::write)));
+  }
 
   std::cout << fmt::format("\nTiles (i, j): total {}, visited {}; full {}, partial {}, skipped {}\n",
                            group_digits(k.tiles.total), group_digits(k.tiles.visited), group_digits(k.tiles.full),
@@ -40,6 +47,11 @@ void print_table(const Problem& p, const Counters& k, const std::string& model) 
   std::cout << fmt::format("Grid: {} thread blocks; {} blocks per SM on {} ({} SMs) -> {} wave{}\n",
                            group_digits(std::uint64_t(k.grid_blocks)), k.blocks_per_sm, p.gpu.name, p.gpu.sms,
                            k.waves, k.waves == 1 ? "" : "s");
+  std::cout << fmt::format("Launches ({}):\n", k.launches.size());
+  for (const LaunchCounters& l : k.launches)
+    std::cout << fmt::format("  {:<18} grid {:>13}  read {:>28}  written {:>28}\n", l.name,
+                             group_digits(std::uint64_t(l.grid)), bytes_both(l.cost.read_bytes()),
+                             bytes_both(l.cost.write_bytes()));
 }
 
 }  // namespace
@@ -52,7 +64,7 @@ void register_count(CLI::App& app) {
   cmd->add_flag("--json", *json, "print one JSON object (config + counters) instead of the table");
   cmd->callback([flags, json] {
     const Problem p = resolve(flags->build());
-    const Counters k = count(p);
+    const Counters k = count(p, /*sectors=*/true);
     if (*json) {
       nlohmann::json out = counters_json(k, p);
       out["config"] = problem_json(p);

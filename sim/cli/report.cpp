@@ -76,22 +76,37 @@ nlohmann::json problem_json(const Problem& p) {
   };
 }
 
-nlohmann::json counters_json(const Counters& k, const Problem& p) {
+namespace {
+
+// One memory level: bytes per tensor by direction and their totals.
+nlohmann::json level_json(const TensorBytes& b) {
   nlohmann::json read = nlohmann::json::object(), write = nlohmann::json::object();
   for (int t = 0; t < kTensorCount; ++t) {
     const std::string name(to_string(Tensor(t)));
-    read[name] = k.cost.bytes(Tensor(t), Dir::read);
-    write[name] = k.cost.bytes(Tensor(t), Dir::write);
+    read[name] = b[t][int(Dir::read)];
+    write[name] = b[t][int(Dir::write)];
   }
+  const std::uint64_t r = total(b, Dir::read), w = total(b, Dir::write);
+  return {{"read_bytes", read}, {"write_bytes", write}, {"total_read_bytes", r}, {"total_write_bytes", w},
+          {"total_bytes", r + w}};
+}
+
+}  // namespace
+
+nlohmann::json counters_json(const Counters& k, const Problem& p) {
   nlohmann::json ops = nlohmann::json::object();
   for (int o = 0; o < kOpKindCount; ++o) ops[std::string(to_string(OpKind(o)))] = k.cost.op(OpKind(o));
-  return {
-      {"hbm",
-       {{"read_bytes", read},
-        {"write_bytes", write},
-        {"total_read_bytes", k.cost.read_bytes()},
-        {"total_write_bytes", k.cost.write_bytes()},
-        {"total_bytes", k.cost.read_bytes() + k.cost.write_bytes()}}},
+  nlohmann::json launches = nlohmann::json::array();
+  for (const LaunchCounters& l : k.launches)
+    launches.push_back({{"name", l.name},
+                        {"grid", l.grid},
+                        {"read_bytes", l.cost.read_bytes()},
+                        {"write_bytes", l.cost.write_bytes()},
+                        {"sram_peak_bytes", l.sram_peak_bytes},
+                        {"blocks_per_sm", l.blocks_per_sm},
+                        {"waves", l.waves}});
+  nlohmann::json out = {
+      {"hbm", level_json(k.cost.hbm)},
       {"tiles",
        {{"total", k.tiles.total},
         {"visited", k.tiles.visited},
@@ -103,8 +118,15 @@ nlohmann::json counters_json(const Counters& k, const Problem& p) {
       {"sram", {{"peak_bytes", k.sram_peak_bytes}, {"capacity_bytes", k.sram_capacity}}},
       {"grid",
        {{"blocks", k.grid_blocks}, {"blocks_per_sm", k.blocks_per_sm}, {"waves", k.waves}, {"sms", p.gpu.sms}}},
+      {"launches", launches},
       {"steps", k.steps},
   };
+  // The other memory levels by name (memory.hpp); the sector level only when it was counted.
+  nlohmann::json memory = nlohmann::json::object();
+  for (Memory m : {Memory::sector, Memory::sram, Memory::registers})
+    if (m != Memory::sector || k.sectors) memory[std::string(to_string(m))] = level_json(k.levels[int(m)]);
+  out["memory"] = memory;
+  return out;
 }
 
 }  // namespace flashlab::cli

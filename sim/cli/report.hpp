@@ -37,7 +37,10 @@ nlohmann::json problem_json(const Problem& p);
 /// hbm.write_bytes.<T> for T in Q K V O l m L S P (bytes, 0 where none), hbm.total_read_bytes,
 /// hbm.total_write_bytes, hbm.total_bytes, tiles.{total,visited,full,partial,skipped},
 /// flops.matmul, ops.{exp,max,add,sub,mul,div,log}, sram.{peak_bytes,capacity_bytes},
-/// grid.{blocks,blocks_per_sm,waves,sms}, steps. All integers exact (uint64 / int64).
+/// grid.{blocks,blocks_per_sm,waves,sms} (all launches: blocks and waves summed, the fewest
+/// blocks per SM), launches[] (per launch: name, grid, read_bytes, write_bytes at the hbm level,
+/// sram_peak_bytes, blocks_per_sm, waves), memory.<level> for the levels other than hbm (sector
+/// when counted, sram, registers; each shaped like hbm), steps. All integers exact.
 nlohmann::json counters_json(const Counters& k, const Problem& p);
 
 }  // namespace flashlab::cli

@@ -41,8 +41,8 @@ TEST_CASE("count --json, worked example, V2: reads 2,162,688 and writes 66,560 e
   CHECK(u64_at(j, "ops.div") == N * d);                         // line 12: O_i = diag(l)^-1 O_i, once
   CHECK(u64_at(j, "ops.log") == N);                             // line 13: L_i = m_i + log(l_i), per row
   for (const char* op : {"exp", "max", "add", "sub", "mul"}) CHECK(u64_at(j, std::string("ops.") + op) > 0);
-  // cases R5: the tiles Q_i, K_j, V_j and S_ij, all at e = 4 bytes (fp32)
-  CHECK(u64_at(j, "sram.peak_bytes") == (64 * d + 2 * 64 * d) * e + 64 * 64 * 4);
+  // FA2's kernel keeps Q_i, K_j and V_j in SRAM (S_ij/P_ij and O_i in registers), at e = 4 bytes
+  CHECK(u64_at(j, "sram.peak_bytes") == (64 * d + 2 * 64 * d) * e);
   CHECK(u64_at(j, "grid.blocks") == T);  // one thread block per Q block
   CHECK(j.at("config").at("t_r") == 16);
   CHECK(j.at("config").at("t_c") == 16);
@@ -140,4 +140,73 @@ TEST_CASE("count table: exact bytes with human units, tile classes, config heade
   CHECK(r.out.find("total 256, visited 256; full 256, partial 0, skipped 0") != std::string::npos);
   CHECK(r.out.find("268,435,456") != std::string::npos);  // matmul FLOPs
   CHECK(r.out.find("Grid: 16 thread blocks") != std::string::npos);
+}
+
+TEST_CASE("count --json launches: standard attention's three kernels, each with its grid and bytes") {
+  // Worked example, fp32 (e = 4): FA1 Alg. 0 line 1 reads Q and K and writes S; line 2 reads S,
+  // writes P; line 3 reads P and V, writes O. Grids of kernels/src/standard.cu: T_r, N_q, T_r
+  // thread blocks per (batch, head); two heads here.
+  const nlohmann::json j = run_json("count --algo standard --heads 2 --json " + kWorked);
+  const nlohmann::json& l = j.at("launches");
+  REQUIRE(l.size() == 3);
+  const std::uint64_t h = 2, nd = h * N * d * e, nn = h * N * N * e;
+  const char* names[] = {"standard_scores", "standard_softmax", "standard_output"};
+  const std::uint64_t grid[] = {h * T, h * N, h * T}, read[] = {2 * nd, nn, nn + nd}, written[] = {nn, nn, nd};
+  std::uint64_t read_sum = 0, write_sum = 0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    CAPTURE(k);
+    CHECK(l[k].at("name") == names[k]);
+    CHECK(l[k].at("grid").get<std::uint64_t>() == grid[k]);
+    CHECK(l[k].at("read_bytes").get<std::uint64_t>() == read[k]);
+    CHECK(l[k].at("write_bytes").get<std::uint64_t>() == written[k]);
+    read_sum += l[k].at("read_bytes").get<std::uint64_t>();
+    write_sum += l[k].at("write_bytes").get<std::uint64_t>();
+  }
+  CHECK(read_sum == u64_at(j, "hbm.total_read_bytes"));
+  CHECK(write_sum == u64_at(j, "hbm.total_write_bytes"));
+  CHECK(u64_at(j, "grid.blocks") == h * (2 * T + N));
+}
+
+TEST_CASE("count --json launches: V1 and V2 are one launch each, summing to the totals") {
+  for (const char* algo : {"v1", "v2"}) {
+    CAPTURE(algo);
+    const nlohmann::json j = run_json(std::string("count --algo ") + algo + " --batch 2 --heads 3 --json " + kWorked);
+    const nlohmann::json& l = j.at("launches");
+    REQUIRE(l.size() == 1);
+    CHECK(l[0].at("name") == std::string(algo) + "_forward");
+    CHECK(l[0].at("grid").get<std::uint64_t>() == (std::string(algo) == "v1" ? 6 : 6 * T));
+    CHECK(l[0].at("read_bytes").get<std::uint64_t>() == u64_at(j, "hbm.total_read_bytes"));
+    CHECK(l[0].at("write_bytes").get<std::uint64_t>() == u64_at(j, "hbm.total_write_bytes"));
+  }
+}
+
+TEST_CASE("count --json memory levels: sectors as the kernels move them, SRAM and registers by placement") {
+  // V2, worked example, fp32: rows of 256 bytes, so every Q K V O run is whole sectors; L rows of
+  // 4 bytes in runs of 64 rows starting at multiples of 256 bytes: whole sectors too.
+  const nlohmann::json j = run_json("count --algo v2 --json " + kWorked);
+  CHECK(u64_at(j, "memory.sector.total_read_bytes") == u64_at(j, "hbm.total_read_bytes"));
+  CHECK(u64_at(j, "memory.sector.total_write_bytes") == u64_at(j, "hbm.total_write_bytes"));
+  // Q_i, K_j, V_j land in SRAM; O_i and L_i leave from registers
+  CHECK(u64_at(j, "memory.sram.total_write_bytes") == u64_at(j, "hbm.total_read_bytes"));
+  CHECK(u64_at(j, "memory.sram.total_read_bytes") == 0);
+  CHECK(u64_at(j, "memory.registers.read_bytes.O") == N * d * e);
+  CHECK(u64_at(j, "memory.registers.read_bytes.L") == N * 4);
+}
+
+TEST_CASE("count: FA2's d = 256 forward with 64 x 64 tiles fits 101,376 bytes for V2, not for V1") {
+  // V2 keeps Q_i, K_j, V_j in SRAM: 3 * 64 * 256 * 2 = 98,304 bytes; V1 adds S_ij (8,192 bytes)
+  const nlohmann::json j = run_json("count --d 256 --br 64 --bc 64 --sram 101376 --json");
+  CHECK(u64_at(j, "sram.peak_bytes") == 98'304);
+  const CliResult v1 = run_cli("count --algo v1 --d 256 --br 64 --bc 64 --sram 101376");
+  CHECK(v1.code == 2);
+  CHECK(v1.err.find("106496 bytes") != std::string::npos);
+}
+
+TEST_CASE("count table lists the launches, one line each") {
+  const CliResult r = run_cli("count --algo standard " + kWorked);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("Launches (3):") != std::string::npos);
+  for (const char* line : {"standard_scores    grid            16", "standard_softmax   grid         1,024",
+                           "standard_output    grid            16"})
+    CHECK(r.out.find(line) != std::string::npos);
 }

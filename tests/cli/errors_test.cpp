@@ -65,17 +65,18 @@ TEST_CASE("bad config values: exit 2, the field, the value and what is allowed")
 }
 
 TEST_CASE("tiles over the SRAM capacity: the bytes needed, the capacity and the largest tiles that fit") {
-  // B_r = B_c = 128, d = 64, fp16, M = 80,000 bytes. The tiles Q_i, K_j, V_j and S_ij of cases R5,
-  // all at e = 2 bytes, need (128*64 + 2*128*64 + 128*128)*2 bytes.
+  // V1, B_r = B_c = 128, d = 64, fp16, M = 80,000 bytes. The tiles Q_i, K_j, V_j and S_ij of
+  // cases R5, all at e = 2 bytes, need (128*64 + 2*128*64 + 128*128)*2 bytes.
   const std::int64_t need = (128 * 64 + 2 * 128 * 64 + 128 * 128) * 2;
   std::int64_t fit = 0;  // largest B with B_r = B_c = B that fits, by brute force
   for (std::int64_t b = 1; b <= 1024; ++b)
     if ((b * 64 + 2 * b * 64 + b * b) * 2 <= 80'000) fit = b;
   CHECK(need == 81'920);
-  check_error({"count --sram 80000 --br 128 --bc 128 --d 64 --dtype fp16", 2,
+  check_error({"count --algo v1 --sram 80000 --br 128 --bc 128 --d 64 --dtype fp16", 2,
                {"flashlab: error: br x bc = 128 x 128:", std::to_string(need) + " bytes", "80000 bytes",
                 "largest B_r = B_c that fits is " + std::to_string(fit)}});
-  // compare names the algorithm when another algorithm's tiles would fit (standard holds no V_j)
+  // compare names the algorithm when another algorithm's tiles would fit (standard holds no V_j,
+  // V2 keeps S_ij in registers)
   check_error({"compare --model none --sram 80000 --br 128 --bc 128 --d 64", 2,
                {"flashlab: error: br x bc (algo v1) = 128 x 128:"}});
 }
