@@ -141,7 +141,7 @@ def render(e):
         "## Grid",
         "",
         "ld/st: `l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum` / `..._st.sum` (`ncu --clock-control none`), the",
-        "simulator's HBM read/write bytes, and the kernels' byte model (kernels/host/hw_bytes.cpp: the same",
+        "simulator's HBM read/write bytes, and the kernels' byte model (the simulator's sector level, sim/src/executor/sector_counter.cpp: the same",
         "tiles, counted in the 32-byte sectors the profiler counts). DRAM: `dram__bytes_read.sum`.",
         "",
         grid_table(grid),
