@@ -21,13 +21,10 @@ namespace {
 
 constexpr int kSoftmaxThreads = 128;
 
-/// The sizes of the compiled S = scale Q K^T and O = P V kernels (K: an Instance, launch.cuh).
+/// The sizes of the compiled S = scale Q K^T and O = P V kernels (K: an Instance, launch.cuh):
+/// split-Q warps, and the SRAM of each kernel.
 template <class K>
-struct StandardShape : K {
-  static constexpr int kThreads = K::W * 32;
-  static constexpr int kMT = K::BR / K::W / 16;  // m16 tiles per warp
-  static constexpr int kNT = K::BC / 8;          // n8 tiles of S_ij per warp
-  static constexpr int kDT = K::D / 8;           // n8 tiles of O_i per warp
+struct StandardShape : SplitQ<K> {
   static constexpr std::size_t kScoresSmem = ((K::BR + K::BC) * K::D + K::BR * K::BC) * sizeof(typename K::T);
   static constexpr std::size_t kOutputSmem = (K::BR * K::BC + K::BC * K::D) * sizeof(typename K::T);
   static_assert(K::BR * K::BC + K::BC * K::D >= K::BR * K::D, "O_i is staged over P_ij and V_j");
@@ -65,7 +62,7 @@ __global__ void fl_standard_scores(const Args a, const TraceBuffers trace) {
   using Sh = StandardShape<K>;
   using T = typename K::T;
   constexpr int D = K::D, BR = K::BR, BC = K::BC, e = sizeof(T);
-  const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * (BR / K::W);
+  const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * Sh::kRowsPerWarp;
   const std::int64_t bh = blockIdx.y, ld = standard_ld(a.n_k);
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
   const int rows_i = int(t.rows(i));
@@ -220,7 +217,7 @@ __global__ void fl_standard_output(const Args a, const TraceBuffers trace) {
   using Sh = StandardShape<K>;
   using T = typename K::T;
   constexpr int D = K::D, BR = K::BR, BC = K::BC, kMT = Sh::kMT, e = sizeof(T);
-  const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * (BR / K::W);
+  const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * Sh::kRowsPerWarp;
   const std::int64_t bh = blockIdx.y, ld = standard_ld(a.n_k);
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
   const int rows_i = int(t.rows(i));

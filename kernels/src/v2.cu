@@ -25,23 +25,18 @@ namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-/// The sizes of one compiled V2 kernel (K: an Instance, launch.cuh).
+/// The sizes of one compiled V2 kernel (K: an Instance, launch.cuh): split-Q warps, and the
+/// SRAM of Q_i, K_j, V_j and L_i.
 template <class K>
-struct V2Shape : K {
-  static constexpr int kThreads = K::W * 32;
-  static constexpr int kRowsPerWarp = K::BR / K::W;
-  static constexpr int kMT = kRowsPerWarp / 16;  // m16 tiles per warp
-  static constexpr int kNT = K::BC / 8;          // n8 tiles of S_ij per warp
-  static constexpr int kDT = K::D / 8;           // n8 tiles of O_i per warp
+struct V2Shape : SplitQ<K> {
   static constexpr int kSmemBytes =
       (K::BR + 2 * K::BC) * K::D * int(sizeof(typename K::T)) + K::BR * int(sizeof(float));
-  static_assert(kRowsPerWarp % 16 == 0 && K::BC % 16 == 0 && K::D % 16 == 0 && K::BR <= kThreads);
+  static_assert(K::BR <= SplitQ<K>::kThreads, "the epilogue stores L_i with one thread per row");
 };
 
 /// Where thread block (i, bh) stands in Algorithm 1, and this thread in the block.
 struct V2Block {
   int i;                           // Q block (line 3)
-  std::int64_t bh;                 // batch * heads index
   int lane, warp_row0;             // lane in the warp; the warp's first row within Q_i
   Tiling t;
   int rows_i;                      // rows(i)
@@ -263,7 +258,6 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_forward(const Args a, const T
   Recorder<K::kRecord> rec(trace, bh, std::uint32_t(i));
   V2Block b;
   b.i = i;
-  b.bh = bh;
   b.lane = threadIdx.x % 32;
   b.warp_row0 = int(threadIdx.x / 32) * Sh::kRowsPerWarp;
   b.t = Tiling{a.n_q, a.n_k, D, BR, BC};
