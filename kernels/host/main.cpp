@@ -79,10 +79,10 @@ std::string joined_args(int argc, char** argv) {
 }
 
 void list_tiles() {
-  for (Kernel k : {Kernel::standard, Kernel::v1, Kernel::v2})
+  for (Algo algo : {Algo::standard, Algo::v1, Algo::v2})
     for (int d : {32, 64, 128}) {
-      std::printf("%-8s d=%-3d:", k == Kernel::standard ? "standard" : k == Kernel::v1 ? "v1" : "v2", d);
-      for (const TileShape& s : compiled_tiles(k, d)) std::printf(" %dx%dx%d", s.b_r, s.b_c, s.warps);
+      std::printf("%-8s d=%-3d:", std::string(to_string(algo)).c_str(), d);
+      for (const TileShape& s : compiled_tiles(algo, d)) std::printf(" %dx%dx%d", s.b_r, s.b_c, s.warps);
       std::printf("\n");
     }
 }

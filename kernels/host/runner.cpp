@@ -22,15 +22,6 @@ namespace {
 
 constexpr std::size_t kCanary = 256;  // elements after each output that no kernel may write
 
-Kernel kernel_of(Algo a) {
-  switch (a) {
-    case Algo::standard: return Kernel::standard;
-    case Algo::v1: return Kernel::v1;
-    case Algo::v2: return Kernel::v2;
-  }
-  return Kernel::v2;
-}
-
 void require_supported(const Problem& p) {
   if (p.dtype == Dtype::fp32)
     throw ConfigError("dtype", "fp32", "fp16 or bf16 (the kernels run on fp16/bf16 tensor cores)");
@@ -39,7 +30,7 @@ void require_supported(const Problem& p) {
   if (p.algo == Algo::v2 && p.split != WarpSplit::split_q)
     throw ConfigError("split", std::string(to_string(p.split)), "split-q for the v2 kernel (FA2 §3.3)");
   const TileShape shape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
-  const auto tiles = compiled_tiles(kernel_of(p.algo), int(p.tiling.d));
+  const auto tiles = compiled_tiles(p.algo, int(p.tiling.d));
   if (std::find(tiles.begin(), tiles.end(), shape) == tiles.end()) {
     std::string list;
     for (const TileShape& s : tiles)
@@ -171,7 +162,7 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
   tr.stats = stats.get(), tr.stat_written = written.get(), tr.stat_steps = steps;
   tr.stat_block = int(block);
   tr.traced_bh = 0;
-  launch(kernel_of(p.algo), args, &tr, nullptr);
+  launch(p.algo, args, &tr, nullptr);
   check(cudaDeviceSynchronize(), "instrumented run");
 
   flashlab::Trace gpu;
@@ -315,14 +306,14 @@ RunResult run_config(const Problem& p, const RunOptions& opt) {
 
   for (auto* b : {&d.o}) b->fill_bytes(0xFF);  // poison: an element the kernel misses stays NaN
   for (auto* b : {&d.lse, &d.m, &d.l}) b->fill_bytes(0xFF);
-  launch(kernel_of(p.algo), args, nullptr, nullptr);
+  launch(p.algo, args, nullptr, nullptr);
   check(cudaDeviceSynchronize(), "plain run");
   if (opt.profile) return r;
   if (opt.check) check_numbers(p, h, d, r);
   if (!opt.dump_dir.empty()) dump(opt.dump_dir, p, h, d);
 
   if (opt.time) {
-    r.ms = time_launches([&] { launch(kernel_of(p.algo), args, nullptr, nullptr); }, opt.warmup, opt.reps);
+    r.ms = time_launches([&] { launch(p.algo, args, nullptr, nullptr); }, opt.warmup, opt.reps);
     std::vector<float> sorted = r.ms;
     std::sort(sorted.begin(), sorted.end());
     r.median_ms = sorted.size() % 2 ? sorted[sorted.size() / 2]

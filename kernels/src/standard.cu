@@ -5,61 +5,99 @@
 //   line 3: O = P V           fl_standard_output   grid (T_r, bh): block i streams P_ij and V_j
 // The mask is applied element-wise by the softmax (masked P = 0); S is computed in full. The
 // matmuls use the tensor-core warp tiles of V2 (split-Q: a warp owns 16 rows of the tile).
+//
+// Read beside Algorithm 0:
+//   line 1: load_q_k (Q_i, the first K_j), then per j: scores, store_s_tile
+//   line 2: load_row (the row of S, masked, and its max), exp_row (P~ and its sum), store_row (P)
+//   line 3: per j: load_p_v (P_ij, V_j), then P_ij V_j accumulated; store_o (O_i)
+// Each kernel records its whole-kernel events from thread block 0 (the simulator's step 0, 1, 2).
 #include "common/launch.cuh"
 #include "common/recorder.cuh"
 #include "common/warp_tile.cuh"
-#include "tiles.hpp"
+#include "launchers.hpp"
 
 namespace flashlab::gpu {
 namespace {
 
 constexpr int kSoftmaxThreads = 128;
 
-// Line 1: S_ij = scale Q_i K_j^T for every j, stored at the input type.
-template <class T, int D, int BR, int BC, int W, bool kRecord>
+/// The sizes of the compiled S = scale Q K^T and O = P V kernels (K: an Instance, launch.cuh):
+/// split-Q warps, and the SRAM of each kernel.
+template <class K>
+struct StandardShape : SplitQ<K> {
+  static constexpr std::size_t kScoresSmem = ((K::BR + K::BC) * K::D + K::BR * K::BC) * sizeof(typename K::T);
+  static constexpr std::size_t kOutputSmem = (K::BR * K::BC + K::BC * K::D) * sizeof(typename K::T);
+  static_assert(K::BR * K::BC + K::BC * K::D >= K::BR * K::D, "O_i is staged over P_ij and V_j");
+};
+
+// ---- Line 1: S = scale Q K^T -------------------------------------------------------------------
+
+/// Line 1, loads: starts copying Q_i (B_r, d) and K_0 (B_c, d) into SRAM (one cp.async group).
+template <class Sh>
+__device__ __forceinline__ void load_q_k(typename Sh::T* sram_Qi, typename Sh::T* sram_Kj, const typename Sh::T* hbm_Qi,
+                                         const typename Sh::T* hbm_K, int rows_i, int cols_0) {
+  using T = typename Sh::T;
+  load_tile_async<T, Sh::BR, Sh::D, Sh::kThreads>(sram_Qi, hbm_Qi, Sh::D, rows_i, Sh::D);
+  load_tile_async<T, Sh::BC, Sh::D, Sh::kThreads>(sram_Kj, hbm_K, Sh::D, cols_0, Sh::D);
+  cp_async_commit();
+}
+
+/// Line 1, writes: S_ij = scale (the warp's rows of Q_i K_j^T), at the input type, staged through
+/// the SRAM tile sram_Sij (B_r, B_c) so that every HBM store is a whole 16-byte chunk.
+template <class Sh>
+__device__ __forceinline__ void store_s_tile(typename Sh::T* hbm_Sij, std::int64_t ld, typename Sh::T* sram_Sij,
+                                             const float (&s)[Sh::kMT][Sh::kNT][4], float scale, int warp_row0,
+                                             int rows_i, int cols_j, int lane) {
+  float scale_rows[Sh::kMT][2];
+#pragma unroll
+  for (int mt = 0; mt < Sh::kMT; ++mt) scale_rows[mt][0] = scale_rows[mt][1] = scale;
+  store_fragments<typename Sh::T, Sh::kMT, Sh::kNT, Sh::BC>(sram_Sij + warp_row0 * Sh::BC, s, scale_rows, lane);
+  __syncthreads();
+  store_tile<typename Sh::T, Sh::BR, Sh::BC, Sh::kThreads>(hbm_Sij, ld, sram_Sij, rows_i, cols_j);
+}
+
+/// Line 1 for Q block i = blockIdx.x of (batch, head) blockIdx.y: S_ij = scale Q_i K_j^T for every j.
+template <class K>
 __global__ void fl_standard_scores(const Args a, const TraceBuffers trace) {
-  constexpr int kMT = BR / W / 16, kNT = BC / 8, kThreads = W * 32, e = sizeof(T);
-  const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * (BR / W);
+  using Sh = StandardShape<K>;
+  using T = typename K::T;
+  constexpr int D = K::D, BR = K::BR, BC = K::BC, e = sizeof(T);
+  const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * Sh::kRowsPerWarp;
   const std::int64_t bh = blockIdx.y, ld = standard_ld(a.n_k);
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
   const int rows_i = int(t.rows(i));
-  Recorder<kRecord> rec(trace, bh, 0, i == 0);
+  Recorder<K::kRecord> rec(trace, bh, 0, i == 0);
   rec.load(0, Tensor::Q, -1, -1, a.n_q, D, e);
   rec.load(0, Tensor::K, -1, -1, a.n_k, D, e);
   rec.compute(0, Eq::scores, -1, -1, a.n_q, a.n_k);
   rec.store(0, Tensor::S, -1, -1, a.n_q, a.n_k, e);
 
   extern __shared__ __align__(16) unsigned char smem[];
-  T* sram_Qi = reinterpret_cast<T*>(smem);    // (B_r, d)
-  T* sram_Kj = sram_Qi + BR * D;      // (B_c, d)
-  T* sram_Sij = sram_Kj + BC * D;     // (B_r, B_c)
+  T* sram_Qi = reinterpret_cast<T*>(smem);  // (B_r, d)
+  T* sram_Kj = sram_Qi + BR * D;            // (B_c, d)
+  T* sram_Sij = sram_Kj + BC * D;           // (B_r, B_c)
   const T* hbm_K = static_cast<const T*>(a.k) + bh * a.n_k * D;
   T* hbm_Si = static_cast<T*>(a.s) + (bh * a.n_q + std::int64_t(i) * BR) * ld;  // (rows_i, ld)
 
-  load_tile_async<T, BR, D, kThreads>(sram_Qi, static_cast<const T*>(a.q) + (bh * a.n_q + std::int64_t(i) * BR) * D,
-                                      D, rows_i, D);
-  load_tile_async<T, BC, D, kThreads>(sram_Kj, hbm_K, D, int(t.cols(0)), D);
-  cp_async_commit();
-  float scale_rows[kMT][2];
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt) scale_rows[mt][0] = scale_rows[mt][1] = a.scale;
+  load_q_k<Sh>(sram_Qi, sram_Kj, static_cast<const T*>(a.q) + (bh * a.n_q + std::int64_t(i) * BR) * D, hbm_K,
+               rows_i, int(t.cols(0)));
   for (std::int64_t j = 0; j < t.t_c(); ++j) {
     cp_async_wait<0>();
     __syncthreads();  // K_j has landed; the previous S_ij has been stored
-    float s[kMT][kNT][4];
-    scores<T, kMT, kNT, D>(s, sram_Qi + warp_row0 * D, sram_Kj, lane);
+    float s[Sh::kMT][Sh::kNT][4];
+    scores<T, Sh::kMT, Sh::kNT, D>(s, sram_Qi + warp_row0 * D, sram_Kj, lane);
     __syncthreads();  // every warp is done with K_j
     if (j + 1 < t.t_c()) {
-      load_tile_async<T, BC, D, kThreads>(sram_Kj, hbm_K + (j + 1) * BC * D, D, int(t.cols(j + 1)), D);
+      load_tile_async<T, BC, D, Sh::kThreads>(sram_Kj, hbm_K + (j + 1) * BC * D, D, int(t.cols(j + 1)), D);
       cp_async_commit();
     }
-    store_fragments<T, kMT, kNT, BC>(sram_Sij + warp_row0 * BC, s, scale_rows, lane);
-    __syncthreads();
-    store_tile<T, BR, BC, kThreads>(hbm_Si + j * BC, ld, sram_Sij, rows_i, int(t.cols(j)));
+    store_s_tile<Sh>(hbm_Si + j * BC, ld, sram_Sij, s, a.scale, warp_row0, rows_i, int(t.cols(j)), lane);
   }
 }
 
-// Block-wide reduction of one value per thread (op = max or sum) over kSoftmaxThreads threads.
+// ---- Line 2: P = softmax(S) --------------------------------------------------------------------
+
+/// Block-wide reduction of one value per thread (op = max or sum) over kSoftmaxThreads threads.
 template <class Op>
 __device__ float block_reduce(float x, float* sram_scratch, Op op) {
 #pragma unroll
@@ -72,23 +110,11 @@ __device__ float block_reduce(float x, float* sram_scratch, Op op) {
   return r;
 }
 
-// Line 2: P = softmax(S) row by row, masked entries (and rows with no visible key) give P = 0.
-template <class T, bool kRecord>
-__global__ void __launch_bounds__(kSoftmaxThreads) fl_standard_softmax(const Args a, const TraceBuffers trace) {
-  const std::int64_t r = blockIdx.x, bh = blockIdx.y, ld = standard_ld(a.n_k);
-  const int e = sizeof(T), b_r = a.tile.b_r;
-  Recorder<kRecord> rec(trace, bh, 0, r == 0);
-  rec.load(1, Tensor::S, -1, -1, a.n_q, a.n_k, e);
-  rec.compute(1, Eq::softmax_dense, -1, -1, a.n_q, a.n_k);
-  rec.store(1, Tensor::P, -1, -1, a.n_q, a.n_k, e);
-
-  extern __shared__ __align__(16) unsigned char smem[];
-  float* sram_row = reinterpret_cast<float*>(smem);  // (N_k rounded up to 8): the row of S, then P
-  float* sram_scratch = sram_row + (a.n_k + 7) / 8 * 8;
-  const T* hbm_Srow = static_cast<const T*>(a.s) + (bh * a.n_q + r) * ld;
-  T* hbm_Prow = static_cast<T*>(a.p) + (bh * a.n_q + r) * ld;
-  const int chunks = int((a.n_k + 7) / 8);  // 16-byte chunks of the row
-
+/// Line 2, read: row r of S from HBM (16-byte chunks) into sram_row as fp32, masked entries (and
+/// the padding past N_k) as -inf; returns this thread's part of the row max.
+template <class T>
+__device__ __forceinline__ float load_row(float* sram_row, const T* hbm_Srow, const Args& a, std::int64_t r,
+                                         int chunks) {
   float x_max = -INFINITY;
 #pragma unroll 1  // one warp request per 32 chunks (see v1.cu)
   for (int c = threadIdx.x; c < chunks; c += kSoftmaxThreads) {
@@ -102,15 +128,25 @@ __global__ void __launch_bounds__(kSoftmaxThreads) fl_standard_softmax(const Arg
       x_max = fmaxf(x_max, v);
     }
   }
-  const float m = block_reduce(x_max, sram_scratch, [](float p, float q) { return fmaxf(p, q); });
-  const float m_use = m == -INFINITY ? 0.f : m;  // a row with no visible key: every p = 0
+  return x_max;
+}
+
+/// Line 2, on chip: sram_row = exp(S - m) in place, with m = 0 for a row with no visible key (every
+/// entry -inf, so every p = 0); returns this thread's part of the row sum.
+__device__ __forceinline__ float exp_row(float* sram_row, float m, int chunks) {
+  const float m_use = m == -INFINITY ? 0.f : m;
   float x_sum = 0.f;
   for (int c = threadIdx.x; c < chunks * 8; c += kSoftmaxThreads) {
     const float p = expf(sram_row[c] - m_use);
     sram_row[c] = p;
     x_sum += p;
   }
-  const float l = block_reduce(x_sum, sram_scratch, [](float p, float q) { return p + q; });
+  return x_sum;
+}
+
+/// Line 2, write: P = sram_row / l at the input type (l = 0: P = 0), 16-byte chunks.
+template <class T>
+__device__ __forceinline__ void store_row(T* hbm_Prow, const float* sram_row, float l, int chunks) {
   const float inv_l = l > 0.f ? 1.f / l : 0.f;
 #pragma unroll 1  // one warp request per 32 chunks (see v1.cu)
   for (int c = threadIdx.x; c < chunks; c += kSoftmaxThreads) {
@@ -120,20 +156,72 @@ __global__ void __launch_bounds__(kSoftmaxThreads) fl_standard_softmax(const Arg
     for (int k = 0; k < 8; ++k) x[k] = ElemTraits<T>::from_float(sram_row[c * 8 + k] * inv_l);
     *reinterpret_cast<uint4*>(hbm_Prow + c * 8) = raw;
   }
+}
+
+/// Line 2 for row r = blockIdx.x of (batch, head) blockIdx.y: P = softmax(S), masked entries (and
+/// rows with no visible key) give P = 0. Templated on T and kRecord only: one kernel for every tile.
+template <class T, bool kRecord>
+__global__ void __launch_bounds__(kSoftmaxThreads) fl_standard_softmax(const Args a, const TraceBuffers trace) {
+  const std::int64_t r = blockIdx.x, bh = blockIdx.y, ld = standard_ld(a.n_k);
+  const int e = sizeof(T), b_r = a.tile.b_r;
+  Recorder<kRecord> rec(trace, bh, 0, r == 0);
+  rec.load(1, Tensor::S, -1, -1, a.n_q, a.n_k, e);
+  rec.compute(1, Eq::softmax_dense, -1, -1, a.n_q, a.n_k);
+  rec.store(1, Tensor::P, -1, -1, a.n_q, a.n_k, e);
+
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* sram_row = reinterpret_cast<float*>(smem);  // (N_k rounded up to 8): the row of S, then P
+  float* sram_scratch = sram_row + (a.n_k + 7) / 8 * 8;
+  const int chunks = int((a.n_k + 7) / 8);  // 16-byte chunks of the row
+
+  const float x_max = load_row(sram_row, static_cast<const T*>(a.s) + (bh * a.n_q + r) * ld, a, r, chunks);
+  const float m = block_reduce(x_max, sram_scratch, [](float p, float q) { return fmaxf(p, q); });
+  const float x_sum = exp_row(sram_row, m, chunks);
+  const float l = block_reduce(x_sum, sram_scratch, [](float p, float q) { return p + q; });
+  store_row(static_cast<T*>(a.p) + (bh * a.n_q + r) * ld, sram_row, l, chunks);
   if (rec.stats_for(int(r / b_r)) && threadIdx.x == 0)
     for (std::uint32_t step = 1; step <= 2; ++step) rec.stat(step, int(r % b_r), b_r, m, l);
 }
 
-// Line 3: O_i = sum_j P_ij V_j.
-template <class T, int D, int BR, int BC, int W, bool kRecord>
+// ---- Line 3: O = P V ---------------------------------------------------------------------------
+
+/// Line 3, loads: P_ij (rows_i, cols_j) and V_j (cols_j, d) into SRAM, and waits for them.
+template <class Sh>
+__device__ __forceinline__ void load_p_v(typename Sh::T* sram_Pij, typename Sh::T* sram_Vj,
+                                         const typename Sh::T* hbm_Pij, std::int64_t ld, const typename Sh::T* hbm_Vj,
+                                         int rows_i, int cols_j) {
+  using T = typename Sh::T;
+  load_tile_async<T, Sh::BR, Sh::BC, Sh::kThreads>(sram_Pij, hbm_Pij, ld, rows_i, cols_j);
+  load_tile_async<T, Sh::BC, Sh::D, Sh::kThreads>(sram_Vj, hbm_Vj, Sh::D, cols_j, Sh::D);
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+}
+
+/// Line 3, write: the warp's rows of O_i (fp32 accumulators) at the input type, staged through
+/// SRAM (over P_ij and V_j) so that every HBM store is a whole 16-byte chunk.
+template <class Sh>
+__device__ __forceinline__ void store_o(typename Sh::T* hbm_Oi, typename Sh::T* sram_Oi,
+                                        const float (&o)[Sh::kMT][Sh::kDT][4], int warp_row0, int rows_i, int lane) {
+  float ones[Sh::kMT][2];
+#pragma unroll
+  for (int mt = 0; mt < Sh::kMT; ++mt) ones[mt][0] = ones[mt][1] = 1.f;
+  store_fragments<typename Sh::T, Sh::kMT, Sh::kDT, Sh::D>(sram_Oi + warp_row0 * Sh::D, o, ones, lane);
+  __syncthreads();
+  store_tile<typename Sh::T, Sh::BR, Sh::D, Sh::kThreads>(hbm_Oi, Sh::D, sram_Oi, rows_i, Sh::D);
+}
+
+/// Line 3 for Q block i = blockIdx.x of (batch, head) blockIdx.y: O_i = sum_j P_ij V_j.
+template <class K>
 __global__ void fl_standard_output(const Args a, const TraceBuffers trace) {
-  constexpr int kMT = BR / W / 16, kDT = D / 8, kThreads = W * 32, e = sizeof(T);
-  static_assert(BR * BC + BC * D >= BR * D, "O_i is staged over P_ij and V_j");
-  const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * (BR / W);
+  using Sh = StandardShape<K>;
+  using T = typename K::T;
+  constexpr int D = K::D, BR = K::BR, BC = K::BC, kMT = Sh::kMT, e = sizeof(T);
+  const int i = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32, warp_row0 = warp * Sh::kRowsPerWarp;
   const std::int64_t bh = blockIdx.y, ld = standard_ld(a.n_k);
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
   const int rows_i = int(t.rows(i));
-  Recorder<kRecord> rec(trace, bh, 0, i == 0);
+  Recorder<K::kRecord> rec(trace, bh, 0, i == 0);
   rec.load(2, Tensor::P, -1, -1, a.n_q, a.n_k, e);
   rec.load(2, Tensor::V, -1, -1, a.n_k, D, e);
   rec.compute(2, Eq::output_dense, -1, -1, a.n_q, a.n_k);
@@ -141,23 +229,18 @@ __global__ void fl_standard_output(const Args a, const TraceBuffers trace) {
 
   extern __shared__ __align__(16) unsigned char smem[];
   T* sram_Pij = reinterpret_cast<T*>(smem);  // (B_r, B_c)
-  T* sram_Vj = sram_Pij + BR * BC;   // (B_c, d)
+  T* sram_Vj = sram_Pij + BR * BC;           // (B_c, d)
   T* sram_Oi = sram_Pij;                     // (B_r, d), at the end
   const T* hbm_Pi = static_cast<const T*>(a.p) + (bh * a.n_q + std::int64_t(i) * BR) * ld;
   const T* hbm_V = static_cast<const T*>(a.v) + bh * a.n_k * D;
 
-  float o[kMT][kDT][4];
+  float o[kMT][Sh::kDT][4];  // O_i, the warp's rows: (B_r/W, d) in registers
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-    for (int dt = 0; dt < kDT; ++dt) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.f;
+    for (int dt = 0; dt < Sh::kDT; ++dt) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.f;
   for (std::int64_t j = 0; j < t.t_c(); ++j) {
-    const int cols_j = int(t.cols(j));
-    load_tile_async<T, BR, BC, kThreads>(sram_Pij, hbm_Pi + j * BC, ld, rows_i, cols_j);
-    load_tile_async<T, BC, D, kThreads>(sram_Vj, hbm_V + j * BC * D, D, cols_j, D);
-    cp_async_commit();
-    cp_async_wait<0>();
-    __syncthreads();
+    load_p_v<Sh>(sram_Pij, sram_Vj, hbm_Pi + j * BC, ld, hbm_V + j * BC * D, rows_i, int(t.cols(j)));
 #pragma unroll
     for (int kc = 0; kc < BC / 16; ++kc) {
       std::uint32_t pa[kMT][4];
@@ -166,36 +249,25 @@ __global__ void fl_standard_output(const Args a, const TraceBuffers trace) {
     }
     __syncthreads();  // every warp is done with P_ij and V_j
   }
-  float ones[kMT][2];
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt) ones[mt][0] = ones[mt][1] = 1.f;
-  store_fragments<T, kMT, kDT, D>(sram_Oi + warp_row0 * D, o, ones, lane);
-  __syncthreads();
-  store_tile<T, BR, D, kThreads>(static_cast<T*>(a.o) + (bh * a.n_q + std::int64_t(i) * BR) * D, D, sram_Oi,
-                                 rows_i, D);
+  store_o<Sh>(static_cast<T*>(a.o) + (bh * a.n_q + std::int64_t(i) * BR) * D, sram_Oi, o, warp_row0, rows_i, lane);
 }
 
-template <class T, int D, int BR, int BC, int W>
-void launch_shape(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
-  const dim3 tiles(unsigned((a.n_q + BR - 1) / BR), unsigned(a.bh)), rows(unsigned(a.n_q), unsigned(a.bh));
-  const std::size_t scores_smem = ((BR + BC) * D + BR * BC) * sizeof(T);
-  const std::size_t softmax_smem = ((a.n_k + 7) / 8 * 8 + kSoftmaxThreads / 32) * sizeof(float);
-  const std::size_t output_smem = (BR * BC + BC * D) * sizeof(T);
-  const TraceBuffers none{};
-  const TraceBuffers& tr = trace ? *trace : none;
-  if (trace) {  // the three launches record Event::launch 0, 1, 2 (docs/events.md)
-    TraceBuffers softmax_tr = tr, output_tr = tr;
-    softmax_tr.launch = 1;
-    output_tr.launch = 2;
-    launch_kernel(fl_standard_scores<T, D, BR, BC, W, true>, tiles, W * 32, scores_smem, stream, a, tr);
-    launch_kernel(fl_standard_softmax<T, true>, rows, kSoftmaxThreads, softmax_smem, stream, a, softmax_tr);
-    launch_kernel(fl_standard_output<T, D, BR, BC, W, true>, tiles, W * 32, output_smem, stream, a, output_tr);
-  } else {
-    launch_kernel(fl_standard_scores<T, D, BR, BC, W, false>, tiles, W * 32, scores_smem, stream, a, tr);
-    launch_kernel(fl_standard_softmax<T, false>, rows, kSoftmaxThreads, softmax_smem, stream, a, tr);
-    launch_kernel(fl_standard_output<T, D, BR, BC, W, false>, tiles, W * 32, output_smem, stream, a, tr);
+struct StandardLauncher {
+  template <class K>
+  static void run(const Args& a, const TraceBuffers& trace, cudaStream_t stream) {
+    using Sh = StandardShape<K>;
+    const dim3 tiles(unsigned((a.n_q + K::BR - 1) / K::BR), unsigned(a.bh)), rows(unsigned(a.n_q), unsigned(a.bh));
+    const std::size_t softmax_smem = ((a.n_k + 7) / 8 * 8 + kSoftmaxThreads / 32) * sizeof(float);
+    // The three launches record Event::launch 0, 1, 2 (docs/events.md).
+    TraceBuffers softmax_trace = trace, output_trace = trace;
+    softmax_trace.launch = 1;
+    output_trace.launch = 2;
+    launch_kernel(fl_standard_scores<K>, tiles, Sh::kThreads, Sh::kScoresSmem, stream, a, trace);
+    launch_kernel(fl_standard_softmax<typename K::T, K::kRecord>, rows, kSoftmaxThreads, softmax_smem, stream, a,
+                  softmax_trace);
+    launch_kernel(fl_standard_output<K>, tiles, Sh::kThreads, Sh::kOutputSmem, stream, a, output_trace);
   }
-}
+};
 
 }  // namespace
 
@@ -204,18 +276,7 @@ void launch_standard(const Args& a, const TraceBuffers* trace, cudaStream_t stre
     throw ConfigError("nk", std::to_string(a.n_k),
                       "at most " + std::to_string(kStandardMaxNk) +
                           " for standard attention (its softmax kernel holds a row of S in SRAM)");
-  dispatch_elem(a.elem, [&](auto elem) {
-    using T = decltype(elem);
-    dispatch_d(a.d, [&](auto d) {
-      constexpr int D = decltype(d)::value;
-      const bool found = dispatch_tile<kStandardTiles>(a.tile, [&](auto index) {
-        constexpr TileShape s = kStandardTiles[decltype(index)::value];
-        if constexpr (fits(Kernel::standard, s, D)) launch_shape<T, D, s.b_r, s.b_c, s.warps>(a, trace, stream);
-        else unsupported_tile("standard", a.tile, a.d);
-      });
-      if (!found) unsupported_tile("standard", a.tile, a.d);
-    });
-  });
+  dispatch<Algo::standard, StandardLauncher>(a, trace, stream);
 }
 
 }  // namespace flashlab::gpu

@@ -1,36 +1,55 @@
-// tiles.hpp — the tile shapes compiled into each kernel (B_r x B_c, warps per thread block).
+// tiles.hpp — what is compiled: the head dims and, per algorithm, the tile shapes (B_r x B_c,
+// warps per thread block). The dispatch chain (common/launch.cuh) instantiates exactly these,
+// and compiled_tiles (api.cpp) lists them; nothing else names a shape.
 //
 // A short list per algorithm, chosen for validation (small, ragged-friendly tiles) and speed
-// (FA2's own 128-row tiles). Register limits rule some out at large d (kFits below): a warp of
+// (FA2's own 128-row tiles). Register limits rule some out at large d (fits below): a warp of
 // V2 keeps its rows of O_i (rows x d) and S_ij (rows x B_c) in fp32 registers; a warp of V1 keeps
 // its partial P~ V (B_r x d) and its column slice of S_ij (B_r x B_c/W).
 #pragma once
 
+#include "flashlab/contract/algo.hpp"
 #include "flashlab/kernels/api.hpp"
 
 namespace flashlab::gpu {
 
-/// V2 (split-Q): each warp owns B_r / W rows, a multiple of 16. Shapes with 32 rows per warp
-/// (FA2's 128 x 128 with 4 warps) spill registers at d >= 64 in this kernel, so every shape here
-/// gives a warp 16 rows; B_r = 128 takes 8 warps.
-inline constexpr TileShape kV2Tiles[] = {{64, 64, 4}, {64, 128, 4}, {128, 64, 8}, {128, 128, 8}};
-/// V1 (split-K): each warp owns B_c / W key columns, a multiple of 16.
-inline constexpr TileShape kV1Tiles[] = {{32, 64, 4}, {64, 64, 4}};
-/// Standard attention: the tiles of its S = scale Q K^T and O = P V kernels (split-Q warps).
-inline constexpr TileShape kStandardTiles[] = {{64, 64, 4}, {128, 64, 8}};
+/// The head dims d the kernels are compiled for.
+inline constexpr int kHeadDims[] = {32, 64, 128};
+
+/// The tile shapes of one algorithm (the first `count` entries of `shape`).
+struct TileList {
+  static constexpr int kMax = 4;
+  TileShape shape[kMax];
+  int count = 0;
+};
+
+/// The tile shapes listed for algorithm `algo` (before the register check of `fits`):
+/// - V2 (split-Q): each warp owns B_r / W rows, a multiple of 16. Shapes with 32 rows per warp
+///   (FA2's 128 x 128 with 4 warps) spill registers at d >= 64 in this kernel, so every shape
+///   here gives a warp 16 rows; B_r = 128 takes 8 warps.
+/// - V1 (split-K): each warp owns B_c / W key columns, a multiple of 16.
+/// - standard attention: the tiles of its S = scale Q K^T and O = P V kernels (split-Q warps).
+constexpr TileList listed_tiles(Algo algo) {
+  switch (algo) {
+    case Algo::standard: return {{{64, 64, 4}, {128, 64, 8}}, 2};
+    case Algo::v1: return {{{32, 64, 4}, {64, 64, 4}}, 2};
+    case Algo::v2: return {{{64, 64, 4}, {64, 128, 4}, {128, 64, 8}, {128, 128, 8}}, 4};
+  }
+  return {};
+}
 
 /// fp32 accumulator registers per thread that a shape needs at head dim d.
 constexpr int v2_acc_registers(TileShape s, int d) { return (s.b_r / s.warps) * (d + s.b_c) / 32; }
 constexpr int v1_acc_registers(TileShape s, int d) { return s.b_r * (d + s.b_c / s.warps) / 32; }
 
-/// Whether shape s is compiled for kernel k at head dim d: at most 160 accumulator registers,
-/// which leaves room for fragments and addresses under the 255-register limit. At 192 (FA2's
-/// 128 x 128 tile with 4 warps at d = 64) ptxas spilled over 100 bytes; the shapes listed spill
-/// at most a few dozen bytes (the build prints ptxas's -warn-spills report).
-constexpr bool fits(Kernel k, TileShape s, int d) {
-  switch (k) {
-    case Kernel::v2: case Kernel::standard: return v2_acc_registers(s, d) <= 160;
-    case Kernel::v1: return v1_acc_registers(s, d) <= 160;
+/// Whether shape s is compiled for algorithm `algo` at head dim d: at most 160 accumulator
+/// registers, which leaves room for fragments and addresses under the 255-register limit. At 192
+/// (FA2's 128 x 128 tile with 4 warps at d = 64) ptxas spilled over 100 bytes; the shapes listed
+/// spill at most a few dozen bytes (the build prints ptxas's -warn-spills report).
+constexpr bool fits(Algo algo, TileShape s, int d) {
+  switch (algo) {
+    case Algo::v2: case Algo::standard: return v2_acc_registers(s, d) <= 160;
+    case Algo::v1: return v1_acc_registers(s, d) <= 160;
   }
   return false;
 }

@@ -1,51 +1,107 @@
-// launch.cuh — choosing a compiled kernel for a runtime tile shape, and launching it.
+// launch.cuh — the one dispatch chain from a launch's runtime values to a compiled kernel, and the
+// launch itself.
 //
-// Each algorithm lists its tile shapes once, as a constexpr array; `dispatch_tile` compares the
-// requested shape with each entry and calls the launcher instantiated for the one that matches
-// (a fold over the list, so the list is the only place where a shape is named).
+//   dtype -> d -> tile shape (B_r x B_c x warps) -> plain or instrumented build
+//
+// Each level turns one runtime value of Args into a template argument of `Instance`, and the last
+// calls the algorithm's launcher with it: Launcher::run<Instance<T, D, BR, BC, W, kRecord>>.
+// The values compiled are those of tiles.hpp (kHeadDims, listed_tiles, fits); a value outside
+// them is a ConfigError naming the field. A new compile-time switch of the kernels is one more
+// member of Instance and one more level here.
 #pragma once
 
 #include <cstddef>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include <cuda_runtime.h>
 
 #include "common/mma.cuh"
+#include "flashlab/contract/algo.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/kernels/api.hpp"
+#include "tiles.hpp"
 
 namespace flashlab::gpu {
 
-template <int I> using Index = std::integral_constant<int, I>;
+/// The compile-time parameters of one compiled kernel: input element type T (__half or
+/// __nv_bfloat16), head dim D, tile B_r x B_c, W warps per thread block, and whether it records
+/// events and m, l snapshots (the instrumented build) or not (the plain build, for timing).
+template <class T_, int D_, int BR_, int BC_, int W_, bool kRecord_>
+struct Instance {
+  using T = T_;
+  static constexpr int D = D_, BR = BR_, BC = BC_, W = W_;
+  static constexpr bool kRecord = kRecord_;
+};
 
-/// Calls f(Index<I>{}) for the first I with kTiles[I] == shape; returns false when none matches.
-template <const auto& kTiles, class F, std::size_t... I>
-bool dispatch_tile(const TileShape& shape, F&& f, std::index_sequence<I...>) {
-  return ((shape == kTiles[I] && (f(Index<int(I)>{}), true)) || ...);
-}
-template <const auto& kTiles, class F>
-bool dispatch_tile(const TileShape& shape, F&& f) {
-  return dispatch_tile<kTiles>(shape, std::forward<F>(f),
-                               std::make_index_sequence<std::extent_v<std::remove_reference_t<decltype(kTiles)>>>{});
+[[noreturn]] inline void unsupported_tile(Algo algo, const TileShape& s, int d) {
+  const char* name = algo == Algo::standard ? "standard" : algo == Algo::v1 ? "v1" : "v2";
+  throw ConfigError("br x bc x warps",
+                    std::to_string(s.b_r) + " x " + std::to_string(s.b_c) + " x " + std::to_string(s.warps),
+                    std::string("a tile shape compiled for the ") + name + " kernel at d = " + std::to_string(d) +
+                        " (flashlab-gpu --list-tiles shows them)");
 }
 
-/// Calls f(T{}) with T the CUDA type of `e` (__half or __nv_bfloat16).
-template <class F> void dispatch_elem(Elem e, F&& f) {
-  if (e == Elem::fp16) f(__half{});
-  else f(__nv_bfloat16{});
+namespace dispatch_level {
+
+// Level 4: the plain build (trace == nullptr) or the instrumented one.
+template <class Launcher, class T, int D, int BR, int BC, int W>
+void record(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
+  if (trace) Launcher::template run<Instance<T, D, BR, BC, W, true>>(a, *trace, stream);
+  else Launcher::template run<Instance<T, D, BR, BC, W, false>>(a, TraceBuffers{}, stream);
 }
 
-/// Calls f(Index<D>{}) for d in {32, 64, 128}; throws ConfigError otherwise.
-template <class F> void dispatch_d(int d, F&& f) {
-  switch (d) {
-    case 32: f(Index<32>{}); return;
-    case 64: f(Index<64>{}); return;
-    case 128: f(Index<128>{}); return;
-    default: throw ConfigError("d", std::to_string(d), "32, 64 or 128 (the head dims the CUDA kernels are built for)");
+// Level 3, one entry of the tile list: launches it if it is the requested shape (and is compiled
+// at this d); returns whether it did.
+template <Algo kAlgo, class Launcher, class T, int D, std::size_t I>
+bool tile_entry(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
+  constexpr TileList kList = listed_tiles(kAlgo);
+  constexpr TileShape kShape = kList.shape[I];
+  if constexpr (int(I) < kList.count && fits(kAlgo, kShape, D)) {
+    if (!(a.tile == kShape)) return false;
+    record<Launcher, T, D, kShape.b_r, kShape.b_c, kShape.warps>(a, trace, stream);
+    return true;
+  } else {
+    return false;
   }
+}
+
+// Level 3: the tile shape, one of the algorithm's list.
+template <Algo kAlgo, class Launcher, class T, int D, std::size_t... I>
+void tile(const Args& a, const TraceBuffers* trace, cudaStream_t stream, std::index_sequence<I...>) {
+  if (!(tile_entry<kAlgo, Launcher, T, D, I>(a, trace, stream) || ...)) unsupported_tile(kAlgo, a.tile, a.d);
+}
+
+// Level 2, one entry of kHeadDims.
+template <Algo kAlgo, class Launcher, class T, std::size_t I>
+bool head_dim_entry(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
+  constexpr int kD = kHeadDims[I];
+  if (a.d != kD) return false;
+  tile<kAlgo, Launcher, T, kD>(a, trace, stream, std::make_index_sequence<TileList::kMax>{});
+  return true;
+}
+
+// Level 2: the head dim d.
+template <Algo kAlgo, class Launcher, class T, std::size_t... I>
+void head_dim(const Args& a, const TraceBuffers* trace, cudaStream_t stream, std::index_sequence<I...>) {
+  if (!(head_dim_entry<kAlgo, Launcher, T, I>(a, trace, stream) || ...))
+    throw ConfigError("d", std::to_string(a.d), "32, 64 or 128 (the head dims the CUDA kernels are built for)");
+}
+
+}  // namespace dispatch_level
+
+/// Level 1 of the chain, the input type; calls Launcher::run<Instance<...>>(a, trace, stream)
+/// with the Instance that Args asks for (trace == nullptr: the plain build, which gets an empty
+/// TraceBuffers). Throws ConfigError for a d or tile shape not compiled for kAlgo.
+template <Algo kAlgo, class Launcher>
+void dispatch(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
+  constexpr auto kDims = std::make_index_sequence<sizeof(kHeadDims) / sizeof(kHeadDims[0])>{};
+  switch (a.elem) {
+    case Elem::fp16: return dispatch_level::head_dim<kAlgo, Launcher, __half>(a, trace, stream, kDims);
+    case Elem::bf16: return dispatch_level::head_dim<kAlgo, Launcher, __nv_bfloat16>(a, trace, stream, kDims);
+  }
+  throw ConfigError("dtype", std::to_string(int(a.elem)), "fp16 or bf16");
 }
 
 inline void check_cuda(cudaError_t err, const char* what) {
@@ -54,21 +110,14 @@ inline void check_cuda(cudaError_t err, const char* what) {
 
 /// Launches `kernel` with `smem` bytes of dynamic shared memory (raising the 48 KB default limit
 /// when needed) and checks the launch.
-template <class... Params, class... Args>
+template <class... Params, class... KernelArgs>
 void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream,
-                   Args&&... args) {
+                   KernelArgs&&... args) {
   if (smem > 48 * 1024)
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
                "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-  kernel<<<grid, block, smem, stream>>>(std::forward<Args>(args)...);
+  kernel<<<grid, block, smem, stream>>>(std::forward<KernelArgs>(args)...);
   check_cuda(cudaGetLastError(), "kernel launch");
-}
-
-[[noreturn]] inline void unsupported_tile(const char* algo, const TileShape& s, int d) {
-  throw ConfigError("br x bc x warps",
-                    std::to_string(s.b_r) + " x " + std::to_string(s.b_c) + " x " + std::to_string(s.warps),
-                    std::string("a tile shape compiled for the ") + algo + " kernel at d = " + std::to_string(d) +
-                        " (flashlab-gpu --list-tiles shows them)");
 }
 
 }  // namespace flashlab::gpu

@@ -14,6 +14,19 @@
 
 namespace flashlab::gpu {
 
+/// The warp tiling of split-Q (FA2 §3.3), for a compiled kernel K (an Instance, launch.cuh): warp
+/// w owns rows [w B_r/W, (w+1) B_r/W) of the B_r x B_c tile S_ij and of O_i (B_r, d). V2 and
+/// standard attention's two matmul kernels derive their sizes from it.
+template <class K>
+struct SplitQ : K {
+  static constexpr int kThreads = K::W * 32;
+  static constexpr int kRowsPerWarp = K::BR / K::W;
+  static constexpr int kMT = kRowsPerWarp / 16;  // m16 tiles per warp
+  static constexpr int kNT = K::BC / 8;          // n8 tiles of the warp's rows of S_ij
+  static constexpr int kDT = K::D / 8;           // n8 tiles of the warp's rows of O_i
+  static_assert(kRowsPerWarp % 16 == 0 && K::BC % 16 == 0 && K::D % 16 == 0);
+};
+
 /// s (kMT*16, kNT*8) = Q_w K_w^T: Q_w is the warp's row slice of sram_Qi, starting at `sram_Q`
 /// (swizzled rows of d); K_w the kNT*8 key rows of sram_Kj starting at `sram_K` (FA2 Alg. 1 line 8,
 /// without the scale, which the softmax folds into its exp2).

@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "flashlab/contract/algo.hpp"
 #include "flashlab/contract/event.hpp"
 #include "flashlab/contract/tiling.hpp"
 
@@ -28,19 +29,15 @@ FL_HD std::int64_t standard_ld(std::int64_t n_k) { return (n_k + 15) / 16 * 16; 
 /// The largest N_k of standard attention: its softmax kernel holds one row of S in SRAM (fp32).
 inline constexpr std::int64_t kStandardMaxNk = 48 * 1024;
 
-/// The three forward algorithms, as in config.hpp's Algo (kept separate so that the .cu files
-/// include only the host+device headers).
-enum class Kernel : std::uint8_t { standard = 0, v1 = 1, v2 = 2 };
-
 /// A tile shape compiled into a kernel: B_r x B_c with `warps` warps per thread block.
 struct TileShape {
   int b_r = 0, b_c = 0, warps = 0;
   bool operator==(const TileShape& o) const { return b_r == o.b_r && b_c == o.b_c && warps == o.warps; }
 };
 
-/// The tile shapes instantiated for `k` at head dim d (empty for an unsupported d). The lists
-/// are the switch cases of kernels/src/*.cu; a shape not listed is rejected with ConfigError.
-std::vector<TileShape> compiled_tiles(Kernel k, int d);
+/// The tile shapes compiled for algorithm `algo` at head dim d (empty for a d not compiled), in
+/// the order of kernels/src/tiles.hpp; launch() rejects any other shape with ConfigError.
+std::vector<TileShape> compiled_tiles(Algo algo, int d);
 
 /// One attention forward launch. Pointers are device pointers; unused ones may be null
 /// (L: V2 only; m, l: V1 only; S, P: standard only).
@@ -82,12 +79,11 @@ struct TraceBuffers {
   std::uint16_t launch = 0;        // Event::launch of the records: set by the launcher for each kernel launch
 };
 
-/// Launches the plain build of `k` (trace == nullptr) or the instrumented build (events, m, l).
-/// Throws ConfigError (error.hpp) for a d, tile shape or size the kernels do not support, and
-/// std::runtime_error with the CUDA error text when a launch fails.
-void launch(Kernel k, const Args& a, const TraceBuffers* trace, cudaStream_t stream);
-
-/// Names of the CUDA kernels that launch(k) runs, in launch order (for profiler filters).
-std::vector<const char*> kernel_names(Kernel k);
+/// Launches the plain build of `algo` (trace == nullptr) or the instrumented build (events, m,
+/// l): standard attention is three CUDA kernels (fl_standard_scores, _softmax, _output), V1 and
+/// V2 one each (fl_v1_forward, fl_v2_forward). Throws ConfigError (error.hpp) for a d, tile shape
+/// or size the kernels do not support, and std::runtime_error with the CUDA error text when a
+/// launch fails.
+void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t stream);
 
 }  // namespace flashlab::gpu
