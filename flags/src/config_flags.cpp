@@ -1,9 +1,6 @@
 // config_flags.cpp — one table of configuration flags: name, help text and how each sets a Config.
 #include "flashlab/flags/config_flags.hpp"
 
-#include <array>
-#include <charconv>
-#include <cmath>
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/config/presets.hpp"
@@ -11,22 +8,13 @@
 namespace flashlab::cli {
 namespace {
 
-// A decimal number as the user wrote it: "0.125", "1e-3"; no hex ("0x10"), no inf or nan.
-double parse_double(const std::string& field, const std::string& text, const std::string& allowed) {
-  double v = 0;
-  const char* last = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), last, v, std::chars_format::general);
-  if (text.empty() || ec != std::errc() || p != last || !std::isfinite(v)) throw ConfigError(field, text, allowed);
-  return v;
-}
-
 // B_r / B_c: an integer, or `auto` for the V1 paper's rule from M (FA1 Alg. 1 line 1).
 void set_block(Config& c, std::optional<std::int64_t>& b, const std::string& field, const std::string& t) {
   if (t == "auto") {
     c.auto_blocks = true;
     return;
   }
-  b = parse_int(field, t, "an integer >= 1 or auto (B_c = ceil(M/(4d)), B_r = min(B_c, d))");
+  b = parse_int(field, t, int_range(1, kMaxBlock) + " or auto (B_c = ceil(M/(4d)), B_r = min(B_c, d), shrunk to fit)");
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -48,28 +36,26 @@ const std::vector<Flag>& flag_table() {
   static const std::vector<Flag> table{
       {"--algo", "algo", "ALGO", "algorithm: standard (FA1 Alg. 0) | v1 (FA1 Alg. 1) | v2 (FA2 Alg. 1); default v2",
        [](Config& c, const std::string&, const std::string& t) { c.algo = parse_algo(t); }},
-      {"--seq", "seq", "INT", "sequence length: sets N_q = N_k",
-       [](Config& c, const std::string& f, const std::string& t) {
-         const std::int64_t n = parse_int(f, t);
-         if (n < 1) throw ConfigError(f, t, "an integer >= 1");
-         c.n_q = c.n_k = n;
-       }},
+      {"--seq", "seq", "INT",
+       "sequence length: sets N_q = N_k; --nq or --nk given with it override their side "
+       "(--seq 512 --nq 256: N_q = 256, N_k = 512)",
+       [](Config& c, const std::string& f, const std::string& t) { c.n_q = c.n_k = parse_int_in(f, t, 1, kMaxSeq); }},
       {"--nq", "nq", "INT", "N_q, query rows (default 1024)",
-       [](Config& c, const std::string& f, const std::string& t) { c.n_q = parse_int(f, t); }},
+       [](Config& c, const std::string& f, const std::string& t) { c.n_q = parse_int(f, t, int_range(1, kMaxSeq)); }},
       {"--nk", "nk", "INT", "N_k, keys (default 1024)",
-       [](Config& c, const std::string& f, const std::string& t) { c.n_k = parse_int(f, t); }},
+       [](Config& c, const std::string& f, const std::string& t) { c.n_k = parse_int(f, t, int_range(1, kMaxSeq)); }},
       {"--d", "d", "INT", "head dimension d (default 64)",
-       [](Config& c, const std::string& f, const std::string& t) { c.d = parse_int(f, t); }},
+       [](Config& c, const std::string& f, const std::string& t) { c.d = parse_int(f, t, int_range(1, kMaxD)); }},
       {"--br", "br", "INT|auto", "B_r, query rows per tile: an integer or auto (default: FA2's tile for d)",
        [](Config& c, const std::string& f, const std::string& t) { set_block(c, c.b_r, f, t); }},
       {"--bc", "bc", "INT|auto", "B_c, keys per tile: an integer or auto (default: FA2's tile for d)",
        [](Config& c, const std::string& f, const std::string& t) { set_block(c, c.b_c, f, t); }},
       {"--sram", "sram", "BYTES", "SRAM capacity M in bytes (default: the GPU's shared memory per block)",
-       [](Config& c, const std::string& f, const std::string& t) { c.sram_bytes = parse_int(f, t); }},
+       [](Config& c, const std::string& f, const std::string& t) { c.sram_bytes = parse_int(f, t, int_range(1, kMaxSram)); }},
       {"--batch", "batch", "INT", "batch size (default 1)",
-       [](Config& c, const std::string& f, const std::string& t) { c.batch = parse_int(f, t); }},
+       [](Config& c, const std::string& f, const std::string& t) { c.batch = parse_int(f, t, int_range(1, kMaxSeq)); }},
       {"--heads", "heads", "INT", "attention heads (default 1)",
-       [](Config& c, const std::string& f, const std::string& t) { c.heads = parse_int(f, t); }},
+       [](Config& c, const std::string& f, const std::string& t) { c.heads = parse_int(f, t, int_range(1, kMaxSeq)); }},
       {"--dtype", "dtype", "DTYPE", "input type: fp16 | bf16 | fp32 (default fp16)",
        [](Config& c, const std::string&, const std::string& t) { c.dtype = parse_dtype(t); }},
       {"--mask", "mask", "MASK", "none | causal (top-left) | causal-br (bottom-right) | window:LEFT,RIGHT",
@@ -82,16 +68,12 @@ const std::vector<Flag>& flag_table() {
       {"--scale", "scale", "FLOAT", "softmax scale (default 1/sqrt(d))",
        [](Config& c, const std::string& f, const std::string& t) {
          const std::string allowed = "a number > 0 (decimal and finite), e.g. 0.125";
-         const double scale = parse_double(f, t, allowed);
+         const double scale = parse_number(f, t, allowed);
          if (!(scale > 0)) throw ConfigError(f, t, allowed);
          c.scale = scale;
        }},
       {"--warps", "warps", "INT", "warps per thread block (default 4)",
-       [](Config& c, const std::string& f, const std::string& t) {
-         const std::int64_t w = parse_int(f, t);
-         if (w < 1 || w > 32) throw ConfigError(f, t, "an integer from 1 to 32");
-         c.warps = int(w);
-       }},
+       [](Config& c, const std::string& f, const std::string& t) { c.warps = int(parse_int_in(f, t, 1, 32)); }},
       {"--split", "split", "SPLIT", "split-q | split-k: how warps share a tile (default: split-k for v1, split-q for v2)",
        [](Config& c, const std::string&, const std::string& t) { c.split = parse_split(t); }},
       {"--gpu", "gpu", "GPU", "GPU preset: " + joined(gpu_preset_names()) + " (default h200)",
@@ -101,15 +83,6 @@ const std::vector<Flag>& flag_table() {
 }
 
 }  // namespace
-
-std::int64_t parse_int(const std::string& field, const std::string& text, const std::string& allowed) {
-  std::int64_t v = 0;
-  const char* first = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
-  const char* last = text.data() + text.size();
-  auto [p, ec] = std::from_chars(first, last, v);
-  if (text.empty() || ec != std::errc() || p != last) throw ConfigError(field, text, allowed);
-  return v;
-}
 
 Config ConfigFlags::build() const {
   Config c;

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,7 +16,9 @@
 
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/contract/error.hpp"
+#include "command_line.hpp"
 #include "flashlab/kernels/api.hpp"
+#include "flashlab/trace/output_file.hpp"
 #include "report.hpp"
 #include "runner.hpp"
 
@@ -29,35 +30,6 @@ namespace {
 
 using namespace flashlab;
 using namespace flashlab::gpu;
-
-// The options of one run: the configuration flags of the flashlab command plus these.
-struct RunFlags {
-  std::shared_ptr<const cli::ConfigFlags> config;
-  RunOptions opt;
-  std::int64_t stats_block = -1;
-  std::string trace_format = "binary";
-  bool no_events = false, no_check = false;
-};
-
-void add_run_flags(CLI::App& app, RunFlags& f) {
-  f.config = cli::add_config_flags(app);
-  app.add_option("--q,--q-fill", f.opt.inputs.q, "Q fill: random | zero | index | a number (default random), as in flashlab run");
-  app.add_option("--k,--k-fill", f.opt.inputs.k, "K fill (default random)");
-  app.add_option("--v,--v-fill", f.opt.inputs.v, "V fill (default random)");
-  app.add_option("--seed", f.opt.inputs.seed, "seed of the random fills; head h uses seed + h (default 0)");
-  app.add_flag("--no-events", f.no_events, "skip the instrumented run and the event diff");
-  app.add_option("--stats-blocks,--stats-block", f.stats_block,
-                 "Q block whose m, l are compared after each step (default: last), as in flashlab trace");
-  app.add_flag("--no-check", f.no_check, "skip the O and L check against float64");
-  app.add_option("--check-heads", f.opt.check_heads, "heads checked against float64 (default: all when small, else 2)");
-  app.add_flag("--time", f.opt.time, "time the plain build (CUDA events, median)");
-  app.add_option("--warmup", f.opt.warmup, "untimed launches before timing (default 5)");
-  app.add_option("--reps", f.opt.reps, "timed launches (default 30)");
-  app.add_flag("--profile", f.opt.profile, "only launch the plain build once (for Nsight Compute)");
-  app.add_option("--trace", f.opt.trace_path, "write the GPU trace (block-level events, m and l) to this file");
-  app.add_option("--trace-format", f.trace_format, "binary | text (default binary)");
-  app.add_option("--dump", f.opt.dump_dir, "write Q K V O (and L) as raw files with meta.json to this folder");
-}
 
 std::pair<Problem, RunOptions> finish(const RunFlags& f, const std::string& command) {
   const Problem p = resolve(f.config->build());
@@ -87,32 +59,18 @@ void list_tiles() {
     }
 }
 
-// Writes `text` to `path` through a temporary file renamed when complete.
-void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << text;
-    if (!f) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + path);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"flashlab-gpu — runs standard attention, FlashAttention V1 or V2 on the GPU and checks it against\n"
                "the simulator (events, m and l) and a float64 reference (O, L); times the plain build.",
                "flashlab-gpu"};
-  RunFlags flags;
-  add_run_flags(app, flags);
-  std::string configs, json_path, commit = FLASHLAB_GIT_COMMIT, driver;
-  bool tiles = false;
-  app.add_option("--configs", configs, "run every line of this file (flags of one run per line; # comments)");
-  app.add_option("--json", json_path, "write every run's figures as a JSON array to this file");
-  app.add_option("--commit", commit, "commit recorded in GPU traces (default: the one built)");
-  app.add_option("--driver", driver, "driver version recorded in GPU traces (default: detected)");
-  app.add_flag("--list-tiles", tiles, "list the tile shapes (B_r x B_c x warps) compiled for each kernel and d");
+  ProgramFlags all;
+  all.commit = FLASHLAB_GIT_COMMIT;
+  add_program_flags(app, all);
+  const RunFlags& flags = all.run;
+  const std::string &configs = all.configs, &json_path = all.json_path, &commit = all.commit, &driver = all.driver;
+  const bool& tiles = all.tiles;
 
   try {
     app.parse(argc, argv);
@@ -131,12 +89,12 @@ int main(int argc, char** argv) {
         if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
         CLI::App sub{"one run", "flashlab-gpu"};
         RunFlags one;
-        add_run_flags(sub, one);
+        add_line_flags(sub, one);
         sub.parse(line, false);
         runs.push_back(finish(one, "flashlab-gpu " + line));
       }
     }
-    nlohmann::json all = nlohmann::json::array();
+    nlohmann::json results = nlohmann::json::array();
     bool ok = true;
     for (auto& [p, o] : runs) {
       o.commit = commit;
@@ -147,9 +105,9 @@ int main(int argc, char** argv) {
       if (r.events_run && !r.events_agree) std::printf("%s\n", r.diff_report.c_str());
       std::fflush(stdout);
       ok = ok && r.passed();
-      all.push_back(to_json(r));
+      results.push_back(to_json(r));
     }
-    if (!json_path.empty()) write_file(json_path, all.dump(1));
+    if (!json_path.empty()) write_output_file(json_path, results.dump(1));
     return ok ? 0 : 3;
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;

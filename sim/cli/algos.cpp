@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/flags/values.hpp"
 
 namespace flashlab::cli {
 
@@ -16,10 +17,7 @@ std::vector<Algo> parse_algo_list(const std::string& field, const std::string& t
   if (text == "all") return all_algos();
   const std::string allowed = "all, or a comma-separated list of standard, v1, v2 without repeats";
   std::vector<Algo> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string name = text.substr(start, comma - start);
+  for (const std::string& name : split_list(field, text, allowed)) {
     Algo a;
     try {
       a = parse_algo(name);
@@ -28,7 +26,6 @@ std::vector<Algo> parse_algo_list(const std::string& field, const std::string& t
     }
     if (std::find(out.begin(), out.end(), a) != out.end()) throw ConfigError(field, text, allowed);
     out.push_back(a);
-    start = comma + 1;
   }
   return out;
 }

@@ -21,10 +21,9 @@ struct DiffArgs {
 void run_diff(const DiffArgs& args) {
   DiffOptions opt;
   if (!args.tol.empty()) {
-    char* end = nullptr;
-    const double tol = std::strtod(args.tol.c_str(), &end);
-    if (end != args.tol.c_str() + args.tol.size() || !std::isfinite(tol) || tol < 0)
-      throw ConfigError("tol-ml", args.tol, "a relative tolerance >= 0, e.g. 1e-3");
+    const std::string allowed = "a relative tolerance >= 0 (decimal and finite), e.g. 1e-3";
+    const double tol = parse_number("tol-ml", args.tol, allowed);
+    if (tol < 0) throw ConfigError("tol-ml", args.tol, allowed);
     opt.tol_ml = tol;
   }
   const std::int64_t context = parse_int("context", args.context, "an integer from 0 to 1000");

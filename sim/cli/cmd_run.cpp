@@ -62,15 +62,14 @@ void run_numerics(const Config& c, const RunArgs& a) {
   }
   const std::int64_t rows = parse_int("rows", a.rows, "an integer >= 1");
   if (rows < 1) throw ConfigError("rows", a.rows, "an integer >= 1");
-  const std::int64_t seed = parse_int("seed", a.seed, "an integer >= 0");
-  if (seed < 0) throw ConfigError("seed", a.seed, "an integer >= 0");
+  const std::uint64_t seed = parse_u64("seed", a.seed);
   const Dtype dtype = problems.front().dtype;
   const Fill fq = parse_fill("q", a.q, dtype), fk = parse_fill("k", a.k, dtype), fv = parse_fill("v", a.v, dtype);
 
   const std::vector<std::int64_t> shown_rows =
       !a.show_rows_given ? std::vector<std::int64_t>{} : parse_rows(a.show_rows, problems.front().tiling.n_q);
 
-  const Inputs in = make_inputs(problems.front(), fq, fk, fv, std::uint64_t(seed));
+  const Inputs in = make_inputs(problems.front(), fq, fk, fv, seed);
   const Reference ref = reference(problems.front(), in);
   nlohmann::json out;
   bool all_within = true;

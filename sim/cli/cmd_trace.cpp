@@ -2,7 +2,6 @@
 // file (text or binary, block or warp level; docs/events.md), with m and l of chosen Q blocks.
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -24,16 +23,15 @@ struct TraceArgs {
   std::string command;  // the command line, for the header (command_line.hpp)
   std::string out, format = "binary", level = "block", stats_blocks, q = "random", k = "random", v = "random",
                    seed = "0", max_bytes = std::to_string(kDefaultMaxBytes);
+  bool stats_given = false;  // --stats-blocks given (its value is never empty: values.hpp)
 };
 
 // "I,J,..." -> the Q block indices (range-checked by add_stats).
 std::vector<std::int64_t> parse_blocks(const std::string& text) {
+  const std::string allowed = "Q block indices separated by commas, e.g. 0,3";
   std::vector<std::int64_t> blocks;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ','))
-    blocks.push_back(parse_int("stats-blocks", item, "Q block indices separated by commas, e.g. 0,3"));
-  if (blocks.empty()) throw ConfigError("stats-blocks", text, "Q block indices separated by commas, e.g. 0,3");
+  for (const std::string& item : split_list("stats-blocks", text, allowed))
+    blocks.push_back(parse_int("stats-blocks", item, allowed));
   return blocks;
 }
 
@@ -59,13 +57,11 @@ void write(const Config& c, const TraceArgs& a) {
   stats.header.config = resolved_config(p);
   stats.header.level = parse_trace_level(a.level);
   stats.header.command = a.command;
-  const std::vector<std::int64_t> blocks = a.stats_blocks.empty() ? std::vector<std::int64_t>{} : parse_blocks(a.stats_blocks);
+  const std::vector<std::int64_t> blocks = a.stats_given ? parse_blocks(a.stats_blocks) : std::vector<std::int64_t>{};
   check_size(p, stats.header, format, a, blocks.size());
   if (!blocks.empty()) {
     check_numerics_size(p);  // the statistics run the numerics of the whole (batch, head)
-    const std::int64_t seed = parse_int("seed", a.seed, "an integer >= 0");
-    if (seed < 0) throw ConfigError("seed", a.seed, "an integer >= 0");
-    add_stats(stats, p, blocks, InputSpec{a.q, a.k, a.v, std::uint64_t(seed)});
+    add_stats(stats, p, blocks, InputSpec{a.q, a.k, a.v, parse_u64("seed", a.seed)});
   }
   TraceFileWriter w(a.out, p, stats.header, format);
   Executor ex(p);
@@ -101,9 +97,10 @@ void register_trace(CLI::App& app, const std::string& command) {
   cmd->add_option("--max-bytes", args->max_bytes,
                   "refuse a trace whose size bound exceeds this many bytes (default 2147483648, 2 GiB)")
       ->type_name("BYTES");
-  cmd->add_option("--stats-blocks", args->stats_blocks, "record m and l of these Q blocks after each step (numerics)")
-      ->type_name("I,J")
-      ->group("Statistics");
+  CLI::Option* stats = cmd->add_option("--stats-blocks", args->stats_blocks,
+                                       "record m and l of these Q blocks after each step (numerics)")
+                            ->type_name("I,J")
+                            ->group("Statistics");
   const auto fill = [cmd](const char* name, std::string& value, const char* help) {
     cmd->add_option(name, value, help)->type_name("FILL")->group("Statistics");
   };
@@ -111,7 +108,10 @@ void register_trace(CLI::App& app, const std::string& command) {
   fill("--k", args->k, "K input, as --q");
   fill("--v", args->v, "V input, as --q");
   cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->type_name("INT")->group("Statistics");
-  cmd->callback([flags, args] { write(flags->build(), *args); });
+  cmd->callback([flags, args, stats] {
+    args->stats_given = stats->count() > 0;
+    write(flags->build(), *args);
+  });
 }
 
 }  // namespace flashlab::cli

@@ -49,4 +49,9 @@ void register_sweep(CLI::App& app);    // cmd_sweep.cpp: a grid over N, d, B_r, 
 void register_trace(CLI::App& app, const std::string& command);
 void register_diff(CLI::App& app);     // cmd_diff.cpp: two traces compared step by step
 
+/// Every command above on `app`, then the value rules of flags/values.hpp on all their options
+/// (an empty value is an error naming the flag). `command` as for register_trace. The one
+/// function main.cpp calls, and what tests enumerate the flags of.
+void register_commands(CLI::App& app, const std::string& command);
+
 }  // namespace flashlab::cli

@@ -21,13 +21,8 @@ int main(int argc, char** argv) {
       "flashlab"};
   app.require_subcommand(1);
 
-  // The commands, one registration each (declared in commands.hpp).
-  register_count(app);
-  register_compare(app);
-  register_run(app);
-  register_sweep(app);
-  register_trace(app, command_line(argc, argv));
-  register_diff(app);
+  // The commands, one registration each (declared in commands.hpp), and the rules every value follows.
+  register_commands(app, command_line(argc, argv));
   app.footer(kExitStatusHelp);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) sub->footer(kExitStatusHelp);
 

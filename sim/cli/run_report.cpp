@@ -11,17 +11,15 @@
 
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/contract/error.hpp"
+#include "flashlab/numerics/limits.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {
 namespace {
 
-// The dense float64 reference holds N_q x N_k scores: 2^28 of them is 2 GiB.
-constexpr std::int64_t kMaxScores = std::int64_t(1) << 28;
-// The reference and the simulation each take about N_q N_k d multiply-adds (Q K^T and P V); d
-// counts as at least 64, for the per-score work (exp, max, sum) and the per-tile steps. 2^34 is
-// seconds of work, not hours.
-constexpr std::int64_t kMaxWork = std::int64_t(1) << 34;
+// The numerics' size limits (flashlab/numerics/limits.hpp).
+constexpr std::int64_t kMaxScores = kNumericsMaxScores;
+constexpr std::int64_t kMaxWork = kNumericsMaxWork;
 
 }  // namespace
 
@@ -69,15 +67,12 @@ std::vector<std::int64_t> parse_rows(const std::string& text, std::int64_t n_q) 
       fmt::format("row indices of O from 0 to {} (N_q - 1) separated by commas, each once, e.g. 0,{}", n_q - 1,
                   n_q - 1);
   std::vector<std::int64_t> rows;
-  std::stringstream list(text);
-  std::string item;
-  while (std::getline(list, item, ',')) {
+  for (const std::string& item : split_list("show-rows", text, allowed)) {
     const std::int64_t r = parse_int("show-rows", item, allowed);
     if (r < 0 || r >= n_q || std::find(rows.begin(), rows.end(), r) != rows.end())
       throw ConfigError("show-rows", text, allowed);
     rows.push_back(r);
   }
-  if (rows.empty() || text.back() == ',') throw ConfigError("show-rows", text, allowed);
   return rows;
 }
 

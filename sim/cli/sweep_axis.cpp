@@ -47,14 +47,11 @@ void check_count(std::uint64_t n) {
 }
 
 std::vector<std::int64_t> list_values(const std::string& text) {
+  const std::string allowed = "a comma-separated list of integers, e.g. 512,1024,2048";
   std::vector<std::int64_t> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    out.push_back(parse_int("values", text.substr(start, comma - start),
-                            "a comma-separated list of integers, e.g. 512,1024,2048"));
+  for (const std::string& item : split_list("values", text, allowed)) {
+    out.push_back(parse_int("values", item, allowed));
     check_count(out.size());
-    start = comma + 1;
   }
   return out;
 }

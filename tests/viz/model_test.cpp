@@ -213,3 +213,17 @@ TEST_CASE("frame-time figures: mean, median, nearest-rank p95") {
   CHECK(t.p95_ms == 19);  // ceil(0.95 x 20) = 19th smallest
   CHECK(t.fps() == doctest::Approx(1000 / 10.5));
 }
+
+// Issue 9 item 8: `--frames 1` printed "frames 0 ... 0.0 fps" and never the first frame's time.
+TEST_CASE("frame report: the first frame's time on its own, then the figures of the frames after it") {
+  CHECK(frame_report(812.4, {}) ==
+        "first frame 812.40 ms (builds the textures); no frame after it to time (--frames 2 or more)");
+  // after it: 4, 1, 100, 2, 3 ms: mean 22, median 3, p95 100 (5th of 5), max 100; 1000/22 = 45.5 fps
+  CHECK(frame_report(14000, {4, 1, 100, 2, 3}) ==
+        "first frame 14000.00 ms (builds the textures); the 5 frames after it: mean 22.00 ms (45.5 fps), median "
+        "3.00 ms, p95 100.00 ms, max 100.00 ms");
+  CHECK(frame_report(5, {2}) ==
+        "first frame 5.00 ms (builds the textures); the 1 frame after it: mean 2.00 ms (500.0 fps), median 2.00 ms, "
+        "p95 2.00 ms, max 2.00 ms");
+  CHECK(to_string(summarize({})) == "frames 0: none timed");
+}

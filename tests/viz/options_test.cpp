@@ -3,6 +3,7 @@
 // (T_r, T_c and the step count derived by hand below), and output paths against the file system.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -97,7 +98,7 @@ TEST_CASE("viz options: unknown flags, stray arguments and bad numbers exit 2 na
   refused({"--width", "399"}, "width = 399: an integer from 400 to 8192 pixels");
   refused({"--height", "8193"}, "height = 8193: an integer from 300 to 8192 pixels");
   refused({"--tab", "map"}, "tab = map: one of compare playback sweep tile traces");
-  refused({"--nq", "abc"}, "nq = abc: an integer");
+  refused({"--nq", "abc"}, "nq = abc: an integer from 1 to 2147483647");
   // A CLI11 parse error (a flag without its value) keeps CLI11's text, which starts with the flag.
   const ParseOutcome missing = parse({"--frames"});
   CHECK(missing.exit == std::optional<int>(2));
@@ -145,29 +146,35 @@ TEST_CASE("viz options: --step is 0 to the schedule's T_r (T_c + 2) steps (V2)")
 
 TEST_CASE("viz options: --screenshot and --layout must be file paths that can be created") {
   TempDir dir;
-  refused({"--screenshot", "/nonexistent/x.png"}, "screenshot = /nonexistent/x.png: a file path that can be created");
-  refused({"--layout", "/nonexistent/x.json"}, "layout = /nonexistent/x.json: a file path that can be created");
-  const std::string not_regular = ": a file path that can be created, not a directory, FIFO, socket or device";
+  const std::string missing = ": a file path that can be created (No such file or directory)";
+  refused({"--screenshot", "/nonexistent/x.png"}, "screenshot = /nonexistent/x.png" + missing);
+  refused({"--layout", "/nonexistent/x.json"}, "layout = /nonexistent/x.json" + missing);
+  const std::string regular = ": a regular file path (it is ";  // output_path() of flashlab/trace/output_file.hpp
 
   const fs::path fifo = dir.path / "fifo.png";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  refused({"--screenshot", fifo.string()}, "screenshot = " + fifo.string() + not_regular);
+  refused({"--screenshot", fifo.string()}, "screenshot = " + fifo.string() + regular + "a FIFO)");
   CHECK(fs::is_fifo(fifo));  // left as it was
-  refused({"--screenshot", dir.path.string()}, "screenshot = " + dir.path.string() + not_regular);
-  refused({"--screenshot", "/dev/null"}, "screenshot = /dev/null" + not_regular);
+  const fs::path sub = dir.path / "sub.png";
+  fs::create_directories(sub);
+  refused({"--screenshot", sub.string()}, "screenshot = " + sub.string() + regular + "a directory)");
+  refused({"--layout", "/dev/null"}, "layout = /dev/null" + regular + "a character device)");
 
   const fs::path file = dir.path / "file";
   std::ofstream(file) << "x";
   const fs::path under_file = file / "x.png";  // its "directory" is a regular file
-  refused({"--screenshot", under_file.string()}, "screenshot = " + under_file.string() + ": a file path that can be created");
+  refused({"--screenshot", under_file.string()},
+          "screenshot = " + under_file.string() + ": a file path that can be created (Not a directory)");
 
   const fs::path dangling = dir.path / "dangling.png";
   fs::create_symlink(dir.path / "missing" / "x.png", dangling);
-  refused({"--screenshot", dangling.string()}, "screenshot = " + dangling.string() + ": a file path that can be created");
+  refused({"--screenshot", dangling.string()}, "screenshot = " + dangling.string() + regular + "a symbolic link to a missing file)");
 
-  AppOptions fresh;  // a new file in an existing, writable directory
+  AppOptions fresh;  // a new file in an existing, writable directory; nothing is left there by the check
   REQUIRE(!parse({"--screenshot", (dir.path / "new.png").string()}, fresh).exit);
   CHECK(fresh.screenshot == (dir.path / "new.png").string());
+  CHECK(fresh.screenshot_format == ImageFormat::png);
+  CHECK(!fs::exists(dir.path / "new.png"));
 
   fs::create_directories(dir.path / "real");
   const fs::path target = dir.path / "real" / "shot.png", link = dir.path / "link.png";
@@ -176,4 +183,52 @@ TEST_CASE("viz options: --screenshot and --layout must be file paths that can be
   AppOptions through;  // a link to a regular file is written through to its target
   REQUIRE(!parse({"--screenshot", link.string()}, through).exit);
   CHECK(through.screenshot == fs::canonical(target).string());
+  CHECK(std::distance(fs::directory_iterator(dir.path / "real"), fs::directory_iterator{}) == 1);
+}
+
+// Issue 9 item 8: a .jpg name got a PNG. The extension picks the format, any other is refused.
+TEST_CASE("viz options: --screenshot's extension picks PNG or JPEG, any other is refused") {
+  TempDir dir;
+  for (const auto& [name, format] : std::vector<std::pair<std::string, ImageFormat>>{
+           {"a.png", ImageFormat::png}, {"b.PNG", ImageFormat::png}, {"c.jpg", ImageFormat::jpeg},
+           {"d.jpeg", ImageFormat::jpeg}, {"e.JPG", ImageFormat::jpeg}}) {
+    CAPTURE(name);
+    AppOptions o;
+    REQUIRE(!parse({"--screenshot", (dir.path / name).string()}, o).exit);
+    CHECK(o.screenshot_format == format);
+  }
+  const std::string allowed = ": a file name ending in .png, .jpg or .jpeg (the format written)";
+  for (const std::string name : {"x.gif", "x", "x.png.tmp", "dir.png/x"}) {
+    const std::string path = (dir.path / name).string();
+    refused({"--screenshot", path}, "screenshot = " + path + allowed);
+  }
+}
+
+// Issue 9 item 7: one rule for every flag. The flags are listed from the app parse_options builds,
+// so that a flag added later is walked too.
+TEST_CASE("viz options: every flag with an empty value exits 2 naming the flag") {
+  const std::vector<std::string> flags = value_flags();
+  for (const char* f : {"--frames", "--width", "--select", "--hover", "--step", "--speed", "--screenshot", "--nq",
+                        "--model", "--trace"})
+    CHECK(std::find(flags.begin(), flags.end(), f) != flags.end());
+  CHECK(flags.size() > 30);
+  for (const std::string& flag : flags) {
+    CAPTURE(flag);
+    AppOptions o;
+    const ParseOutcome r = parse(with(k8x8, {flag, ""}), o);
+    CHECK(r.exit == std::optional<int>(2));
+    CHECK(r.message.rfind(flag.substr(2) + " = \"\": a non-empty value", 0) == 0);
+  }
+  // --frames "" ran forever: now the message says what the flag takes
+  CHECK(parse({"--frames", ""}).message ==
+        "frames = \"\": a non-empty value (N): render N frames (1 to 1000000), print the first frame's time and "
+        "the frame-time figures of the others (mean, median, p95), exit");
+}
+
+TEST_CASE("viz options: --select and --hover take exactly two indices, none empty") {
+  const std::string allowed = ": I,J: a tile's Q block and K/V block indices, 0 <= I < T_r = 8 and 0 <= J < T_c = 8";
+  refused(with(k8x8, {"--select", "1,2,3"}), "select = 1,2,3" + allowed);
+  refused(with(k8x8, {"--hover", "1,2,3"}), "hover = 1,2,3" + allowed);
+  refused(with(k8x8, {"--select", "1,"}), "select = 1," + allowed + "; no empty element");
+  refused(with(k8x8, {"--select", ",1"}), "select = ,1" + allowed + "; no empty element");
 }

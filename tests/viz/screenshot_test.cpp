@@ -1,11 +1,14 @@
 // The real viewer under Xvfb: a screenshot of a causal config whose pixels, sampled at the centres
 // of known tiles, have the full, partial and skipped colours; a screenshot written through a link;
-// a path that cannot be created refused before a window opens. Skipped (exit 77) without xvfb-run.
+// a path that cannot be created refused before a window opens; writes that fail (a full file
+// system, a file-size limit) reported with exit 1 and no file left; JPEG by extension; the first
+// frame's time. Skipped (exit 77) without xvfb-run.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -38,16 +41,24 @@ struct Shot {
   }
 };
 
-// Runs the real viewer under Xvfb; returns std::system's status (0: exit 0).
-int run_under_xvfb(const std::string& flags) {
+// Runs the real viewer under Xvfb; returns std::system's status (0: exit 0). `shell` (when given)
+// is a sh -c script run under xvfb-run, in which $VIEWER is the viewer with `flags`; stdout goes
+// to `out` (default /dev/null).
+int run_under_xvfb(const std::string& flags, const std::string& out = "/dev/null", const std::string& shell = "") {
   // Under AddressSanitizer, leak checking stays off for the app: Mesa's OpenGL driver, unloaded at
   // exit, leaves allocations LeakSanitizer cannot attribute (the panels' own leaks are checked by
   // test_viz, which runs them without a driver).
   const char* asan = std::getenv("ASAN_OPTIONS");
   const std::string env = "ASAN_OPTIONS='" + std::string(asan ? asan : "") + ":detect_leaks=0' ";
-  const std::string cmd = env + "xvfb-run -a -s \"-screen 0 1280x720x24\" " + std::string(FLASHLAB_VIEWER) + " " +
-                          flags + " > /dev/null";
+  const std::string viewer = std::string(FLASHLAB_VIEWER) + " " + flags;
+  const std::string run = shell.empty() ? viewer : "env VIEWER='" + viewer + "' sh -c '" + shell + "'";
+  const std::string cmd = env + "xvfb-run -a -s \"-screen 0 1280x720x24\" " + run + " > " + out;
   return std::system(cmd.c_str());
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
 fs::path temp_dir() {
@@ -131,7 +142,95 @@ TEST_CASE("screenshot to a path that cannot be created exits 2 before opening a 
   CHECK(WEXITSTATUS(status) == 2);
   std::string text;
   std::getline(std::ifstream(err), text);
-  CHECK(text == "flashlab-viewer: screenshot = /nonexistent/x.png: a file path that can be created");
+  CHECK(text == "flashlab-viewer: screenshot = /nonexistent/x.png: a file path that can be created (No such file or directory)");
+  fs::remove_all(dir);
+}
+
+// Issue 9 item 2: on a full file system the viewer printed "wrote ...", exited 0 and left a
+// truncated 4,096-byte PNG and an empty JSON. Here the folder is a 4 KiB tmpfs filled to the last
+// byte (mounted in a private user and mount namespace by unshare -rm; skipped where that is not
+// allowed): both writes fail, the exit is 1, each failure is named, and nothing is left.
+TEST_CASE("screenshot and layout on a full file system: exit 1, the errors, no file left") {
+  if (std::system("unshare -rm true > /dev/null 2>&1") != 0) {
+    MESSAGE("skipped: unshare -rm (user and mount namespaces) is not allowed here");
+    return;
+  }
+  const fs::path dir = temp_dir(), full = dir / "full", report = dir / "report";
+  fs::create_directories(full);
+  fs::create_directories(report);
+  const std::string shell = "unshare -rm sh -c \"mount -t tmpfs -o size=4k tmpfs " + full.string() +
+                            " && { cat /dev/zero > " + full.string() + "/filler 2> /dev/null; "
+                            "\\$VIEWER --screenshot " + full.string() + "/x.png --layout " + full.string() +
+                            "/x.json 2> " + report.string() + "/err; echo \\$? > " + report.string() +
+                            "/rc; ls -A " + full.string() + " > " + report.string() + "/ls; }\"";
+  run_under_xvfb("--nq 512 --nk 512 --br 64 --bc 64", (report / "out").string(), shell);
+  CHECK(read_file(report / "rc") == "1\n");
+  CHECK(read_file(report / "ls") == "filler\n");  // no x.png, no x.json, no temporary file
+  CHECK(read_file(report / "err") ==
+        "flashlab-viewer: cannot write " + (full / "x.png").string() + ": No space left on device\n"
+        "flashlab-viewer: cannot write " + (full / "x.json").string() + ": No space left on device\n");
+  CHECK(read_file(report / "out").find("wrote") == std::string::npos);
+  fs::remove_all(dir);
+}
+
+// The same failure where no file system can be mounted: a file-size limit of 0 bytes (ulimit -f 0,
+// SIGXFSZ ignored) makes every write fail with EFBIG. The viewer's stderr and exit code go through
+// a pipe to a file written outside the limit.
+TEST_CASE("screenshot and layout past the file-size limit: exit 1, the errors, no file left") {
+  const fs::path dir = temp_dir(), out = dir / "out";
+  fs::create_directories(out);
+  const fs::path err = dir / "err";
+  const std::string shell = "{ (trap \"\" XFSZ; ulimit -f 0; exec $VIEWER) 2>&1 > /dev/null; echo \"exit $?\"; } | cat > " +
+                            err.string();
+  run_under_xvfb("--nq 512 --nk 512 --br 64 --bc 64 --screenshot " + (out / "x.png").string() + " --layout " +
+                     (out / "x.json").string(),
+                 "/dev/null", shell);
+  CHECK(read_file(err) == "flashlab-viewer: cannot write " + (out / "x.png").string() + ": File too large\n"
+                          "flashlab-viewer: cannot write " + (out / "x.json").string() + ": File too large\n"
+                          "exit 1\n");
+  CHECK(fs::is_empty(out));
+  fs::remove_all(dir);
+}
+
+// Issue 9 item 8: a .jpg name got a PNG. Now a JPEG (stb, quality 95): its magic bytes, its size,
+// and the colours of known tiles within JPEG's error.
+TEST_CASE("screenshot to a .jpg name writes a JPEG") {
+  const fs::path dir = temp_dir(), jpg = dir / "v2.jpg", json = dir / "v2.json";
+  REQUIRE(run_under_xvfb("--algo v2 --nq 512 --nk 512 --br 64 --bc 64 --mask causal --screenshot " + jpg.string() +
+                         " --layout " + json.string()) == 0);
+  const std::string bytes = read_file(jpg);
+  REQUIRE(bytes.size() > 3);
+  CHECK(bytes.substr(0, 3) == "\xFF\xD8\xFF");  // JPEG SOI + marker
+  Shot s;
+  int n = 0;
+  unsigned char* data = stbi_load(jpg.string().c_str(), &s.width, &s.height, &n, 3);
+  REQUIRE(data != nullptr);
+  s.rgb.assign(data, data + std::size_t(s.width) * std::size_t(s.height) * 3);
+  stbi_image_free(data);
+  std::ifstream(json) >> s.layout;
+  CHECK(s.width == 1280);
+  CHECK(s.height == 720);
+  const auto near = [](std::uint32_t got, std::uint32_t want) {
+    for (int shift : {0, 8, 16}) {
+      const int a = int((got >> shift) & 0xFF), b = int((want >> shift) & 0xFF);
+      if (std::abs(a - b) > 12) return false;
+    }
+    return true;
+  };
+  CHECK(near(s.tile(5, 1), palette::full));
+  CHECK(near(s.tile(1, 5), palette::skipped));
+  fs::remove_all(dir);
+}
+
+// Issue 9 item 8: --frames 1 printed "frames 0 ... 0.0 fps" and never the first frame's time.
+TEST_CASE("--frames 1 reports the first frame's time") {
+  const fs::path dir = temp_dir(), out = dir / "out";
+  REQUIRE(run_under_xvfb("--nq 512 --nk 512 --br 64 --bc 64 --frames 1", out.string()) == 0);
+  const std::string text = read_file(out);
+  CHECK(text.rfind("first frame ", 0) == 0);
+  CHECK(text.find(" ms (builds the textures); no frame after it to time (--frames 2 or more)\n") != std::string::npos);
+  REQUIRE(run_under_xvfb("--nq 512 --nk 512 --br 64 --bc 64 --frames 3", out.string()) == 0);
+  CHECK(read_file(out).find("; the 2 frames after it: mean ") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "flashlab/numerics/limits.hpp"
 #include "model/stat_history.hpp"
 
 using namespace flashlab;
@@ -53,4 +54,24 @@ TEST_CASE("numerics refuse configs too large to run interactively, with the reas
   const StatResult r = run_numerics(p);
   CHECK(r.history == nullptr);
   CHECK(r.error.find("numerics = on") == 0);
+}
+
+// Issue 9 item 8: at N = 131072 the viewer said "use flashlab run", which refuses that size too.
+// The viewer's limit N^2 d <= 2^28 gives N <= 2^11 = 2,048 at d = 64; flashlab run's N^2 <= 2^28
+// and N^2 max(d, 64) <= 2^34 give N <= 2^14 = 16,384 at d = 64, and 2^13.5 -> 11,585 at d = 128
+// (11,585^2 * 128 = 17,179,164,800 <= 2^34 = 17,179,869,184 < 11,586^2 * 128 = 17,182,130,688).
+TEST_CASE("numerics too large for the viewer: the size each tool takes") {
+  Config c;
+  c.n_q = c.n_k = 131072;
+  c.d = 64;
+  c.b_r = c.b_c = 128;
+  const std::string why = numerics_too_large(resolve(c));
+  CHECK(why.find("over the viewer's limit 268,435,456 (2^28: N_q = N_k <= 2,048 at d = 64)") != std::string::npos);
+  CHECK(why.find("`flashlab run --steps I` takes up to N_q N_k <= 2^28 and N_q N_k max(d, 64) <= 2^34 "
+                 "(N_q = N_k <= 16,384 at d = 64): lower --seq") != std::string::npos);
+  CHECK(numerics_max_square_n(128) == 11'585);
+  CHECK(numerics_max_square_n(1) == 16'384);
+  c.n_q = c.n_k = 4096;  // over the viewer's limit (2^30), within flashlab run's (2^24 scores, 2^30 work)
+  CHECK(numerics_too_large(resolve(c)).find("`flashlab run --steps I` computes m and l of one Q block at this size") !=
+        std::string::npos);
 }

@@ -1,14 +1,13 @@
 // gl_window.cpp — see gl_window.hpp.
 #include "gl_window.hpp"
 
-#include <cerrno>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
+#include <exception>
 
 #include <GL/gl.h>
 #include <stb_image_write.h>
-#include <unistd.h>
+
+#include "flashlab/trace/output_file.hpp"
 
 namespace flashlab::viz {
 
@@ -35,22 +34,24 @@ ImTextureID GlTextures::upload(const Image& img, ImTextureID id) {
   return reinterpret_cast<ImTextureID>(std::uintptr_t(name));
 }
 
-std::string write_back_buffer_png(const std::string& path, int width, int height) {
+std::string write_back_buffer(const std::string& path, ImageFormat format, int width, int height) {
   std::vector<unsigned char> rgb(std::size_t(width) * std::size_t(height) * 3);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, rgb.data());
   if (const GLenum e = glGetError(); e != GL_NO_ERROR) return "glReadPixels failed (GL error " + std::to_string(e) + ")";
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::string bytes;  // the encoded file, written in one piece below
+  const auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), std::size_t(size));
+  };
   stbi_flip_vertically_on_write(1);  // OpenGL's first row is the bottom one
-  if (!stbi_write_png(tmp.c_str(), width, height, 3, rgb.data(), width * 3)) {
-    std::remove(tmp.c_str());
-    return "cannot write " + tmp;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return "cannot rename " + tmp + " to " + path + ": " + why;
+  const int ok = format == ImageFormat::png ? stbi_write_png_to_func(append, &bytes, width, height, 3, rgb.data(), width * 3)
+                                            : stbi_write_jpg_to_func(append, &bytes, width, height, 3, rgb.data(), 95);
+  if (!ok) return "cannot encode the screenshot for " + path;
+  try {
+    flashlab::write_output_file(path, bytes);
+  } catch (const std::exception& e) {
+    return e.what();
   }
   return "";
 }

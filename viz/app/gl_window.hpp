@@ -1,10 +1,11 @@
 // gl_window.hpp — the OpenGL side of the app: textures for the panels' pictures, and reading the
-// back buffer into a PNG.
+// back buffer into a PNG or JPEG file.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "options.hpp"
 #include "panels/texture.hpp"
 
 namespace flashlab::viz {
@@ -22,8 +23,10 @@ class GlTextures : public TextureSink {
   std::vector<unsigned> names_;
 };
 
-/// Reads the back buffer (width x height, before the swap) and writes it to `path` as a PNG
-/// through "<path>.tmp-<pid>", renamed when complete. Returns "" or what went wrong.
-std::string write_back_buffer_png(const std::string& path, int width, int height);
+/// Reads the back buffer (width x height, before the swap), encodes it (stb: PNG, or JPEG at
+/// quality 95) and writes it to `path` whole or not at all (write_output_file of
+/// flashlab/trace/output_file.hpp: every write, the flush and the close checked, then renamed).
+/// Returns "" or what went wrong ("cannot write <path>: No space left on device").
+std::string write_back_buffer(const std::string& path, ImageFormat format, int width, int height);
 
 }  // namespace flashlab::viz

@@ -6,7 +6,7 @@
 #include <cfloat>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -15,9 +15,9 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/trace/output_file.hpp"
 #include "gl_window.hpp"
 #include "model/frame_stats.hpp"
 #include "options.hpp"
@@ -30,17 +30,17 @@ namespace {
 void on_glfw_error(int code, const char* text) { std::fprintf(stderr, "flashlab-viewer: GLFW error %d: %s\n", code, text); }
 
 // Where the map's grid lies on screen, so that a test can sample the pixels of known tiles.
-bool write_layout(const std::string& path, const Viewer& v, int width, int height) {
+// Written whole or not at all (output_file.hpp); returns "" or what went wrong.
+std::string write_layout(const std::string& path, const Viewer& v, int width, int height) {
   const GridLayout& g = v.map.layout;
   const nlohmann::json j = {{"width", width},   {"height", height},  {"map_x0", g.min.x}, {"map_y0", g.min.y},
                             {"map_x1", g.max.x}, {"map_y1", g.max.y}, {"t_r", g.rows},     {"t_c", g.cols}};
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << "\n";
-    if (!out) return false;
+  try {
+    write_output_file(path, j.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    return e.what();
   }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
+  return "";
 }
 
 // Returns false when a trace file of the command line cannot be opened.
@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
   ImGui_ImplOpenGL3_Init("#version 130");
 
   const int frames = opt.frames > 0 ? opt.frames : !opt.screenshot.empty() ? 3 : 0;
-  std::vector<double> frame_ms;
+  double first_ms = 0;           // frame 0 builds the textures: reported on its own
+  std::vector<double> frame_ms;  // the frames after it
   int code = 0;
   auto last = std::chrono::steady_clock::now();
   for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
@@ -138,24 +139,27 @@ int main(int argc, char** argv) {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (final_frame && !opt.screenshot.empty()) {
-      if (const std::string err = write_back_buffer_png(opt.screenshot, w, h); !err.empty()) {
+      if (const std::string err = write_back_buffer(opt.screenshot, opt.screenshot_format, w, h); !err.empty()) {
         std::fprintf(stderr, "flashlab-viewer: %s\n", err.c_str());
         code = 1;
       } else {
         std::printf("wrote %s (%d x %d)\n", opt.screenshot.c_str(), w, h);
       }
     }
-    if (final_frame && !opt.layout.empty() && !write_layout(opt.layout, *viewer, w, h)) {
-      std::fprintf(stderr, "flashlab-viewer: cannot write %s\n", opt.layout.c_str());
-      code = 1;
-    }
+    if (final_frame && !opt.layout.empty())
+      if (const std::string err = write_layout(opt.layout, *viewer, w, h); !err.empty()) {
+        std::fprintf(stderr, "flashlab-viewer: %s\n", err.c_str());
+        code = 1;
+      }
     glfwSwapBuffers(window);
     const auto end = std::chrono::steady_clock::now();
-    if (frame > 0) frame_ms.push_back(std::chrono::duration<double, std::milli>(end - last).count());
+    const double ms = std::chrono::duration<double, std::milli>(end - last).count();
+    if (frame == 0) first_ms = ms;
+    else frame_ms.push_back(ms);
     last = end;
     if (final_frame) break;
   }
-  if (opt.frames > 0) std::printf("%s (the first frame, which builds the textures, excluded)\n", to_string(summarize(frame_ms)).c_str());
+  if (opt.frames > 0) std::printf("%s\n", frame_report(first_ms, frame_ms).c_str());
 
   viewer.reset();
   textures.reset();  // glDeleteTextures while the context is current

@@ -2,15 +2,15 @@
 #include "options.hpp"
 
 #include <algorithm>
-#include <charconv>
+#include <cctype>
 #include <map>
 
 #include <CLI/CLI.hpp>
 
-#include "flashlab/flags/config_flags.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
-#include "output_path.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/trace/output_file.hpp"
 
 namespace flashlab::viz {
 namespace {
@@ -23,19 +23,9 @@ E pick(const std::string& field, const std::string& text, const std::map<std::st
   throw ConfigError(field, text, allowed);
 }
 
-std::int64_t int_in(const std::string& field, const std::string& text, std::int64_t lo, std::int64_t hi,
-                    const std::string& what = "") {
-  const std::string allowed = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + what;
-  const std::int64_t v = cli::parse_int(field, text, allowed);
-  if (v < lo || v > hi) throw ConfigError(field, text, allowed);
-  return v;
-}
-
 double number_in(const std::string& field, const std::string& text, double lo, double hi, const std::string& what) {
-  double v = 0;
-  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || p != text.data() + text.size() || !(v >= lo && v <= hi))
-    throw ConfigError(field, text, what);
+  const double v = cli::parse_number(field, text, what);
+  if (!(v >= lo && v <= hi)) throw ConfigError(field, text, what);
   return v;
 }
 
@@ -44,12 +34,24 @@ TileRef parse_tile(const std::string& field, const std::string& text, const Prob
   const std::int64_t t_r = p.tiling.t_r(), t_c = p.tiling.t_c();
   const std::string allowed = "I,J: a tile's Q block and K/V block indices, 0 <= I < T_r = " + std::to_string(t_r) +
                               " and 0 <= J < T_c = " + std::to_string(t_c);
-  const auto comma = text.find(',');
-  if (comma == std::string::npos) throw ConfigError(field, text, allowed);
-  const TileRef t{cli::parse_int(field, text.substr(0, comma), allowed),
-                  cli::parse_int(field, text.substr(comma + 1), allowed)};
+  const std::vector<std::string> ij = cli::split_list(field, text, allowed);
+  if (ij.size() != 2) throw ConfigError(field, text, allowed);
+  const TileRef t{cli::parse_int(field, ij[0], allowed), cli::parse_int(field, ij[1], allowed)};
   if (t.i < 0 || t.j < 0 || t.i >= t_r || t.j >= t_c) throw ConfigError(field, text, allowed);
   return t;
+}
+
+// An output named by flag `field`: the destination checked (output_file.hpp) and its temporary
+// file created and removed, so that a run never renders its frames only to fail at the end.
+// Returns the file written (a symbolic link's target).
+std::string output_target(const std::string& field, const std::string& path) {
+  try {
+    const OutputPath out = output_path(path);
+    check_creatable(out);
+    return out.target;
+  } catch (const ConfigError& e) {
+    throw ConfigError(field, e.value(), e.allowed());
+  }
 }
 
 // What is left on the command line after parsing: an unknown flag or a stray argument.
@@ -60,7 +62,62 @@ void refuse_extras(const std::vector<std::string>& extras) {
   throw ConfigError("argument", e, "none: every value follows its flag (see flashlab-viewer --help)");
 }
 
+// The viewer's command line: the configuration flags, the viewer's own, the value rules
+// (flags/values.hpp) on all of them; the texts as typed, until parse_options checks them.
+struct CommandLine {
+  CLI::App app{"flashlab-viewer: the block-skip map, per-tile statistics, playback and V1 vs V2 of one "
+               "attention configuration (Dear ImGui)."};
+  std::shared_ptr<const cli::ConfigFlags> flags;
+  std::string tab = "tile", map = "classes", metric = "hbm", select, hover, sweep = "block";
+  std::string frames, width, height, step, speed;
+
+  explicit CommandLine(AppOptions& out) {
+    app.allow_extras();  // refused by refuse_extras, naming the flag
+    flags = cli::add_config_flags(app);
+    const auto option = [this](const char* name, std::string& value, const char* type, const char* help) {
+      app.add_option(name, value, help)->type_name(type);
+    };
+    option("--frames", frames, "N", "render N frames (1 to 1000000), print the first frame's time and the frame-time figures of the others (mean, median, p95), exit");
+    option("--screenshot", out.screenshot, "FILE", "write the window to FILE.png or FILE.jpg (.jpeg) after the frames (default 3) and exit");
+    option("--layout", out.layout, "FILE", "write where the map's tiles are on screen to FILE.json (for tests)");
+    option("--width", width, "PX", "window width in pixels, 400 to 8192 (default 1280)");
+    option("--height", height, "PX", "window height in pixels, 300 to 8192 (default 720)");
+    option("--tab", tab, "TAB", "inspector tab: tile | playback | compare | sweep | traces (default tile)");
+    option("--map", map, "MAP", "map colours: classes | heat (default classes)");
+    option("--metric", metric, "METRIC", "heat-map metric: hbm | flops | exp | visit (default hbm)");
+    option("--select", select, "I,J", "select tile I,J (0 <= I < T_r, 0 <= J < T_c)");
+    option("--hover", hover, "I,J", "with --frames or --screenshot: put the mouse on tile I,J of the map");
+    option("--step", step, "K", "start the playback at step K (0 to the schedule's steps)");
+    app.add_flag("--play", out.play, "start playing");
+    option("--speed", speed, "X", "playback speed in steps per second, 1 to 1000000 (default 8)");
+    app.add_flag("--numerics", out.numerics, "show m and l of the current Q block (playback tab)");
+    app.add_option("--trace", out.traces, "open a trace file (twice: traces A and B, compared)")
+        ->type_name("FILE")
+        ->expected(1)
+        ->take_all();
+    option("--sweep", sweep, "AXIS", "HBM plot axis: block | sram (default block)");
+    cli::refuse_empty_values(app);
+  }
+};
+
 }  // namespace
+
+std::vector<std::string> value_flags() {
+  AppOptions out;
+  CommandLine cl(out);
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : cli::value_options(cl.app)) names.push_back(cli::flag_spelling(*opt));
+  return names;
+}
+
+ImageFormat image_format(const std::string& field, const std::string& path) {
+  const auto dot = path.find_last_of("./");
+  std::string ext = dot == std::string::npos || path[dot] != '.' ? "" : path.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (ext == "png") return ImageFormat::png;
+  if (ext == "jpg" || ext == "jpeg") return ImageFormat::jpeg;
+  throw ConfigError(field, path, "a file name ending in .png, .jpg or .jpeg (the format written)");
+}
 
 std::uint64_t playback_steps(const Config& c, Tab t) {
   if (t != Tab::compare) return count(resolve(c)).steps;
@@ -77,52 +134,38 @@ std::uint64_t playback_steps(const Config& c, Tab t) {
 }
 
 ParseOutcome parse_options(int argc, const char* const* argv, AppOptions& out) {
-  CLI::App app{"flashlab-viewer: the block-skip map, per-tile statistics, playback and V1 vs V2 of one "
-               "attention configuration (Dear ImGui)."};
-  app.allow_extras();  // refused below, naming the flag
-  auto flags = cli::add_config_flags(app);
-  std::string tab = "tile", map = "classes", metric = "hbm", select, hover, sweep = "block";
-  std::string frames, width, height, step, speed;
-  app.add_option("--frames", frames, "render N frames (1 to 1000000), print the frame-time figures (mean, median, p95), exit");
-  app.add_option("--screenshot", out.screenshot, "write the window to FILE.png after the frames (default 3) and exit");
-  app.add_option("--layout", out.layout, "write where the map's tiles are on screen to FILE.json (for tests)");
-  app.add_option("--width", width, "window width in pixels, 400 to 8192 (default 1280)");
-  app.add_option("--height", height, "window height in pixels, 300 to 8192 (default 720)");
-  app.add_option("--tab", tab, "inspector tab: tile | playback | compare | sweep | traces (default tile)");
-  app.add_option("--map", map, "map colours: classes | heat (default classes)");
-  app.add_option("--metric", metric, "heat-map metric: hbm | flops | exp | visit (default hbm)");
-  app.add_option("--select", select, "select tile I,J (0 <= I < T_r, 0 <= J < T_c)");
-  app.add_option("--hover", hover, "with --frames or --screenshot: put the mouse on tile I,J of the map");
-  app.add_option("--step", step, "start the playback at step K (0 to the schedule's steps)");
-  app.add_flag("--play", out.play, "start playing");
-  app.add_option("--speed", speed, "playback speed in steps per second, 1 to 1000000 (default 8)");
-  app.add_flag("--numerics", out.numerics, "show m and l of the current Q block (playback tab)");
-  app.add_option("--trace", out.traces, "open a trace file (twice: traces A and B, compared)")->expected(1)->take_all();
-  app.add_option("--sweep", sweep, "HBM plot axis: block | sram (default block)");
+  CommandLine cl(out);
+  CLI::App& app = cl.app;
   try {
     app.parse(argc, argv);
     refuse_extras(app.remaining());
-    out.config = flags->build();
-    out.model = flags->model();
+    out.config = cl.flags->build();
+    out.model = cl.flags->model();
     const Problem p = resolve(out.config);
-    if (!frames.empty()) out.frames = int(int_in("frames", frames, 1, 1000000));
-    if (!width.empty()) out.width = int(int_in("width", width, 400, 8192, " pixels"));
-    if (!height.empty()) out.height = int(int_in("height", height, 300, 8192, " pixels"));
-    if (!speed.empty()) out.speed = number_in("speed", speed, 1, 1e6, "a number of steps per second from 1 to 1000000");
-    out.tab = pick<Tab>("tab", tab, {{"tile", Tab::tile}, {"playback", Tab::playback}, {"compare", Tab::compare}, {"sweep", Tab::sweep}, {"traces", Tab::traces}});
-    out.map_mode = pick<MapMode>("map", map, {{"classes", MapMode::classes}, {"heat", MapMode::heat}});
-    out.metric = pick<Metric>("metric", metric, {{"hbm", Metric::hbm_bytes}, {"flops", Metric::flops},
-                                                {"exp", Metric::exp_ops}, {"visit", Metric::visit_order}});
-    out.sweep_axis = pick<SweepAxis>("sweep", sweep, {{"block", SweepAxis::block}, {"sram", SweepAxis::sram}});
-    if (!select.empty()) out.select = parse_tile("select", select, p);
-    if (!hover.empty()) out.hover = parse_tile("hover", hover, p);
-    if (!step.empty()) {
+    // Values are never empty here (refuse_empty_values): an empty text means "not given".
+    if (!cl.frames.empty()) out.frames = int(cli::parse_int_in("frames", cl.frames, 1, 1000000));
+    if (!cl.width.empty()) out.width = int(cli::parse_int_in("width", cl.width, 400, 8192, " pixels"));
+    if (!cl.height.empty()) out.height = int(cli::parse_int_in("height", cl.height, 300, 8192, " pixels"));
+    if (!cl.speed.empty())
+      out.speed = number_in("speed", cl.speed, 1, 1e6, "a number of steps per second from 1 to 1000000");
+    out.tab = pick<Tab>("tab", cl.tab, {{"tile", Tab::tile}, {"playback", Tab::playback}, {"compare", Tab::compare}, {"sweep", Tab::sweep}, {"traces", Tab::traces}});
+    out.map_mode = pick<MapMode>("map", cl.map, {{"classes", MapMode::classes}, {"heat", MapMode::heat}});
+    out.metric = pick<Metric>("metric", cl.metric, {{"hbm", Metric::hbm_bytes}, {"flops", Metric::flops},
+                                                   {"exp", Metric::exp_ops}, {"visit", Metric::visit_order}});
+    out.sweep_axis = pick<SweepAxis>("sweep", cl.sweep, {{"block", SweepAxis::block}, {"sram", SweepAxis::sram}});
+    if (!cl.select.empty()) out.select = parse_tile("select", cl.select, p);
+    if (!cl.hover.empty()) out.hover = parse_tile("hover", cl.hover, p);
+    if (!cl.step.empty()) {
       const std::uint64_t total = playback_steps(out.config, out.tab);
-      out.step = std::uint64_t(int_in("step", step, 0, std::int64_t(total), " (the steps of this config's schedule)"));
+      out.step = std::uint64_t(
+          cli::parse_int_in("step", cl.step, 0, std::int64_t(total), " (the steps of this config's schedule)"));
     }
     if (out.traces.size() > 2)
       throw ConfigError("trace", std::to_string(out.traces.size()) + " files", "at most two: traces A and B");
-    if (app.count("--screenshot") > 0) out.screenshot = output_target("screenshot", out.screenshot);
+    if (app.count("--screenshot") > 0) {
+      out.screenshot_format = image_format("screenshot", out.screenshot);
+      out.screenshot = output_target("screenshot", out.screenshot);
+    }
     if (app.count("--layout") > 0) out.layout = output_target("layout", out.layout);
   } catch (const CLI::CallForHelp&) {
     return {0, app.help()};

@@ -12,11 +12,15 @@
 
 namespace flashlab::viz {
 
+/// The picture format of --screenshot, from the file name's extension.
+enum class ImageFormat { png, jpeg };
+
 struct AppOptions {
   Config config;
   std::string model;           // model preset named by --model ("" when none)
   int frames = 0;              // --frames N: render N frames, print frame-time figures, exit
-  std::string screenshot;      // --screenshot FILE.png: write the last frame and exit
+  std::string screenshot;      // --screenshot FILE.png|.jpg|.jpeg: write the last frame and exit
+  ImageFormat screenshot_format = ImageFormat::png;
   std::string layout;          // --layout FILE.json: where the map's grid is on screen
   int width = 1280, height = 720;
   Tab tab = Tab::tile;
@@ -38,13 +42,24 @@ struct ParseOutcome {
   std::string message;      // --help's text, or "<field> = <value>: <allowed>" for bad input
 };
 
-/// Parses argv into `out` and checks every value before a window opens: numbers against their
-/// ranges, --select and --hover against the resolved config's T_r x T_c tiles, --step against the
-/// steps of the playback the chosen tab shows (playback_steps), --screenshot and --layout against
-/// the file system (output_target; `out` then holds the path written). Unknown flags, CLI11 parse
-/// errors and ConfigErrors (including resolve()'s) all give exit 2 with a message naming the
-/// flag, the value and what is allowed. Throws nothing.
+/// Parses argv into `out` and checks every value before a window opens: no value empty (the rule
+/// of every flashlab program, flags/values.hpp), numbers against their ranges, --select and
+/// --hover as exactly two indices of the resolved config's T_r x T_c tiles, --step against the
+/// steps of the playback the chosen tab shows (playback_steps), --screenshot's extension
+/// (image_format), --screenshot and --layout against the file system (output_path() of
+/// flashlab/trace/output_file.hpp, and the temporary file created and removed; `out` then holds
+/// the file written: a symbolic link's target). Unknown flags, CLI11 parse errors and ConfigErrors
+/// (including resolve()'s) all give exit 2 with a message naming the flag, the value and what is
+/// allowed. Throws nothing.
 ParseOutcome parse_options(int argc, const char* const* argv, AppOptions& out);
+
+/// The flags of the viewer's command line that take a value ("--frames", "--nq", ...), listed
+/// from the same CLI11 app parse_options builds (for tests that walk every flag).
+std::vector<std::string> value_flags();
+
+/// The format a screenshot named `path` is written in: .png -> png; .jpg, .jpeg -> jpeg (any
+/// case). Throws ConfigError(field, path, "a file name ending in .png, .jpg or .jpeg ...") otherwise.
+ImageFormat image_format(const std::string& field, const std::string& path);
 
 /// The steps of the playback tab `t` shows for config `c`, the range of --step being 0 to this
 /// (Viewer::seek clamps there): the schedule's Counters::steps for one (batch, head), counted by

@@ -23,10 +23,22 @@ FrameStats summarize(std::vector<double> ms) {
 }
 
 std::string to_string(const FrameStats& s) {
+  if (s.frames == 0) return "frames 0: none timed";
   char buf[160];
   std::snprintf(buf, sizeof buf, "frames %zu: mean %.2f ms (%.1f fps), median %.2f ms, p95 %.2f ms, max %.2f ms",
                 s.frames, s.mean_ms, s.fps(), s.median_ms, s.p95_ms, s.max_ms);
   return buf;
+}
+
+std::string frame_report(double first_ms, const std::vector<double>& later_ms) {
+  char first[96];
+  std::snprintf(first, sizeof first, "first frame %.2f ms (builds the textures); ", first_ms);
+  if (later_ms.empty()) return std::string(first) + "no frame after it to time (--frames 2 or more)";
+  const FrameStats s = summarize(later_ms);
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "the %zu frame%s after it: mean %.2f ms (%.1f fps), median %.2f ms, p95 %.2f ms, max %.2f ms",
+                s.frames, s.frames == 1 ? "" : "s", s.mean_ms, s.fps(), s.median_ms, s.p95_ms, s.max_ms);
+  return first + std::string(buf);
 }
 
 }  // namespace flashlab::viz

@@ -2,10 +2,12 @@
 #include "model/stat_history.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/numerics/limits.hpp"
 #include "model/format.hpp"
 
 namespace flashlab::viz {
@@ -14,9 +16,23 @@ std::string numerics_too_large(const Problem& p) {
   const Tiling& t = p.tiling;
   const std::int64_t work = t.n_q * t.n_k * t.d;
   const std::int64_t stats = t.n_q * (t.t_c() + 2) * 2;
-  if (work > kNumericsWorkLimit)
-    return "N_q N_k d = " + format_count(std::uint64_t(work)) + " is over the interactive limit " +
-           format_count(std::uint64_t(kNumericsWorkLimit)) + "; use `flashlab run` for this size";
+  if (work > kNumericsWorkLimit) {
+    // The largest N_q = N_k = N each tool takes at this d (the viewer: N^2 d <= 2^28).
+    auto viewer_n = std::int64_t(std::sqrt(double(kNumericsWorkLimit / t.d)));
+    while (viewer_n * viewer_n * t.d > kNumericsWorkLimit) --viewer_n;
+    while ((viewer_n + 1) * (viewer_n + 1) * t.d <= kNumericsWorkLimit) ++viewer_n;
+    const std::string at_d = " at d = " + std::to_string(t.d);
+    std::string why = "N_q N_k d = " + format_count(std::uint64_t(work)) + " is over the viewer's limit " +
+                      format_count(std::uint64_t(kNumericsWorkLimit)) + " (2^28: N_q = N_k <= " +
+                      format_count(std::uint64_t(viewer_n)) + at_d + ")";
+    const std::int64_t run_n = numerics_max_square_n(t.d);
+    const bool run_takes_it = t.n_q <= kNumericsMaxScores / t.n_k &&
+                              t.n_q * t.n_k <= kNumericsMaxWork / std::max<std::int64_t>(t.d, 64);
+    why += run_takes_it ? "; `flashlab run --steps I` computes m and l of one Q block at this size"
+                        : "; `flashlab run --steps I` takes up to N_q N_k <= 2^28 and N_q N_k max(d, 64) <= 2^34 "
+                          "(N_q = N_k <= " + format_count(std::uint64_t(run_n)) + at_d + "): lower --seq (or --nq/--nk)";
+    return why;
+  }
   if (stats > kNumericsStatLimit)
     return "m and l of every step would be " + format_count(std::uint64_t(stats)) +
            " values, over the limit " + format_count(std::uint64_t(kNumericsStatLimit));

@@ -15,10 +15,6 @@
 namespace flashlab {
 namespace {
 
-constexpr std::int64_t kMaxSeq = (std::int64_t(1) << 31) - 1;  // events store rows/cols as 32 bits
-constexpr std::int64_t kMaxD = 4096;
-constexpr std::int64_t kMaxTiles = std::int64_t(1) << 30;  // the executor walks every tile
-
 void require_range(const char* field, std::int64_t v, std::int64_t lo, std::int64_t hi) {
   if (v < lo || v > hi)
     throw ConfigError(field, std::to_string(v),
@@ -33,14 +29,39 @@ std::int64_t parse_int(std::string_view field, std::string_view text) {
   return v;
 }
 
-// Largest B with B_r = B_c = B whose tiles fit in `capacity` bytes.
-std::int64_t largest_square_tile(const Schedule& s, std::int64_t d, int e, std::int64_t capacity) {
-  std::int64_t lo = 0, hi = 1 << 16;
+// SRAM bytes the algorithm's schedule keeps with rows x cols tiles (schedule.hpp sram_bytes: V2 keeps
+// S_ij/P_ij and O_i in registers, V1 keeps S_ij in SRAM).
+std::int64_t sram_need(Algo a, std::int64_t rows, std::int64_t cols, std::int64_t d, int e) {
+  return sram_bytes(make_schedule(a), rows, cols, d, e);
+}
+
+// Largest B <= kMaxBlock with B_r = B_c = B whose tiles fit in `capacity` bytes (0: none does).
+std::int64_t largest_square_tile(Algo a, std::int64_t n_q, std::int64_t n_k, std::int64_t d, int e,
+                                 std::int64_t capacity) {
+  std::int64_t lo = 0, hi = kMaxBlock;
   while (lo < hi) {
     const std::int64_t mid = (lo + hi + 1) / 2;
-    if (sram_bytes(s, mid, mid, d, e) <= capacity) lo = mid; else hi = mid - 1;
+    if (tile_fits(a, mid, mid, n_q, n_k, d, e, capacity)) lo = mid; else hi = mid - 1;
   }
   return lo;
+}
+
+// What resolve() says about the largest square tile that fits, `fit` from largest_square_tile.
+std::string square_tile_hint(Algo a, std::int64_t d, int e, std::int64_t fit) {
+  if (fit == 0)
+    return "no tile fits: even B_r = B_c = 1 needs " + std::to_string(sram_need(a, 1, 1, d, e)) + " bytes";
+  if (fit < 16) return "the largest B_r = B_c that fits is " + std::to_string(fit) + " (no multiple of 16 fits)";
+  return "the largest B_r = B_c that fits is " + std::to_string(fit) + " (multiple of 16: " +
+         std::to_string(fit / 16 * 16) + ")";
+}
+
+std::string to_string_u128(unsigned __int128 v) {
+  std::string s;
+  do {
+    s.insert(s.begin(), char('0' + int(v % 10)));
+    v /= 10;
+  } while (v != 0);
+  return s;
 }
 
 // Shortest text that reads back as the same double ("0.125", "0", "1e-300").
@@ -63,10 +84,26 @@ std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d) {
   return {64, 64};
 }
 
-std::pair<std::int64_t, std::int64_t> v1_auto_blocks(std::int64_t m_bytes, int e, std::int64_t d) {
-  const std::int64_t m_elems = m_bytes / e;
-  const std::int64_t b_c = (m_elems + 4 * d - 1) / (4 * d);  // ceil(M / 4d)
-  return {std::min(b_c, d), b_c};
+bool tile_fits(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+               int e_in, std::int64_t capacity) {
+  return sram_need(algo, std::min(b_r, n_q), std::min(b_c, n_k), d, e_in) <= capacity;
+}
+
+std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+                                                  int e_in, std::int64_t capacity) {
+  const std::int64_t step = algo == Algo::v2 ? 16 : 1;  // V2: the kernels' tiles are multiples of 16
+  const auto fitted = [step](std::int64_t b) { return std::max(step, b / step * step); };
+  const std::int64_t m = capacity / e_in;                                      // M in elements
+  std::int64_t b_c = fitted(std::min(kMaxBlock, (m + 4 * d - 1) / (4 * d)));  // ceil(M / (4d))
+  for (; b_c >= step; b_c -= step) {
+    const std::int64_t b_r = fitted(std::min(b_c, d));  // B_r = min(B_c, d)
+    if (tile_fits(algo, b_r, b_c, n_q, n_k, d, e_in, capacity)) return {b_r, b_c};
+  }
+  const std::int64_t smallest = sram_need(algo, std::min(step, n_q), std::min(step, n_k), d, e_in);
+  throw ConfigError("sram", std::to_string(capacity),
+                    "at least " + std::to_string(smallest) + " bytes for --br auto --bc auto: the smallest tile, B_r = B_c = " +
+                        std::to_string(step) + (step > 1 ? " (v2: multiples of 16)" : "") + ", needs " +
+                        std::to_string(smallest) + " bytes at d = " + std::to_string(d));
 }
 
 Problem resolve(const Config& c) {
@@ -85,7 +122,7 @@ Problem resolve(const Config& c) {
   p.heads = c.heads;
   p.warps = c.warps;
 
-  if (c.sram_bytes) require_range("sram", *c.sram_bytes, 1, std::int64_t(1) << 40);
+  if (c.sram_bytes) require_range("sram", *c.sram_bytes, 1, kMaxSram);
   p.sram_capacity = c.sram_bytes.value_or(p.gpu.smem_per_block);
 
   std::int64_t b_r, b_c;
@@ -93,18 +130,14 @@ Problem resolve(const Config& c) {
     if (c.b_r || c.b_c)
       throw ConfigError("br/bc", "auto together with explicit sizes",
                         "either --br auto/--bc auto or explicit block sizes, not both");
-    std::tie(b_r, b_c) = v1_auto_blocks(p.sram_capacity, p.e_in, c.d);
-    if (b_c < 1)
-      throw ConfigError("sram", std::to_string(p.sram_capacity),
-                        "at least " + std::to_string(4 * c.d * p.e_in) +
-                            " bytes so that B_c = ceil(M/(4d)) >= 1");
+    std::tie(b_r, b_c) = auto_blocks(c.algo, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity);
   } else {
     const auto def = default_blocks(c.d);
     b_r = c.b_r.value_or(def.first);
     b_c = c.b_c.value_or(def.second);
   }
-  require_range("br", b_r, 1, 1 << 16);
-  require_range("bc", b_c, 1, 1 << 16);
+  require_range("br", b_r, 1, kMaxBlock);
+  require_range("bc", b_c, 1, kMaxBlock);
   p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
 
   if (c.mask.kind == MaskKind::window) {
@@ -125,28 +158,25 @@ Problem resolve(const Config& c) {
     throw ConfigError("tiles", "T_r*T_c = " + std::to_string(tiles),
                       "at most 2^30 tiles (the simulator walks each one); raise --br/--bc");
 
-  // The largest counters are bounded by this sum; it must fit in 64 bits (exact counting).
+  // The largest counters are bounded by 64 times this sum; it must stay below 2^63 (exact counting).
   using u128 = unsigned __int128;
   const u128 nq = u128(c.n_q), nk = u128(c.n_k), d = u128(c.d);
-  const u128 bound = 16 * (nq * nk * (d + 1) + (u128(p.tiling.t_c()) * nq + u128(p.tiling.t_r()) * nk) * (d + 2)) *
-                     u128(c.batch) * u128(c.heads) * 4;
-  if (bound >> 63)
-    throw ConfigError("batch*heads*N_q*N_k*d",
-                      std::to_string(c.batch) + "*" + std::to_string(c.heads) + "*" + std::to_string(c.n_q) +
-                          "*" + std::to_string(c.n_k) + "*" + std::to_string(c.d),
-                      "small enough that every counter fits in 64 bits (about 2^58 for this product)");
+  const u128 sum = (nq * nk * (d + 1) + (u128(p.tiling.t_c()) * nq + u128(p.tiling.t_r()) * nk) * (d + 2)) *
+                   u128(c.batch) * u128(c.heads);
+  if (sum >= kMaxCountSum)
+    throw ConfigError("batch*heads*(N_q*N_k*(d+1) + (T_c*N_q + T_r*N_k)*(d+2))", to_string_u128(sum),
+                      "less than 2^57 = " + std::to_string(kMaxCountSum) +
+                          ", so that every counter (at most 64 times this sum) fits in 64 bits; lower "
+                          "--batch, --heads, --nq, --nk or --d");
 
-  // Tiles over the SRAM capacity: the bytes the schedule keeps in SRAM, the capacity, the
-  // largest tiles that fit.
-  const Schedule schedule = make_schedule(c.algo);
-  const std::int64_t need = sram_bytes(schedule, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in);
-  if (need > p.sram_capacity) {
-    const std::int64_t fit = largest_square_tile(schedule, c.d, p.e_in, p.sram_capacity);
+  // Tiles over the SRAM capacity: the bytes needed, the capacity, the largest tiles that fit.
+  if (!tile_fits(c.algo, b_r, b_c, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity)) {
+    const std::int64_t need = sram_need(c.algo, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in);
+    const std::int64_t fit = largest_square_tile(c.algo, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity);
     throw ConfigError("br x bc", std::to_string(b_r) + " x " + std::to_string(b_c),
                       "tiles needing at most the SRAM capacity: these need " + std::to_string(need) +
-                          " bytes, the capacity is " + std::to_string(p.sram_capacity) +
-                          " bytes; the largest B_r = B_c that fits is " + std::to_string(fit) +
-                          " (multiple of 16: " + std::to_string(fit / 16 * 16) + ")");
+                          " bytes, the capacity is " + std::to_string(p.sram_capacity) + " bytes; " +
+                          square_tile_hint(c.algo, c.d, p.e_in, fit));
   }
   return p;
 }

@@ -1,4 +1,5 @@
-// output_path.cpp — checking an output's destination and naming its temporary file (trace/output_file.hpp).
+// output_path.cpp — checking an output's destination, naming its temporary file, writing it with
+// every write, flush and close checked, and renaming it into place (trace/output_file.hpp).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -6,6 +7,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +27,12 @@ const char* kind_of(mode_t m) {
 
 [[noreturn]] void refuse(const std::string& path, const std::string& what) {
   throw ConfigError("output", path, "a regular file path (it is " + what + ")");
+}
+
+// Removes out.temp and throws "cannot write <path>: <errno text>" with errno `e`.
+[[noreturn]] void discard(const OutputPath& out, int e) {
+  std::remove(out.temp.c_str());
+  throw std::runtime_error("cannot write " + out.path + ": " + std::strerror(e));
 }
 
 }  // namespace
@@ -51,6 +59,46 @@ OutputPath output_path(const std::string& path) {
 
 ConfigError output_create_error(const OutputPath& out, int errnum) {
   return ConfigError("output", out.path, std::string("a file path that can be created (") + std::strerror(errnum) + ")");
+}
+
+void check_creatable(const OutputPath& out) {
+  const int fd = ::open(out.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) return;  // a stale temporary of this pid: the write truncates it
+  if (fd < 0) throw output_create_error(out, errno);
+  ::close(fd);
+  ::unlink(out.temp.c_str());
+}
+
+std::FILE* open_output_temp(const OutputPath& out) {
+  std::FILE* f = std::fopen(out.temp.c_str(), "wb");
+  if (!f) throw output_create_error(out, errno);
+  return f;
+}
+
+void write_output_bytes(std::FILE*& f, std::string_view bytes, const OutputPath& out) {
+  if (bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size()) return;
+  const int e = errno;
+  std::fclose(f);
+  f = nullptr;
+  discard(out, e);
+}
+
+void close_and_commit(std::FILE* f, const OutputPath& out) {
+  errno = 0;
+  const bool flushed = std::fflush(f) == 0 && !std::ferror(f);
+  const int flush_errno = errno;
+  errno = 0;
+  const bool closed = std::fclose(f) == 0;  // the file is closed even when this fails
+  if (!flushed) discard(out, flush_errno != 0 ? flush_errno : EIO);
+  if (!closed) discard(out, errno != 0 ? errno : EIO);
+  commit_output(out);
+}
+
+void write_output_file(const std::string& path, std::string_view bytes) {
+  const OutputPath out = output_path(path);
+  std::FILE* f = open_output_temp(out);
+  write_output_bytes(f, bytes, out);
+  close_and_commit(f, out);
 }
 
 void commit_output(const OutputPath& out) {

@@ -24,35 +24,6 @@ constexpr std::size_t kChunk = std::size_t(1) << 20;
   throw std::runtime_error(what + " " + path + ": " + std::strerror(errno));
 }
 
-// Writes `bytes` to the temporary file; on failure closes it (f becomes null), removes it and throws.
-void write_or_discard(std::FILE*& f, std::string_view bytes, const OutputPath& out) {
-  if (bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size()) return;
-  const int e = errno;
-  std::fclose(f);
-  f = nullptr;
-  std::remove(out.temp.c_str());
-  errno = e;
-  fs_error("cannot write", out.path);
-}
-
-std::FILE* open_temp(const OutputPath& out) {
-  std::FILE* f = std::fopen(out.temp.c_str(), "wb");
-  if (!f) throw output_create_error(out, errno);
-  return f;
-}
-
-// Closes `f` and renames the temporary file onto the target; removes it when anything fails.
-void commit_file(std::FILE* f, const OutputPath& out) {
-  const bool ok = std::fflush(f) == 0 && !std::ferror(f);
-  const int saved = errno;
-  if (std::fclose(f) != 0 || !ok) {
-    errno = ok ? errno : saved;
-    std::remove(out.temp.c_str());
-    fs_error("cannot write", out.path);
-  }
-  commit_output(out);
-}
-
 }  // namespace
 
 std::string_view to_string(TraceFormat f) { return f == TraceFormat::text ? "text" : "binary"; }
@@ -196,16 +167,12 @@ Trace read_trace(const std::string& path) {
 }
 
 void write_trace(const std::string& path, const Trace& t, TraceFormat f) {
-  const std::string bytes = encode_trace(t, f);
-  const OutputPath out = output_path(path);
-  std::FILE* file = open_temp(out);
-  write_or_discard(file, bytes, out);
-  commit_file(file, out);
+  write_output_file(path, encode_trace(t, f));
 }
 
 TraceFileWriter::TraceFileWriter(std::string path, const Problem& p, const TraceHeader& h, TraceFormat f)
     : out_(output_path(path)), header_(h), format_(f), source_(p, h.level) {
-  file_ = open_temp(out_);
+  file_ = open_output_temp(out_);
   pending_.reserve(kChunk / sizeof(Event) + 1024);
   if (format_ == TraceFormat::text) trace_form::text_begin(buf_, header_);
   else count_offset_ = long(trace_form::binary_begin(buf_, header_, 0));
@@ -218,7 +185,7 @@ TraceFileWriter::~TraceFileWriter() {
   }
 }
 
-void TraceFileWriter::write(std::string_view bytes) { write_or_discard(file_, bytes, out_); }
+void TraceFileWriter::write(std::string_view bytes) { write_output_bytes(file_, bytes, out_); }
 
 // Writes what is buffered: the text or bytes in buf_, then the pending events.
 void TraceFileWriter::flush() {
@@ -267,7 +234,7 @@ void TraceFileWriter::finish(const std::vector<BlockStats>& stats) {
   std::FILE* f = file_;
   file_ = nullptr;
   done_ = true;
-  commit_file(f, out_);
+  close_and_commit(f, out_);
 }
 
 }  // namespace flashlab

@@ -1,6 +1,7 @@
 // Validation: every invalid value gets a ConfigError naming the field, the value and what is allowed.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "flashlab/config/config.hpp"
@@ -77,7 +78,50 @@ TEST_CASE("counts that would overflow 64 bits are refused") {
   c.b_r = c.b_c = 1 << 16;
   c.sram_bytes = std::int64_t(1) << 40;
   c.batch = c.heads = 1'000'000;
-  CHECK(error_of(c).field() == "batch*heads*N_q*N_k*d");
+  CHECK(error_of(c).field() == "batch*heads*(N_q*N_k*(d+1) + (T_c*N_q + T_r*N_k)*(d+2))");
+}
+
+// The guard and its message agree exactly: refused iff S = batch*heads*(N_q*N_k*(d+1) +
+// (T_c*N_q + T_r*N_k)*(d+2)) >= 2^57, S computed here in 128 bits. N = 2^27, d = 1, B = 2^16
+// (T = 2^11): S / batch = 2^55 + 2 * 2^11 * 2^27 * 3 = 2^55 + 3 * 2^39, so batch 3 passes (the
+// product batch*N_q*N_k*d is 3 * 2^54, below 2^56) and batch 4 is refused with S printed.
+TEST_CASE("the 64-bit guard refuses exactly S >= 2^57 and says so") {
+  Config c;
+  c.n_q = c.n_k = std::int64_t(1) << 27;
+  c.d = 1;
+  c.b_r = c.b_c = 1 << 16;
+  c.sram_bytes = std::int64_t(1) << 40;
+  const auto sum = [](std::int64_t batch) {
+    using u128 = unsigned __int128;
+    const u128 n = u128(1) << 27, t = u128(1) << 11;
+    return (n * n * 2 + (t * n + t * n) * 3) * u128(batch);
+  };
+  for (std::int64_t batch = 1; batch <= 8; ++batch) {
+    CAPTURE(batch);
+    c.batch = batch;
+    const bool over = sum(batch) >= (unsigned __int128)(1) << 57;
+    CHECK(over == (batch >= 4));
+    if (!over) {
+      CHECK_NOTHROW(resolve(c));
+      continue;
+    }
+    const ConfigError e = error_of(c);
+    const auto s = std::uint64_t(sum(batch));  // below 2^64 for batch <= 8
+    CHECK(e.value() == std::to_string(s));
+    CHECK(e.allowed().rfind("less than 2^57 = 144115188075855872, so that every counter", 0) == 0);
+  }
+}
+
+TEST_CASE("tiles over the SRAM capacity when no tile fits say so") {
+  Config c;  // V1, fp16, d = 64: B_r = B_c = 1 holds (64 + 2*64 + 1) * 2 = 386 bytes
+  c.algo = Algo::v1;
+  c.b_r = c.b_c = 4;
+  c.sram_bytes = 10;
+  CHECK(error_of(c).allowed().find("; no tile fits: even B_r = B_c = 1 needs 386 bytes") != std::string::npos);
+  // B = 8: (3*64*8 + 64) * 2 = 3,200 bytes; B = 9: (3*64*9 + 81) * 2 = 3,618: 8 is the largest
+  c.sram_bytes = 3'500;
+  c.b_r = c.b_c = 16;
+  CHECK(error_of(c).allowed().find("the largest B_r = B_c that fits is 8 (no multiple of 16 fits)") != std::string::npos);
 }
 
 TEST_CASE("too many tiles to walk are refused with a hint") {

@@ -1,5 +1,6 @@
 // The trace writers' destinations (trace/output_file.hpp): special files refused and left untouched,
-// symbolic links followed, a missing folder reported against the path given.
+// symbolic links followed, a missing folder reported against the path given; write_output_file on a
+// full file system (a filled tmpfs) and past a file-size limit: an error, and no file left.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -11,7 +12,9 @@
 #include <unistd.h>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/trace/output_file.hpp"
 #include "flashlab/trace/trace_io.hpp"
+#include "../../common/full_fs.hpp"
 #include "../../common/trace_helpers.hpp"
 
 using namespace flashlab;
@@ -87,4 +90,43 @@ TEST_CASE("a trace in a missing folder: ConfigError naming the path given") {
   CHECK(error_of([&] { write_trace(path, sample(), TraceFormat::text); }) ==
         "output = " + path + ": a file path that can be created (No such file or directory)");
   fs::remove_all(fs::path(path).parent_path().parent_path().parent_path());
+}
+
+namespace {
+
+// write_output_file of `size` bytes to dir/out.bin: the error it threw ("" when none), then " | "
+// and what is left in dir.
+std::string write_and_list(const std::string& dir, std::size_t size) {
+  std::string error;
+  try {
+    write_output_file(dir + "/out.bin", std::string(size, 'x'));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  return error + " | " + test::listing(dir);
+}
+
+}  // namespace
+
+TEST_CASE("write_output_file on a full file system: an error naming the path, and no file left") {
+  const std::string dir = fresh_dir();
+  for (std::size_t size : {std::size_t(100), std::size_t(100'000)}) {  // failing at the close, at a write
+    CAPTURE(size);
+    const std::string r = test::in_full_tmpfs(dir, [&] { return write_and_list(dir, size); });
+    if (r.rfind("unavailable", 0) == 0) {
+      MESSAGE("skipped, no tmpfs: " << r);
+      break;
+    }
+    CHECK(r == "cannot write " + dir + "/out.bin: No space left on device | filler");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_output_file past the file-size limit: an error naming the path, and no file left") {
+  const std::string dir = fresh_dir();
+  CHECK(test::with_file_size_limit(4096, [&] { return write_and_list(dir, 100'000); }) ==
+        "cannot write " + dir + "/out.bin: File too large | ");
+  CHECK(test::with_file_size_limit(4096, [&] { return write_and_list(dir, 4096); }) == " | out.bin");
+  CHECK(fs::file_size(dir + "/out.bin") == 4096);
+  fs::remove_all(dir);
 }

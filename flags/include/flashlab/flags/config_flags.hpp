@@ -14,6 +14,7 @@
 #include <CLI/App.hpp>
 
 #include "flashlab/config/config.hpp"
+#include "flashlab/flags/values.hpp"
 
 namespace flashlab::cli {
 
@@ -50,9 +51,5 @@ class ConfigFlags {
 
 /// Adds the configuration flags to `cmd`. The returned object is filled in when `cmd` is parsed.
 std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigFlagOptions& opt = {});
-
-/// Parses a decimal integer; throws ConfigError(field, text, allowed) when `text` is not one.
-std::int64_t parse_int(const std::string& field, const std::string& text,
-                       const std::string& allowed = "an integer");
 
 }  // namespace flashlab::cli

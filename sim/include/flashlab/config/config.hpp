@@ -60,6 +60,16 @@ struct Problem {
   std::int64_t bh() const { return batch * heads; }
 };
 
+/// The ranges resolve() accepts (the command-line flags quote them in their errors).
+inline constexpr std::int64_t kMaxSeq = (std::int64_t(1) << 31) - 1;  // N_q, N_k, batch, heads: events store 32 bits
+inline constexpr std::int64_t kMaxD = 4096;                          // d
+inline constexpr std::int64_t kMaxBlock = std::int64_t(1) << 16;      // B_r, B_c
+inline constexpr std::int64_t kMaxSram = std::int64_t(1) << 40;       // M, bytes
+inline constexpr std::int64_t kMaxTiles = std::int64_t(1) << 30;      // T_r * T_c: the executor walks every tile
+/// Exact counting: batch*heads*(N_q*N_k*(d+1) + (T_c*N_q + T_r*N_k)*(d+2)) must be below this
+/// (64 times the sum bounds every counter, which must stay below 2^63).
+inline constexpr std::uint64_t kMaxCountSum = std::uint64_t(1) << 57;
+
 /// Bytes per element of the input type: 2 for fp16/bf16, 4 for fp32.
 int element_bytes(Dtype t);
 
@@ -67,15 +77,28 @@ int element_bytes(Dtype t);
 /// d <= 64: 128 x 128; d <= 128: 128 x 64; larger: 64 x 64. Returns {B_r, B_c}.
 std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d);
 
-/// The V1 paper's block sizes from SRAM size M (FA1 Alg. 1 line 1), M counted in elements:
-/// B_c = ceil(M / (4d)), B_r = min(B_c, d). `m_bytes` / `e` gives M in elements.
-std::pair<std::int64_t, std::int64_t> v1_auto_blocks(std::int64_t m_bytes, int e, std::int64_t d);
+/// Whether tiles of B_r x B_c fit in `capacity` bytes of SRAM: the bytes the algorithm's schedule
+/// keeps in SRAM (schedule.hpp sram_bytes: V1 holds S_ij there, V2 does not) for the tile as
+/// it is held (min(B_r, N_q) x min(B_c, N_k): a tile larger than the matrix holds the matrix)
+/// <= capacity. The one test resolve() and auto_blocks() both apply.
+bool tile_fits(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+               int e_in, std::int64_t capacity);
+
+/// Block sizes for `--br auto --bc auto`, {B_r, B_c}. First the V1 paper's rule from SRAM size M
+/// (FA1 Alg. 1 line 1, M = capacity / e_in elements): B_c = ceil(M / (4d)), B_r = min(B_c, d), with
+/// B_c at most kMaxBlock; for V2 both rounded down to multiples of 16, at least 16 (the kernels'
+/// MMA tiles). When these do not fit (tile_fits: the paper's M/(4d) ignores S_ij, which the V1
+/// paper's SRAM holds), B_c shrinks — by 1, by 16 for V2 — with B_r = min(B_c, d) rounded the same
+/// way, down to the largest that fits. Throws ConfigError("sram", capacity, "at least <bytes> ...")
+/// when not even the smallest tile (1 x 1; 16 x 16 for V2) fits.
+std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+                                                  int e_in, std::int64_t capacity);
 
 /// Validates `c` and fills in defaults. Throws ConfigError naming the field, the value and what
-/// is allowed: sizes <= 0, B_r > N_q is allowed (ragged), d outside [1, 1024], warps outside
-/// [1, 32], negative window sides, unknown GPU, tiles over the SRAM capacity (the bytes the
-/// algorithm's schedule keeps in SRAM, schedule.hpp sram_bytes; the error gives the bytes
-/// needed, the capacity and the largest square tiles that fit), counts that overflow 64 bits.
+/// is allowed: sizes outside the k* ranges above (B_r > N_q is allowed: ragged), warps outside
+/// [1, 32], negative window sides, unknown GPU, more than kMaxTiles tiles, tiles over the SRAM
+/// capacity (the bytes the schedule keeps in SRAM, the capacity and the largest square tiles that fit, or that
+/// none does), counts that overflow 64 bits (kMaxCountSum), auto block sizes when no tile fits.
 Problem resolve(const Config& c);
 
 /// Names used in output and parsing.

@@ -7,11 +7,11 @@
 namespace flashlab {
 
 /// Thrown for any invalid input (config values, model names, trace files).
-/// what() reads "<field> = <value>: <allowed>".
+/// what() reads "<field> = <value>: <allowed>", an empty value written "" (value() stays empty).
 class ConfigError : public std::invalid_argument {
  public:
   ConfigError(std::string field, std::string value, std::string allowed)
-      : std::invalid_argument(field + " = " + value + ": " + allowed),
+      : std::invalid_argument(field + " = " + (value.empty() ? "\"\"" : value) + ": " + allowed),
         field_(std::move(field)), value_(std::move(value)), allowed_(std::move(allowed)) {}
   const std::string& field() const { return field_; }
   const std::string& value() const { return value_; }

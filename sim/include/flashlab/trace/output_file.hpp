@@ -7,7 +7,9 @@
 // the link survives.
 #pragma once
 
+#include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "flashlab/contract/error.hpp"
 
@@ -32,5 +34,27 @@ ConfigError output_create_error(const OutputPath& out, int errnum);
 /// Renames out.temp onto out.target. On failure removes out.temp and throws std::runtime_error
 /// naming out.path and errno's text.
 void commit_output(const OutputPath& out);
+
+/// Checks, before any work, that out.temp can be created: creates it (exclusively) and removes it.
+/// Throws output_create_error(out, errno) when it cannot (missing or unwritable directory...).
+void check_creatable(const OutputPath& out);
+
+/// Opens out.temp for writing (binary, truncated). Throws output_create_error(out, errno).
+std::FILE* open_output_temp(const OutputPath& out);
+
+/// Writes `bytes` to `f` (open on out.temp). On a short write closes `f` (it becomes null), removes
+/// out.temp and throws std::runtime_error("cannot write <out.path>: <errno text>").
+void write_output_bytes(std::FILE*& f, std::string_view bytes, const OutputPath& out);
+
+/// Flushes and closes `f` (open on out.temp), checking both, then commit_output(out). On any
+/// failure removes out.temp, leaves the target untouched and throws std::runtime_error
+/// ("cannot write <out.path>: <errno text>", or commit_output's).
+void close_and_commit(std::FILE* f, const OutputPath& out);
+
+/// `bytes` to `path`, whole or not at all: output_path, open_output_temp, write_output_bytes,
+/// close_and_commit. Throws ConfigError for a refused destination or a temporary file that cannot
+/// be created, std::runtime_error for a failed write, flush, close or rename (a full file system:
+/// "cannot write <path>: No space left on device"); no file is then left under either name.
+void write_output_file(const std::string& path, std::string_view bytes);
 
 }  // namespace flashlab
