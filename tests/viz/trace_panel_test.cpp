@@ -126,6 +126,14 @@ TEST_CASE("a file that is not a trace is refused with a message, and the panel s
   CHECK_FALSE(panel.error[0].empty());
   CHECK_FALSE(panel.open(1, (dir.path / "missing.trace").string()));
   CHECK(panel.error[1].find("missing.trace") != std::string::npos);
+  // a device is refused before a byte is read (it was read until memory ran out), and a header
+  // nested 60,000 levels deep is refused, not a crash (issue 9 items 4 and 1)
+  CHECK_FALSE(panel.open(1, "/dev/zero"));
+  CHECK(panel.error[1] == "trace file = /dev/zero: a readable regular file (it is a character device)");
+  const std::string deep = (dir.path / "deep.trace").string();
+  std::ofstream(deep) << "flashlab-trace text 2\nheader " << std::string(60000, '[') << std::string(60000, ']') << "\n";
+  CHECK_FALSE(panel.open(1, deep));
+  CHECK(panel.error[1].find("nested deeper than 8 levels") != std::string::npos);
   Session s(r4());
   test::Headless ui;
   test::RecordingTextures tex;
