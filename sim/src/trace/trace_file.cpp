@@ -134,8 +134,9 @@ Trace read_trace(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) unreadable(path, std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const std::string why = S_ISREG(st.st_mode) ? std::strerror(errno) : kind_of(st.st_mode);
+  const bool stated = ::fstat(fd, &st) == 0;
+  if (!stated || !S_ISREG(st.st_mode)) {
+    const std::string why = stated ? kind_of(st.st_mode) : std::strerror(errno);
     ::close(fd);
     unreadable(path, why);
   }

@@ -73,8 +73,8 @@ static_assert(offsetof(Event, pad) == 37);
 static_assert(offsetof(Event, launch) == 38);
 
 FL_HD bool same_event(const Event& a, const Event& b) {
-  return a.launch == b.launch && a.block == b.block && a.step == b.step && a.bytes == b.bytes && a.i == b.i && a.j == b.j &&
-         a.rows == b.rows && a.cols == b.cols && a.op == b.op && a.tensor == b.tensor &&
+  return a.launch == b.launch && a.block == b.block && a.step == b.step && a.bytes == b.bytes && a.i == b.i &&
+         a.j == b.j && a.rows == b.rows && a.cols == b.cols && a.op == b.op && a.tensor == b.tensor &&
          a.warp == b.warp && a.eq == b.eq;
 }
 
