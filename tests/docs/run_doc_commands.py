@@ -11,6 +11,8 @@ lines are skipped. Each command then falls under exactly one rule:
   gpu       flashlab-gpu, scripts/gpu/                              skipped: needs an NVIDIA GPU
   build     scripts/setup.sh, cmake, ctest                          skipped: this test runs inside that build
   lab       bash docs/labs/NN_*.sh                                  skipped: ctest's lab_NN_* runs it
+  picture   flashlab ... --map / --plot, in a build without them   skipped: this build cannot draw
+            (--no-map, --no-plot: CMake passes them when stb or PLplot is missing)
   flashlab  flashlab ..., build/sim/cli/flashlab ...                run
 and a command no rule knows fails the test (add a rule, or change the doc).
 
@@ -101,7 +103,7 @@ def commands(body):
     return out
 
 
-def classify(cmd, source_dir):
+def classify(cmd, source_dir, no_map=False, no_plot=False):
     """(rule, reason); rule None when no rule knows the command."""
     text = cmd.strip()
     for rule, reason, pattern in SKIP_RULES:
@@ -113,6 +115,10 @@ def classify(cmd, source_dir):
             return None, "a lab script that does not exist: " + lab.group(1)
         return "lab", "ctest's lab_%s runs it" % lab.group(2)
     if FLASHLAB.search(" " + text):
+        if no_map and re.search(r"\s--map\b", text):
+            return "picture", "this build of flashlab has no --map (CMake did not find stb)"
+        if no_plot and re.search(r"\s--plot\b", text):
+            return "picture", "this build of flashlab has no --plot (CMake did not find PLplot or stb)"
         return "flashlab", ""
     return None, "no rule for this command (tests/docs/run_doc_commands.py lists the rules)"
 
@@ -186,7 +192,7 @@ def check_file(path, args):
             continue
         for number, cmd in commands(body):
             where = "%s:%d" % (rel, number)
-            rule, reason = classify(cmd, args.source_dir)
+            rule, reason = classify(cmd, args.source_dir, args.no_map, args.no_plot)
             shown = cmd.replace("\n", "\n    ")
             if rule is None:
                 failures.append("%s: %s\n    %s" % (where, reason, shown))
@@ -233,6 +239,8 @@ def main():
     p.add_argument("--source-dir", required=True, help="the repository root (tests/ and docs/ are linked from it)")
     p.add_argument("--flashlab", required=True, help="the built flashlab binary")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per command (default 120)")
+    p.add_argument("--no-map", action="store_true", help="skip commands with --map (a build without stb)")
+    p.add_argument("--no-plot", action="store_true", help="skip commands with --plot (a build without PLplot)")
     p.add_argument("files", nargs="+", help="Markdown files")
     args = p.parse_args()
     args.source_dir = os.path.abspath(args.source_dir)
