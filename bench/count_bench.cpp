@@ -1,9 +1,11 @@
 // Counting only, V2 causal, N = 131072, d = 128, B_r = B_c = 128 (issue 2): cost per visited tile.
 // Target: at most 50 ns per visited tile on one core. The baseline in the same run is a bare loop
 // that classifies every tile (tile_class) and adds its visited count: the least any walk must do.
+// After the table: count / classify-only, the walk's cost over that floor (ratio_reporter.hpp).
 #include <benchmark/benchmark.h>
 
 #include "flashlab/executor/executor.hpp"
+#include "ratio_reporter.hpp"
 
 using namespace flashlab;
 
@@ -54,4 +56,7 @@ BENCHMARK(BM_classify_only)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  return flashlab::bench::run_with_ratios(
+      argc, argv, {{"BM_count_v2_causal", "BM_classify_only", "count / classify-only", "the floor any walk pays"}});
+}

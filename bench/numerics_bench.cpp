@@ -5,13 +5,8 @@
 // the timed loop, and it does no dtype rounding.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <cstdio>
-#include <map>
-#include <string>
-#include <vector>
-
 #include "flashlab/numerics/numerics.hpp"
+#include "ratio_reporter.hpp"
 
 using namespace flashlab;
 
@@ -63,61 +58,10 @@ void BM_dense_float(benchmark::State& st) {
 BENCHMARK(BM_dense_float)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_numerics_v2_tiled)->Unit(benchmark::kMillisecond);
 
-// Prints the usual table, then tiled / dense from the median time per iteration over the
-// repetitions (--benchmark_repetitions=N; one run each by default), in real time and in CPU time
-// (the benchmark is single-threaded: on a shared machine its CPU time is the steadier figure).
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
-      if (r.iterations <= 0 || !(r.run_type == Run::RT_Iteration || median)) continue;
-      Times& t = times_[r.run_name.function_name];
-      if (median && !t.medians) {  // the aggregate replaces the single runs
-        t.medians = true;
-        t.real.clear();
-        t.cpu.clear();
-      } else if (!median && t.medians) {
-        continue;
-      }
-      t.real.push_back(r.real_accumulated_time / double(r.iterations));
-      t.cpu.push_back(r.cpu_accumulated_time / double(r.iterations));
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    const auto tiled = times_.find("BM_numerics_v2_tiled"), dense = times_.find("BM_dense_float");
-    if (tiled == times_.end() || dense == times_.end()) return;
-    for (const char* kind : {"real", "cpu"}) {
-      const bool real = kind[0] == 'r';
-      const double t = median(real ? tiled->second.real : tiled->second.cpu);
-      const double d = median(real ? dense->second.real : dense->second.cpu);
-      std::printf("ratio tiled / dense (%s time) = %.3f  (median %.1f ms / %.1f ms; target <= 1.0)\n", kind, t / d,
-                  t * 1e3, d * 1e3);
-    }
-  }
-
- private:
-  struct Times {
-    bool medians = false;  // filled from the median aggregates
-    std::vector<double> real, cpu;
-  };
-  static double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  }
-  std::map<std::string, Times> times_;
-};
-
 }  // namespace
 
+// The usual table, then tiled / dense (ratio_reporter.hpp).
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  return flashlab::bench::run_with_ratios(
+      argc, argv, {{"BM_numerics_v2_tiled", "BM_dense_float", "tiled / dense", "target <= 1.0"}});
 }

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libeigen3-dev doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libstb-dev libgl-dev xvfb xauth
+  libplplot-dev plplot-driver-cairo
   clang libclang-rt-14-dev
 )
 

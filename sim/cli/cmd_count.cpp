@@ -7,6 +7,8 @@
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "map_picture.hpp"
+#include "png_output.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {
@@ -62,16 +64,32 @@ void register_count(CLI::App& app) {
   auto flags = add_config_flags(*cmd);
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print one JSON object (config + counters) instead of the table");
-  cmd->callback([flags, json] {
+  auto map_path = std::make_shared<std::string>();
+  CLI::Option* map_opt = cmd->add_option(
+      "--map", *map_path,
+      "also draw the block-skip map (full / partial / skipped tiles, the viewer's colours) to this PNG file");
+  map_opt->type_name("FILE.png");
+  cmd->callback([flags, json, map_path, map_opt] {
+    // The picture's path is checked and its temporary file opened before any work.
+    std::unique_ptr<PngOutput> map = map_opt->count() ? std::make_unique<PngOutput>("map", *map_path) : nullptr;
     const Problem p = resolve(flags->build());
     const Counters k = count(p, /*sectors=*/true);
+    std::string wrote;
+    if (map) {
+      const viz::Image img = map_picture(p);
+      map->write(img);
+      wrote = fmt::format("map: wrote {} ({} x {} px, {} x {} tiles, {} px per tile)", map->path(), img.width,
+                          img.height, p.tiling.t_r(), p.tiling.t_c(), map_cell_px(p.tiling.t_r(), p.tiling.t_c()));
+    }
     if (*json) {
       nlohmann::json out = counters_json(k, p);
       out["config"] = problem_json(p);
       out["config"]["model"] = flags->model();
       std::cout << out.dump(2) << "\n";
+      if (!wrote.empty()) std::cerr << wrote << "\n";  // stdout stays one JSON object
     } else {
       print_table(p, k, flags->model_description());
+      if (!wrote.empty()) std::cout << wrote << "\n";
     }
   });
 }

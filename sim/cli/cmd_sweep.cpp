@@ -2,6 +2,8 @@
 // chosen algorithm at each value, one CSV row per (value, algorithm) with the main counters.
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <sstream>
 
 #include "algos.hpp"
@@ -9,8 +11,10 @@
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "output_file.hpp"
+#include "png_output.hpp"
 #include "progress.hpp"
 #include "sweep_axis.hpp"
+#include "sweep_plot.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -18,9 +22,28 @@ namespace {
 constexpr std::size_t kProgressMinRows = 16;  // fewer rows finish before a bar would be read
 
 struct SweepArgs {
-  std::string over, algos = "standard,v1,v2", output;
+  std::string over, algos = "standard,v1,v2", output, plot, plot_size = "960x600";
+  bool want_plot = false, want_plot_size = false;  // --plot / --plot-size given (values may be empty)
   ValueSpec values;
 };
+
+// --plot-size "WxH" -> {W, H}, each in [kPlotMinSide, kPlotMaxSide] pixels.
+std::pair<int, int> parse_plot_size(const std::string& text) {
+  const std::string allowed = "WIDTHxHEIGHT in pixels, each " + std::to_string(kPlotMinSide) + " to " +
+                              std::to_string(kPlotMaxSide) + ", e.g. 960x600";
+  const std::size_t x = text.find('x');
+  if (x == std::string::npos) throw ConfigError("plot-size", text.empty() ? "\"\"" : text, allowed);
+  std::int64_t w = 0, h = 0;
+  try {
+    w = parse_int("plot-size", text.substr(0, x), allowed);
+    h = parse_int("plot-size", text.substr(x + 1), allowed);
+  } catch (const ConfigError&) {  // name the whole value, not the half that failed
+    throw ConfigError("plot-size", text, allowed);
+  }
+  if (w < kPlotMinSide || w > kPlotMaxSide || h < kPlotMinSide || h > kPlotMaxSide)
+    throw ConfigError("plot-size", text, allowed);
+  return {int(w), int(h)};
+}
 
 std::string csv_field(const std::string& s) {
   return s.find_first_of(",\"") == std::string::npos ? s : "\"" + s + "\"";
@@ -55,9 +78,14 @@ void run_sweep(const Config& base, const SweepArgs& a) {
   const Axis axis = parse_axis(a.over);
   const std::vector<Algo> algos = parse_algo_list("algos", a.algos);
   const std::vector<std::int64_t> values = sweep_values(a.values);
+  if (a.want_plot_size && !a.want_plot) throw ConfigError("plot-size", a.plot_size, "only with --plot FILE.png");
+  const std::pair<int, int> plot_size = a.want_plot ? parse_plot_size(a.plot_size) : std::pair<int, int>{};
+  std::unique_ptr<PngOutput> plot = a.want_plot ? std::make_unique<PngOutput>("plot", a.plot) : nullptr;
   OutputFile file(a.output);  // fails early on an unwritable path
   std::ostringstream csv;     // nothing is written until every row is computed
   write_header(csv);
+  std::vector<SweepSample> samples;
+  std::optional<Problem> first;
   Progress progress(values.size() * algos.size(), kProgressMinRows);
   for (std::int64_t v : values) {
     Config c = base;
@@ -65,12 +93,23 @@ void run_sweep(const Config& base, const SweepArgs& a) {
     const std::string point = to_string(axis) + " = " + std::to_string(v);
     for (Algo algo : algos) {
       const Problem p = resolve_algo(c, algo, "sweep point " + point);
-      write_row(csv, axis, v, p, count(p));
+      const Counters k = count(p);
+      write_row(csv, axis, v, p, k);
+      samples.push_back(sweep_sample(v, p, k.cost.read_bytes() + k.cost.write_bytes()));
+      if (!first) first = p;
       progress.tick(point + ", " + std::string(to_string(algo)));
     }
   }
+  // The picture is drawn before anything is written, so that a failure leaves no file at all.
+  const viz::Image picture =
+      plot ? plot_image(sweep_plot(axis, *first, samples), plot_size.first, plot_size.second) : viz::Image{};
   file.stream() << csv.str();
   file.commit();
+  if (plot) {
+    plot->write(picture);
+    std::cerr << "plot: wrote " << plot->path() << " (" << picture.width << " x " << picture.height << " px, "
+              << samples.size() << " points)\n";
+  }
 }
 
 }  // namespace
@@ -92,7 +131,16 @@ void register_sweep(CLI::App& app) {
   cmd->add_flag("--log2", args->values.log2, "double from --from up to --to")->group("Sweep");
   option("--algos", args->algos, "ALGOS", "algorithms: all, or a list of standard, v1, v2 (default all three)");
   option("-o,--output", args->output, "FILE", "CSV file (written to a temporary name, then renamed); default stdout");
-  cmd->callback([flags, args] { run_sweep(flags->build(), *args); });
+  CLI::Option* plot = option("--plot", args->plot, "FILE.png",
+                             "also plot HBM bytes against the swept value, one line per algorithm (and the "
+                             "Θ(N²d²/M) curve when sweeping sram), to this PNG file");
+  CLI::Option* plot_size =
+      option("--plot-size", args->plot_size, "WxH", "size of the --plot picture in pixels (default 960x600)");
+  cmd->callback([flags, args, plot, plot_size] {
+    args->want_plot = plot->count() > 0;
+    args->want_plot_size = plot_size->count() > 0;
+    run_sweep(flags->build(), *args);
+  });
 }
 
 }  // namespace flashlab::cli
