@@ -9,6 +9,7 @@
 
 #include "flashlab/config/config.hpp"
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/schedule.hpp"
 
 using namespace flashlab;
 
@@ -25,10 +26,15 @@ Config auto_config(Algo a, std::int64_t n, std::int64_t d, Dtype t, std::int64_t
   return c;
 }
 
+// SRAM bytes of the algorithm's schedule (schedule.hpp sram_bytes: its residency rule).
+std::int64_t sram_of(Algo a, std::int64_t b_r, std::int64_t b_c, std::int64_t d, int e) {
+  return sram_bytes(make_schedule(a), b_r, b_c, d, e);
+}
+
 // The tile as resolve() holds it (a tile larger than the matrix holds the matrix) fits M: the
 // simulator's own SRAM function, whatever residency it models for the algorithm.
 bool fits(Algo a, std::int64_t b_r, std::int64_t b_c, std::int64_t n, std::int64_t d, int e, std::int64_t m) {
-  return sram_tile_bytes(a, std::min(b_r, n), std::min(b_c, n), d, e) <= m;
+  return sram_of(a, std::min(b_r, n), std::min(b_c, n), d, e) <= m;
 }
 
 }  // namespace
@@ -95,8 +101,8 @@ TEST_CASE("auto block sizes of the issue's V1 example shrink from 32 x 33 to 32 
   const Problem p = resolve(auto_config(Algo::v1, 1024, 32, Dtype::fp32, 16'400));
   CHECK(p.tiling.b_r == 32);
   CHECK(p.tiling.b_c == 32);
-  CHECK(sram_tile_bytes(Algo::v1, 32, 33, 32, 4) == 16'768);
-  CHECK(sram_tile_bytes(Algo::v1, 32, 32, 32, 4) == 16'384);
+  CHECK(sram_of(Algo::v1, 32, 33, 32, 4) == 16'768);
+  CHECK(sram_of(Algo::v1, 32, 32, 32, 4) == 16'384);
 }
 
 // V1, fp16, d = 64: the smallest tile, 1 x 1, holds Q_i, K_j, V_j (64 elements each) and S_ij (1):
