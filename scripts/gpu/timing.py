@@ -119,8 +119,9 @@ def ncu_cmd(kernel_regex, argv):
             "--print-units", "base", "--kernel-name", f"regex:{kernel_regex}"] + argv
 
 
-def ours(binary, work, logs, common):
-    lines = [f"{f} --no-events --no-check --time {reps_flags(algo_of(f), r)}" for f, r in CONFIGS]
+def ours(binary, work, logs, common, algos):
+    configs = [(f, r) for f, r in CONFIGS if algo_of(f) in algos]
+    lines = [f"{f} --no-events --no-check --time {reps_flags(algo_of(f), r)}" for f, r in configs]
     (work / "timing_configs.txt").write_text("".join(x + "\n" for x in lines))
     jpath = work / "timing_runs.json"
     t0 = time.monotonic()
@@ -128,15 +129,15 @@ def ours(binary, work, logs, common):
     (logs / "time.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
     print(f"timed {len(lines)} configs in {time.monotonic() - t0:.0f} s (exit {proc.returncode})", flush=True)
     timed = json.loads(jpath.read_text())
-    (work / "ncu_configs.txt").write_text("".join(f"{f} --no-events --no-check --profile\n" for f, _ in CONFIGS))
+    (work / "ncu_configs.txt").write_text("".join(f"{f} --no-events --no-check --profile\n" for f, _ in configs))
     t0 = time.monotonic()
     kernels = ncu_rows(ncu_cmd("^fl_", [str(binary), "--configs", str(work / "ncu_configs.txt")]), logs / "ncu_ours.csv")
     print(f"ncu {len(kernels)} kernels in {time.monotonic() - t0:.0f} s", flush=True)
-    expected = sum(KERNELS_PER_ALGO[algo_of(f)] for f, _ in CONFIGS)
+    expected = sum(KERNELS_PER_ALGO[algo_of(f)] for f, _ in configs)
     if len(kernels) != expected:
         raise RuntimeError(f"ncu profiled {len(kernels)} kernels, expected {expected}")
     runs, pos = [], 0
-    for (flags, _), t in zip(CONFIGS, timed):
+    for (flags, _), t in zip(configs, timed):
         n = KERNELS_PER_ALGO[algo_of(flags)]
         group, pos = kernels[pos:pos + n], pos + n
         runs.append({"flags": flags, "config": t["config"], "median_ms": t["timing"]["median_ms"],
@@ -198,6 +199,8 @@ def main():
     ap.add_argument("--bin", required=True, type=Path)
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-timing"))
+    ap.add_argument("--algos", default="standard,v1,v2", help="comma-separated subset of our kernels to run")
+    ap.add_argument("--no-torch", action="store_true", help="skip PyTorch's flash backend")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     logs = args.work / "logs"
@@ -208,12 +211,12 @@ def main():
     meta["ncu"] = "--clock-control none, default cache control (L2 flushed before each profiled kernel)"
     result = {"meta": meta, "runs": [], "torch": [], "errors": {}}
     try:
-        result["runs"] = ours(args.bin, args.work, logs, ["--commit", args.commit])
+        result["runs"] = ours(args.bin, args.work, logs, ["--commit", args.commit], args.algos.split(","))
     except Exception as e:  # noqa: BLE001 — kept in the result, the other half still runs
         result["errors"]["ours"] = str(e)
     (args.out / "timing.json").write_text(json.dumps(result, indent=1))
     try:
-        result["torch"] = pytorch(args.work, logs)
+        result["torch"] = [] if args.no_torch else pytorch(args.work, logs)
     except Exception as e:  # noqa: BLE001
         result["errors"]["torch"] = str(e)
     (args.out / "timing.json").write_text(json.dumps(result, indent=1))
