@@ -267,14 +267,21 @@ __device__ __forceinline__ void update_output(const V1Sram<typename Sh::T>& sram
     const int c = threadIdx.x + k * Sh::kThreads;
     if (c >= rows_i * (D / 8)) continue;
     const int r = c / (D / 8), col = (c % (D / 8)) * 8;
+    // The warps' partial products of these 8 columns, summed: 16-byte SRAM reads (a lane's 8
+    // floats as two float4), so that 8 lanes of a row read 8 different 32-byte pieces of it.
+    float pv[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int w = 0; w < Sh::W; ++w) {
+      const float4* part = reinterpret_cast<const float4*>(sram.PV + (w * Sh::BR + r) * kPitch + col);
+      const float4 lo = part[0], hi = part[1];
+      pv[0] += lo.x, pv[1] += lo.y, pv[2] += lo.z, pv[3] += lo.w;
+      pv[4] += hi.x, pv[5] += hi.y, pv[6] += hi.z, pv[7] += hi.w;
+    }
+    const float c_old = sram.c_old[r], c_new = sram.c_new[r];
     T* o8 = reinterpret_cast<T*>(&in.o[k]);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      float pv = 0.f;
-#pragma unroll
-      for (int w = 0; w < Sh::W; ++w) pv += sram.PV[(w * Sh::BR + r) * kPitch + col + e];
-      o8[e] = ElemTraits<T>::from_float(sram.c_old[r] * ElemTraits<T>::to_float(o8[e]) + sram.c_new[r] * pv);
-    }
+    for (int e = 0; e < 8; ++e)
+      o8[e] = ElemTraits<T>::from_float(c_old * ElemTraits<T>::to_float(o8[e]) + c_new * pv[e]);
     *reinterpret_cast<uint4*>(hbm_Oi + r * D + col) = in.o[k];
   }
 }
