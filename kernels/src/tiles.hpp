@@ -18,22 +18,24 @@ inline constexpr int kHeadDims[] = {32, 64, 128};
 
 /// The tile shapes of one algorithm (the first `count` entries of `shape`).
 struct TileList {
-  static constexpr int kMax = 4;
+  static constexpr int kMax = 5;
   TileShape shape[kMax];
   int count = 0;
 };
 
 /// The tile shapes listed for algorithm `algo` (before the register check of `fits`):
-/// - V2 (split-Q): each warp owns B_r / W rows, a multiple of 16. Shapes with 32 rows per warp
-///   (FA2's 128 x 128 with 4 warps) spill registers at d >= 64 in this kernel, so every shape
-///   here gives a warp 16 rows; B_r = 128 takes 8 warps.
+/// - V2 (split-Q): each warp owns B_r / W rows, a multiple of 16. 128 x 64 with 4 warps gives a
+///   warp 32 rows, as FA2's kernels do: every K_j, V_j fragment read from SRAM serves twice the
+///   rows, which halves the SRAM reads per FLOP (compiled where it fits: d <= 64). FA2's 128 x 128
+///   with 4 warps spills registers at d >= 64 in this kernel (192 accumulators); the other shapes
+///   give a warp 16 rows.
 /// - V1 (split-K): each warp owns B_c / W key columns, a multiple of 16.
 /// - standard attention: the tiles of its S = scale Q K^T and O = P V kernels (split-Q warps).
 constexpr TileList listed_tiles(Algo algo) {
   switch (algo) {
     case Algo::standard: return {{{64, 64, 4}, {128, 64, 8}}, 2};
     case Algo::v1: return {{{32, 64, 4}, {64, 64, 4}}, 2};
-    case Algo::v2: return {{{64, 64, 4}, {64, 128, 4}, {128, 64, 8}, {128, 128, 8}}, 4};
+    case Algo::v2: return {{{64, 64, 4}, {64, 128, 4}, {128, 64, 8}, {128, 128, 8}, {128, 64, 4}}, 5};
   }
   return {};
 }
