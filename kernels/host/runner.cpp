@@ -27,7 +27,7 @@ constexpr std::size_t kCanary = 256;  // elements after each output that no kern
 // Any other combination is refused naming the switch, until the kernels implement it.
 void require_compiled_variant(const Problem& p) {
   if (p.algo == Algo::standard) return;  // standard attention walks no tiles: the switches do not apply
-  const Variant want = preset_variant(p.algo);
+  const Switches want = preset_switches(p.algo);
   const std::string kernel = "the " + std::string(to_string(p.algo)) + " kernel";
   const std::string corners =
       " (flashlab-gpu runs the two corners only: --algo v1 = --order kv-outer --grid head --rescale step --split "

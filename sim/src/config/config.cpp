@@ -31,12 +31,12 @@ std::int64_t parse_int(std::string_view field, std::string_view text) {
 
 // SRAM bytes the schedule of (a, v) keeps with rows x cols tiles (schedule.hpp sram_bytes: the
 // Q outer order keeps S_ij/P_ij and O_i in registers, the K/V outer order keeps S_ij in SRAM).
-std::int64_t sram_need(Algo a, const Variant& v, std::int64_t rows, std::int64_t cols, std::int64_t d, int e) {
+std::int64_t sram_need(Algo a, const Switches& v, std::int64_t rows, std::int64_t cols, std::int64_t d, int e) {
   return sram_bytes(make_schedule(a, v), rows, cols, d, e);
 }
 
 // Largest B <= kMaxBlock with B_r = B_c = B whose tiles fit in `capacity` bytes (0: none does).
-std::int64_t largest_square_tile(Algo a, const Variant& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d, int e,
+std::int64_t largest_square_tile(Algo a, const Switches& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d, int e,
                                  std::int64_t capacity) {
   std::int64_t lo = 0, hi = kMaxBlock;
   while (lo < hi) {
@@ -47,7 +47,7 @@ std::int64_t largest_square_tile(Algo a, const Variant& v, std::int64_t n_q, std
 }
 
 // What resolve() says about the largest square tile that fits, `fit` from largest_square_tile.
-std::string square_tile_hint(Algo a, const Variant& v, std::int64_t d, int e, std::int64_t fit) {
+std::string square_tile_hint(Algo a, const Switches& v, std::int64_t d, int e, std::int64_t fit) {
   if (fit == 0)
     return "no tile fits: even B_r = B_c = 1 needs " + std::to_string(sram_need(a, v, 1, 1, d, e)) + " bytes";
   if (fit < 16) return "the largest B_r = B_c that fits is " + std::to_string(fit) + " (no multiple of 16 fits)";
@@ -84,7 +84,7 @@ std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d) {
   return {64, 64};
 }
 
-Variant preset_variant(Algo a) {
+Switches preset_switches(Algo a) {
   switch (a) {
     case Algo::v1: return {LoopOrder::kv_outer, GridKind::head, Rescale::step, WarpSplit::split_k, false};
     case Algo::v2: return {LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, true};
@@ -93,12 +93,12 @@ Variant preset_variant(Algo a) {
   return {LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, false};
 }
 
-bool tile_fits(Algo algo, const Variant& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k,
+bool tile_fits(Algo algo, const Switches& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k,
                std::int64_t d, int e_in, std::int64_t capacity) {
   return sram_need(algo, v, std::min(b_r, n_q), std::min(b_c, n_k), d, e_in) <= capacity;
 }
 
-std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Variant& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
                                                   int e_in, std::int64_t capacity) {
   const std::int64_t step = algo == Algo::v2 ? 16 : 1;  // V2: the kernels' tiles are multiples of 16
   const auto fitted = [step](std::int64_t b) { return std::max(step, b / step * step); };
@@ -135,13 +135,13 @@ Problem resolve(const Config& c) {
   p.sram_capacity = c.sram_bytes.value_or(p.gpu.smem_per_block);
 
   // The switches: each one given overrides that property of the algorithm's preset.
-  const Variant preset = preset_variant(c.algo);
+  const Switches preset = preset_switches(c.algo);
   p.block_skip = c.block_skip.value_or(preset.block_skip);
   p.split = c.split.value_or(preset.split);
   p.order = c.order.value_or(preset.order);
   p.grid = c.grid.value_or(preset.grid);
   p.rescale = c.rescale.value_or(preset.rescale);
-  const Variant v = p.variant();
+  const Switches v = p.switches();
 
   std::int64_t b_r, b_c;
   if (c.auto_blocks) {

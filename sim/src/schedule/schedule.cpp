@@ -60,7 +60,7 @@ Schedule standard_schedule() {
 //     finalize_v2 with the Q outer order; with the K/V outer order Eq::normalize, on chip at the end
 //     of each Q block's thread block (grid qblock), or for grid head a second pass over the Q
 //     blocks that reads O_i and l_i back from HBM (FA1 Alg. 1 leaves O_i in HBM after the loop).
-Schedule flash_schedule(const Variant& v) {
+Schedule flash_schedule(const Switches& v) {
   const bool kv_outer = v.order == LoopOrder::kv_outer;
   const bool per_q_block = v.grid == GridKind::q_block;
   const bool step = v.rescale == Rescale::step;
@@ -68,7 +68,7 @@ Schedule flash_schedule(const Variant& v) {
   const Eq output = step ? Eq::output_v1 : Eq::output_v2;     // FA1 line 12 | FA2 line 10
 
   std::string name = "flash_forward";
-  const Variant v1 = preset_variant(Algo::v1), v2 = preset_variant(Algo::v2);
+  const Switches v1 = preset_switches(Algo::v1), v2 = preset_switches(Algo::v2);
   if (v.order == v1.order && v.grid == v1.grid && v.rescale == v1.rescale) name = "v1_forward";
   if (v.order == v2.order && v.grid == v2.grid && v.rescale == v2.rescale) name = "v2_forward";
 
@@ -137,12 +137,12 @@ Schedule flash_schedule(const Variant& v) {
 
 }  // namespace
 
-Schedule make_schedule(Algo a, const Variant& v) {
+Schedule make_schedule(Algo a, const Switches& v) {
   return a == Algo::standard ? standard_schedule() : flash_schedule(v);
 }
 
-Schedule make_schedule(Algo a) { return make_schedule(a, preset_variant(a)); }
+Schedule make_schedule(Algo a) { return make_schedule(a, preset_switches(a)); }
 
-Schedule make_schedule(const Problem& p) { return make_schedule(p.algo, p.variant()); }
+Schedule make_schedule(const Problem& p) { return make_schedule(p.algo, p.switches()); }
 
 }  // namespace flashlab

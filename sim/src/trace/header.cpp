@@ -122,9 +122,9 @@ json config_json(const Config& c) {
               {"scale", c.scale.value_or(0.0)},
               {"warps", c.warps},
               {"split", std::string(to_string(c.split.value_or(WarpSplit::split_q)))},
-              {"order", std::string(to_string(c.order.value_or(preset_variant(c.algo).order)))},
-              {"grid", std::string(to_string(c.grid.value_or(preset_variant(c.algo).grid)))},
-              {"rescale", std::string(to_string(c.rescale.value_or(preset_variant(c.algo).rescale)))},
+              {"order", std::string(to_string(c.order.value_or(preset_switches(c.algo).order)))},
+              {"grid", std::string(to_string(c.grid.value_or(preset_switches(c.algo).grid)))},
+              {"rescale", std::string(to_string(c.rescale.value_or(preset_switches(c.algo).rescale)))},
               {"gpu", c.gpu}};
 }
 

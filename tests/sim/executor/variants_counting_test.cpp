@@ -37,7 +37,7 @@ using namespace flashlab;
 
 namespace {
 
-struct Switches {
+struct Given {
   std::optional<LoopOrder> order;
   std::optional<GridKind> grid;
   std::optional<Rescale> rescale;
@@ -45,7 +45,7 @@ struct Switches {
   std::optional<bool> block_skip;
 };
 
-Problem problem(Algo a, const Switches& s, Mask m) {
+Problem problem(Algo a, const Given& s, Mask m) {
   Config c;
   c.algo = a;
   c.n_q = c.n_k = 8;
@@ -204,12 +204,12 @@ TEST_CASE("variants, hand-derived: V2 (FA2 Alg. 1), and V1 with all five of V2's
                     {{OpKind::mul, 3 * 36}, {OpKind::max, 3 * 16}, {OpKind::sub, 3 * 20}, {OpKind::exp, 3 * 20},
                      {OpKind::add, 3 * 32 + 2 * 4}, {OpKind::div, 2 * 16}, {OpKind::log, 2 * 4}},
                     3, 2, 1};
-  const Switches v2{LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, true};
+  const Given v2{LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, true};
   check(count(problem(Algo::v2, {}, kNone)), none);
   check(count(problem(Algo::v2, {}, kCausal)), causal);
   check(count(problem(Algo::v1, v2, kNone)), none);
   check(count(problem(Algo::v1, v2, kCausal)), causal);
   // and V2 with all five of V1's: V1
-  const Switches v1{LoopOrder::kv_outer, GridKind::head, Rescale::step, WarpSplit::split_k, false};
+  const Given v1{LoopOrder::kv_outer, GridKind::head, Rescale::step, WarpSplit::split_k, false};
   check(count(problem(Algo::v2, v1, kCausal)), kV1);
 }

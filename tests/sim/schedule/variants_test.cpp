@@ -42,23 +42,23 @@ std::string nest(const Launch& l) {
 }  // namespace
 
 TEST_CASE("variants: the presets are the two corners, and each switch overrides one property") {
-  const Variant v1 = preset_variant(Algo::v1), v2 = preset_variant(Algo::v2);
-  CHECK(v1 == Variant{LoopOrder::kv_outer, GridKind::head, Rescale::step, WarpSplit::split_k, false});
-  CHECK(v2 == Variant{LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, true});
+  const Switches v1 = preset_switches(Algo::v1), v2 = preset_switches(Algo::v2);
+  CHECK(v1 == Switches{LoopOrder::kv_outer, GridKind::head, Rescale::step, WarpSplit::split_k, false});
+  CHECK(v2 == Switches{LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, true});
 
   Config c;
   c.algo = Algo::v1;
-  CHECK(resolve(c).variant() == v1);
+  CHECK(resolve(c).switches() == v1);
   CHECK(resolve(c).is_preset());
   c.grid = GridKind::q_block;
   Problem p = resolve(c);
-  CHECK(p.variant() == Variant{LoopOrder::kv_outer, GridKind::q_block, Rescale::step, WarpSplit::split_k, false});
+  CHECK(p.switches() == Switches{LoopOrder::kv_outer, GridKind::q_block, Rescale::step, WarpSplit::split_k, false});
   CHECK_FALSE(p.is_preset());
   c = Config{};
   c.algo = Algo::v2;
   c.rescale = Rescale::step;
   p = resolve(c);
-  CHECK(p.variant() == Variant{LoopOrder::q_outer, GridKind::q_block, Rescale::step, WarpSplit::split_q, true});
+  CHECK(p.switches() == Switches{LoopOrder::q_outer, GridKind::q_block, Rescale::step, WarpSplit::split_q, true});
   // standard attention walks no tiles: it is always "its preset"
   c = Config{};
   c.algo = Algo::standard;
@@ -86,8 +86,8 @@ TEST_CASE("variants: the preset schedules are V1's and V2's, launch for launch")
   CHECK(has(v2.launches[0].outer_end, Op::store, Tensor::L));
   CHECK(has_eq(v2.launches[0].outer_end, Eq::finalize_v2));
   // make_schedule(algo) is the builder at the preset's switches; v1 with V2's switches is V2
-  CHECK(make_schedule(Algo::v1, preset_variant(Algo::v2)).launches[0].name == "v2_forward");
-  CHECK(make_schedule(Algo::v2, preset_variant(Algo::v1)).launches[0].name == "v1_forward");
+  CHECK(make_schedule(Algo::v1, preset_switches(Algo::v2)).launches[0].name == "v2_forward");
+  CHECK(make_schedule(Algo::v2, preset_switches(Algo::v1)).launches[0].name == "v1_forward");
 }
 
 TEST_CASE("variants: loop nests, levels and launches of every order, grid and rescale") {
@@ -97,7 +97,7 @@ TEST_CASE("variants: loop nests, levels and launches of every order, grid and re
         CAPTURE(to_string(o));
         CAPTURE(to_string(g));
         CAPTURE(to_string(r));
-        const Variant v{o, g, r, WarpSplit::split_q, true};
+        const Switches v{o, g, r, WarpSplit::split_q, true};
         const Schedule s = make_schedule(Algo::v1, v);
         CHECK_NOTHROW(check_schedule(s));
         const Launch& l = s.launches[0];

@@ -35,21 +35,21 @@ enum class GridKind : std::uint8_t { head = 0, q_block = 1 };
 enum class Rescale : std::uint8_t { step = 0, delayed = 1 };
 
 /// The five switches of a tiled forward (docs/model.md "Variants"). V1 and V2 are two of the
-/// 32 corners (preset_variant); every other combination is a variant between them.
-struct Variant {
+/// 32 corners (preset_switches); every other combination is a variant between them.
+struct Switches {
   LoopOrder order = LoopOrder::q_outer;
   GridKind grid = GridKind::q_block;
   Rescale rescale = Rescale::delayed;
   WarpSplit split = WarpSplit::split_q;
   bool block_skip = true;
-  bool operator==(const Variant&) const = default;
+  bool operator==(const Switches&) const = default;
 };
 
 /// The switches of `--algo a`: v1 = kv-outer, head, step, split-k, block skip off (FA1 Alg. 1 and
 /// the V1 paper's dense kernel); v2 = q-outer, qblock, delayed, split-q, block skip on (FA2 Alg. 1).
 /// Standard attention walks no tiles: its order, grid and rescale are unused (v2's), its split
 /// split-q and block skip off.
-Variant preset_variant(Algo a);
+Switches preset_switches(Algo a);
 
 /// A configuration as a user gives it. Unset optionals take the documented defaults in resolve().
 struct Config {
@@ -69,7 +69,7 @@ struct Config {
   std::optional<double> scale;      // softmax scale; default 1/sqrt(d)
   int warps = 4;                    // warps per thread block
   std::optional<WarpSplit> split;   // default: split-K for V1, split-Q for V2
-  std::optional<LoopOrder> order;   // default: the algorithm's preset (preset_variant)
+  std::optional<LoopOrder> order;   // default: the algorithm's preset (preset_switches)
   std::optional<GridKind> grid;     // default: the algorithm's preset
   std::optional<Rescale> rescale;   // default: the algorithm's preset
   std::string gpu = "h200";
@@ -95,9 +95,9 @@ struct Problem {
   GpuSpec gpu;
 
   std::int64_t bh() const { return batch * heads; }
-  Variant variant() const { return {order, grid, rescale, split, block_skip}; }
+  Switches switches() const { return {order, grid, rescale, split, block_skip}; }
   /// Whether the switches are those of the algorithm's preset (`--algo v1` / `--algo v2` as is).
-  bool is_preset() const { return algo == Algo::standard || variant() == preset_variant(algo); }
+  bool is_preset() const { return algo == Algo::standard || switches() == preset_switches(algo); }
 };
 
 /// The ranges resolve() accepts (the command-line flags quote them in their errors).
@@ -122,7 +122,7 @@ std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d);
 /// there, the Q outer order does not) for the tile as it is held (min(B_r, N_q) x min(B_c, N_k):
 /// a tile larger than the matrix holds the matrix) <= capacity. The one test resolve() and
 /// auto_blocks() both apply.
-bool tile_fits(Algo algo, const Variant& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+bool tile_fits(Algo algo, const Switches& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
                int e_in, std::int64_t capacity);
 
 /// Block sizes for `--br auto --bc auto`, {B_r, B_c}. First the V1 paper's rule from SRAM size M
@@ -132,7 +132,7 @@ bool tile_fits(Algo algo, const Variant& v, std::int64_t b_r, std::int64_t b_c, 
 /// paper's SRAM holds), B_c shrinks — by 1, by 16 for V2 — with B_r = min(B_c, d) rounded the same
 /// way, down to the largest that fits. Throws ConfigError("sram", capacity, "at least <bytes> ...")
 /// when not even the smallest tile (1 x 1; 16 x 16 for V2) fits.
-std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Variant& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
                                                   int e_in, std::int64_t capacity);
 
 /// Validates `c` and fills in defaults. Throws ConfigError naming the field, the value and what

@@ -93,18 +93,18 @@ struct Schedule {
   std::vector<Launch> launches;  // in launch order
 };
 
-/// The schedule of `a` with switches `v` (config.hpp Variant; docs/model.md "Variants"), line by
+/// The schedule of `a` with switches `v` (config.hpp Switches; docs/model.md "Variants"), line by
 /// line from FA1 Alg. 0 / FA1 Alg. 1 / FA2 Alg. 1. Standard attention ignores `v`; for v1 and v2
 /// the schedule depends only on v.order, v.grid and v.rescale (the warp split and block skip are
 /// read off the Problem by the warp model and the executor), so `--algo v1` with v2's switches
 /// is V2's schedule. Launches: one, plus for kv-outer + head + delayed a second,
 /// "flash_normalize", that divides each O_i by l_i after the K/V loop.
-Schedule make_schedule(Algo a, const Variant& v);
+Schedule make_schedule(Algo a, const Switches& v);
 
-/// The preset: make_schedule(a, preset_variant(a)) — V1 is "v1_forward", V2 "v2_forward".
+/// The preset: make_schedule(a, preset_switches(a)) — V1 is "v1_forward", V2 "v2_forward".
 Schedule make_schedule(Algo a);
 
-/// The schedule problem p runs: make_schedule(p.algo, p.variant()).
+/// The schedule problem p runs: make_schedule(p.algo, p.switches()).
 Schedule make_schedule(const Problem& p);
 
 /// Throws std::logic_error naming the launch and the rule when `s` cannot be walked: a dimension
