@@ -51,9 +51,10 @@ Schedule standard_schedule() {
 //     written once (lines 12-15); S_ij/P_ij and O_i in registers as FA2's kernel keeps them.
 //   grid head: one thread block per (batch, head) walks every tile, the outer loop the order's;
 //   grid qblock: one per (batch, head, Q block) walks its own row of tiles (blockIdx.x = i). With
-//     the K/V outer order this is FA1's released code: Q_i is loaded once per thread block, K_j
-//     and V_j at every step, and O_i, l_i, m_i still go through HBM at every step — with the
-//     Q block in the grid the two orders differ only in where O_i lives between steps.
+//     the K/V outer order this is FA1's released code: each thread block initialises its own
+//     O_i, l_i, m_i in HBM (line 2 for its rows), loads Q_i once, K_j and V_j at every step, and
+//     O_i, l_i, m_i still go through HBM at every step — with the Q block in the grid the two
+//     orders differ only in where O_i lives between steps.
 //   rescale step (FA1 Alg. 1 lines 10-12): every step normalises O_i by l_new; the Q outer
 //     order then only computes L_i = m_i + log(l_i) at the end (Eq::logsumexp).
 //   rescale delayed (FA2 Alg. 1 lines 9-10, 12): O_i unnormalised until one division at the end:
@@ -81,17 +82,21 @@ Schedule flash_schedule(const Switches& v) {
 
   std::vector<Launch> more;
   if (kv_outer) {
-    // line 2: initialise O = 0, l = 0, m = -inf in HBM
-    l.prologue = {{compute(Eq::init_stats), store(Tensor::O, Region::whole), store(Tensor::l, Region::whole),
-                   store(Tensor::m, Region::whole)}};
     const std::vector<Action> kv = {load(Tensor::K, Region::kv_block, !outer_is_q),
                                     load(Tensor::V, Region::kv_block, !outer_is_q)};  // line 6
     const std::vector<Action> stats = {load(Tensor::O, Region::q_block), load(Tensor::l, Region::q_block),
                                        load(Tensor::m, Region::q_block)};              // line 8
     if (outer_is_q) {
-      l.outer_begin = {load(Tensor::Q, Region::q_block, true)};  // Q_i held by its thread block
+      // Q_i held by its thread block; line 2 for the thread block's own rows: O_i = 0, l_i = 0,
+      // m_i = -inf written to HBM (no thread block waits for another's initialisation)
+      l.outer_begin = {load(Tensor::Q, Region::q_block, true), compute(Eq::init_stats),
+                       store(Tensor::O, Region::q_block), store(Tensor::l, Region::q_block),
+                       store(Tensor::m, Region::q_block)};
       l.body = kv;
     } else {
+      // line 2: initialise O = 0, l = 0, m = -inf in HBM
+      l.prologue = {{compute(Eq::init_stats), store(Tensor::O, Region::whole), store(Tensor::l, Region::whole),
+                     store(Tensor::m, Region::whole)}};
       l.outer_begin = kv;
       l.body = {load(Tensor::Q, Region::q_block)};
     }

@@ -124,8 +124,9 @@ TEST_CASE("variants, hand-derived: V1 --order q-outer (O_i on chip, one thread b
 }
 
 TEST_CASE("variants, hand-derived: V1 --grid qblock (FA1's released code: O, l, m still through HBM)") {
-  // Each of the 2 thread blocks holds its Q_i (read once: 2 x 32) and reads K_j, V_j at every
-  // step (4 x 32 each); O_i, l_i, m_i are read and written at every step as in V1.
+  // Each of the 2 thread blocks initialises its own O_i, l_i, m_i (line 2 for its rows: 32, 16,
+  // 16 written each, V1's 64, 32, 32 in all), holds its Q_i (read once: 2 x 32) and reads K_j,
+  // V_j at every step (4 x 32 each); O_i, l_i, m_i are read and written at every step as in V1.
   Want w = kV1;
   w.bytes["Q r"] = 2 * 32;
   w.bytes["K r"] = 4 * 32;

@@ -125,6 +125,11 @@ TEST_CASE("variants: loop nests, levels and launches of every order, grid and re
           CHECK(has_eq(s.launches[1].outer_begin, Eq::normalize));
         }
         if (kv && q_grid && !step) CHECK(has_eq(l.outer_end, Eq::normalize));
+        // line 2 (O, l, m initialised in HBM): once, whole, before the loops with one thread block
+        // per head; by each Q block's thread block for its own rows with the Q block in the grid
+        CHECK(l.prologue.size() == (kv && !q_grid ? 1u : 0u));
+        CHECK(has(l.outer_begin, Op::store, Tensor::O) == (kv && q_grid));
+        CHECK(has(l.outer_begin, Op::store, Tensor::m) == (kv && q_grid));
         if (!kv) CHECK(has_eq(l.outer_end, step ? Eq::logsumexp : Eq::finalize_v2));
         // S_ij in SRAM with the K/V outer order (FA1 Alg. 1 as written), in registers with Q outer
         CHECK(placement_of(l, Tensor::S) == (kv ? Memory::sram : Memory::registers));
