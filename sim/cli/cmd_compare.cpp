@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "grid_line.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {
@@ -89,9 +90,10 @@ void print_table(const std::vector<Column>& cols, const std::string& model) {
   const Problem& p = cols.back().p;
   if (!model.empty()) std::cout << model << "\n";
   std::cout << shape_line(p) << "\n";
-  std::cout << fmt::format("block skip: standard {}, V1 {}, V2 {} (counts cover all {} (batch, head) pairs)\n\n",
-                           cols[0].p.block_skip ? "on" : "off", cols[1].p.block_skip ? "on" : "off",
-                           cols[2].p.block_skip ? "on" : "off", p.bh());
+  // Standard attention has no tile loop (FA1 Algorithm 0): --block-skip changes nothing there.
+  std::cout << fmt::format("block skip: V1 {}, V2 {}, standard does not apply (no tile loop) (counts cover all {} "
+                           "(batch, head) pairs)\n\n",
+                           cols[1].p.block_skip ? "on" : "off", cols[2].p.block_skip ? "on" : "off", p.bh());
   std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}{:>14}{:>10}\n", "", "standard", "V1", "V2", "standard/V2",
                            "V1/V2");
   for (const Row& r : rows(p.gpu)) {
@@ -99,7 +101,10 @@ void print_table(const std::vector<Column>& cols, const std::string& model) {
     std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}{:>14}{:>10}\n", r.label, r.show(s), r.show(v1), r.show(v2),
                              ratio(s, v2), ratio(v1, v2));
   }
-  std::cout << "\nTimes are lower bounds from the GPU preset's datasheet rates; exact counts: flashlab count "
+  std::cout << "\n";
+  for (const Column& c : cols)  // 0 waves above: no block fits on an SM, say why
+    if (!fits_on_sm(c.k)) std::cout << to_string(c.p.algo) << ": " << grid_line(c.p, c.k) << "\n";
+  std::cout << "Times are lower bounds from the GPU preset's datasheet rates; exact counts: flashlab count "
                "--algo ALGO --json\n";
 }
 

@@ -81,18 +81,26 @@ void run_sweep(const Config& base, const SweepArgs& a) {
   if (a.want_plot_size && !a.want_plot) throw ConfigError("plot-size", a.plot_size, "only with --plot FILE.png");
   const std::pair<int, int> plot_size = a.want_plot ? parse_plot_size(a.plot_size) : std::pair<int, int>{};
   std::unique_ptr<PngOutput> plot = a.want_plot ? std::make_unique<PngOutput>("plot", a.plot) : nullptr;
+  // Every point is resolved (validated) before the first is counted: a bad point late in a long
+  // sweep fails at once, naming its value, not after the work before it (issue 9 item 5).
+  std::vector<Problem> problems;
+  for (std::int64_t v : values) {
+    Config c = base;
+    set_axis(c, axis, v);
+    const std::string point = to_string(axis) + " = " + std::to_string(v);
+    for (Algo algo : algos) problems.push_back(resolve_algo(c, algo, "sweep point " + point));
+  }
   OutputFile file(a.output);  // fails early on an unwritable path
   std::ostringstream csv;     // nothing is written until every row is computed
   write_header(csv);
   std::vector<SweepSample> samples;
   std::optional<Problem> first;
   Progress progress(values.size() * algos.size(), kProgressMinRows);
+  std::size_t next = 0;  // problems[next]: the point (v, algo) of this row
   for (std::int64_t v : values) {
-    Config c = base;
-    set_axis(c, axis, v);
     const std::string point = to_string(axis) + " = " + std::to_string(v);
     for (Algo algo : algos) {
-      const Problem p = resolve_algo(c, algo, "sweep point " + point);
+      const Problem& p = problems[next++];
       const Counters k = count(p);
       write_row(csv, axis, v, p, k);
       samples.push_back(sweep_sample(v, p, k.cost.read_bytes() + k.cost.write_bytes()));
