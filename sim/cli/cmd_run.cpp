@@ -14,13 +14,14 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/numerics/numerics.hpp"
 #include "report.hpp"
+#include "run_inputs.hpp"
 #include "run_report.hpp"
 
 namespace flashlab::cli {
 namespace {
 
 struct RunArgs {
-  std::string algo = "v2", q = "random", k = "random", v = "random", steps, seed = "0", rows = "4", show_rows;
+  std::string algo = "v2", q = "random", k = "random", v = "random", steps, seed = "0", rows = "4", show_rows, out;
   bool json = false, show_rows_given = false;  // --show-rows given, even as ""
 };
 
@@ -85,13 +86,11 @@ void run_numerics(const Config& c, const RunArgs& a) {
   const std::int64_t rows = parse_int("rows", a.rows, "an integer >= 1");
   if (rows < 1) throw ConfigError("rows", a.rows, "an integer >= 1");
   const std::uint64_t seed = parse_u64("seed", a.seed);
-  const Dtype dtype = problems.front().dtype;
-  const Fill fq = parse_fill("q", a.q, dtype), fk = parse_fill("k", a.k, dtype), fv = parse_fill("v", a.v, dtype);
-
   const std::vector<std::int64_t> shown_rows =
       !a.show_rows_given ? std::vector<std::int64_t>{} : parse_rows(a.show_rows, problems.front().tiling.n_q);
+  if (!a.out.empty()) check_out_dir(a.out);
 
-  const Inputs in = make_inputs(problems.front(), fq, fk, fv, seed);
+  const Inputs in = make_run_inputs(problems.front(), a.q, a.k, a.v, seed);  // fills or .npy files
   const Reference ref = reference(problems.front(), in);
   nlohmann::json out;
   bool all_within = true;
@@ -137,6 +136,18 @@ void run_numerics(const Config& c, const RunArgs& a) {
         print_steps(problems[k], block, results[k].traces.front(), rows);
       }
     }
+  if (!a.out.empty()) {  // O and L of each algorithm as .npy files (run_inputs.hpp)
+    nlohmann::json files = nlohmann::json::array();
+    for (std::size_t k = 0; k < problems.size(); ++k) {
+      const std::string suffix = problems.size() > 1 ? "_" + std::string(to_string(problems[k].algo)) : "";
+      for (const std::string& path : write_run_outputs(a.out, suffix, problems[k], results[k])) {
+        files.push_back(path);
+        if (!a.json) std::cout << "wrote " << path << "\n";
+      }
+    }
+    if (!a.json) std::cout << fmt::format("(O at the input dtype {}, L in fp32)\n", to_string(problems.front().dtype));
+    out["files"] = files;
+  }
   if (a.json) {
     out["config"] = problem_json(problems.front());
     out["config"]["seed"] = seed;
@@ -158,9 +169,16 @@ void register_run(CLI::App& app) {
   const auto fill = [cmd](const char* name, std::string& value, const char* help) {
     cmd->add_option(name, value, help)->type_name("FILL")->group("Inputs");
   };
-  fill("--q", args->q, "Q input: random | zero | index (row r holds r) | a number (default random)");
-  fill("--k", args->k, "K input, as --q");
-  fill("--v", args->v, "V input, as --q");
+  fill("--q", args->q,
+       "Q input: random | zero | index (row r holds r) | a number (default random) | FILE.npy, your own (N_q, d) "
+       "tensor of the dtype ('<f2' fp16, '<u2' bf16 bits, '<f4' fp32)");
+  fill("--k", args->k, "K input, as --q; a file holds (N_k, d)");
+  fill("--v", args->v, "V input, as --k");
+  cmd->add_option("--out", args->out,
+                  "write O (at the input dtype) and L (fp32) to DIR as O.npy and L.npy (several algorithms: "
+                  "O_<algo>.npy, L_<algo>.npy); DIR is created if missing")
+      ->type_name("DIR")
+      ->group("Inputs");
   cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->type_name("INT")->group("Inputs");
   cmd->add_option("--steps", args->steps, "print m and l after every step for Q block I")
       ->type_name("I")

@@ -13,8 +13,8 @@ std::string grid_line(const Problem& p, const Counters& k) {
   const std::string blocks = fmt::format("Grid: {} thread block{}", group_digits(std::uint64_t(k.grid_blocks)),
                                          k.grid_blocks == 1 ? "" : "s");
   if (fits_on_sm(k))
-    return fmt::format("{}; {} blocks per SM on {} ({} SMs) -> {} wave{}", blocks, k.blocks_per_sm, p.gpu.name,
-                       p.gpu.sms, k.waves, k.waves == 1 ? "" : "s");
+    return fmt::format("{}; {} block{} per SM on {} ({} SMs) -> {} wave{}", blocks, k.blocks_per_sm,
+                       k.blocks_per_sm == 1 ? "" : "s", p.gpu.name, p.gpu.sms, k.waves, k.waves == 1 ? "" : "s");
   // Resident blocks per SM = min(max blocks, max warps / warps, shared memory / SRAM peak)
   // (executor.cpp): 0 only through the warps or the shared memory.
   const std::string why =

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "flashlab/config/config.hpp"
 #include "flashlab/executor/counters.hpp"
 
 namespace flashlab::cli {
@@ -14,7 +15,7 @@ namespace flashlab::cli {
 bool fits_on_sm(const Counters& k);
 
 /// "Grid: 16 thread blocks; 3 blocks per SM on h200 (132 SMs) -> 1 wave", or
-/// "Grid: 2 thread blocks; a block does not fit on an SM of h200: its SRAM peak 720,896 B
+/// "Grid: 1 thread block; a block does not fit on an SM of h200: its SRAM peak 720,896 B
 /// (704.00 KiB) is over the 233,472 B (228.00 KiB) of shared memory per SM -> no wave can run
 /// (lower --sram, --br or --bc)" (its warps over the SM's when that is the reason).
 std::string grid_line(const Problem& p, const Counters& k);

@@ -136,6 +136,7 @@ NumericError compare(const NumericResult& r, const Reference& ref, const Problem
     return tolerance_L(ref.dtype, p.algo, ref.O.cols(), ref.L[k], bound);
   };
   e.tol_L = tolerance_L(ref.dtype, p.algo, ref.O.cols(), 0.0, 0.0);
+  bool have_row = false;      // a row with a finite L_ref compared: tol_L is that of the worst such row
   bool non_finite_L = false;  // a non-finite L where the reference is finite: no error to report
   for (Eigen::Index k = 0; k < ref.L.size(); ++k) {
     const double got = r.L[k], want = ref.L[k];
@@ -147,9 +148,10 @@ NumericError compare(const NumericResult& r, const Reference& ref, const Problem
     } else {
       const double err = std::abs(got - want), tol = row_tol_L(k);
       e.max_abs_L = std::max(e.max_abs_L, err);
-      if (err / tol > e.L_over_tol) {
+      if (!have_row || err / tol > e.L_over_tol) {
         e.L_over_tol = err / tol;
         e.tol_L = tol;
+        have_row = true;
       }
     }
   }

@@ -1,4 +1,5 @@
-// shared/cases R1-R5: values derived by hand from the case text, for every algorithm.
+// Cases R1-R5: small configurations whose values are derived by hand in each case's comment (R1 is
+// lab 02's N_q = 2, N_k = 5 example, docs/labs/02_causal_block_skip.md), for every algorithm.
 // With Q = 0 (or one logit per row) every visible weight is exp(0) = 1 exactly, so O is a mean of
 // small integers and every dtype represents it exactly: those checks are exact up to fp32's
 // rounding of L = m + ln l. Standard attention stores P = 1/count at the dtype, so its exact

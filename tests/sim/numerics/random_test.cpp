@@ -1,7 +1,7 @@
 // Random configurations against float64: ragged tiles, every mask, every dtype, standard, V1
 // and V2 (block skip on and off); V1 and V2 agree; no NaN anywhere. The float64 reference itself
-// is checked first against a brute-force loop written from the mask definitions of
-// shared/DESIGN.md, so the comparisons below do not rest on the library's own mask code.
+// is checked first against a brute-force loop written from the mask definitions of docs/model.md
+// "Tiles and masks", so the comparisons below do not rest on the library's own mask code.
 #include <doctest/doctest.h>
 
 #include <cmath>

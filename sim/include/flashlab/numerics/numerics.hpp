@@ -27,7 +27,7 @@ namespace flashlab {
 using MatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-/// How to fill one input matrix (shared/cases conventions): seeded N(0, 1) values, zeros, a
+/// How to fill one input matrix (the `run --q/--k/--v` values): seeded N(0, 1) values, zeros, a
 /// constant, or "index" (row j holds the value j in every column, as in V_j = j).
 struct Fill {
   enum class Kind : std::uint8_t { random, zero, constant, index } kind = Kind::random;
@@ -124,7 +124,8 @@ struct NumericError {
   double max_abs_L = 0;   // max |L - L_ref| over rows with a finite L_ref; NaN when such a row's L is not finite
   double tol_O = 0;       // tolerance_O(p): the bound rel_fro_O is held to
   double L_over_tol = 0;  // max over rows r of |L_r - L_ref,r| / tolerance_L(row r); NaN like max_abs_L
-  double tol_L = 0;       // tolerance_L of the row where that ratio is largest (of L_ref = 0, B = 0 when all are 0)
+  double tol_L = 0;       // tolerance_L of the row where that ratio is largest (the first such row on a tie;
+                          // of L_ref = 0, B = 0 when no row has a finite L_ref)
   bool finite = true;     // no NaN in O or L, and L = +inf exactly where L_ref = +inf
   bool within = false;    // finite, rel_fro_O <= tol_O and L_over_tol <= 1
 };
