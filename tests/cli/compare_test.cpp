@@ -78,7 +78,7 @@ TEST_CASE("compare: explicit flags override the default model, --model none drop
   CHECK(j.at("algos").at("v2").at("config").at("heads") == 1);
 }
 
-TEST_CASE("compare: block skip is shown for V1 and V2 only; an algorithm whose block does not fit on an SM is named") {
+TEST_CASE("compare: block skip is shown for V1 and V2 only, and an algorithm whose block does not fit on an SM is named") {
   // Issue 9 item 8: `--block-skip on` printed "standard on" and changed nothing there (Algorithm 0
   // has no tile loop).
   const std::string args = "compare --model none --seq 1024 --d 64 --br 64 --bc 64 --mask causal";

@@ -136,7 +136,7 @@ TEST_CASE("run --q/--k/--v FILE.npy and --out DIR: O and L as .npy, closed forms
   fs::remove_all(dir);
 }
 
-TEST_CASE("bad input files: dtype, shape, values, truncation, not a file; bad --out: exit 2 naming them") {
+TEST_CASE("bad input files: dtype, shape, values, truncation, not a file, and a bad --out: exit 2 naming them") {
   const std::string dir = make_temp_dir(), q = dir + "/q.npy";
   const std::string run = "run --seq 8 --d 2 --br 4 --bc 4 --q " + q;
   const auto error_of = [&](const std::string& args) {

@@ -39,7 +39,7 @@ TEST_CASE("every command with stdout on /dev/full exits 4, naming standard outpu
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("a closed standard output is an error too; a working one still exits 0 with nothing on stderr") {
+TEST_CASE("a closed standard output is an error too, a working one still exits 0 with nothing on stderr") {
   const CliResult closed = run_cli("count >&-");
   CHECK(closed.code == 4);
   CHECK(closed.err.find("flashlab: error: writing standard output failed (Bad file descriptor)") != std::string::npos);
