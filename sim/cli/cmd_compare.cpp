@@ -12,6 +12,7 @@
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "grid_line.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {
@@ -137,11 +138,15 @@ void register_compare(CLI::App& app) {
   cmd->callback([flags, json] {
     const Config c = flags->build();
     std::vector<Column> cols;
+    Progress progress("compare", all_algos().size());  // on stderr when it is a terminal and the work is long
     for (Algo a : all_algos()) {
       Problem p = resolve_algo(c, a);
-      Counters k = count(p);
+      progress.label(std::string(to_string(a)));
+      Counters k = count_with_progress(p, progress);
+      progress.tick();
       cols.push_back({std::move(p), k});
     }
+    progress.clear();
     if (*json)
       std::cout << to_json(cols, flags->model()).dump(2) << "\n";
     else

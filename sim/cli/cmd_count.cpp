@@ -10,6 +10,7 @@
 #include "grid_line.hpp"
 #include "map_picture.hpp"
 #include "png_output.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {
@@ -72,7 +73,9 @@ void register_count(CLI::App& app) {
     // The picture's path is checked and its temporary file opened before any work.
     std::unique_ptr<PngOutput> map = map_opt->count() ? std::make_unique<PngOutput>("map", *map_path) : nullptr;
     const Problem p = resolve(flags->build());
-    const Counters k = count(p, /*sectors=*/true);
+    Progress progress("count");  // on stderr when it is a terminal and the walk is long
+    const Counters k = count_with_progress(p, progress, /*sectors=*/true);
+    progress.clear();
     std::string wrote;
     if (map) {
       const viz::Image img = map_picture(p);

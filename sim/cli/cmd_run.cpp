@@ -13,6 +13,7 @@
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/numerics/numerics.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 #include "run_inputs.hpp"
 #include "run_report.hpp"
@@ -91,7 +92,11 @@ void run_numerics(const Config& c, const RunArgs& a) {
   if (!a.out.empty()) check_out_dir(a.out);
 
   const Inputs in = make_run_inputs(problems.front(), a.q, a.k, a.v, seed);  // fills or .npy files
+  Progress progress("run", 1 + problems.size());  // on stderr when it is a terminal and the work is long
+  progress.label("float64 reference");
   const Reference ref = reference(problems.front(), in);
+  progress.tick();
+  progress.clear();
   nlohmann::json out;
   bool all_within = true;
   if (!a.json) {
@@ -103,7 +108,10 @@ void run_numerics(const Config& c, const RunArgs& a) {
   }
   std::vector<NumericResult> results;
   for (const Problem& p : problems) {
-    results.push_back(simulate(p, in, opt));
+    progress.label(std::string(to_string(p.algo)));
+    results.push_back(simulate_with_progress(p, in, opt, progress));
+    progress.tick();
+    progress.clear();
     const NumericError e = shown_error(results.back(), ref, compare(results.back(), ref, p));
     all_within = all_within && e.within;
     const std::string name(to_string(p.algo));

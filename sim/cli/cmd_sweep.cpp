@@ -19,8 +19,6 @@
 namespace flashlab::cli {
 namespace {
 
-constexpr std::size_t kProgressMinRows = 16;  // fewer rows finish before a bar would be read
-
 struct SweepArgs {
   std::string over, algos = "standard,v1,v2", output, plot, plot_size = "960x600";
   bool want_plot = false, want_plot_size = false;  // --plot / --plot-size given (values may be empty)
@@ -95,19 +93,21 @@ void run_sweep(const Config& base, const SweepArgs& a) {
   write_header(csv);
   std::vector<SweepSample> samples;
   std::optional<Problem> first;
-  Progress progress(values.size() * algos.size(), kProgressMinRows);
+  Progress progress("sweep", problems.size());  // on stderr when it is a terminal and the sweep is long
   std::size_t next = 0;  // problems[next]: the point (v, algo) of this row
   for (std::int64_t v : values) {
     const std::string point = to_string(axis) + " = " + std::to_string(v);
     for (Algo algo : algos) {
       const Problem& p = problems[next++];
-      const Counters k = count(p);
+      progress.label(point + ", " + std::string(to_string(algo)));
+      const Counters k = count_with_progress(p, progress);
       write_row(csv, axis, v, p, k);
       samples.push_back(sweep_sample(v, p, k.cost.read_bytes() + k.cost.write_bytes()));
       if (!first) first = p;
-      progress.tick(point + ", " + std::string(to_string(algo)));
+      progress.tick();
     }
   }
+  progress.clear();
   // The picture is drawn before anything is written, so that a failure leaves no file at all.
   const viz::Image picture =
       plot ? plot_image(sweep_plot(axis, *first, samples), plot_size.first, plot_size.second) : viz::Image{};
