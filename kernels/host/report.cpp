@@ -37,8 +37,9 @@ std::string summary_line(const RunResult& r) {
          "/" + std::to_string(r.stat_values) + ")";
   for (const HeadError& h : r.numbers) {
     s += " | head " + std::to_string(h.bh) + ": O " + fmt("%.2e", h.error.rel_fro_O) + " (tol " +
-         fmt("%.1e", tolerance(p.dtype)) + ")";
-    if (p.algo != Algo::standard) s += " L " + fmt("%.2e", h.error.max_abs_L);
+         fmt("%.1e", h.error.tol_O) + ")";
+    if (p.algo != Algo::standard)
+      s += " L " + fmt("%.2e", h.error.max_abs_L) + " (" + fmt("%.3f", h.error.L_over_tol) + " of its row's tol)";
     s += h.error.within ? " ok" : " FAIL";
   }
   if (!r.canary_intact) s += " | CANARY OVERWRITTEN";
@@ -62,9 +63,11 @@ nlohmann::json to_json(const RunResult& r) {
   nlohmann::json nums = nlohmann::json::array();
   for (const HeadError& h : r.numbers)
     nums.push_back({{"bh", h.bh}, {"rel_fro_O", h.error.rel_fro_O}, {"max_abs_O", h.error.max_abs_O},
-                    {"max_abs_L", h.error.max_abs_L}, {"finite", h.error.finite}, {"within", h.error.within}});
-  j["numbers"] = {{"heads", nums}, {"within", r.numbers_within}, {"tol_O", tolerance(p.dtype)},
-                  {"tol_L", tolerance_L(p.dtype, p.algo)}, {"L_compared", p.algo != Algo::standard},
+                    {"max_abs_L", h.error.max_abs_L}, {"L_over_tol", h.error.L_over_tol},
+                    {"tol_L", h.error.tol_L}, {"finite", h.error.finite}, {"within", h.error.within}});
+  // the tolerances of compare() (numerics.hpp): tol_L is per row, scaled with |L| and the logits
+  j["numbers"] = {{"heads", nums}, {"within", r.numbers_within}, {"tol_O", tolerance_O(p)},
+                  {"L_compared", p.algo != Algo::standard},
                   {"canary_intact", r.canary_intact}};
   j["timing"] = {{"median_ms", r.median_ms}, {"flops", r.flops}, {"tflops", r.tflops}, {"reps", r.ms.size()}};
   nlohmann::json diffs = nlohmann::json::array();

@@ -268,7 +268,7 @@ void check_numbers(const Problem& p, const HostInputs& h, const DeviceTensors& d
       else  // Algorithm 0 produces no L: its O alone is compared
         got.L[row] = float(ref.L[row]);
     }
-    const NumericError e = compare(got, ref, p.algo);
+    const NumericError e = compare(got, ref, p);  // the simulator's tolerances (numerics.hpp)
     r.numbers.push_back({bh, e});
     r.numbers_within = r.numbers_within && e.within;
   }

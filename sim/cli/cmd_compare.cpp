@@ -11,6 +11,8 @@
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "grid_line.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {
@@ -89,9 +91,10 @@ void print_table(const std::vector<Column>& cols, const std::string& model) {
   const Problem& p = cols.back().p;
   if (!model.empty()) std::cout << model << "\n";
   std::cout << shape_line(p) << "\n";
-  std::cout << fmt::format("block skip: standard {}, V1 {}, V2 {} (counts cover all {} (batch, head) pairs)\n\n",
-                           cols[0].p.block_skip ? "on" : "off", cols[1].p.block_skip ? "on" : "off",
-                           cols[2].p.block_skip ? "on" : "off", p.bh());
+  // Standard attention has no tile loop (FA1 Algorithm 0): --block-skip changes nothing there.
+  std::cout << fmt::format("block skip: V1 {}, V2 {}, standard does not apply (no tile loop) (counts cover all {} "
+                           "(batch, head) pairs)\n\n",
+                           cols[1].p.block_skip ? "on" : "off", cols[2].p.block_skip ? "on" : "off", p.bh());
   std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}{:>14}{:>10}\n", "", "standard", "V1", "V2", "standard/V2",
                            "V1/V2");
   for (const Row& r : rows(p.gpu)) {
@@ -99,7 +102,10 @@ void print_table(const std::vector<Column>& cols, const std::string& model) {
     std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}{:>14}{:>10}\n", r.label, r.show(s), r.show(v1), r.show(v2),
                              ratio(s, v2), ratio(v1, v2));
   }
-  std::cout << "\nTimes are lower bounds from the GPU preset's datasheet rates; exact counts: flashlab count "
+  std::cout << "\n";
+  for (const Column& c : cols)  // 0 waves above: no block fits on an SM, say why
+    if (!fits_on_sm(c.k)) std::cout << to_string(c.p.algo) << ": " << grid_line(c.p, c.k) << "\n";
+  std::cout << "Times are lower bounds from the GPU preset's datasheet rates; exact counts: flashlab count "
                "--algo ALGO --json\n";
 }
 
@@ -132,11 +138,15 @@ void register_compare(CLI::App& app) {
   cmd->callback([flags, json] {
     const Config c = flags->build();
     std::vector<Column> cols;
+    Progress progress("compare", all_algos().size());  // on stderr when it is a terminal and the work is long
     for (Algo a : all_algos()) {
       Problem p = resolve_algo(c, a);
-      Counters k = count(p);
+      progress.label(std::string(to_string(a)));
+      Counters k = count_with_progress(p, progress);
+      progress.tick();
       cols.push_back({std::move(p), k});
     }
+    progress.clear();
     if (*json)
       std::cout << to_json(cols, flags->model()).dump(2) << "\n";
     else

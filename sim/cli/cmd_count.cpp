@@ -7,8 +7,10 @@
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "grid_line.hpp"
 #include "map_picture.hpp"
 #include "png_output.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {
@@ -46,9 +48,7 @@ void print_table(const Problem& p, const Counters& k, const std::string& model) 
   std::cout << fmt::format("SRAM per thread block: peak {} of capacity M = {} ({:.1f}%)\n",
                            bytes_both(std::uint64_t(k.sram_peak_bytes)), bytes_both(std::uint64_t(k.sram_capacity)),
                            100.0 * double(k.sram_peak_bytes) / double(k.sram_capacity));
-  std::cout << fmt::format("Grid: {} thread blocks; {} blocks per SM on {} ({} SMs) -> {} wave{}\n",
-                           group_digits(std::uint64_t(k.grid_blocks)), k.blocks_per_sm, p.gpu.name, p.gpu.sms,
-                           k.waves, k.waves == 1 ? "" : "s");
+  std::cout << grid_line(p, k) << "\n";
   std::cout << fmt::format("Launches ({}):\n", k.launches.size());
   for (const LaunchCounters& l : k.launches)
     std::cout << fmt::format("  {:<18} grid {:>13}  read {:>28}  written {:>28}\n", l.name,
@@ -73,7 +73,9 @@ void register_count(CLI::App& app) {
     // The picture's path is checked and its temporary file opened before any work.
     std::unique_ptr<PngOutput> map = map_opt->count() ? std::make_unique<PngOutput>("map", *map_path) : nullptr;
     const Problem p = resolve(flags->build());
-    const Counters k = count(p, /*sectors=*/true);
+    Progress progress("count");  // on stderr when it is a terminal and the walk is long
+    const Counters k = count_with_progress(p, progress, /*sectors=*/true);
+    progress.clear();
     std::string wrote;
     if (map) {
       const viz::Image img = map_picture(p);
@@ -85,6 +87,7 @@ void register_count(CLI::App& app) {
       nlohmann::json out = counters_json(k, p);
       out["config"] = problem_json(p);
       out["config"]["model"] = flags->model();
+      out["grid"]["fits_on_sm"] = fits_on_sm(k);  // false: blocks_per_sm and waves are 0, no wave can run
       std::cout << out.dump(2) << "\n";
       if (!wrote.empty()) std::cerr << wrote << "\n";  // stdout stays one JSON object
     } else {

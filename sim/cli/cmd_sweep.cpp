@@ -19,8 +19,6 @@
 namespace flashlab::cli {
 namespace {
 
-constexpr std::size_t kProgressMinRows = 16;  // fewer rows finish before a bar would be read
-
 struct SweepArgs {
   std::string over, algos = "standard,v1,v2", output, plot, plot_size = "960x600";
   bool want_plot = false, want_plot_size = false;  // --plot / --plot-size given (values may be empty)
@@ -81,25 +79,35 @@ void run_sweep(const Config& base, const SweepArgs& a) {
   if (a.want_plot_size && !a.want_plot) throw ConfigError("plot-size", a.plot_size, "only with --plot FILE.png");
   const std::pair<int, int> plot_size = a.want_plot ? parse_plot_size(a.plot_size) : std::pair<int, int>{};
   std::unique_ptr<PngOutput> plot = a.want_plot ? std::make_unique<PngOutput>("plot", a.plot) : nullptr;
+  // Every point is resolved (validated) before the first is counted: a bad point late in a long
+  // sweep fails at once, naming its value, not after the work before it (issue 9 item 5).
+  std::vector<Problem> problems;
+  for (std::int64_t v : values) {
+    Config c = base;
+    set_axis(c, axis, v);
+    const std::string point = to_string(axis) + " = " + std::to_string(v);
+    for (Algo algo : algos) problems.push_back(resolve_algo(c, algo, "sweep point " + point));
+  }
   OutputFile file(a.output);  // fails early on an unwritable path
   std::ostringstream csv;     // nothing is written until every row is computed
   write_header(csv);
   std::vector<SweepSample> samples;
   std::optional<Problem> first;
-  Progress progress(values.size() * algos.size(), kProgressMinRows);
+  Progress progress("sweep", problems.size());  // on stderr when it is a terminal and the sweep is long
+  std::size_t next = 0;  // problems[next]: the point (v, algo) of this row
   for (std::int64_t v : values) {
-    Config c = base;
-    set_axis(c, axis, v);
     const std::string point = to_string(axis) + " = " + std::to_string(v);
     for (Algo algo : algos) {
-      const Problem p = resolve_algo(c, algo, "sweep point " + point);
-      const Counters k = count(p);
+      const Problem& p = problems[next++];
+      progress.label(point + ", " + std::string(to_string(algo)));
+      const Counters k = count_with_progress(p, progress);
       write_row(csv, axis, v, p, k);
       samples.push_back(sweep_sample(v, p, k.cost.read_bytes() + k.cost.write_bytes()));
       if (!first) first = p;
-      progress.tick(point + ", " + std::string(to_string(algo)));
+      progress.tick();
     }
   }
+  progress.clear();
   // The picture is drawn before anything is written, so that a failure leaves no file at all.
   const viz::Image picture =
       plot ? plot_image(sweep_plot(axis, *first, samples), plot_size.first, plot_size.second) : viz::Image{};

@@ -10,6 +10,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/trace/trace_io.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 #include "run_report.hpp"
 
@@ -64,10 +65,15 @@ void write(const Config& c, const TraceArgs& a) {
     add_stats(stats, p, blocks, InputSpec{a.q, a.k, a.v, parse_u64("seed", a.seed)});
   }
   TraceFileWriter w(a.out, p, stats.header, format);
+  Progress progress("trace", 1);  // on stderr when it is a terminal and the walk is long
+  progress.label("events to " + a.out);
+  WalkProgress walk(p, progress);
   Executor ex(p);
   ex.add_observer(&w);
+  if (progress.enabled()) ex.add_observer(&walk);
   ex.run();
   w.finish(stats.stats);
+  progress.clear();
   std::cout << fmt::format("{}\nwrote {}: {} events ({}-level, {} form, one (batch, head))", config_line(p), a.out,
                            group_digits(w.events_written()), a.level, a.format);
   if (!stats.stats.empty()) {

@@ -1,7 +1,8 @@
 // main.cpp — the `flashlab` command: builds the CLI11 app, registers each command, maps errors to
 // the exit statuses of commands.hpp: 0 success; 1 diff: the traces differ; 2 bad input
 // (flashlab::ConfigError, "flashlab: error: <field> = <value>: <allowed>", or a command-line parse
-// error with CLI11's message); 3 numerics out of tolerance (`run`); 4 any other error.
+// error with CLI11's message); 3 numerics out of tolerance (`run`); 4 an output that could not be
+// written (standard output is checked after every command, standard_output.hpp) or any other error.
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -12,14 +13,39 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "flashlab/contract/error.hpp"
+#include "standard_output.hpp"
+
+namespace {
+
+// The message of an output that could not be written, and its exit status.
+int output_failed(const flashlab::cli::OutputFailed& e) {
+  std::fprintf(stderr, "flashlab: error: %s\n", e.what());
+  return e.exit_code();
+}
+
+// After a command ran (or --help or --version printed), standard output must have taken it all:
+// a failed write outranks the command's own status (a `run` FAIL or a `diff` "differ" that the
+// user never saw is an output failure first).
+int checked_exit(int code) {
+  try {
+    flashlab::cli::check_standard_output();
+    return code;
+  } catch (const flashlab::cli::OutputFailed& e) {
+    return output_failed(e);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace flashlab::cli;
+  install_standard_output();
   CLI::App app{
       "flashlab — how standard attention, FlashAttention V1 and V2 move data: exact HBM traffic, FLOPs,\n"
       "non-matmul work, SRAM and parallelism per configuration, and their numerics.",
       "flashlab"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "flashlab " FLASHLAB_VERSION, "print the version (flashlab X.Y.Z) and exit");
 
   // The commands, one registration each (declared in commands.hpp), and the rules every value follows.
   register_commands(app, command_line(argc, argv));
@@ -37,15 +63,19 @@ int main(int argc, char** argv) {
       if (!known) throw flashlab::ConfigError("command", argv[1], "one of " + names);
     }
     app.parse(argc, argv);
-    return kExitOk;
+    return checked_exit(kExitOk);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+    // --help and --version print to standard output and give 0
+    return app.exit(e) == 0 ? checked_exit(kExitOk) : kExitBadInput;
   } catch (const flashlab::ConfigError& e) {
     std::fprintf(stderr, "flashlab: error: %s\n", e.what());
     return kExitBadInput;
+  } catch (const OutputFailed& e) {
+    return output_failed(e);
   } catch (const CommandFailed& e) {
-    std::fprintf(stderr, "flashlab: %s\n", e.what());
-    return e.exit_code();
+    const int code = checked_exit(e.exit_code());
+    if (code == e.exit_code()) std::fprintf(stderr, "flashlab: %s\n", e.what());
+    return code;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "flashlab: error: out of memory (std::bad_alloc)\n");
     return kExitFailed;

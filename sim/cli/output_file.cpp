@@ -3,8 +3,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <stdexcept>
+
+#include "standard_output.hpp"
 
 namespace flashlab::cli {
 
@@ -26,12 +29,20 @@ std::ostream& OutputFile::stream() { return out_.temp.empty() ? std::cout : file
 
 void OutputFile::commit() {
   if (out_.temp.empty()) {
-    std::cout.flush();
+    check_standard_output();
     return;
   }
+  errno = 0;
   file_.close();
-  if (!file_) throw std::runtime_error("writing " + out_.path + " failed");
-  commit_output(out_);
+  if (!file_) {
+    const int e = errno;
+    throw OutputFailed("writing " + out_.path + " failed" + (e != 0 ? std::string(" (") + std::strerror(e) + ")" : ""));
+  }
+  try {
+    commit_output(out_);
+  } catch (const std::runtime_error& e) {
+    throw OutputFailed(e.what());
+  }
   committed_ = true;
 }
 

@@ -23,8 +23,9 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   std::ostream& stream();
-  /// Flushes, closes and renames the temporary file onto the target; throws std::runtime_error
-  /// on a write or rename failure (the temporary file is removed).
+  /// Flushes, closes and renames the temporary file onto the target (stdout: flushes and checks
+  /// it, standard_output.hpp); throws OutputFailed (exit 4) on a write, close or rename failure
+  /// (the temporary file is removed).
   void commit();
 
  private:

@@ -1,31 +1,104 @@
-// progress.cpp — "[#########.........]  12/48  n = 4096" redrawn in place with a carriage return.
+// progress.cpp — the progress bar and the executor observer that feeds it (progress.hpp).
 #include "progress.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 namespace flashlab::cli {
+namespace {
 
-Progress::Progress(std::size_t total, std::size_t min_total)
-    : total_(total), enabled_(total >= min_total && ::isatty(STDERR_FILENO) == 1) {}
+constexpr auto kFirstDraw = std::chrono::seconds(1);  // work shorter than this never shows a bar
+constexpr auto kRedraw = std::chrono::milliseconds(100);
+constexpr std::size_t kWidth = 30;
 
-Progress::~Progress() {
-  if (enabled_) std::fprintf(stderr, "\r\033[K");
+}  // namespace
+
+Progress::Progress(std::string what, std::size_t items)
+    : Progress(std::move(what), items, ::isatty(STDERR_FILENO) == 1) {}
+
+Progress::Progress(std::string what, std::size_t items, bool enabled)
+    : what_(std::move(what)), items_(std::max<std::size_t>(items, 1)), enabled_(enabled),
+      start_(std::chrono::steady_clock::now()) {}
+
+Progress::~Progress() { clear(); }
+
+void Progress::label(std::string text) {
+  label_ = std::move(text);
+  draw();
 }
 
-void Progress::tick(const std::string& label) {
-  ++done_;
+void Progress::fraction(double f) {
+  part_ = std::clamp(f, 0.0, 1.0);
+  draw();
+}
+
+void Progress::tick() {
+  done_ = std::min(done_ + 1, items_);
+  part_ = 0;
+  draw();
+}
+
+void Progress::clear() {
+  if (!drawn_) return;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+std::string Progress::line() const {
+  const double all = (double(done_) + (done_ < items_ ? part_ : 0.0)) / double(items_);
+  const std::size_t filled = std::min(kWidth, std::size_t(all * double(kWidth)));
+  std::string text = fmt::format("[{}{}] {:3.0f}%  {}", std::string(filled, '#'), std::string(kWidth - filled, '.'),
+                                 100 * all, what_);
+  if (items_ > 1) text += fmt::format(" {}/{}", std::min(done_ + 1, items_), items_);
+  if (!label_.empty()) text += ": " + label_;
+  return text;
+}
+
+void Progress::draw() {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (done_ < total_ && now - last_draw_ < std::chrono::milliseconds(50)) return;
+  if (now - start_ < kFirstDraw || (drawn_ && now - last_draw_ < kRedraw)) return;
   last_draw_ = now;
-  constexpr std::size_t width = 30;
-  const std::size_t filled = total_ == 0 ? width : done_ * width / total_;
-  std::string bar(filled, '#');
-  bar.append(width - filled, '.');
-  std::fprintf(stderr, "\r\033[K[%s] %zu/%zu  %s", bar.c_str(), done_, total_, label.c_str());
+  std::fprintf(stderr, "\r\033[K%s", line().c_str());
   std::fflush(stderr);
+  drawn_ = true;
+}
+
+WalkProgress::WalkProgress(const Problem& p, Progress& progress)
+    : progress_(progress),
+      tiles_(double(p.tiling.t_r()) * double(p.tiling.t_c())),
+      launches_(double(std::max<std::size_t>(make_schedule(p.algo).launches.size(), 1))) {}
+
+void WalkProgress::on_step(const StepView& s) {
+  if (s.launch != launch_) {
+    launch_ = s.launch;
+    walked_ = 0;
+  }
+  if (s.i >= 0 && s.j >= 0) ++walked_;
+  if (++steps_ % 4096 == 0) progress_.fraction((double(launch_) + std::min(1.0, double(walked_) / tiles_)) / launches_);
+}
+
+Counters count_with_progress(const Problem& p, Progress& progress, bool sectors) {
+  Executor e(p, ExecOptions{.tile_stats = false, .sectors = sectors});
+  WalkProgress walk(p, progress);
+  if (progress.enabled()) e.add_observer(&walk);
+  e.run();
+  return e.counters();
+}
+
+NumericResult simulate_with_progress(const Problem& p, const Inputs& in, const NumericsOptions& opt,
+                                     Progress& progress) {
+  NumericsObserver numerics(p, in, opt);
+  WalkProgress walk(p, progress);
+  Executor e(p);
+  e.add_observer(&numerics);
+  if (progress.enabled()) e.add_observer(&walk);
+  e.run();
+  return numerics.result();
 }
 
 }  // namespace flashlab::cli

@@ -1,28 +1,74 @@
-// progress.hpp — a one-line progress bar on stderr for long runs, drawn only when stderr is a
-// terminal (never into a pipe or a log file).
+// progress.hpp — a one-line progress bar on stderr for work that runs longer than a second:
+// "[#########.....................]  31%  sweep 4/12: n = 4096, v2". Drawn only when stderr is a
+// terminal (never into a pipe or a log file) and only once the work has run for a second, so short
+// commands print nothing; redrawn in place with a carriage return at most every 100 ms, and erased
+// before the command prints its result (issue 9, "progress on long work").
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/numerics/numerics.hpp"
 
 namespace flashlab::cli {
 
 class Progress {
  public:
-  /// Draws when `total` >= `min_total` and stderr is a TTY.
-  Progress(std::size_t total, std::size_t min_total);
-  ~Progress();  // clears the line
+  /// `what` names the work ("sweep", "run"); `items` how many parts it has (sweep points,
+  /// algorithms), each advanced by fraction() and closed by tick(). Enabled when stderr is a TTY.
+  explicit Progress(std::string what, std::size_t items = 1);
+  /// `enabled` in place of the TTY test.
+  Progress(std::string what, std::size_t items, bool enabled);
+  ~Progress();  // erases the bar
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  /// One more item done; `label` names it (e.g. "n = 4096").
-  void tick(const std::string& label);
+  /// Names the current part (e.g. "n = 4096, v2").
+  void label(std::string text);
+  /// The current part is this far done, f in [0, 1].
+  void fraction(double f);
+  /// The current part is done; the next one starts at fraction 0.
+  void tick();
+  /// Erases the bar (before the command prints its result).
+  void clear();
+  /// Whether a bar can be drawn at all: observers feeding it are attached only then.
+  bool enabled() const { return enabled_; }
+  /// The line as it would be drawn now, without the carriage return.
+  std::string line() const;
 
  private:
-  std::size_t total_, done_ = 0;
-  bool enabled_;
-  std::chrono::steady_clock::time_point last_draw_{};  // redraws at most every 50 ms
+  void draw();
+
+  std::string what_, label_;
+  std::size_t items_, done_ = 0;
+  double part_ = 0;
+  bool enabled_, drawn_ = false;
+  std::chrono::steady_clock::time_point start_, last_draw_{};
 };
+
+/// An executor observer that reports how far the walk is to a Progress as the current part's
+/// fraction: launch k of n with w of its T_r * T_c tile steps walked (visited or skipped) is at
+/// (k + w / (T_r T_c)) / n. Looks at the clock every 4096 steps only.
+class WalkProgress final : public StepObserver {
+ public:
+  WalkProgress(const Problem& p, Progress& progress);
+  void on_step(const StepView& s) override;
+
+ private:
+  Progress& progress_;
+  double tiles_, launches_;
+  std::uint16_t launch_ = 0;
+  std::uint64_t walked_ = 0, steps_ = 0;
+};
+
+/// count(p, sectors) with the walk reported to `progress` when it is enabled (no observer, and no
+/// cost, when it is not).
+Counters count_with_progress(const Problem& p, Progress& progress, bool sectors = false);
+/// simulate(p, in, opt) with the walk reported to `progress` when it is enabled.
+NumericResult simulate_with_progress(const Problem& p, const Inputs& in, const NumericsOptions& opt,
+                                     Progress& progress);
 
 }  // namespace flashlab::cli

@@ -72,8 +72,32 @@ TEST_CASE("compare --json (default): HBM bytes of each algorithm against closed 
 
 TEST_CASE("compare: explicit flags override the default model, --model none drops it") {
   const nlohmann::json j = run_json("compare --model none --seq 1024 --d 64 --br 64 --bc 64 --dtype fp32 --json");
-  CHECK(u64_at(j, "algos.v2.hbm.total_read_bytes") == 2'162'688ull * 4);  // shared/DESIGN.md worked example
+  CHECK(u64_at(j, "algos.v2.hbm.total_read_bytes") == 2'162'688ull * 4);  // docs/model.md worked example
   CHECK(u64_at(j, "algos.v1.hbm.total_read_bytes") == 2'260'992ull * 4);
   CHECK(u64_at(j, "algos.standard.hbm.total_read_bytes") == 2'293'760ull * 4);
   CHECK(j.at("algos").at("v2").at("config").at("heads") == 1);
+}
+
+TEST_CASE("compare: block skip is shown for V1 and V2 only, and an algorithm whose block does not fit on an SM is named") {
+  // Issue 9 item 8: `--block-skip on` printed "standard on" and changed nothing there (Algorithm 0
+  // has no tile loop).
+  const std::string args = "compare --model none --seq 1024 --d 64 --br 64 --bc 64 --mask causal";
+  const CliResult r = run_cli(args + " --block-skip on");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("standard on") == std::string::npos);
+  CHECK(r.out.find("block skip: V1 on, V2 on, standard does not apply (no tile loop)") != std::string::npos);
+  const nlohmann::json on = run_json(args + " --block-skip on --json"), off = run_json(args + " --block-skip off --json");
+  CHECK(on.at("algos").at("standard").at("hbm") == off.at("algos").at("standard").at("hbm"));
+  CHECK(on.at("algos").at("v1").at("hbm") != off.at("algos").at("v1").at("hbm"));  // where it applies, it acts
+
+  // 512 x 512 tiles, M = 1,000,000: V1's block (720,896 bytes, count_test.cpp) and standard
+  // attention's scores block ((512*64*2 + 512*512) * 2 = 655,360 bytes) exceed the H200's 233,472
+  // bytes per SM; V2's (196,608) fits.
+  const CliResult big = run_cli("compare --model none --sram 1000000 --br 512 --bc 512 --seq 1024 --d 64");
+  REQUIRE(big.code == 0);
+  CHECK(big.out.find("v1: Grid: 1 thread block; a block does not fit on an SM of h200: its SRAM peak 720,896 B") !=
+        std::string::npos);
+  CHECK(big.out.find("standard: Grid: 1,028 thread blocks; a block does not fit on an SM of h200: its SRAM peak 655,360 B") !=
+        std::string::npos);
+  CHECK(big.out.find("v2: Grid:") == std::string::npos);
 }

@@ -1,4 +1,4 @@
-// `flashlab count`: shared/DESIGN.md's worked example (= shared/cases R6) to the byte, through the
+// `flashlab count`: docs/model.md's worked example (tests/sim/executor/counting_test.cpp) to the byte, through the
 // command line. N = N_q = N_k = 1024, d = 64, B_r = B_c = 64, so T_r = T_c = 16 and 256 tiles of
 // 64 x 64; fp32 makes every element 4 bytes (statistics l, m, L are fp32 anyway), so each figure
 // below is the design's element count times 4. Per-tensor values are derived here from the
@@ -209,4 +209,26 @@ TEST_CASE("count table lists the launches, one line each") {
   for (const char* line : {"standard_scores    grid            16", "standard_softmax   grid         1,024",
                            "standard_output    grid            16"})
     CHECK(r.out.find(line) != std::string::npos);
+}
+
+TEST_CASE("count: a block that does not fit on an SM says so, never '0 blocks per SM -> 0 waves'") {
+  // Issue 9 item 8. V1 (FA1 Alg. 1: Q_i, K_j, V_j and S_ij in SRAM), d = 64, fp16, 512 x 512 tiles:
+  // (512*64 + 2*512*64 + 512*512) * 2 = 720,896 bytes, under M = 1,000,000 but over the H200's
+  // 228 KiB = 233,472 bytes of shared memory per SM: no block is resident, no wave can run.
+  const std::string args = "count --algo v1 --sram 1000000 --br 512 --bc 512 --d 64 --seq 1024 --dtype fp16";
+  const CliResult r = run_cli(args);
+  INFO(r.out, r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("0 blocks per SM") == std::string::npos);
+  CHECK(r.out.find("0 waves") == std::string::npos);
+  CHECK(r.out.find("Grid: 1 thread block; a block does not fit on an SM of h200: its SRAM peak 720,896 B (704.00 KiB) "
+                   "is over the 233,472 B (228.00 KiB) of shared memory per SM -> no wave can run") != std::string::npos);
+  const nlohmann::json j = run_json(args + " --json");
+  CHECK(j.at("grid").at("fits_on_sm") == false);
+  CHECK(u64_at(j, "grid.blocks_per_sm") == 0);
+  // V2 keeps S_ij in registers: (512*64 + 2*512*64) * 2 = 196,608 bytes, one block per SM, T_r = 2
+  // blocks, one wave on 132 SMs.
+  const std::string v2 = "count --algo v2 --sram 1000000 --br 512 --bc 512 --d 64 --seq 1024 --dtype fp16";
+  CHECK(run_cli(v2).out.find("Grid: 2 thread blocks; 1 block per SM on h200 (132 SMs) -> 1 wave\n") != std::string::npos);
+  CHECK(run_json(v2 + " --json").at("grid").at("fits_on_sm") == true);
 }

@@ -1,5 +1,5 @@
 // `flashlab run`: numerics through the command line. Values checked here are derived by hand
-// (shared/cases R1); the error columns come from the numerics library and are checked against
+// (R1: lab 02's N_q = 2, N_k = 5 example); the error columns come from the numerics library and are checked against
 // its own tolerances by the result column.
 #include <doctest/doctest.h>
 
@@ -134,4 +134,69 @@ TEST_CASE("run: a result with NaN shows nan errors, never a zero error, fills th
     CHECK(e.err.find("flashlab: error: " + message) != std::string::npos);
   }
   CHECK(run_cli("run --seq 8 --d 4 --br 4 --bc 4 --q 65504 --k 0 --dtype fp16").code == 0);
+}
+
+TEST_CASE("run --steps: the skip step of a Q block that sees no key is labelled skipped, not j 0 (lab 02)") {
+  // Lab 02 question 4: N_q = 4 > N_k = 2, bottom-right causal, B_r = B_c = 2: rows 0-1 see no key
+  // (c <= r + N_k - N_q = r - 2 < 0). V2 with block skip: Q block 0's thread block skips its one
+  // tile (0, 0) — step 0 — then stores O_0 and L_0 — step 1, no tile. m stays -inf and l 0.
+  const std::string args = "run --algo v2 --nq 4 --nk 2 --d 1 --br 2 --bc 2 --dtype fp32 --q zero --k zero "
+                           "--v index --mask causal-br --steps 0";
+  const CliResult r = run_cli(args);
+  INFO(r.out, r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("   step         j |") != std::string::npos);
+  CHECK(r.out.find("\n      0 0 skipped |        -inf        -inf |           0           0\n") != std::string::npos);
+  CHECK(r.out.find("\n      1         - |") != std::string::npos);
+  CHECK(r.out.find("     0     0 |") == std::string::npos);  // the old label
+  const nlohmann::json steps = run_json(args + " --json").at("steps").at("v2");
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].at("j") == 0);
+  CHECK(steps[0].at("skip") == true);
+  CHECK(steps[1].at("j") == -1);
+  CHECK(steps[1].at("skip") == false);
+}
+
+TEST_CASE("run --algo v1 at fine tiles: V1's own rounding is held to its expected error, not called a failure") {
+  // Issue 9 item 9: N = 1024, B_c = 1 in fp16: V1 rounds O_i to fp16 n = T_c = 1024 times. Its
+  // expected error u sqrt(n) / 3 = 2^-11 * 32 / 3 = 5.2e-3 is above fp16's 2e-3; the tolerance adds
+  // u sqrt(n) = 2^-6 = 1.6e-2, so tol O = 2e-3 + 2^-6 = 1.8e-2.
+  const std::string args = "run --algo v1 --seq 1024 --d 64 --br 64 --bc 1 --dtype fp16";
+  const CliResult r = run_cli(args);
+  INFO(r.out, r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find(" ok\n") != std::string::npos);
+  CHECK(r.out.find("FAIL") == std::string::npos);
+  CHECK(r.out.find("1.8e-02") != std::string::npos);
+  CHECK(r.out.find("v1: tol O adds u sqrt(n) = 1.6e-02: V1 rounds O_i to fp16 at each of its n = 1024 steps") !=
+        std::string::npos);
+  CHECK(r.out.find("an expected error of u sqrt(n)/3 = 5.2e-03 that is the algorithm's own") != std::string::npos);
+  const nlohmann::json v1 = run_json(args + " --json").at("results").at("v1");
+  CHECK(v1.at("v1_rounding_steps") == 1024);
+  CHECK(v1.at("tolerance_O").get<double>() == 2e-3 + 1.0 / 64);
+  CHECK(v1.at("rel_fro_O").get<double>() > 2e-3);  // it does exceed the dtype's part
+  CHECK(v1.at("within") == true);
+}
+
+TEST_CASE("run: the L tolerance scales with |L| (fp16 Q = K = V = 65504: L = 3.4e10, fp32 spacing 2048)") {
+  // Issue 10 item 5: d = 64, scale 1/8: every logit is 65504^2 * 64 / 8 = 34,326,192,128 (between
+  // 2^34 and 2^35, where fp32 numbers are 2^11 = 2048 apart); L = that + ln 1024. An absolute 1e-4
+  // is far below one spacing: any fp32 rounding of L is a "failure" by it.
+  // (standard attention stores S at fp16, where 3.4e10 is inf: V1 and V2, which keep S in fp32)
+  const nlohmann::json j = run_json("run --algo v1,v2 --dtype fp16 --q 65504 --k 65504 --v 65504 --seq 1024 --d 64 --json");
+  for (const char* a : {"v1", "v2"}) {
+    CAPTURE(a);
+    const nlohmann::json& r = j.at("results").at(a);
+    CHECK(r.at("within") == true);
+    CHECK(r.at("max_abs_L").get<double>() > 1e-4);  // what the old absolute tolerance failed
+    // a few fp32 roundings of numbers of size |S| = 3.4e10 (the dot products' partial sums, m, L),
+    // each at most 2^-24 * 3.4e10 = 2046: 8 of them bound what the simulator does (6,151 measured)
+    CHECK(r.at("max_abs_L").get<double>() <= 8 * 2046.0005);
+    // tol = 1e-4 + (4 + 66) 2^-24 B, B = 34,326,192,128: 70 * 2046.000488 = 143,220.03
+    CHECK(r.at("tolerance_L").get<double>() == doctest::Approx(143220.03).epsilon(1e-6));
+  }
+  // ordinary sizes keep a tight bound: Q = K = 0 gives L = ln 64 exactly, B = 0: 1e-4 + 2^-22 ln 64
+  const nlohmann::json z = run_json("run --algo all --dtype fp16 --q 0 --k 0 --v 1 --seq 64 --d 8 --br 16 --bc 16 --json");
+  for (const char* a : {"standard", "v1", "v2"})
+    CHECK(z.at("results").at(a).at("tolerance_L").get<double>() == doctest::Approx(1e-4 + 0x1.0p-22 * std::log(64.0)));
 }

@@ -2,6 +2,7 @@
 // from the algorithms' lines (no mask, so every tile is visited; ragged last tiles included).
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -114,4 +115,18 @@ TEST_CASE("sweep -o FILE writes the CSV under its name only when complete") {
   CHECK(!std::filesystem::exists(bad));
   CHECK(std::distance(std::filesystem::directory_iterator(dir), {}) == 1);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("sweep validates every point before it counts the first: a bad last point fails at once") {
+  // Issue 9 item 5: n = 2^20 .. 2^24 by doubling with 128 x 128 tiles: n = 2^23 has T_r T_c = 2^32
+  // tiles, over the 2^30 the simulator walks. Counting the points before it (2^26 + 2^28 + 2^30
+  // tiles of V2) takes minutes; resolving five points takes milliseconds.
+  const auto start = std::chrono::steady_clock::now();
+  const CliResult r = run_cli("sweep --over n --from 1048576 --to 16777216 --log2 --algos v2 --d 64 --br 128 --bc 128");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("(sweep point n = 8388608)") != std::string::npos);
+  CHECK(r.err.find("at most 2^30 tiles") != std::string::npos);
+  CHECK(seconds < 5.0);  // no walk before the error
 }

@@ -1,6 +1,6 @@
-// The mask definitions of shared/DESIGN.md "Masks and tile classes", written element by element,
-// independently of the band arithmetic in sim/include/flashlab/contract/tiling.hpp. Tests compare the
-// library against this.
+// The mask definitions of docs/model.md "Tiles and masks" (visible <=> lo <= c - r <= hi, a band
+// per mask), written element by element, independently of the band arithmetic in
+// sim/include/flashlab/contract/tiling.hpp. Tests compare the library against this.
 #pragma once
 
 #include <cstdint>

@@ -46,7 +46,7 @@ TEST_CASE("sector_bytes rounds a contiguous access out to 32-byte sectors") {
 
 TEST_CASE("V2 with aligned rows moves exactly the simulator's bytes") {
   // N = 1024, d = 64, 64 x 64 tiles, fp16: Q once (N d), K and V once per Q block (16 N d each),
-  // O (N d) and L (N fp32) written once (shared/DESIGN.md worked example, in bytes).
+  // O (N d) and L (N fp32) written once (docs/model.md "Worked example", in bytes).
   const Problem p = problem(Algo::v2, 1024, 1024, 64);
   const TensorBytes k = kernel_bytes(p);
   CHECK(at(k, Tensor::Q, false) == 1024ull * 64 * 2);

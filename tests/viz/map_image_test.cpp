@@ -47,7 +47,7 @@ TEST_CASE("shrink_grid copies a grid that fits and averages cells smaller than a
   CHECK(row.at(1, 0) == rgba(100, 50, 25));
 }
 
-// shared/cases R4: N = 256, B_r = B_c = 64, top-left causal: the diagonal tiles (i, i) are partial
+// Case R4 (the same config as tests/sim/numerics/cases_test.cpp): N = 256, B_r = B_c = 64, top-left causal: the diagonal tiles (i, i) are partial
 // (c - r spans [-63, 63] and hi = 0), tiles below it full (c - r <= 64 j + 63 - 64 i <= -1),
 // tiles above it skipped (c - r >= 64 j - 64 i - 63 >= 1).
 TEST_CASE("map colours of R4: diagonal partial, below full, above skipped (V2) or computed anyway (V1)") {

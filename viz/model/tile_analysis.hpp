@@ -44,7 +44,7 @@ class TileAnalysis {
   TileClass cls(std::int64_t i, std::int64_t j) const;
   /// Whether the schedule computes tile (i, j): the executor's visit record; a schedule without a
   /// tile loop (standard attention) computes every tile of S. Without per-tile records: the definition of block skip (skipped
-  /// tiles are not visited when Problem::block_skip is on; shared/DESIGN.md).
+  /// tiles are not visited when Problem::block_skip is on; docs/model.md "Tiles and masks").
   bool computed(std::int64_t i, std::int64_t j) const;
   /// Visit order among computed tiles (0 first), -1 when not visited or unknown.
   std::int32_t visit_order(std::int64_t i, std::int64_t j) const;

@@ -163,7 +163,7 @@ struct NumericsObserver::State {
           break;
       }
       const std::int64_t n = t.rows(b);
-      StatSnapshot snap{s.step, s.j, std::vector<float>(m->data() + offset, m->data() + offset + n),
+      StatSnapshot snap{s.step, s.j, s.skip, std::vector<float>(m->data() + offset, m->data() + offset + n),
                         std::vector<float>(l->data() + offset, l->data() + offset + n)};
       traces[k].push_back(std::move(snap));
     }

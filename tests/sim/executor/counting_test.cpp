@@ -1,4 +1,4 @@
-// The counting model against values derived by hand (shared/DESIGN.md worked example, cases R6).
+// The counting model against values derived by hand (docs/model.md "Worked example").
 #include <doctest/doctest.h>
 
 #include "flashlab/executor/executor.hpp"
@@ -20,7 +20,7 @@ Counters run(Algo a, Mask m = {}, Dtype t = Dtype::fp32, std::int64_t n = 1024) 
 
 }  // namespace
 
-// shared/DESIGN.md "Worked example" (= shared/cases R6): N = 1024, d = 64, B_r = B_c = 64, no
+// docs/model.md "Worked example": N = 1024, d = 64, B_r = B_c = 64, no
 // mask, in elements. fp32 makes every element 4 bytes, statistics included, so bytes / 4 = elements.
 TEST_CASE("worked example: V2 reads 2,162,688 and writes 66,560 elements") {
   const Counters k = run(Algo::v2);
@@ -188,7 +188,7 @@ TEST_CASE("SRAM peak, grid and waves on the H200 preset") {
   Counters k = count(resolve(c));
   // V2 keeps Q_i 128x64 and K_j, V_j 128x64 in SRAM at 2 bytes = 49,152 (S_ij in registers)
   CHECK(k.sram_peak_bytes == 3 * 128 * 64 * 2);
-  CHECK(k.grid_blocks == 32 * 16);  // T_r * heads, the (32, 1, 16) grid of shared/data
+  CHECK(k.grid_blocks == 32 * 16);  // T_r * heads, the (32, 1, 16) grid of tests/data/pytorch_fa2_h200_ncu.md
   // resident per SM: min(32 blocks, 64 warps / 4 = 16, 233,472 B / 49,152 B = 4) = 4
   CHECK(k.blocks_per_sm == 4);
   CHECK(k.waves == 1);  // ceil(512 / (132 * 4))

@@ -1,5 +1,5 @@
 // Every row of tests/data/pytorch_fa2_h200_ncu.md (Nsight Compute counters measured on PyTorch's
-// FA2 forward on an H200, copied from shared/data/) is a test: the simulator's V2 global-load and
+// FA2 forward on an H200) is a test: the simulator's V2 global-load and
 // global-store bytes must equal the measured ones to the printed precision (ncu prints MB with
 // three decimals, i.e. to the nearest kilobyte).
 #include <doctest/doctest.h>
@@ -59,7 +59,7 @@ std::vector<Row> read_rows() {
 
 }  // namespace
 
-TEST_CASE("V2 predicts PyTorch FA2's global-memory bytes on the H200, every row of shared/data") {
+TEST_CASE("V2 predicts PyTorch FA2's global-memory bytes on the H200, every row of tests/data") {
   const std::vector<Row> rows = read_rows();
   REQUIRE(rows.size() == 4);  // the file's four measured configurations
   for (const Row& r : rows) {

@@ -1,4 +1,5 @@
-// shared/cases R1-R5: values derived by hand from the case text, for every algorithm.
+// Cases R1-R5: small configurations whose values are derived by hand in each case's comment (R1 is
+// lab 02's N_q = 2, N_k = 5 example, docs/labs/02_causal_block_skip.md), for every algorithm.
 // With Q = 0 (or one logit per row) every visible weight is exp(0) = 1 exactly, so O is a mean of
 // small integers and every dtype represents it exactly: those checks are exact up to fp32's
 // rounding of L = m + ln l. Standard attention stores P = 1/count at the dtype, so its exact
@@ -229,10 +230,10 @@ TEST_CASE("R5: block sizes from SRAM size M") {
     c.sram_bytes = 49'152;
     const Problem p = resolve(c);
     const Inputs in = make_inputs(p, kRandom, kRandom, kRandom, 5);
-    const NumericError e = compare(simulate(p, in), reference(p, in), a);
+    const NumericError e = compare(simulate(p, in), reference(p, in), p);
     CHECK(e.finite);
     CHECK(e.rel_fro_O <= tolerance(Dtype::fp32));
-    CHECK(e.max_abs_L <= tolerance_L(Dtype::fp32, a));
+    CHECK(e.L_over_tol <= 1);
     CHECK(e.within);
   }
 }

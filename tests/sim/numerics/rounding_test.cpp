@@ -95,10 +95,28 @@ TEST_CASE("V1's round trip of O through HBM at fp16 costs accuracy that V2 does 
   const Problem p2 = resolve(c);
   const Inputs in = make_inputs(p1, Fill{}, Fill{}, Fill{}, 9);
   const Reference ref = reference(p1, in);
-  const NumericError e1 = compare(simulate(p1, in), ref, Algo::v1);
-  const NumericError e2 = compare(simulate(p2, in), ref, Algo::v2);
+  const NumericError e1 = compare(simulate(p1, in), ref, p1);
+  const NumericError e2 = compare(simulate(p2, in), ref, p2);
   CHECK(e1.within);
   CHECK(e2.within);
   CHECK(e1.rel_fro_O > 1.5 * e2.rel_fro_O);
 }
 
+
+TEST_CASE("V1's error at fine tiles follows its rounding model u sqrt(n) / 3 and stays within tolerance_O") {
+  // fp16, N = 1024, B_c = 1: n = 1024 stores of O_i, each off by a relative error of at most u,
+  // RMS u / sqrt(3); store k is scaled by the share k / n of the row's mass seen by then, so the
+  // RMS of the sum is u / sqrt(3) * sqrt(sum (k / n)^2) ~ u sqrt(n) / 3 = 2^-11 * 32 / 3 = 5.2e-3
+  // (reference.cpp (d)). Issue 9 item 9: above fp16's 2e-3, `run --algo v1` reported it as FAIL.
+  Config c = config(Algo::v1, 1024, 1024, 64, 64, 1);
+  c.dtype = Dtype::fp16;
+  const Problem p = resolve(c);
+  const Inputs in = make_inputs(p, Fill{}, Fill{}, Fill{}, 3);
+  const NumericError e = compare(simulate(p, in), reference(p, in), p);
+  const double model = 0x1.0p-11 * 32 / 3;
+  CHECK(e.rel_fro_O > tolerance(Dtype::fp16));  // above the dtype's part alone
+  CHECK(e.rel_fro_O > model / 2);
+  CHECK(e.rel_fro_O < model * 2);
+  CHECK(e.tol_O == 2e-3 + 0x1.0p-6);
+  CHECK(e.within);
+}

@@ -113,7 +113,7 @@ inline constexpr std::uint64_t kMaxCountSum = std::uint64_t(1) << 57;
 /// Bytes per element of the input type: 2 for fp16/bf16, 4 for fp32.
 int element_bytes(Dtype t);
 
-/// FA2's forward tile for head dim d on Hopper (the kernels PyTorch 2.11 runs, shared/data):
+/// FA2's forward tile for head dim d on Hopper (the kernels PyTorch 2.11 runs, tests/data/pytorch_fa2_h200_ncu.md):
 /// d <= 64: 128 x 128; d <= 128: 128 x 64; larger: 64 x 64. Returns {B_r, B_c}.
 std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d);
 

@@ -1,8 +1,8 @@
 // event.hpp — the event record shared by the simulator and the instrumented CUDA kernels.
 //
-// One record per load, store, compute, skip, barrier or inter-warp reduce (shared/DESIGN.md,
-// "Events and traces"). It is a standard-layout struct of fixed size so that a kernel can write
-// it into a device buffer and the host can copy the buffer out and compare it field by field.
+// One record per load, store, compute, skip, barrier or inter-warp reduce (docs/events.md). It is
+// a standard-layout struct of fixed size so that a kernel can write it into a device buffer and the
+// host can copy the buffer out and compare it field by field.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +17,7 @@ namespace flashlab {
 enum class Op : std::uint8_t { load = 0, store = 1, compute = 2, skip = 3, barrier = 4, reduce = 5 };
 inline constexpr int kOpCount = 6;
 
-/// The tensors that HBM counters and events name (shared/DESIGN.md "Notation").
+/// The tensors that HBM counters and events name (docs/model.md, "Notation").
 /// Q K V O are e_in bytes per element; l m L are fp32 statistics; S P are standard attention's
 /// N_q x N_k matrices (e_in bytes per element).
 enum class Tensor : std::uint8_t { Q = 0, K, V, O, l, m, L, S, P, none };

@@ -20,7 +20,7 @@
 
 namespace flashlab {
 
-/// Mask kinds of shared/DESIGN.md "Masks and tile classes".
+/// Mask kinds of docs/model.md "Tiles and masks".
 enum class MaskKind : std::uint8_t { none = 0, causal_tl = 1, causal_br = 2, window = 3 };
 
 /// A mask as configured. `left`, `right` (keys, >= 0) are used by `window` only.
@@ -72,7 +72,7 @@ FL_HD KeyRange row_keys(const Band& b, std::int64_t n_k, std::int64_t r) {
   return KeyRange{lo > 0 ? lo : 0, hi < n_k - 1 ? hi : n_k - 1};
 }
 
-/// Tile classes (shared/DESIGN.md): full = every element visible, partial = some, skipped = none.
+/// Tile classes (docs/model.md "Tiles and masks"): full = every element visible, partial = some, skipped = none.
 enum class TileClass : std::uint8_t { full = 0, partial = 1, skipped = 2 };
 
 /// The tiling of one (batch, head) problem. All sizes in elements.

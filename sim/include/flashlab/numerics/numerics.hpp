@@ -27,7 +27,7 @@ namespace flashlab {
 using MatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MatrixD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-/// How to fill one input matrix (shared/cases conventions): seeded N(0, 1) values, zeros, a
+/// How to fill one input matrix (the `run --q/--k/--v` values): seeded N(0, 1) values, zeros, a
 /// constant, or "index" (row j holds the value j in every column, as in V_j = j).
 struct Fill {
   enum class Kind : std::uint8_t { random, zero, constant, index } kind = Kind::random;
@@ -62,6 +62,7 @@ void round_to_dtype(Dtype t, Eigen::Ref<MatrixF> x);
 struct StatSnapshot {
   std::uint32_t step = 0;       // the step number within its thread block, as the executor numbers it
   std::int64_t j = -1;          // K/V block of the step's tile (-1: a step without a tile)
+  bool skip = false;            // the step skipped tile (i, j) (block skip): no key of block j was seen
   std::vector<float> m, l;      // rows(i) values each, fp32 (m = -inf and l = 0 before any visible key)
 };
 
@@ -109,7 +110,10 @@ NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions
 struct Reference {
   MatrixD O;          // (N_q, d)
   Eigen::VectorXd L;  // (N_q)
-  Dtype dtype = Dtype::fp32;  // the problem's input type, for the tolerances of compare()
+  Dtype dtype = Dtype::fp32;    // the problem's input type, for the tolerances of compare()
+  Eigen::VectorXd logit_bound;  // (N_q): B_r = |scale| ||q_r||_2 max_j ||k_j||_2 >= |S_rj| for every key j
+                                // (Cauchy-Schwarz), the size the fp32 rounding of row r's logits scales
+                                // with; empty: 0 for every row
 };
 Reference reference(const Problem& p, const Inputs& in);
 
@@ -118,17 +122,37 @@ struct NumericError {
   double max_abs_O = 0;   // max |O - O_ref|
   double rel_fro_O = 0;   // ||O - O_ref||_F / ||O_ref||_F (||O - O_ref||_F when O_ref = 0)
   double max_abs_L = 0;   // max |L - L_ref| over rows with a finite L_ref; NaN when such a row's L is not finite
+  double tol_O = 0;       // tolerance_O(p): the bound rel_fro_O is held to
+  double L_over_tol = 0;  // max over rows r of |L_r - L_ref,r| / tolerance_L(row r); NaN like max_abs_L
+  double tol_L = 0;       // tolerance_L of the row where that ratio is largest (the first such row on a tie;
+                          // of L_ref = 0, B = 0 when no row has a finite L_ref)
   bool finite = true;     // no NaN in O or L, and L = +inf exactly where L_ref = +inf
-  bool within = false;    // finite, rel_fro_O <= tolerance(ref.dtype), max_abs_L <= tolerance_L(ref.dtype, algo)
+  bool within = false;    // finite, rel_fro_O <= tol_O and L_over_tol <= 1
 };
-/// Compares r, computed by `algo`, with ref. Throws ConfigError when the shapes differ.
-NumericError compare(const NumericResult& r, const Reference& ref, Algo algo);
+/// Compares r, computed by p's algorithm, with ref (computed for p's shape and dtype). Throws
+/// ConfigError when the shapes differ. The one check of numbers that `flashlab run` and
+/// flashlab-gpu (kernels/host) share.
+NumericError compare(const NumericResult& r, const Reference& ref, const Problem& p);
 
-/// Tolerance on rel_fro_O by dtype: fp32 1e-5, fp16 2e-3, bf16 1.6e-2 (4 units of roundoff of
-/// the dtype; fp32: the accumulation over N_k terms dominates). Derivation in reference.cpp.
+/// The unit roundoff of dtype t (half the spacing of its numbers at 1): fp16 2^-11, bf16 2^-8,
+/// fp32 2^-24.
+double unit_roundoff(Dtype t);
+/// The dtype's part of the tolerance on rel_fro_O: fp32 1e-5, fp16 2e-3, bf16 1.6e-2 (4 units of
+/// roundoff of the dtype; fp32: the accumulation over N_k terms dominates). Derivation in
+/// reference.cpp and docs/model.md "Numerics: errors and tolerances".
 double tolerance(Dtype t);
-/// Tolerance on max_abs_L: 1e-4 for V1 and V2 (L comes from fp32 S whatever the dtype); for
-/// standard attention, which stores S at the dtype, 16 units of roundoff of the dtype more.
-double tolerance_L(Dtype t, Algo a);
+/// How many times V1 (FA1 Algorithm 1 line 12) rounds a row block of O to the dtype: the most
+/// tiles any Q block visits (T_c with block skip off). 0 for standard attention and V2, which
+/// round O once.
+std::int64_t v1_rounding_steps(const Problem& p);
+/// Tolerance on rel_fro_O for p's algorithm: tolerance(dtype), plus for V1 u sqrt(n) with n =
+/// v1_rounding_steps(p) — three times the RMS error u sqrt(n) / 3 of V1's n round trips of O_i
+/// through the dtype (reference.cpp).
+double tolerance_O(const Problem& p);
+/// Tolerance on |L - L_ref| of one row of d-wide Q and K, with reference L_ref and logit bound B
+/// (Reference::logit_bound): 1e-4 + 2^-22 |L_ref| + (d + 2) 2^-24 B, and for standard attention,
+/// which stores S at the dtype, u B more. Derived in reference.cpp: the errors of fp32 numbers
+/// scale with their size, so the bound on L does too.
+double tolerance_L(Dtype t, Algo a, std::int64_t d, double L_ref, double logit_bound);
 
 }  // namespace flashlab

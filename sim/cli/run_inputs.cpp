@@ -1,0 +1,86 @@
+// run_inputs.cpp — inputs from fills or .npy files, outputs to .npy files (run_inputs.hpp).
+#include "run_inputs.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "flashlab/contract/error.hpp"
+#include "flashlab/numerics/npy.hpp"
+#include "flashlab/trace/output_file.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The (rows, d) matrix of input `name` (Q, K or V) read from `path`, checked against p.
+MatrixF read_input(const std::string& path, const char* name, std::int64_t rows, const Problem& p) {
+  const NpyArray a = read_npy(path);
+  const NpyType want = npy_type(p.dtype);
+  if (a.type != want)
+    throw ConfigError(path, fmt::format("an array of '{}'", npy_descr(a.type)),
+                      fmt::format("'{}' for --dtype {} (the input dtype; bf16 as its 16 bits in '<u2')",
+                                  npy_descr(want), to_string(p.dtype)));
+  const std::vector<std::int64_t> shape{rows, p.tiling.d};
+  if (a.shape != shape)
+    throw ConfigError(path, fmt::format("{} of shape {}", name, npy_shape_text(a.shape)),
+                      fmt::format("the shape {} ({}, d) of the config, one (batch, head)", npy_shape_text(shape),
+                                  name[0] == 'Q' ? "N_q" : "N_k"));
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    if (!std::isfinite(a.values[k]))
+      throw ConfigError(path, fmt::format("{} element {} (C order) = {}", name, k, a.values[k]), "finite values only");
+  return Eigen::Map<const MatrixF>(a.values.data(), rows, p.tiling.d);
+}
+
+}  // namespace
+
+bool is_npy_path(const std::string& text) { return text.size() > 4 && text.ends_with(".npy"); }
+
+Inputs make_run_inputs(const Problem& p, const std::string& q, const std::string& k, const std::string& v,
+                       std::uint64_t seed) {
+  // Fills first (their errors name the flag), then files; a file's place is filled with zeros.
+  const auto fill = [&](const char* field, const std::string& text) {
+    return is_npy_path(text) ? Fill{Fill::Kind::zero} : parse_fill(field, text, p.dtype);
+  };
+  Inputs in = make_inputs(p, fill("q", q), fill("k", k), fill("v", v), seed);
+  const Tiling& t = p.tiling;
+  if (is_npy_path(q)) in.Q = read_input(q, "Q", t.n_q, p);
+  if (is_npy_path(k)) in.K = read_input(k, "K", t.n_k, p);
+  if (is_npy_path(v)) in.V = read_input(v, "V", t.n_k, p);
+  return in;
+}
+
+void check_out_dir(const std::string& dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::is_directory(st)) return;
+  if (fs::exists(st)) throw ConfigError("out", dir, "a directory for O and L (it exists and is not one)");
+  const fs::path parent = fs::path(dir).parent_path().empty() ? fs::path(".") : fs::path(dir).parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw ConfigError("out", dir, "a directory, or one that can be created in an existing folder (" +
+                                      parent.string() + " is not a directory)");
+}
+
+std::vector<std::string> write_run_outputs(const std::string& dir, const std::string& suffix, const Problem& p,
+                                           const NumericResult& r) {
+  check_out_dir(dir);
+  std::error_code ec;
+  fs::create_directory(dir, ec);
+  if (ec) throw ConfigError("out", dir, "a directory that can be created (" + ec.message() + ")");
+  const Tiling& t = p.tiling;
+  const NpyArray o{npy_type(p.dtype), {t.n_q, t.d}, std::vector<float>(r.O.data(), r.O.data() + r.O.size())};
+  const NpyArray l{NpyType::f4, {t.n_q}, std::vector<float>(r.L.data(), r.L.data() + r.L.size())};
+  std::vector<std::string> written;
+  for (const auto& [name, array] : {std::pair<const char*, const NpyArray*>{"O", &o}, {"L", &l}}) {
+    const std::string path = (fs::path(dir) / (name + suffix + ".npy")).string();
+    write_output_file(path, encode_npy(*array));
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace flashlab::cli

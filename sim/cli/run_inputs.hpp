@@ -1,0 +1,38 @@
+// run_inputs.hpp — where `flashlab run` takes Q, K and V from (a fill, or the user's own tensor in
+// a NumPy .npy file) and where it puts O and L (--out DIR, .npy files). Issue 9, "their own tensors".
+//
+// A value of --q/--k/--v that ends in ".npy" is a file; anything else is a fill (numerics.hpp).
+// A file holds one (batch, head): shape (N_q, d) for Q, (N_k, d) for K and V, elements of the input
+// dtype ('<f2' fp16, '<u2' bf16 as its 16 bits, '<f4' fp32: numerics/npy.hpp), finite.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "flashlab/numerics/numerics.hpp"
+
+namespace flashlab::cli {
+
+/// Whether an input text names a .npy file (ends in ".npy") rather than a fill.
+bool is_npy_path(const std::string& text);
+
+/// The inputs of p from the --q, --k, --v texts and the seed: fills through make_inputs, files
+/// read with read_npy. Throws ConfigError naming the flag for a bad fill, and the file (its path
+/// as the field) for a file that cannot be read, is not a valid .npy file, has another dtype or
+/// shape than the config asks for (both named), or holds a value that is not finite.
+Inputs make_run_inputs(const Problem& p, const std::string& q, const std::string& k, const std::string& v,
+                       std::uint64_t seed);
+
+/// Checks --out DIR before any work: an existing directory, or a missing one whose parent is a
+/// directory (it is created when the outputs are written). Throws ConfigError("out", dir, ...).
+void check_out_dir(const std::string& dir);
+
+/// Writes O and L of one algorithm's result into `dir` (created if missing) as DIR/O<suffix>.npy —
+/// shape (N_q, d) at the input dtype, as the simulator stores O — and DIR/L<suffix>.npy, shape
+/// (N_q,) in fp32 ('<f4'; +inf for a row with no visible key). Each file is written whole or not
+/// at all (a temporary file renamed, flashlab/trace/output_file.hpp). Returns the paths written.
+std::vector<std::string> write_run_outputs(const std::string& dir, const std::string& suffix, const Problem& p,
+                                           const NumericResult& r);
+
+}  // namespace flashlab::cli
