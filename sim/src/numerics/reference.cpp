@@ -72,7 +72,9 @@ double tolerance(Dtype t) {
 }
 
 std::int64_t v1_rounding_steps(const Problem& p) {
-  if (p.algo != Algo::v1) return 0;
+  // O_i goes through HBM at every step in the K/V outer order (V1, and every variant with
+  // --order kv-outer), whatever the preset's name.
+  if (p.algo == Algo::standard || p.order != LoopOrder::kv_outer) return 0;
   const Tiling& t = p.tiling;
   if (!p.block_skip) return t.t_c();
   std::int64_t most = 0;

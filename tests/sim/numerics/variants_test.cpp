@@ -76,12 +76,15 @@ TEST_CASE("every variant: O and L equal float64 within the dtype's tolerance; no
         CAPTURE(v.block_skip);
         const Problem p = resolve(with_variant(c0, a, v));
         const NumericResult r = simulate(p, in);
-        const NumericError e = compare(r, ref, a);
+        const NumericError e = compare(r, ref, p);
         CHECK_FALSE(r.O.hasNaN());
         CHECK_FALSE(r.L.hasNaN());
         CHECK(e.finite);
-        CHECK(e.rel_fro_O <= tolerance(cs.dtype));
-        CHECK(e.max_abs_L <= tolerance_L(cs.dtype, a));
+        // O: the dtype's bound, plus u sqrt(n) for the n round trips of O_i through HBM in the
+        // K/V outer order (numerics.hpp tolerance_O); the Q outer order rounds O once.
+        const double round_trips = v.order == LoopOrder::kv_outer ? double(v1_rounding_steps(p)) : 0.0;
+        CHECK(e.rel_fro_O <= tolerance(cs.dtype) + unit_roundoff(cs.dtype) * std::sqrt(round_trips));
+        CHECK(e.L_over_tol <= 1.0);
         CHECK(e.within);
       }
   }

@@ -142,7 +142,8 @@ double unit_roundoff(Dtype t);
 /// reference.cpp and docs/model.md "Numerics: errors and tolerances".
 double tolerance(Dtype t);
 /// How many times V1 (FA1 Algorithm 1 line 12) rounds a row block of O to the dtype: the most
-/// tiles any Q block visits (T_c with block skip off). 0 for standard attention and V2, which
+/// tiles any Q block visits (T_c with block skip off). The same for every variant with the K/V
+/// outer order (--order kv-outer); 0 for standard attention and the Q outer order (V2), which
 /// round O once.
 std::int64_t v1_rounding_steps(const Problem& p);
 /// Tolerance on rel_fro_O for p's algorithm: tolerance(dtype), plus for V1 u sqrt(n) with n =
