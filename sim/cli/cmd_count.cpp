@@ -7,8 +7,10 @@
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/time/time_model.hpp"
 #include "map_picture.hpp"
 #include "png_output.hpp"
+#include "predicted_report.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {
@@ -73,7 +75,8 @@ void register_count(CLI::App& app) {
     // The picture's path is checked and its temporary file opened before any work.
     std::unique_ptr<PngOutput> map = map_opt->count() ? std::make_unique<PngOutput>("map", *map_path) : nullptr;
     const Problem p = resolve(flags->build());
-    const Counters k = count(p, /*sectors=*/true);
+    const Modelled m = model(p);  // counters (sectors, L2 and DRAM) and the time model
+    const Counters& k = m.counters;
     std::string wrote;
     if (map) {
       const viz::Image img = map_picture(p);
@@ -85,10 +88,12 @@ void register_count(CLI::App& app) {
       nlohmann::json out = counters_json(k, p);
       out["config"] = problem_json(p);
       out["config"]["model"] = flags->model();
+      out["predicted"] = predicted_json(m.time);
       std::cout << out.dump(2) << "\n";
       if (!wrote.empty()) std::cerr << wrote << "\n";  // stdout stays one JSON object
     } else {
       print_table(p, k, flags->model_description());
+      std::cout << predicted_text(p, k, m.time);
       if (!wrote.empty()) std::cout << wrote << "\n";
     }
   });

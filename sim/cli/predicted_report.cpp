@@ -1,0 +1,85 @@
+// predicted_report.cpp — the L2/DRAM levels and the predicted time as JSON and text.
+#include "predicted_report.hpp"
+
+#include <fmt/format.h>
+
+#include "report.hpp"
+
+namespace flashlab::cli {
+
+std::string seconds_text(double s) {
+  return s >= 1 ? fmt::format("{:.3f} s", s) : s >= 1e-3 ? fmt::format("{:.3f} ms", s * 1e3)
+                                                         : fmt::format("{:.1f} us", s * 1e6);
+}
+
+nlohmann::json predicted_json(const TimePrediction& t) {
+  nlohmann::json launches = nlohmann::json::array();
+  for (const LaunchTime& l : t.launches) {
+    nlohmann::json unit = nlohmann::json::object(), share = nlohmann::json::object();
+    for (int u = 0; u < kUnitCount; ++u) {
+      unit[std::string(to_string(Unit(u)))] = l.unit_s[std::size_t(u)];
+      share[std::string(to_string(Unit(u)))] = l.share[std::size_t(u)];
+    }
+    launches.push_back({{"name", l.name},
+                        {"time_s", l.time_s},
+                        {"blocks_s", l.blocks_s},
+                        {"bound", to_string(l.bound)},
+                        {"grid", l.grid},
+                        {"waves", l.waves},
+                        {"blocks_per_sm", l.occupancy.blocks_per_sm},
+                        {"occupancy_limit", l.occupancy.limit},
+                        {"registers_per_thread", l.occupancy.registers_per_thread},
+                        {"sharing", l.sharing},
+                        {"sm_busy", l.sm_busy},
+                        {"dram_read_bytes", l.dram_read_bytes},
+                        {"dram_write_bytes", l.dram_write_bytes},
+                        {"unit_s", unit},
+                        {"share", share}});
+  }
+  return {{"time_s", t.time_s},
+          {"tflops", t.tflops},
+          {"peak_fraction", t.peak_fraction},
+          {"bound", to_string(t.bound)},
+          {"dram_read_bytes", t.dram_read_bytes},
+          {"dram_write_bytes", t.dram_write_bytes},
+          {"ceilings", {{"kind", t.ceilings && t.ceilings->measured ? "measured" : "datasheet"},
+                        {"source", t.ceilings ? t.ceilings->source : ""}}},
+          {"launches", launches}};
+}
+
+std::string predicted_text(const Problem& p, const Counters& k, const TimePrediction& t) {
+  std::string s = fmt::format("\nRequests (hbm) and DRAM (L2 model, {} L2), all {} (batch, head) pairs\n",
+                              human_bytes(double(p.gpu.l2_bytes)), p.bh());
+  s += fmt::format("  {:<6}{:>16}{:>16}{:>16}{:>16}\n", "tensor", "requests read", "DRAM read", "requests written",
+                   "DRAM written");
+  for (int x = 0; x < kTensorCount; ++x) {
+    const auto hr = k.bytes(Memory::hbm, Tensor(x), Dir::read), hw = k.bytes(Memory::hbm, Tensor(x), Dir::write);
+    const auto dr = k.bytes(Memory::dram, Tensor(x), Dir::read), dw = k.bytes(Memory::dram, Tensor(x), Dir::write);
+    if (hr + hw + dr + dw == 0) continue;
+    s += fmt::format("  {:<6}{:>16}{:>16}{:>16}{:>16}\n", to_string(Tensor(x)), human_bytes(double(hr)),
+                     human_bytes(double(dr)), human_bytes(double(hw)), human_bytes(double(dw)));
+  }
+  s += fmt::format("  {:<6}{:>16}{:>16}{:>16}{:>16}\n", "total", human_bytes(double(k.cost.read_bytes())),
+                   human_bytes(double(t.dram_read_bytes)), human_bytes(double(k.cost.write_bytes())),
+                   human_bytes(double(t.dram_write_bytes)));
+  s += std::string("  ") + kPapersCountLine + "\n";
+  s += fmt::format("\nPredicted time on {} ({} ceilings): {}  ({:.1f} TFLOP/s, {:.1f}% of the mma.sync peak); bound: {}\n",
+                   p.gpu.name, t.ceilings && t.ceilings->measured ? "measured" : "datasheet", seconds_text(t.time_s),
+                   t.tflops, 100 * t.peak_fraction, to_string(t.bound));
+  for (const LaunchTime& l : t.launches) {
+    s += fmt::format("  {:<18} {:>10}  bound {:<7} grid {} in {} wave{} ({} blocks/SM, {}-limited, {} regs/thread; "
+                     "{} sharing an SM), SMs busy {:.0f}%\n",
+                     l.name, seconds_text(l.time_s), to_string(l.bound), group_digits(std::uint64_t(l.grid)), l.waves,
+                     l.waves == 1 ? "" : "s", l.occupancy.blocks_per_sm, l.occupancy.limit,
+                     l.occupancy.registers_per_thread, l.sharing, 100 * l.sm_busy);
+    std::string units = "    share of block time:";
+    for (int u = 0; u <= int(Unit::l2); ++u) units += fmt::format(" {} {:.0f}%", to_string(Unit(u)), 100 * l.share[std::size_t(u)]);
+    s += units + "\n";
+    std::string alone = "    each unit alone:";
+    for (int u = 0; u < kUnitCount; ++u) alone += fmt::format(" {} {}", to_string(Unit(u)), seconds_text(l.unit_s[std::size_t(u)]));
+    s += alone + "\n";
+  }
+  return s;
+}
+
+}  // namespace flashlab::cli
