@@ -73,7 +73,7 @@ std::string predicted_text(const Problem& p, const Counters& k, const TimePredic
                      l.waves == 1 ? "" : "s", l.occupancy.blocks_per_sm, l.occupancy.limit,
                      l.occupancy.registers_per_thread, l.sharing, 100 * l.sm_busy);
     std::string units = "    share of block time:";
-    for (int u = 0; u <= int(Unit::l2); ++u) units += fmt::format(" {} {:.0f}%", to_string(Unit(u)), 100 * l.share[std::size_t(u)]);
+    for (int u = 0; u <= int(Unit::latency); ++u) units += fmt::format(" {} {:.0f}%", to_string(Unit(u)), 100 * l.share[std::size_t(u)]);
     s += units + "\n";
     std::string alone = "    each unit alone:";
     for (int u = 0; u < kUnitCount; ++u) alone += fmt::format(" {} {}", to_string(Unit(u)), seconds_text(l.unit_s[std::size_t(u)]));

@@ -331,6 +331,7 @@ Counters Executor::counters() const {
     for (std::size_t k = 0; k < r.size(); ++k) {
       c.launches[k].l2 = r[k].requests;
       c.launches[k].dram = r[k].dram;
+      c.launches[k].l2_dirty_at_end = r[k].dirty_at_end;
       for (int x = 0; x < kTensorCount; ++x)
         for (int d = 0; d < 2; ++d) {
           c.levels[int(Memory::l2)][x][d] += r[k].requests[x][d];

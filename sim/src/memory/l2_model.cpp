@@ -53,9 +53,12 @@ class Lru {
     while (double(used_) > capacity_ && tail_ != kNone) evict(tail_);
   }
 
-  // Writes back what is still dirty (the end of a launch).
-  void flush() {
-    while (tail_ != kNone) evict(tail_);
+  // Dirty bytes still held, per head and tensor (written back after the launch ends).
+  std::vector<TensorBytes> dirty(std::size_t heads) const {
+    std::vector<TensorBytes> out(heads);
+    for (std::uint32_t n = head_; n != kNone; n = nodes_[n].next)
+      if (nodes_[n].dirty) out[nodes_[n].head][nodes_[n].tensor][1] += nodes_[n].bytes;
+    return out;
   }
 
   const std::vector<TensorBytes>& dram() const { return dram_; }
@@ -296,19 +299,37 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
       if (s.pos == pr.size()) take(s);
     }
   }
-  lru.flush();
-  // Sum the counted heads and scale to all batch * heads.
-  TensorBytes dram{}, req{};
-  for (std::int64_t h = 0; h < counted; ++h)
+  // Sum the counted heads and scale to all batch * heads. The dirty bytes left at the end belong
+  // to the last heads, which every replay has: they are not scaled.
+  const std::vector<TensorBytes> left = lru.dirty(std::size_t(heads));
+  TensorBytes dram{}, req{}, dirty{};
+  for (std::int64_t h = 0; h < heads; ++h)
     for (int x = 0; x < kTensorCount; ++x)
       for (int d = 0; d < 2; ++d) {
-        dram[x][d] += lru.dram()[std::size_t(h)][x][d];
-        req[x][d] += requests[std::size_t(h)][x][d];
+        if (h < counted) {
+          dram[x][d] += lru.dram()[std::size_t(h)][x][d];
+          req[x][d] += requests[std::size_t(h)][x][d];
+        }
+        dirty[x][d] += left[std::size_t(h)][x][d];
       }
+  const double scale = double(bh) / double(counted);
+  auto scaled = [&](u64 v) { return counted == bh ? v : u64(double(v) * scale + 0.5); };
   for (int x = 0; x < kTensorCount; ++x)
     for (int d = 0; d < 2; ++d) {
-      out.dram[x][d] = counted == bh ? dram[x][d] : u64(double(dram[x][d]) * double(bh) / double(counted) + 0.5);
-      out.requests[x][d] = counted == bh ? req[x][d] : u64(double(req[x][d]) * double(bh) / double(counted) + 0.5);
+      out.requests[x][d] = scaled(req[x][d]);
+      if (blocks == 1) {
+        // one head stands for all: its evictions scale; its dirty bytes stay dirty for the last
+        // wave's heads and are evicted by the next wave for the others
+        const std::int64_t last = std::min(occ.slots, bh);
+        out.dram[x][d] = scaled(dram[x][d]) + dirty[x][d] * u64(bh - last);
+        out.dirty_at_end[x][d] = dirty[x][d] * u64(last);
+      } else {
+        // what the last heads' dirty bytes would have been evicted as, had they been replayed in
+        // the middle: the counted heads' evictions stand for them
+        out.dram[x][d] = scaled(dram[x][d]);
+        out.dirty_at_end[x][d] = dirty[x][d];
+        if (counted < bh) out.dram[x][d] -= std::min(out.dram[x][d], dirty[x][d]);
+      }
     }
   return out;
 }

@@ -60,6 +60,7 @@ struct LaunchCounters {
   std::int64_t blocks_per_sm = 0;    // resident blocks per SM on the GPU preset
   std::int64_t waves = 0;            // ceil(grid / (SMs * blocks_per_sm))
   TensorBytes l2{}, dram{};          // the L2 model's levels (when Counters::l2): requests, DRAM
+  TensorBytes l2_dirty_at_end{};     // stores still dirty in the L2 when the launch ends
 };
 
 /// Everything `flashlab count` reports for one configuration (all batch*heads included, except

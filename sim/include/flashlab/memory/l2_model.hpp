@@ -41,7 +41,9 @@ inline constexpr std::uint64_t kReplayBudget = std::uint64_t(1) << 23;
 /// What the L2 model predicts for one launch, all batch * heads.
 struct L2Launch {
   TensorBytes requests{};      // bytes reaching the L2: loads (read) and stores (write), sectors
-  TensorBytes dram{};          // DRAM reads (misses) and writes (write-backs), bytes
+  TensorBytes dram{};          // DRAM reads (misses) and writes (write-backs during the launch), bytes
+  TensorBytes dirty_at_end{};  // [tensor][write]: stores still dirty in the L2 when the launch ends
+                               // (written back later, after the launch: not in `dram`)
   std::int64_t slots = 0;      // thread blocks resident together
   std::int64_t heads_replayed = 0;  // (batch, head) pairs replayed (the rest scaled from them)
   double capacity_bytes = 0;   // L2 capacity the replay used (divided among heads in lock step)

@@ -36,8 +36,8 @@
 namespace flashlab {
 
 /// The units of the time model.
-enum class Unit : std::uint8_t { tensor = 0, sfu, fp32, smem, barrier, l2, dram, launch };
-inline constexpr int kUnitCount = 8;
+enum class Unit : std::uint8_t { tensor = 0, sfu, fp32, smem, barrier, l2, latency, dram, launch };
+inline constexpr int kUnitCount = 9;
 std::string_view to_string(Unit u);  // "tensor", "sfu", "fp32", "smem", "barrier", "l2", "dram", "launch"
 
 /// Predicted time of one launch.
