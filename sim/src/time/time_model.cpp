@@ -12,7 +12,7 @@
 namespace flashlab {
 namespace {
 
-constexpr int kStandardBarriers = 2;
+constexpr int kStandardBarriers = 2;  // per K/V block of standard attention's kernels: load, compute
 
 // The two constants of the time model (docs/model.md "Time model", derived from the committed
 // measurements tests/data/gpu_timing/h200.json by the rules given there):
@@ -22,7 +22,7 @@ constexpr double kOverlapWarps = 6;
 // kExposedLatency: per step of a block on an SM with fewer than kOverlapWarps warps, the wait for
 // the loads it needs at its start; the median over the V1 rows with one block per SM of
 // (measured - predicted without it) / steps per block: 648 ns.
-constexpr double kExposedLatency = 0.65e-6;  // per K/V block of standard attention's kernels: load, compute
+constexpr double kExposedLatency = 0.65e-6;
 
 bool whole_step(const StepView& s) {
   return std::any_of(s.actions.begin(), s.actions.end(), [](const Action& a) {

@@ -33,14 +33,21 @@ TEST_CASE("every launch pays the measured launch overhead; standard attention ha
   CHECK(v2.time.time_s == doctest::Approx(v2.time.launches[0].blocks_s + c.launch_s));
 }
 
-TEST_CASE("a block alone on its SM runs its units one after the other: its time is the sum of the unit times") {
+TEST_CASE("a 4-warp block alone on its SM overlaps nothing: its time is the sum of its unit times and load latency") {
   const Modelled m = model(make(Algo::v2, 256, 64, 64, 4, 1));
   const LaunchTime& l = m.time.launches[0];
   REQUIRE(l.sharing == 1);
   // 4 blocks, one per SM, the same work each: one block's time = its units' sum
   double per_block = 0;
-  for (int u = 0; u <= int(Unit::l2); ++u) per_block += l.unit_s[std::size_t(u)];
+  for (int u = 0; u <= int(Unit::latency); ++u) per_block += l.unit_s[std::size_t(u)];
+  CHECK(l.unit_s[int(Unit::latency)] > 0);
   per_block *= 132.0 / 4.0;  // unit_s spreads the work of all 4 blocks over 132 SMs
+  // with 8 warps per block (W >= 6) the units overlap: less than the sum
+  const Modelled w8 = model(make(Algo::v2, 256, 64, 64, 8, 1));
+  double sum8 = 0;
+  for (int u = 0; u <= int(Unit::latency); ++u) sum8 += w8.time.launches[0].unit_s[std::size_t(u)];
+  CHECK(w8.time.launches[0].unit_s[int(Unit::latency)] == 0);
+  CHECK(w8.time.launches[0].blocks_s < sum8 * 132.0 / 4.0);
   CHECK(l.blocks_s == doctest::Approx(per_block));
 }
 

@@ -8,14 +8,14 @@
 // shared memory (tile loads into SRAM, the matmul operand reads of each warp, the split-K
 // reductions of the warp model), the L2 (the step's loads and stores) and barriers (the warp
 // model's count times the measured barrier cost). k thread blocks share an SM (occupancy, at most
-// the grid spread over the SMs): a step takes
-//     max( sum of its unit times + barriers ,  k * the largest unit time )
-// — one block alone cannot overlap its own phases (load, matmul, softmax, matmul run one after the
-// other), k blocks together are held back by their busiest unit. A thread block's time is the sum
-// of its steps; the blocks of a launch are dealt, in dispatch order, to the first free of the
-// SMs * k slots (wave quantization, uneven causal rows, idle SMs when the grid is small), and the
-// launch takes the latest finish, at least its DRAM bytes over the DRAM bandwidth and its L2
-// bytes over the L2 bandwidth, plus the launch overhead.
+// the grid spread over the SMs), w = k * warps warps are resident on it; a step takes
+//     k * ( largest unit time + rho * (sum of the other unit times) ),  rho = min(1, 6 / w)
+// plus, when w < 6, an exposed load latency of 0.65 us: units overlap only as far as resident
+// warps hide each other (two constants, derived in docs/model.md from the committed H200 data).
+// A thread block's time is the sum of its steps; the blocks of a launch are dealt, in dispatch
+// order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
+// when the grid is small), and the launch takes the latest finish, at least its DRAM bytes over
+// the DRAM bandwidth, plus the launch overhead.
 #pragma once
 
 #include <array>
@@ -38,7 +38,7 @@ namespace flashlab {
 /// The units of the time model.
 enum class Unit : std::uint8_t { tensor = 0, sfu, fp32, smem, barrier, l2, latency, dram, launch };
 inline constexpr int kUnitCount = 9;
-std::string_view to_string(Unit u);  // "tensor", "sfu", "fp32", "smem", "barrier", "l2", "dram", "launch"
+std::string_view to_string(Unit u);  // "tensor", "sfu", "fp32", "smem", "barrier", "l2", "latency", "dram", "launch"
 
 /// Predicted time of one launch.
 struct LaunchTime {
@@ -47,7 +47,7 @@ struct LaunchTime {
   double blocks_s = 0;                    // the latest thread block's finish (the SMs' part)
   std::array<double, kUnitCount> unit_s{};  // time each unit would take alone with every SM busy
   /// Each unit's share of the thread blocks' time (the steps' time split among the units that
-  /// set it), summing to 1 over tensor..l2 (dram and launch 0).
+  /// set it), summing to 1 over tensor..latency (dram and launch 0).
   std::array<double, kUnitCount> share{};
   Unit bound = Unit::tensor;              // the unit that sets the time (largest share or a bound)
   Occupancy occupancy;
