@@ -38,7 +38,7 @@ TEST_CASE("the h200 preset's ceilings equal tests/data/gpu_ceilings/h200.json") 
   CHECK(g.smem_per_sm == j["smem_per_sm_bytes"].get<std::int64_t>());
 }
 
-TEST_CASE("ceilings of the other presets are datasheet figures; the write bandwidth follows from read and copy") {
+TEST_CASE("ceilings of the other presets are datasheet figures, the write bandwidth follows from read and copy") {
   CHECK_FALSE(gpu_ceilings("a100").measured);
   CHECK_FALSE(gpu_ceilings("h100").measured);
   CHECK_THROWS_AS(gpu_ceilings("v100"), ConfigError);

@@ -87,7 +87,7 @@ TEST_CASE("V1's O, l, m round trips: absorbed by the L2 at small N, every one re
   }
 }
 
-TEST_CASE("standard attention: S and P reach DRAM whole; K is read from DRAM once per head while it fits") {
+TEST_CASE("standard attention: S and P reach DRAM whole, K is read from DRAM once per head while it fits") {
   const Problem p = make(Algo::standard, 4096, 64, 64, 64, 4, 2);
   const Counters k = count(p, true, true);
   const std::uint64_t s = 2ull * 4096 * 4096 * 2;

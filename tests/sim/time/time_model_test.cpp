@@ -23,7 +23,7 @@ Problem make(Algo a, std::int64_t n, std::int64_t br, std::int64_t bc, int warps
 
 }  // namespace
 
-TEST_CASE("every launch pays the measured launch overhead; standard attention has three") {
+TEST_CASE("every launch pays the measured launch overhead, standard attention has three") {
   const Ceilings& c = gpu_ceilings("h200");
   const Modelled s = model(make(Algo::standard, 64, 64, 64, 4, 1));
   REQUIRE(s.time.launches.size() == 3);
