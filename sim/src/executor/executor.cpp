@@ -327,7 +327,7 @@ Counters Executor::counters() const {
     c.sectors = true;
   }
   if (l2_ && done_) {
-    const std::vector<L2Launch> r = l2_->replay();
+    const std::vector<L2Launch>& r = l2_->replay();
     for (std::size_t k = 0; k < r.size(); ++k) {
       c.launches[k].l2 = r[k].requests;
       c.launches[k].dram = r[k].dram;

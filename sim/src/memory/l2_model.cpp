@@ -334,10 +334,12 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
   return out;
 }
 
-std::vector<L2Launch> L2Model::replay() const {
-  std::vector<L2Launch> out;
-  for (std::size_t k = 0; k < programs_.size(); ++k) out.push_back(replay_launch(k));
-  return out;
+const std::vector<L2Launch>& L2Model::replay() const {
+  if (!replayed_) {
+    for (std::size_t k = 0; k < programs_.size(); ++k) result_.push_back(replay_launch(k));
+    replayed_ = true;
+  }
+  return result_;
 }
 
 }  // namespace flashlab

@@ -53,8 +53,9 @@ class L2Model : public StepObserver {
  public:
   L2Model(const Problem& p, const Schedule& s);
   void on_step(const StepView& s) override;
-  /// Replays what the walk recorded, one L2Launch per launch of the schedule. Call after the walk.
-  std::vector<L2Launch> replay() const;
+  /// Replays what the walk recorded, one L2Launch per launch of the schedule. Call after the walk;
+  /// the first call replays, later ones return the same result.
+  const std::vector<L2Launch>& replay() const;
 
  private:
   struct Access {
@@ -82,6 +83,8 @@ class L2Model : public StepObserver {
   const Schedule* s_;
   std::vector<Shape> shapes_;
   std::vector<std::vector<Program>> programs_;  // [launch][block]
+  mutable std::vector<L2Launch> result_;
+  mutable bool replayed_ = false;
 };
 
 }  // namespace flashlab
