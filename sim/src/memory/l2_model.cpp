@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "flashlab/executor/action_cost.hpp"
+#include "flashlab/executor/action_cost.hpp"  // tensor_element_bytes
 #include "flashlab/memory/occupancy.hpp"
 
 namespace flashlab {
@@ -134,6 +134,10 @@ L2Model::L2Model(const Problem& p, const Schedule& s) : p_(p), s_(&s) {
     shapes_.push_back(sh);
   }
   programs_.resize(s.launches.size());
+  recorded_.assign(s.launches.size(), 0);
+  truncated_.assign(s.launches.size(), false);
+  truncated_at_.assign(s.launches.size(), 0);
+  requested_.assign(s.launches.size(), TensorBytes{});
 }
 
 void L2Model::add(Program& prog, Tensor t, bool write, u64 key, u64 bytes) const {
@@ -169,14 +173,22 @@ void L2Model::expand_in_step(Program& prog, const Action& a) const {
 void L2Model::expand_whole(const StepView& s) {
   const Tiling& t = p_.tiling;
   const Shape& sh = shapes_[s.launch];
-  auto& progs = programs_[s.launch];
+  const std::size_t k = s.launch;
+  auto& progs = programs_[k];
   const std::int64_t blocks = sh.split == Dim::q_block ? t.t_r() : sh.split == Dim::q_row ? t.n_q : 1;
   if (std::int64_t(progs.size()) < blocks) progs.resize(std::size_t(blocks));
+  Program& scratch = scratch_;
   const u64 e = u64(p_.e_in), d = u64(t.d);
   auto elem = [&](Tensor x) { return u64(tensor_element_bytes(p_, x)); };
   auto width = [&](Tensor x) { return x == Tensor::l || x == Tensor::m || x == Tensor::L ? u64(1) : d; };
   for (std::int64_t b = 0; b < blocks; ++b) {
-    Program& prog = progs[std::size_t(b)];
+    // past the recording budget: counted in requested_, not kept (l2_model.hpp kRecordBudget)
+    if (!truncated_[k] && recorded_[k] >= kRecordBudget) {
+      truncated_[k] = true;
+      truncated_at_[k] = std::uint32_t(b);
+    }
+    scratch.clear();
+    Program& prog = truncated_[k] ? scratch : progs[std::size_t(b)];
     const std::int64_t idx = sh.split_descending ? blocks - 1 - b : b;
     // This block's nr query rows: Q block i (key i), row r (key r) or all of them (key 0).
     std::int64_t nr = t.n_q;
@@ -209,6 +221,8 @@ void L2Model::expand_whole(const StepView& s) {
     for (const Action& a : s.actions)
       if (a.op == Op::store && per_query(a.tensor)) add(prog, a.tensor, true, qkey, u64(nr) * width(a.tensor) * elem(a.tensor));
     end_step(prog);
+    for (const Access& x : prog) requested_[k][x.tensor][x.write ? 1 : 0] += x.bytes;
+    if (!truncated_[k]) recorded_[k] += prog.size();
   }
 }
 
@@ -222,27 +236,43 @@ void L2Model::on_step(const StepView& s) {
     expand_whole(s);
     return;
   }
-  auto& progs = programs_[s.launch];
-  if (progs.size() <= s.block) progs.resize(std::size_t(s.block) + 1);
-  Program& prog = progs[s.block];
+  const std::size_t k = s.launch;
+  const bool record = !truncated_[k] && recorded_[k] < kRecordBudget;
+  if (!record && !truncated_[k]) {
+    truncated_[k] = true;
+    truncated_at_[k] = s.block;
+  }
+  auto& progs = programs_[k];
+  scratch_.clear();
+  if (record && progs.size() <= s.block) progs.resize(std::size_t(s.block) + 1);
+  Program& prog = record ? progs[s.block] : scratch_;
+  const std::size_t before = prog.size();
   for (const Action& a : s.actions) {
     if (a.op != Op::load && a.op != Op::store) continue;
     const bool w = a.op == Op::store;
-    const u64 bytes = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][w ? 1 : 0];
+    const u64 row = a.tensor == Tensor::l || a.tensor == Tensor::m || a.tensor == Tensor::L ? 4 : u64(p_.tiling.d * p_.e_in);
     switch (a.region) {
-      case Region::q_block: add(prog, a.tensor, w, u64(s.i), bytes); break;
-      case Region::kv_block: add(prog, a.tensor, w, u64(s.j), bytes); break;
+      case Region::q_block: add(prog, a.tensor, w, u64(s.i), u64(p_.tiling.rows(s.i)) * row); break;
+      case Region::kv_block: add(prog, a.tensor, w, u64(s.j), u64(p_.tiling.cols(s.j)) * row); break;
       case Region::whole: expand_in_step(prog, a); break;
       case Region::none: break;
     }
   }
+  for (std::size_t x = before; x < prog.size(); ++x) requested_[k][prog[x].tensor][prog[x].write ? 1 : 0] += prog[x].bytes;
+  if (record) recorded_[k] += prog.size() - before;
   end_step(prog);
 }
 
 L2Launch L2Model::replay_launch(std::size_t k) const {
   const Launch& l = s_->launches[k];
   const Tiling& t = p_.tiling;
-  const auto& progs = programs_[k];
+  std::vector<Program> kept;
+  const bool cut = truncated_[k];
+  if (cut) {  // the first thread blocks, whole: the one the recording stopped in is dropped
+    kept.assign(programs_[k].begin(), programs_[k].begin() + std::min<std::size_t>(truncated_at_[k], programs_[k].size()));
+    if (kept.empty()) kept.push_back(programs_[k].front());
+  }
+  const auto& progs = cut ? kept : programs_[k];
   L2Launch out;
   const Occupancy occ = occupancy(p_, l, sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p_.e_in));
   out.slots = occ.slots;
@@ -311,6 +341,16 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
           req[x][d] += requests[std::size_t(h)][x][d];
         }
         dirty[x][d] += left[std::size_t(h)][x][d];
+      }
+  // A cut recording: per tensor and direction, DRAM bytes per requested byte of the replayed
+  // blocks times the bytes all blocks request.
+  if (cut)
+    for (int x = 0; x < kTensorCount; ++x)
+      for (int d = 0; d < 2; ++d) {
+        const double all = double(requested_[k][x][d]) * double(counted), part = double(req[x][d]);
+        const double f = part > 0 ? all / part : 0;
+        dram[x][d] = u64(double(dram[x][d]) * f + 0.5);
+        req[x][d] = u64(all + 0.5);
       }
   const double scale = double(bh) / double(counted);
   auto scaled = [&](u64 v) { return counted == bh ? v : u64(double(v) * scale + 0.5); };

@@ -64,6 +64,7 @@ BlockTimer::BlockTimer(const Problem& p, const Schedule& s) : p_(p), s_(&s), c_(
     const std::int64_t grid = blocks_per_head(l, p) * p.bh();
     sharing_.push_back(std::max<std::int64_t>(1, std::min(o.blocks_per_sm, (grid + p.gpu.sms - 1) / p.gpu.sms)));
     block_s_.emplace_back(std::size_t(blocks_per_head(l, p)), 0.0);
+    walks_tiles_.push_back(!walked_loops(l).empty());
   }
   unit_s_.assign(s.launches.size(), {});
   share_s_.assign(s.launches.size(), {});
@@ -76,7 +77,7 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
   const double sms = double(p_.gpu.sms);
   const double mma = p_.dtype == Dtype::bf16 ? c_->mma_bf16_flops
                      : p_.dtype == Dtype::fp16 ? c_->mma_f16_flops : 2.0 * c_->fp32_fma_per_s;
-  const bool tiles = !walked_loops(l).empty();
+  const bool tiles = walks_tiles_[k_launch];
   const bool split_k = tiles && p_.split == WarpSplit::split_k;
 
   // Work of the step (one block's share of it when fraction < 1).
@@ -148,8 +149,11 @@ const BlockTimer::StepTime& BlockTimer::memo(const StepView& s) {
   const Tiling& t = p_.tiling;
   const auto key = std::make_tuple(s.launch, int(s.level), s.i >= 0 ? t.rows(s.i) : -1, s.j >= 0 ? t.cols(s.j) : -1,
                                    int(s.cls), static_cast<const void*>(s.actions.data()));
+  if (last_ && last_key_ == key) return *last_;  // consecutive steps are mostly alike
   auto it = memo_.find(key);
   if (it == memo_.end()) it = memo_.emplace(key, step_time(s, s.launch, 1.0)).first;
+  last_key_ = key;
+  last_ = &it->second;
   return it->second;
 }
 
@@ -163,7 +167,7 @@ void BlockTimer::on_step(const StepView& s) {
       share_s_[k][std::size_t(x)] += times * st.share[std::size_t(x)];
     }
   };
-  if (walked_loops(l).empty() && whole_step(s)) {
+  if (!walks_tiles_[k] && whole_step(s)) {
     // standard attention: the step is every thread block's work; each block takes its share in
     // one step per K/V block (the kernels' loop) or in one step.
     auto& blocks = block_s_[k];

@@ -22,7 +22,8 @@
 //   - cost: heads are identical, so a launch with one thread block per head is replayed for one
 //     head with the L2 shared by min(slots, batch * heads) heads (exact under lock step), and a
 //     launch whose replay would pass kReplayBudget accesses is replayed for the first heads only
-//     (at least two waves and a half) and scaled from the heads that ran while the GPU was full.
+//     (at least two waves and a half) and scaled from the heads that ran while the GPU was full;
+//     a head whose own accesses pass kRecordBudget is recorded for its first thread blocks only.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +38,10 @@ namespace flashlab {
 
 /// Accesses replayed per launch before the replay is cut to the first heads.
 inline constexpr std::uint64_t kReplayBudget = std::uint64_t(1) << 23;
+/// Accesses recorded per launch for one (batch, head); past it the walk's later thread blocks are
+/// not recorded, the first ones are replayed, and each tensor's DRAM bytes are its replayed DRAM
+/// bytes per requested byte times all its requested bytes.
+inline constexpr std::uint64_t kRecordBudget = std::uint64_t(1) << 23;
 
 /// What the L2 model predicts for one launch, all batch * heads.
 struct L2Launch {
@@ -83,6 +88,11 @@ class L2Model : public StepObserver {
   const Schedule* s_;
   std::vector<Shape> shapes_;
   std::vector<std::vector<Program>> programs_;  // [launch][block]
+  std::vector<std::uint64_t> recorded_;         // [launch] accesses recorded
+  std::vector<bool> truncated_;                 // [launch] recording stopped at kRecordBudget
+  std::vector<std::uint32_t> truncated_at_;     // [launch] the block it stopped in (dropped)
+  std::vector<TensorBytes> requested_;          // [launch] every access's sector bytes, one head
+  Program scratch_;  // a step's accesses past the recording budget (counted, not kept)
   mutable std::vector<L2Launch> result_;
   mutable bool replayed_ = false;
 };

@@ -89,10 +89,14 @@ class BlockTimer : public StepObserver {
   const Ceilings* c_;
   std::vector<Occupancy> occ_;
   std::vector<std::int64_t> sharing_;
+  std::vector<bool> walks_tiles_;                             // [launch] has tile loops
   std::vector<std::vector<double>> block_s_;                  // [launch][block] seconds
   std::vector<std::array<double, kUnitCount>> unit_s_;        // [launch] unit seconds, one head, per SM
   std::vector<std::array<double, kUnitCount>> share_s_;       // [launch] block seconds by unit
-  std::map<std::tuple<std::uint16_t, int, std::int64_t, std::int64_t, int, const void*>, StepTime> memo_;
+  using Key = std::tuple<std::uint16_t, int, std::int64_t, std::int64_t, int, const void*>;
+  std::map<Key, StepTime> memo_;
+  Key last_key_{};
+  const StepTime* last_ = nullptr;  // memo_'s nodes stay put
 };
 
 /// The prediction from a finished walk: `b` observed it, `k` its counters (with the L2 model:
