@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/memory/l2_model.hpp"
 #include "flashlab/memory/occupancy.hpp"
 
 using namespace flashlab;
@@ -148,4 +149,21 @@ TEST_CASE("occupancy: registers, shared memory and threads each limit where they
   // an SRAM peak of 100 KiB leaves room for 2
   CHECK(occupancy(a, v2.launches[0], 100 * 1024).blocks_per_sm == 2);
   CHECK(occupancy(a, v2.launches[0], 100 * 1024).limit == "shared memory");
+}
+
+TEST_CASE("a head past the recording budget: its first blocks are replayed and each tensor scaled by its requests") {
+  // V2, N = 262144, d = 64, 128 x 128: 2048 x 2048 tiles, 2 accesses each, past kRecordBudget.
+  // K and V of the head (2 x 32 MiB) exceed the L2, so each wave of Q blocks streams them again.
+  const Problem p = make(Algo::v2, 262144, 64, 128, 128, 4, 1);
+  REQUIRE(2ull * 2048 * 2048 + 3 * 2048 > kRecordBudget);  // K_j, V_j per tile; Q_i, O_i, L_i per block
+  const Counters k = count(p, false, true);
+  const Schedule s = make_schedule(Algo::v2);
+  const std::int64_t slots = occupancy(p, s.launches[0], sram_bytes(s, 128, 128, 64, 2)).slots;
+  const double waves = double((2048 + slots - 1) / slots);
+  const double kv = 262144.0 * 64 * 2;
+  CHECK(double(dram(k, Tensor::K, Dir::read)) == doctest::Approx(waves * kv).epsilon(0.01));
+  CHECK(double(dram(k, Tensor::V, Dir::read)) == doctest::Approx(waves * kv).epsilon(0.01));
+  CHECK(double(dram(k, Tensor::Q, Dir::read)) == doctest::Approx(kv).epsilon(0.01));
+  // the l2 level still carries every request
+  CHECK(k.bytes(Memory::l2, Tensor::K, Dir::read) == k.cost.bytes(Tensor::K, Dir::read));
 }
