@@ -48,20 +48,29 @@ nlohmann::json predicted_json(const TimePrediction& t) {
 }
 
 std::string predicted_text(const Problem& p, const Counters& k, const TimePrediction& t) {
-  std::string s = fmt::format("\nRequests (hbm) and DRAM (L2 model, {} L2), all {} (batch, head) pairs\n",
+  std::string s = fmt::format("\nRequests (hbm), L2 and DRAM (L2 model, {} L2), all {} (batch, head) pairs\n",
                               human_bytes(double(p.gpu.l2_bytes)), p.bh());
-  s += fmt::format("  {:<6}{:>16}{:>16}{:>16}{:>16}\n", "tensor", "requests read", "DRAM read", "requests written",
-                   "DRAM written");
+  s += fmt::format("  {:<6}{:>18}{:>18}{:>18}{:>18}{:>18}\n", "tensor", "requests read", "L2 read", "DRAM read",
+                   "requests written", "DRAM written");
+  auto row = [&](std::string_view name, double hr, double lr, double dr, double hw, double dw) {
+    s += fmt::format("  {:<6}{:>18}{:>18}{:>18}{:>18}{:>18}\n", name, human_bytes(hr), human_bytes(lr), human_bytes(dr),
+                     human_bytes(hw), human_bytes(dw));
+  };
   for (int x = 0; x < kTensorCount; ++x) {
-    const auto hr = k.bytes(Memory::hbm, Tensor(x), Dir::read), hw = k.bytes(Memory::hbm, Tensor(x), Dir::write);
-    const auto dr = k.bytes(Memory::dram, Tensor(x), Dir::read), dw = k.bytes(Memory::dram, Tensor(x), Dir::write);
-    if (hr + hw + dr + dw == 0) continue;
-    s += fmt::format("  {:<6}{:>16}{:>16}{:>16}{:>16}\n", to_string(Tensor(x)), human_bytes(double(hr)),
-                     human_bytes(double(dr)), human_bytes(double(hw)), human_bytes(double(dw)));
+    const Tensor t = Tensor(x);
+    const auto hr = k.bytes(Memory::hbm, t, Dir::read), hw = k.bytes(Memory::hbm, t, Dir::write);
+    const auto lr = k.bytes(Memory::l2, t, Dir::read);
+    const auto dr = k.bytes(Memory::dram, t, Dir::read), dw = k.bytes(Memory::dram, t, Dir::write);
+    if (hr + hw + lr + dr + dw == 0) continue;
+    row(to_string(t), double(hr), double(lr), double(dr), double(hw), double(dw));
   }
-  s += fmt::format("  {:<6}{:>16}{:>16}{:>16}{:>16}\n", "total", human_bytes(double(k.cost.read_bytes())),
-                   human_bytes(double(t.dram_read_bytes)), human_bytes(double(k.cost.write_bytes())),
-                   human_bytes(double(t.dram_write_bytes)));
+  row("total", double(k.cost.read_bytes()), double(total(k.levels[int(Memory::l2)], Dir::read)),
+      double(t.dram_read_bytes), double(k.cost.write_bytes()), double(t.dram_write_bytes));
+  std::uint64_t dirty = 0;
+  for (const LaunchCounters& l : k.launches) dirty += total(l.l2_dirty_at_end, Dir::write);
+  s += fmt::format("  L2 requests: the loads the kernels issue (standard attention's kernels read K and V once per Q "
+                   "block); DRAM written: during the launches, {} more still dirty in the L2 at their end\n",
+                   human_bytes(double(dirty)));
   s += std::string("  ") + kPapersCountLine + "\n";
   s += fmt::format("\nPredicted time on {} ({} ceilings): {}  ({:.1f} TFLOP/s, {:.1f}% of the mma.sync peak); bound: {}\n",
                    p.gpu.name, t.ceilings && t.ceilings->measured ? "measured" : "datasheet", seconds_text(t.time_s),
