@@ -57,12 +57,19 @@ std::string shape_line(const Problem& p) {
 }
 
 std::string config_line(const Problem& p) {
-  return fmt::format("{}: {}; block skip {}", to_string(p.algo), shape_line(p), p.block_skip ? "on" : "off");
+  std::string line = fmt::format("{}: {}; block skip {}", to_string(p.algo), shape_line(p), p.block_skip ? "on" : "off");
+  // a variant between V1 and V2 (docs/model.md "Variants"): the switches beyond block skip
+  Switches same = p.switches();
+  same.block_skip = preset_switches(p.algo).block_skip;
+  if (p.algo != Algo::standard && !(same == preset_switches(p.algo)))
+    line += fmt::format("; order {}, grid {}, rescale {}, split {}", to_string(p.order), to_string(p.grid),
+                        to_string(p.rescale), to_string(p.split));
+  return line;
 }
 
 nlohmann::json problem_json(const Problem& p) {
   const Tiling& t = p.tiling;
-  return {
+  nlohmann::json j = {
       {"algo", to_string(p.algo)},   {"n_q", t.n_q},
       {"n_k", t.n_k},                {"d", t.d},
       {"b_r", t.b_r},                {"b_c", t.b_c},
@@ -74,6 +81,13 @@ nlohmann::json problem_json(const Problem& p) {
       {"split", to_string(p.split)}, {"sram_capacity_bytes", p.sram_capacity},
       {"gpu", p.gpu.name},
   };
+  if (p.algo != Algo::standard) {  // the switches of a tiled forward (standard attention walks no tiles)
+    j["order"] = to_string(p.order);
+    j["grid"] = to_string(p.grid);
+    j["rescale"] = to_string(p.rescale);
+    j["preset"] = p.is_preset();
+  }
+  return j;
 }
 
 namespace {

@@ -51,6 +51,12 @@ std::vector<std::string> config_differences(const Config& a, const Config& b) {
   cmp("warps", std::to_string(a.warps), std::to_string(b.warps));
   auto opt_split = [](const std::optional<WarpSplit>& v) { return v ? std::string(to_string(*v)) : "default"; };
   cmp("split", opt_split(a.split), opt_split(b.split));
+  // order, grid, rescale: a trace without them (written before the switches) ran the preset's
+  const Switches pa = preset_switches(a.algo), pb = preset_switches(b.algo);
+  cmp("order", std::string(to_string(a.order.value_or(pa.order))), std::string(to_string(b.order.value_or(pb.order))));
+  cmp("grid", std::string(to_string(a.grid.value_or(pa.grid))), std::string(to_string(b.grid.value_or(pb.grid))));
+  cmp("rescale", std::string(to_string(a.rescale.value_or(pa.rescale))),
+      std::string(to_string(b.rescale.value_or(pb.rescale))));
   cmp("gpu", a.gpu, b.gpu);
   return out;
 }

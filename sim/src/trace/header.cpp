@@ -122,6 +122,9 @@ json config_json(const Config& c) {
               {"scale", c.scale.value_or(0.0)},
               {"warps", c.warps},
               {"split", std::string(to_string(c.split.value_or(WarpSplit::split_q)))},
+              {"order", std::string(to_string(c.order.value_or(preset_switches(c.algo).order)))},
+              {"grid", std::string(to_string(c.grid.value_or(preset_switches(c.algo).grid)))},
+              {"rescale", std::string(to_string(c.rescale.value_or(preset_switches(c.algo).rescale)))},
               {"gpu", c.gpu}};
 }
 
@@ -129,7 +132,7 @@ Config parse_config(const json& j) {
   const std::string w = "config";
   check_keys(j, w,
              {"algo", "nq", "nk", "d", "br", "bc", "sram", "batch", "heads", "dtype", "mask", "block_skip", "scale",
-              "warps", "split", "gpu"},
+              "warps", "split", "order", "grid", "rescale", "gpu"},
              {"algo", "nq", "nk", "d", "br", "bc", "sram", "batch", "heads", "dtype", "mask", "block_skip", "scale",
               "warps", "split", "gpu"});
   Config c;
@@ -152,6 +155,11 @@ Config parse_config(const json& j) {
   if (warps < 1 || warps > 32) bad(w + ".warps", std::to_string(warps), "an integer from 1 to 32");
   c.warps = int(warps);
   c.split = named(w + ".split", [&] { return parse_split(get_string(j, w, "split")); });
+  // order, grid, rescale: absent from traces written before the switches (the preset's then)
+  if (j.contains("order")) c.order = named(w + ".order", [&] { return parse_order(get_string(j, w, "order")); });
+  if (j.contains("grid")) c.grid = named(w + ".grid", [&] { return parse_grid(get_string(j, w, "grid")); });
+  if (j.contains("rescale"))
+    c.rescale = named(w + ".rescale", [&] { return parse_rescale(get_string(j, w, "rescale")); });
   c.gpu = get_string(j, w, "gpu");
   try {
     resolve(c);  // every value in range, tiles within the SRAM capacity
