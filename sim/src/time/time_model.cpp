@@ -263,6 +263,6 @@ Modelled model(const Problem& p, const Schedule& s) {
   return m;
 }
 
-Modelled model(const Problem& p) { return model(p, make_schedule(p.algo)); }
+Modelled model(const Problem& p) { return model(p, make_schedule(p)); }
 
 }  // namespace flashlab

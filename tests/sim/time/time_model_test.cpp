@@ -82,3 +82,30 @@ TEST_CASE("causal rows differ in length: about half the non-causal time, the lon
   // TFLOP/s is the matmul FLOPs over the time
   CHECK(causal.time.tflops == doctest::Approx(double(causal.counters.cost.flops) / causal.time.time_s / 1e12));
 }
+
+TEST_CASE("the time model takes any schedule: V1's switches turned one by one to V2's end at V2's prediction") {
+  Config c;
+  c.algo = Algo::v1;
+  c.n_q = c.n_k = 4096;
+  c.b_r = c.b_c = 64;
+  c.heads = 16;
+  const double v1 = model(resolve(c)).time.time_s;
+  c.order = LoopOrder::q_outer;
+  const double order = model(resolve(c)).time.time_s;
+  c.grid = GridKind::q_block;
+  const Modelled grid = model(resolve(c));
+  c.rescale = Rescale::delayed;
+  c.split = WarpSplit::split_q;
+  c.block_skip = true;
+  const double all = model(resolve(c)).time.time_s;
+  Config v2 = c;
+  v2.algo = Algo::v2;
+  v2.order.reset(), v2.grid.reset(), v2.rescale.reset(), v2.split.reset(), v2.block_skip.reset();
+  CHECK(all == doctest::Approx(model(resolve(v2)).time.time_s));
+  // the loop order alone keeps one block per head: O stays on chip, the 16 SMs stay alone
+  CHECK(order < v1);
+  CHECK(order > v1 / 2);
+  // one thread block per Q block fills the GPU: 1024 blocks instead of 16
+  CHECK(grid.time.launches[0].grid == 1024);
+  CHECK(grid.time.time_s < order / 10);
+}

@@ -109,7 +109,7 @@ struct Modelled {
   TimePrediction time;
 };
 Modelled model(const Problem& p, const Schedule& s);
-/// The same for p.algo's schedule.
+/// The same for the schedule p runs (make_schedule(p): its algorithm and switches).
 Modelled model(const Problem& p);
 
 }  // namespace flashlab
