@@ -11,7 +11,9 @@
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/time/time_model.hpp"
 #include "grid_line.hpp"
+#include "predicted_report.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 
@@ -21,6 +23,7 @@ namespace {
 struct Column {
   Problem p;
   Counters k;
+  TimePrediction t;  // the L2 and time models (time/time_model.hpp)
 };
 
 // Lower bounds on time from the GPU preset's datasheet rates (docs/model.md "Presets").
@@ -36,10 +39,7 @@ std::uint64_t all_ops(const Counters& k) {
   for (int o = 0; o < kOpKindCount; ++o) s += k.cost.op(OpKind(o));
   return s;
 }
-std::string seconds(double s) {
-  return s >= 1 ? fmt::format("{:.3f} s", s) : s >= 1e-3 ? fmt::format("{:.3f} ms", s * 1e3)
-                                                         : fmt::format("{:.1f} us", s * 1e6);
-}
+std::string seconds(double s) { return seconds_text(s); }
 
 // One row of the comparison: its label, its JSON key, its value and how to print it.
 struct Row {
@@ -55,6 +55,9 @@ std::vector<Row> rows(const GpuSpec& g) {
   return {
       {"HBM read", "hbm_read_bytes", [](const Column& c) { return double(c.k.cost.read_bytes()); }, bytes},
       {"HBM written", "hbm_write_bytes", [](const Column& c) { return double(c.k.cost.write_bytes()); }, bytes},
+      {"DRAM read (L2 model)", "dram_read_bytes", [](const Column& c) { return double(c.t.dram_read_bytes); }, bytes},
+      {"DRAM written (L2 model)", "dram_write_bytes", [](const Column& c) { return double(c.t.dram_write_bytes); },
+       bytes},
       {"HBM read + written", "hbm_total_bytes",
        [](const Column& c) { return double(c.k.cost.read_bytes() + c.k.cost.write_bytes()); }, bytes},
       {"  of which S and P", "hbm_s_p_bytes",
@@ -84,6 +87,9 @@ std::vector<Row> rows(const GpuSpec& g) {
       {"waves on " + g.name, "grid_waves", [](const Column& c) { return double(c.k.waves); }, exact},
       {fmt::format("HBM time at {:.2f} TB/s", g.hbm_bytes_per_s / 1e12), "hbm_seconds", hbm_seconds, seconds},
       {"matmul time at peak rate", "matmul_seconds", matmul_seconds, seconds},
+      {"predicted time (time model)", "predicted_seconds", [](const Column& c) { return c.t.time_s; }, seconds},
+      {"predicted TFLOP/s", "predicted_tflops", [](const Column& c) { return c.t.tflops; },
+       [](double v) { return fmt::format("{:.1f}", v); }},
   };
 }
 
@@ -102,11 +108,15 @@ void print_table(const std::vector<Column>& cols, const std::string& model) {
     std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}{:>14}{:>10}\n", r.label, r.show(s), r.show(v1), r.show(v2),
                              ratio(s, v2), ratio(v1, v2));
   }
+  std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}\n", "bound (time model)", to_string(cols[0].t.bound),
+                           to_string(cols[1].t.bound), to_string(cols[2].t.bound));
   std::cout << "\n";
   for (const Column& c : cols)  // 0 waves above: no block fits on an SM, say why
     if (!fits_on_sm(c.k)) std::cout << to_string(c.p.algo) << ": " << grid_line(c.p, c.k) << "\n";
-  std::cout << "Times are lower bounds from the GPU preset's datasheet rates; exact counts: flashlab count "
-               "--algo ALGO --json\n";
+  std::cout << kPapersCountLine << "\n";
+  std::cout << "HBM and matmul times are lower bounds from the GPU preset's datasheet rates; the predicted times use "
+            << (cols.back().t.ceilings && cols.back().t.ceilings->measured ? "measured" : "datasheet")
+            << " ceilings (docs/model.md \"Time model\"); exact counts: flashlab count --algo ALGO --json\n";
 }
 
 nlohmann::json to_json(const std::vector<Column>& cols, const std::string& model) {
@@ -115,6 +125,7 @@ nlohmann::json to_json(const std::vector<Column>& cols, const std::string& model
   for (const Column& c : cols) {
     nlohmann::json a = counters_json(c.k, c.p);
     a["config"] = problem_json(c.p);
+    a["predicted"] = predicted_json(c.t);
     out["algos"][std::string(to_string(c.p.algo))] = a;
   }
   for (const Row& r : rows(cols.back().p.gpu)) {
@@ -142,9 +153,9 @@ void register_compare(CLI::App& app) {
     for (Algo a : all_algos()) {
       Problem p = resolve_algo(c, a);
       progress.label(std::string(to_string(a)));
-      Counters k = count_with_progress(p, progress);
+      Modelled m = model_with_progress(p, progress);
       progress.tick();
-      cols.push_back({std::move(p), k});
+      cols.push_back({std::move(p), std::move(m.counters), std::move(m.time)});
     }
     progress.clear();
     if (*json)

@@ -7,9 +7,11 @@
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/time/time_model.hpp"
 #include "grid_line.hpp"
 #include "map_picture.hpp"
 #include "png_output.hpp"
+#include "predicted_report.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 
@@ -74,8 +76,9 @@ void register_count(CLI::App& app) {
     std::unique_ptr<PngOutput> map = map_opt->count() ? std::make_unique<PngOutput>("map", *map_path) : nullptr;
     const Problem p = resolve(flags->build());
     Progress progress("count");  // on stderr when it is a terminal and the walk is long
-    const Counters k = count_with_progress(p, progress, /*sectors=*/true);
+    const Modelled m = model_with_progress(p, progress);  // counters (sectors, L2 and DRAM) and the time model
     progress.clear();
+    const Counters& k = m.counters;
     std::string wrote;
     if (map) {
       const viz::Image img = map_picture(p);
@@ -88,10 +91,12 @@ void register_count(CLI::App& app) {
       out["config"] = problem_json(p);
       out["config"]["model"] = flags->model();
       out["grid"]["fits_on_sm"] = fits_on_sm(k);  // false: blocks_per_sm and waves are 0, no wave can run
+      out["predicted"] = predicted_json(m.time);
       std::cout << out.dump(2) << "\n";
       if (!wrote.empty()) std::cerr << wrote << "\n";  // stdout stays one JSON object
     } else {
       print_table(p, k, flags->model_description());
+      std::cout << predicted_text(p, k, m.time);
       if (!wrote.empty()) std::cout << wrote << "\n";
     }
   });

@@ -90,6 +90,11 @@ Counters count_with_progress(const Problem& p, Progress& progress, bool sectors)
   return e.counters();
 }
 
+Modelled model_with_progress(const Problem& p, Progress& progress) {
+  WalkProgress walk(p, progress);
+  return model(p, progress.enabled() ? &walk : nullptr);
+}
+
 NumericResult simulate_with_progress(const Problem& p, const Inputs& in, const NumericsOptions& opt,
                                      Progress& progress) {
   NumericsObserver numerics(p, in, opt);

@@ -12,6 +12,7 @@
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/numerics/numerics.hpp"
+#include "flashlab/time/time_model.hpp"
 
 namespace flashlab::cli {
 
@@ -67,6 +68,9 @@ class WalkProgress final : public StepObserver {
 /// count(p, sectors) with the walk reported to `progress` when it is enabled (no observer, and no
 /// cost, when it is not).
 Counters count_with_progress(const Problem& p, Progress& progress, bool sectors = false);
+/// model(p) (time/time_model.hpp: counters with sectors and the L2 model, predicted time) with
+/// `progress` advanced by the walk.
+Modelled model_with_progress(const Problem& p, Progress& progress);
 /// simulate(p, in, opt) with the walk reported to `progress` when it is enabled.
 NumericResult simulate_with_progress(const Problem& p, const Inputs& in, const NumericsOptions& opt,
                                      Progress& progress);

@@ -137,8 +137,9 @@ nlohmann::json counters_json(const Counters& k, const Problem& p) {
   };
   // The other memory levels by name (memory.hpp); the sector level only when it was counted.
   nlohmann::json memory = nlohmann::json::object();
-  for (Memory m : {Memory::sector, Memory::sram, Memory::registers})
-    if (m != Memory::sector || k.sectors) memory[std::string(to_string(m))] = level_json(k.levels[int(m)]);
+  for (Memory m : {Memory::sector, Memory::sram, Memory::registers, Memory::l2, Memory::dram})
+    if ((m != Memory::sector || k.sectors) && ((m != Memory::l2 && m != Memory::dram) || k.l2))
+      memory[std::string(to_string(m))] = level_json(k.levels[int(m)]);
   out["memory"] = memory;
   return out;
 }

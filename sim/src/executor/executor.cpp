@@ -5,6 +5,7 @@
 
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/executor/sector_counter.hpp"
+#include "flashlab/memory/l2_model.hpp"
 
 namespace flashlab {
 namespace {
@@ -32,6 +33,10 @@ Executor::Executor(const Problem& p, Schedule s, ExecOptions opt) : p_(p), s_(st
   if (opt_.sectors) {
     sectors_ = std::make_unique<SectorCounter>(p_, s_);
     observers_.push_back(sectors_.get());
+  }
+  if (opt_.l2) {
+    l2_ = std::make_unique<L2Model>(p_, s_);
+    observers_.push_back(l2_.get());
   }
   start_launch();
 }
@@ -321,6 +326,20 @@ Counters Executor::counters() const {
     c.levels[int(Memory::sector)] = sectors_->bytes();
     c.sectors = true;
   }
+  if (l2_ && done_) {
+    const std::vector<L2Launch>& r = l2_->replay();
+    for (std::size_t k = 0; k < r.size(); ++k) {
+      c.launches[k].l2 = r[k].requests;
+      c.launches[k].dram = r[k].dram;
+      c.launches[k].l2_dirty_at_end = r[k].dirty_at_end;
+      for (int x = 0; x < kTensorCount; ++x)
+        for (int d = 0; d < 2; ++d) {
+          c.levels[int(Memory::l2)][x][d] += r[k].requests[x][d];
+          c.levels[int(Memory::dram)][x][d] += r[k].dram[x][d];
+        }
+    }
+    c.l2 = true;
+  }
   c.tiles = tiles_count_;
   for (std::uint64_t* v : {&c.tiles.total, &c.tiles.visited, &c.tiles.full, &c.tiles.partial, &c.tiles.skipped})
     *v *= bh;
@@ -329,8 +348,8 @@ Counters Executor::counters() const {
   return c;
 }
 
-Counters count(const Problem& p, bool sectors) {
-  Executor e(p, ExecOptions{.tile_stats = false, .sectors = sectors});
+Counters count(const Problem& p, bool sectors, bool l2) {
+  Executor e(p, ExecOptions{.tile_stats = false, .sectors = sectors, .l2 = l2});
   e.run();
   return e.counters();
 }

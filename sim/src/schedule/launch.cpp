@@ -43,7 +43,7 @@ void check_actions(const Launch& l, const std::vector<Action>& acts, bool know_i
 }  // namespace
 
 std::string_view to_string(Memory m) {
-  static constexpr std::string_view names[] = {"hbm", "sector", "sram", "registers"};
+  static constexpr std::string_view names[] = {"hbm", "sector", "sram", "registers", "l2", "dram"};
   return names[int(m)];
 }
 

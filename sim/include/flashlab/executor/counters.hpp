@@ -59,6 +59,8 @@ struct LaunchCounters {
   std::int64_t sram_peak_bytes = 0;  // largest SRAM working set of one of its thread blocks
   std::int64_t blocks_per_sm = 0;    // resident blocks per SM on the GPU preset
   std::int64_t waves = 0;            // ceil(grid / (SMs * blocks_per_sm))
+  TensorBytes l2{}, dram{};          // the L2 model's levels (when Counters::l2): requests, DRAM
+  TensorBytes l2_dirty_at_end{};     // stores still dirty in the L2 when the launch ends
 };
 
 /// Everything `flashlab count` reports for one configuration (all batch*heads included, except
@@ -71,6 +73,7 @@ struct Counters {
   /// (`sectors`, ExecOptions::sectors).
   std::array<TensorBytes, kMemoryCount> levels{};
   bool sectors = false;
+  bool l2 = false;  // levels[l2] and levels[dram] filled by the L2 model (ExecOptions::l2)
   std::vector<LaunchCounters> launches;  // in launch order; their costs sum to `cost`
   TileCounts tiles;
   std::int64_t sram_peak_bytes = 0;  // largest SRAM working set of one thread block, any launch

@@ -64,9 +64,11 @@ struct Resident {
 struct ExecOptions {
   bool tile_stats = false;  // keep a TileStat per tile (T_r * T_c of them)
   bool sectors = false;     // run the sector counter (sector_counter.hpp): Counters::levels[sector]
+  bool l2 = false;          // run the L2 model (memory/l2_model.hpp): Counters::levels[l2], [dram]
 };
 
 class SectorCounter;
+class L2Model;
 
 class Executor {
  public:
@@ -146,6 +148,7 @@ class Executor {
   ExecOptions opt_;
   std::vector<StepObserver*> observers_;
   std::unique_ptr<SectorCounter> sectors_;
+  std::unique_ptr<L2Model> l2_;
   std::vector<Plan> plans_;
 
   std::size_t launch_ = 0;
@@ -168,7 +171,7 @@ class Executor {
 };
 
 /// Counts a whole configuration (the executor run to its end, no observers). `sectors`: also the
-/// 32-byte-sector level (Counters::levels[sector]).
-Counters count(const Problem& p, bool sectors = false);
+/// 32-byte-sector level (Counters::levels[sector]); `l2`: also the L2 and DRAM levels.
+Counters count(const Problem& p, bool sectors = false, bool l2 = false);
 
 }  // namespace flashlab

@@ -15,11 +15,12 @@ namespace flashlab {
 ///              (sector_counter.hpp)
 ///   sram       shared memory: tile loads land there, stores leave from there
 ///   registers  the same for tiles a schedule keeps in registers (V2's O_i, S_ij/P_ij)
-/// Extension point: the L2 and DRAM levels (an L2 model fed by the sector requests in dispatch
-/// order) come after `registers`, each filled by an observer of the walk.
-enum class Memory : std::uint8_t { hbm = 0, sector = 1, sram = 2, registers = 3 };
-inline constexpr int kMemoryCount = 4;
+///   l2         the requests that reach the L2, in the L2 model's granularity (memory/l2_model.hpp)
+///   dram       what the L2 model sends to DRAM: read misses and write-backs of dirty data
+/// The last two are filled only when the L2 model ran (ExecOptions::l2).
+enum class Memory : std::uint8_t { hbm = 0, sector = 1, sram = 2, registers = 3, l2 = 4, dram = 5 };
+inline constexpr int kMemoryCount = 6;
 
-std::string_view to_string(Memory m);  // "hbm", "sector", "sram", "registers"
+std::string_view to_string(Memory m);  // "hbm", "sector", "sram", "registers", "l2", "dram"
 
 }  // namespace flashlab

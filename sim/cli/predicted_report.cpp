@@ -1,0 +1,94 @@
+// predicted_report.cpp — the L2/DRAM levels and the predicted time as JSON and text.
+#include "predicted_report.hpp"
+
+#include <fmt/format.h>
+
+#include "report.hpp"
+
+namespace flashlab::cli {
+
+std::string seconds_text(double s) {
+  return s >= 1 ? fmt::format("{:.3f} s", s) : s >= 1e-3 ? fmt::format("{:.3f} ms", s * 1e3)
+                                                         : fmt::format("{:.1f} us", s * 1e6);
+}
+
+nlohmann::json predicted_json(const TimePrediction& t) {
+  nlohmann::json launches = nlohmann::json::array();
+  for (const LaunchTime& l : t.launches) {
+    nlohmann::json unit = nlohmann::json::object(), share = nlohmann::json::object();
+    for (int u = 0; u < kUnitCount; ++u) {
+      unit[std::string(to_string(Unit(u)))] = l.unit_s[std::size_t(u)];
+      share[std::string(to_string(Unit(u)))] = l.share[std::size_t(u)];
+    }
+    launches.push_back({{"name", l.name},
+                        {"time_s", l.time_s},
+                        {"blocks_s", l.blocks_s},
+                        {"bound", to_string(l.bound)},
+                        {"grid", l.grid},
+                        {"waves", l.waves},
+                        {"blocks_per_sm", l.occupancy.blocks_per_sm},
+                        {"occupancy_limit", l.occupancy.limit},
+                        {"registers_per_thread", l.occupancy.registers_per_thread},
+                        {"sharing", l.sharing},
+                        {"sm_busy", l.sm_busy},
+                        {"dram_read_bytes", l.dram_read_bytes},
+                        {"dram_write_bytes", l.dram_write_bytes},
+                        {"unit_s", unit},
+                        {"share", share}});
+  }
+  return {{"time_s", t.time_s},
+          {"tflops", t.tflops},
+          {"peak_fraction", t.peak_fraction},
+          {"bound", to_string(t.bound)},
+          {"dram_read_bytes", t.dram_read_bytes},
+          {"dram_write_bytes", t.dram_write_bytes},
+          {"ceilings", {{"kind", t.ceilings && t.ceilings->measured ? "measured" : "datasheet"},
+                        {"source", t.ceilings ? t.ceilings->source : ""}}},
+          {"launches", launches}};
+}
+
+std::string predicted_text(const Problem& p, const Counters& k, const TimePrediction& t) {
+  std::string s = fmt::format("\nRequests (hbm), L2 and DRAM (L2 model, {} L2), all {} (batch, head) pairs\n",
+                              human_bytes(double(p.gpu.l2_bytes)), p.bh());
+  s += fmt::format("  {:<6}{:>18}{:>18}{:>18}{:>18}{:>18}\n", "tensor", "requests read", "L2 read", "DRAM read",
+                   "requests written", "DRAM written");
+  auto row = [&](std::string_view name, double hr, double lr, double dr, double hw, double dw) {
+    s += fmt::format("  {:<6}{:>18}{:>18}{:>18}{:>18}{:>18}\n", name, human_bytes(hr), human_bytes(lr), human_bytes(dr),
+                     human_bytes(hw), human_bytes(dw));
+  };
+  for (int x = 0; x < kTensorCount; ++x) {
+    const Tensor t = Tensor(x);
+    const auto hr = k.bytes(Memory::hbm, t, Dir::read), hw = k.bytes(Memory::hbm, t, Dir::write);
+    const auto lr = k.bytes(Memory::l2, t, Dir::read);
+    const auto dr = k.bytes(Memory::dram, t, Dir::read), dw = k.bytes(Memory::dram, t, Dir::write);
+    if (hr + hw + lr + dr + dw == 0) continue;
+    row(to_string(t), double(hr), double(lr), double(dr), double(hw), double(dw));
+  }
+  row("total", double(k.cost.read_bytes()), double(total(k.levels[int(Memory::l2)], Dir::read)),
+      double(t.dram_read_bytes), double(k.cost.write_bytes()), double(t.dram_write_bytes));
+  std::uint64_t dirty = 0;
+  for (const LaunchCounters& l : k.launches) dirty += total(l.l2_dirty_at_end, Dir::write);
+  s += fmt::format("  L2 requests: the loads the kernels issue (standard attention's kernels read K and V once per Q "
+                   "block); DRAM written: during the launches, {} more still dirty in the L2 at their end\n",
+                   human_bytes(double(dirty)));
+  s += std::string("  ") + kPapersCountLine + "\n";
+  s += fmt::format("\nPredicted time on {} ({} ceilings): {}  ({:.1f} TFLOP/s, {:.1f}% of the mma.sync peak); bound: {}\n",
+                   p.gpu.name, t.ceilings && t.ceilings->measured ? "measured" : "datasheet", seconds_text(t.time_s),
+                   t.tflops, 100 * t.peak_fraction, to_string(t.bound));
+  for (const LaunchTime& l : t.launches) {
+    s += fmt::format("  {:<18} {:>10}  bound {:<7} grid {} in {} wave{} ({} blocks/SM, {}-limited, {} regs/thread; "
+                     "{} sharing an SM), SMs busy {:.0f}%\n",
+                     l.name, seconds_text(l.time_s), to_string(l.bound), group_digits(std::uint64_t(l.grid)), l.waves,
+                     l.waves == 1 ? "" : "s", l.occupancy.blocks_per_sm, l.occupancy.limit,
+                     l.occupancy.registers_per_thread, l.sharing, 100 * l.sm_busy);
+    std::string units = "    share of block time:";
+    for (int u = 0; u <= int(Unit::latency); ++u) units += fmt::format(" {} {:.0f}%", to_string(Unit(u)), 100 * l.share[std::size_t(u)]);
+    s += units + "\n";
+    std::string alone = "    each unit alone:";
+    for (int u = 0; u < kUnitCount; ++u) alone += fmt::format(" {} {}", to_string(Unit(u)), seconds_text(l.unit_s[std::size_t(u)]));
+    s += alone + "\n";
+  }
+  return s;
+}
+
+}  // namespace flashlab::cli

@@ -1,0 +1,100 @@
+// l2_model.hpp — the L2 and DRAM levels (memory.hpp Memory::l2, Memory::dram): an LRU model of the
+// GPU's L2 over the loads and stores of the thread blocks that are resident together, in the
+// order the GPU dispatches them, with write-back of stores. An observer of the one walk: it
+// records each thread block's accesses for one (batch, head) as the executor walks them, then
+// replays them for all batch * heads (docs/model.md "L2 and DRAM").
+//
+// The rules:
+//   - granularity: one access is one tile of one tensor as a load or store moves it (Q_i, O_i,
+//     l_i, m_i, L_i by Q block; K_j, V_j by K/V block; S_ij, P_ij by tile, or a row of S or P for
+//     a launch with one thread block per row), in whole 32-byte sectors; the L2 is a fully
+//     associative LRU over these tiles with the preset's capacity (GpuSpec::l2_bytes). A load of a
+//     tile not present reads it from DRAM; a store marks it dirty without reading; a dirty tile
+//     evicted, or still present when the launch ends, is written to DRAM.
+//   - residency: a launch keeps occupancy(...).slots thread blocks resident (occupancy.hpp);
+//     blocks start in dispatch order (blockIdx.x fastest, then head, then batch) as slots free up;
+//     the resident blocks advance in lock step, one step (a tile of the walk) each per round.
+//   - each launch starts with an empty L2 (what Nsight Compute measures per kernel, its caches
+//     flushed before each launch).
+//   - whole-tensor actions (standard attention, V1 line 2) are split among the thread blocks as
+//     the kernels split them (sector_counter.hpp): per-query tensors by Q block or row, K and V
+//     read by every block in K/V blocks, S and P by tile (i, j) or by row.
+//   - cost: heads are identical, so a launch with one thread block per head is replayed for one
+//     head with the L2 shared by min(slots, batch * heads) heads (exact under lock step), and a
+//     launch whose replay would pass kReplayBudget accesses is replayed for the first heads only
+//     (at least two waves and a half) and scaled from the heads that ran while the GPU was full;
+//     a head whose own accesses pass kRecordBudget is recorded for its first thread blocks only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/counters.hpp"
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/schedule.hpp"
+
+namespace flashlab {
+
+/// Accesses replayed per launch before the replay is cut to the first heads.
+inline constexpr std::uint64_t kReplayBudget = std::uint64_t(1) << 23;
+/// Accesses recorded per launch for one (batch, head); past it the walk's later thread blocks are
+/// not recorded, the first ones are replayed, and each tensor's DRAM bytes are its replayed DRAM
+/// bytes per requested byte times all its requested bytes.
+inline constexpr std::uint64_t kRecordBudget = std::uint64_t(1) << 23;
+
+/// What the L2 model predicts for one launch, all batch * heads.
+struct L2Launch {
+  TensorBytes requests{};      // bytes reaching the L2: loads (read) and stores (write), sectors
+  TensorBytes dram{};          // DRAM reads (misses) and writes (write-backs during the launch), bytes
+  TensorBytes dirty_at_end{};  // [tensor][write]: stores still dirty in the L2 when the launch ends
+                               // (written back later, after the launch: not in `dram`)
+  std::int64_t slots = 0;      // thread blocks resident together
+  std::int64_t heads_replayed = 0;  // (batch, head) pairs replayed (the rest scaled from them)
+  double capacity_bytes = 0;   // L2 capacity the replay used (divided among heads in lock step)
+};
+
+class L2Model : public StepObserver {
+ public:
+  L2Model(const Problem& p, const Schedule& s);
+  void on_step(const StepView& s) override;
+  /// Replays what the walk recorded, one L2Launch per launch of the schedule. Call after the walk;
+  /// the first call replays, later ones return the same result.
+  const std::vector<L2Launch>& replay() const;
+
+ private:
+  struct Access {
+    std::uint32_t key = 0;    // tile number within (launch, head, tensor)
+    std::uint32_t bytes = 0;  // sector bytes
+    std::uint8_t tensor = 0;
+    bool write = false;
+    bool end_of_step = false;
+  };
+  using Program = std::vector<Access>;  // one thread block's accesses, steps marked
+  struct Shape {
+    Dim split = Dim::batch;    // the thread-block tile dimension: q_block, q_row; batch: none
+    bool split_descending = false;
+    bool kv_loop = false, kv_seq = false, q_loop = false, walks_tiles = false;
+    std::int64_t blocks = 1;   // thread blocks per (batch, head)
+  };
+
+  void add(Program& prog, Tensor t, bool write, std::uint64_t key, std::uint64_t bytes) const;
+  void end_step(Program& prog) const;
+  void expand_whole(const StepView& s);
+  void expand_in_step(Program& prog, const Action& a) const;
+  L2Launch replay_launch(std::size_t k) const;
+
+  Problem p_;
+  const Schedule* s_;
+  std::vector<Shape> shapes_;
+  std::vector<std::vector<Program>> programs_;  // [launch][block]
+  std::vector<std::uint64_t> recorded_;         // [launch] accesses recorded
+  std::vector<bool> truncated_;                 // [launch] recording stopped at kRecordBudget
+  std::vector<std::uint32_t> truncated_at_;     // [launch] the block it stopped in (dropped)
+  std::vector<TensorBytes> requested_;          // [launch] every access's sector bytes, one head
+  Program scratch_;  // a step's accesses past the recording budget (counted, not kept)
+  mutable std::vector<L2Launch> result_;
+  mutable bool replayed_ = false;
+};
+
+}  // namespace flashlab

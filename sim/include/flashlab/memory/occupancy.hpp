@@ -1,0 +1,36 @@
+// occupancy.hpp — how many thread blocks of a launch an SM holds at once, from shared memory,
+// registers and threads (the CUDA occupancy rules), and how the grid fills the GPU. Read by the
+// L2 model (which blocks are resident together) and the time model (waves, SM idle time).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/schedule/schedule.hpp"
+
+namespace flashlab {
+
+/// Resident thread blocks per SM and what limits them.
+struct Occupancy {
+  std::int64_t blocks_per_sm = 0;         // resident blocks of this launch per SM (>= 1)
+  std::string_view limit;                 // "shared memory", "registers", "threads" or "blocks"
+  std::int64_t smem_per_block = 0;        // bytes: the launch's SRAM peak + 1 KiB the driver reserves
+  std::int64_t registers_per_thread = 0;  // the accumulator rule below
+  std::int64_t slots = 0;                 // SMs * blocks_per_sm: blocks resident on the GPU at once
+};
+
+/// Registers per thread of launch l's kernel: its fp32 accumulators per thread plus 40 for
+/// addresses, indices and operand fragments, rounded up to 8 and at most 255. Accumulators
+/// (kernels/src/tiles.hpp, the rule that picks the compiled tiles): split-Q, a warp's rows of S_ij
+/// (B_r/W x B_c) and of O_i when the launch keeps O in registers (B_r/W x d); split-K, its column
+/// slice of S_ij (B_r x B_c/W) and a partial O (B_r x d). A launch without tile loops and without
+/// a matmul (standard attention's softmax) has no accumulators.
+std::int64_t registers_per_thread(const Problem& p, const Launch& l);
+
+/// Occupancy of launch l on p.gpu with SRAM peak `sram_peak` bytes per block: the least of
+/// max blocks per SM, max warps / warps, 65,536 registers / (registers per thread * threads, each
+/// warp's allocation rounded up to 256) and shared memory per SM / (sram_peak + 1 KiB); at least 1.
+Occupancy occupancy(const Problem& p, const Launch& l, std::int64_t sram_peak);
+
+}  // namespace flashlab

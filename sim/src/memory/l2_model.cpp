@@ -1,0 +1,385 @@
+// l2_model.cpp — the L2 and DRAM levels as an LRU over tiles (l2_model.hpp).
+#include "flashlab/memory/l2_model.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "flashlab/executor/action_cost.hpp"  // tensor_element_bytes
+#include "flashlab/memory/occupancy.hpp"
+
+namespace flashlab {
+namespace {
+
+using u64 = std::uint64_t;
+constexpr u64 kSector = 32;
+
+bool per_query(Tensor t) {
+  return t == Tensor::Q || t == Tensor::O || t == Tensor::l || t == Tensor::m || t == Tensor::L;
+}
+bool per_key(Tensor t) { return t == Tensor::K || t == Tensor::V; }
+
+// A fully associative LRU over tiles with write-back, bytes counted per head and tensor.
+class Lru {
+ public:
+  Lru(double capacity, std::size_t heads) : capacity_(capacity), dram_(heads) {}
+
+  void access(std::uint32_t head, std::uint8_t tensor, std::uint32_t key, std::uint32_t bytes, bool write) {
+    const u64 id = (u64(tensor) << 60) | (u64(head) << 32) | key;
+    auto [it, fresh] = index_.try_emplace(id, 0u);
+    std::uint32_t n;
+    if (fresh) {
+      n = alloc();
+      it->second = n;
+      Node& x = nodes_[n];
+      x = Node{};
+      x.id = id;
+      x.bytes = bytes;
+      x.head = head;
+      x.tensor = tensor;
+      used_ += bytes;
+      if (!write) dram_[head][tensor][0] += bytes;
+    } else {
+      n = it->second;
+      unlink(n);
+      Node& x = nodes_[n];
+      if (bytes > x.bytes) {  // a larger access of the same tile: the rest comes from DRAM
+        used_ += bytes - x.bytes;
+        if (!write) dram_[head][tensor][0] += bytes - x.bytes;
+        x.bytes = bytes;
+      }
+    }
+    if (write) nodes_[n].dirty = true;
+    push_front(n);
+    while (double(used_) > capacity_ && tail_ != kNone) evict(tail_);
+  }
+
+  // Dirty bytes still held, per head and tensor (written back after the launch ends).
+  std::vector<TensorBytes> dirty(std::size_t heads) const {
+    std::vector<TensorBytes> out(heads);
+    for (std::uint32_t n = head_; n != kNone; n = nodes_[n].next)
+      if (nodes_[n].dirty) out[nodes_[n].head][nodes_[n].tensor][1] += nodes_[n].bytes;
+    return out;
+  }
+
+  const std::vector<TensorBytes>& dram() const { return dram_; }
+
+ private:
+  static constexpr std::uint32_t kNone = ~0u;
+  struct Node {
+    u64 id = 0;
+    std::uint32_t prev = kNone, next = kNone, bytes = 0, head = 0;
+    std::uint8_t tensor = 0;
+    bool dirty = false;
+  };
+
+  std::uint32_t alloc() {
+    if (!free_.empty()) {
+      const std::uint32_t n = free_.back();
+      free_.pop_back();
+      return n;
+    }
+    nodes_.emplace_back();
+    return std::uint32_t(nodes_.size() - 1);
+  }
+  void unlink(std::uint32_t n) {
+    Node& x = nodes_[n];
+    (x.prev == kNone ? head_ : nodes_[x.prev].next) = x.next;
+    (x.next == kNone ? tail_ : nodes_[x.next].prev) = x.prev;
+    x.prev = x.next = kNone;
+  }
+  void push_front(std::uint32_t n) {
+    Node& x = nodes_[n];
+    x.prev = kNone;
+    x.next = head_;
+    if (head_ != kNone) nodes_[head_].prev = n;
+    head_ = n;
+    if (tail_ == kNone) tail_ = n;
+  }
+  void evict(std::uint32_t n) {
+    Node& x = nodes_[n];
+    if (x.dirty) dram_[x.head][x.tensor][1] += x.bytes;
+    used_ -= x.bytes;
+    index_.erase(x.id);
+    unlink(n);
+    free_.push_back(n);
+  }
+
+  double capacity_;
+  u64 used_ = 0;
+  std::uint32_t head_ = kNone, tail_ = kNone;
+  std::vector<Node> nodes_;
+  std::vector<std::uint32_t> free_;
+  std::unordered_map<u64, std::uint32_t> index_;
+  std::vector<TensorBytes> dram_;
+};
+
+}  // namespace
+
+L2Model::L2Model(const Problem& p, const Schedule& s) : p_(p), s_(&s) {
+  for (const Launch& l : s.launches) {
+    Shape sh;
+    sh.blocks = blocks_per_head(l, p);
+    sh.walks_tiles = !walked_loops(l).empty();
+    for (const Loop& x : l.loops) {
+      if (x.thread_block && (x.dim == Dim::q_block || x.dim == Dim::q_row) && sh.split == Dim::batch) {
+        sh.split = x.dim;
+        sh.split_descending = x.order == Order::descending;
+      }
+      if (x.dim == Dim::kv_block) {
+        sh.kv_loop = true;
+        if (!x.thread_block) sh.kv_seq = true;
+      }
+      if (x.dim == Dim::q_block) sh.q_loop = true;
+    }
+    shapes_.push_back(sh);
+  }
+  programs_.resize(s.launches.size());
+  recorded_.assign(s.launches.size(), 0);
+  truncated_.assign(s.launches.size(), false);
+  truncated_at_.assign(s.launches.size(), 0);
+  requested_.assign(s.launches.size(), TensorBytes{});
+}
+
+void L2Model::add(Program& prog, Tensor t, bool write, u64 key, u64 bytes) const {
+  if (bytes == 0) return;
+  prog.push_back(Access{std::uint32_t(key), std::uint32_t((bytes + kSector - 1) / kSector * kSector),
+                        std::uint8_t(t), write, false});
+}
+
+void L2Model::end_step(Program& prog) const {
+  if (!prog.empty()) prog.back().end_of_step = true;
+}
+
+// A whole-tensor action inside a step of a launch that walks tiles (V1 line 2): in pieces by Q
+// block or K/V block when the launch loops over them.
+void L2Model::expand_in_step(Program& prog, const Action& a) const {
+  const Tiling& t = p_.tiling;
+  const bool w = a.op == Op::store;
+  const u64 e = u64(tensor_element_bytes(p_, a.tensor)), width = (a.tensor == Tensor::l || a.tensor == Tensor::m ||
+                                                                   a.tensor == Tensor::L) ? 1 : u64(t.d);
+  if (per_query(a.tensor)) {
+    for (std::int64_t i = 0; i < t.t_r(); ++i) add(prog, a.tensor, w, u64(i), u64(t.rows(i)) * width * e);
+  } else if (per_key(a.tensor)) {
+    for (std::int64_t j = 0; j < t.t_c(); ++j) add(prog, a.tensor, w, u64(j), u64(t.cols(j)) * width * e);
+  } else {
+    for (std::int64_t i = 0; i < t.t_r(); ++i)
+      for (std::int64_t j = 0; j < t.t_c(); ++j)
+        add(prog, a.tensor, w, u64(i * t.t_c() + j), u64(t.rows(i)) * u64(t.cols(j)) * e);
+  }
+}
+
+// A prologue step of a launch whose work is its prologue (standard attention): every thread block's
+// program, as the kernels split the whole tensors (l2_model.hpp).
+void L2Model::expand_whole(const StepView& s) {
+  const Tiling& t = p_.tiling;
+  const Shape& sh = shapes_[s.launch];
+  const std::size_t k = s.launch;
+  auto& progs = programs_[k];
+  const std::int64_t blocks = sh.split == Dim::q_block ? t.t_r() : sh.split == Dim::q_row ? t.n_q : 1;
+  if (std::int64_t(progs.size()) < blocks) progs.resize(std::size_t(blocks));
+  Program& scratch = scratch_;
+  const u64 e = u64(p_.e_in), d = u64(t.d);
+  auto elem = [&](Tensor x) { return u64(tensor_element_bytes(p_, x)); };
+  auto width = [&](Tensor x) { return x == Tensor::l || x == Tensor::m || x == Tensor::L ? u64(1) : d; };
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    // past the recording budget: counted in requested_, not kept (l2_model.hpp kRecordBudget)
+    if (!truncated_[k] && recorded_[k] >= kRecordBudget) {
+      truncated_[k] = true;
+      truncated_at_[k] = std::uint32_t(b);
+    }
+    scratch.clear();
+    Program& prog = truncated_[k] ? scratch : progs[std::size_t(b)];
+    const std::int64_t idx = sh.split_descending ? blocks - 1 - b : b;
+    // This block's nr query rows: Q block i (key i), row r (key r) or all of them (key 0).
+    std::int64_t nr = t.n_q;
+    if (sh.split == Dim::q_block) nr = t.rows(idx);
+    if (sh.split == Dim::q_row) nr = 1;
+    const u64 qkey = sh.split == Dim::batch ? 0 : u64(idx);
+    // start: loads of per-query tensors, whole K/V and S/P rows when there is no K/V loop
+    for (const Action& a : s.actions) {
+      if (a.op != Op::load) continue;
+      if (per_query(a.tensor)) add(prog, a.tensor, false, qkey, u64(nr) * width(a.tensor) * elem(a.tensor));
+      else if (!sh.kv_seq && per_key(a.tensor)) add(prog, a.tensor, false, 0, u64(t.n_k) * d * e);
+      else if (!sh.kv_seq) add(prog, a.tensor, false, qkey, u64(nr) * u64(t.n_k) * e);
+    }
+    for (const Action& a : s.actions)
+      if (a.op == Op::store && !per_query(a.tensor) && !sh.kv_seq) add(prog, a.tensor, true, qkey, u64(nr) * u64(t.n_k) * e);
+    end_step(prog);
+    // per K/V block j: K_j, V_j, and the (rows, j) piece of S or P
+    if (sh.kv_seq)
+      for (std::int64_t j = 0; j < t.t_c(); ++j) {
+        for (const Action& a : s.actions) {
+          if (a.op != Op::load && a.op != Op::store) continue;
+          if (per_query(a.tensor)) continue;
+          const bool w = a.op == Op::store;
+          if (per_key(a.tensor)) add(prog, a.tensor, w, u64(j), u64(t.cols(j)) * d * e);
+          else add(prog, a.tensor, w, qkey * u64(t.t_c()) + u64(j), u64(nr) * u64(t.cols(j)) * e);
+        }
+        end_step(prog);
+      }
+    // end: stores of per-query tensors
+    for (const Action& a : s.actions)
+      if (a.op == Op::store && per_query(a.tensor)) add(prog, a.tensor, true, qkey, u64(nr) * width(a.tensor) * elem(a.tensor));
+    end_step(prog);
+    for (const Access& x : prog) requested_[k][x.tensor][x.write ? 1 : 0] += x.bytes;
+    if (!truncated_[k]) recorded_[k] += prog.size();
+  }
+}
+
+void L2Model::on_step(const StepView& s) {
+  if (s.skip) return;
+  const Shape& sh = shapes_[s.launch];
+  const bool whole = std::any_of(s.actions.begin(), s.actions.end(), [](const Action& a) {
+    return (a.op == Op::load || a.op == Op::store) && a.region == Region::whole;
+  });
+  if (whole && !sh.walks_tiles) {
+    expand_whole(s);
+    return;
+  }
+  const std::size_t k = s.launch;
+  const bool record = !truncated_[k] && recorded_[k] < kRecordBudget;
+  if (!record && !truncated_[k]) {
+    truncated_[k] = true;
+    truncated_at_[k] = s.block;
+  }
+  auto& progs = programs_[k];
+  scratch_.clear();
+  if (record && progs.size() <= s.block) progs.resize(std::size_t(s.block) + 1);
+  Program& prog = record ? progs[s.block] : scratch_;
+  const std::size_t before = prog.size();
+  for (const Action& a : s.actions) {
+    if (a.op != Op::load && a.op != Op::store) continue;
+    const bool w = a.op == Op::store;
+    const u64 row = a.tensor == Tensor::l || a.tensor == Tensor::m || a.tensor == Tensor::L ? 4 : u64(p_.tiling.d * p_.e_in);
+    switch (a.region) {
+      case Region::q_block: add(prog, a.tensor, w, u64(s.i), u64(p_.tiling.rows(s.i)) * row); break;
+      case Region::kv_block: add(prog, a.tensor, w, u64(s.j), u64(p_.tiling.cols(s.j)) * row); break;
+      case Region::whole: expand_in_step(prog, a); break;
+      case Region::none: break;
+    }
+  }
+  for (std::size_t x = before; x < prog.size(); ++x) requested_[k][prog[x].tensor][prog[x].write ? 1 : 0] += prog[x].bytes;
+  if (record) recorded_[k] += prog.size() - before;
+  end_step(prog);
+}
+
+L2Launch L2Model::replay_launch(std::size_t k) const {
+  const Launch& l = s_->launches[k];
+  const Tiling& t = p_.tiling;
+  std::vector<Program> kept;
+  const bool cut = truncated_[k];
+  if (cut) {  // the first thread blocks, whole: the one the recording stopped in is dropped
+    kept.assign(programs_[k].begin(), programs_[k].begin() + std::min<std::size_t>(truncated_at_[k], programs_[k].size()));
+    if (kept.empty()) kept.push_back(programs_[k].front());
+  }
+  const auto& progs = cut ? kept : programs_[k];
+  L2Launch out;
+  const Occupancy occ = occupancy(p_, l, sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p_.e_in));
+  out.slots = occ.slots;
+  const std::int64_t bh = p_.bh(), blocks = std::int64_t(progs.size());
+  if (blocks == 0) return out;
+  u64 per_head = 0;
+  for (const Program& pr : progs) per_head += pr.size();
+  // How many heads to replay, and which of them count.
+  double capacity = double(p_.gpu.l2_bytes);
+  std::int64_t heads = bh, counted = bh;
+  if (blocks == 1) {
+    heads = counted = 1;
+    capacity /= double(std::min(occ.slots, bh));
+  } else if (u64(bh) * per_head > kReplayBudget) {
+    const std::int64_t tail = (occ.slots + blocks - 1) / blocks;
+    heads = std::min<std::int64_t>(bh, std::max<std::int64_t>(std::int64_t(kReplayBudget / std::max<u64>(per_head, 1)),
+                                                              2 * tail + (tail + 1) / 2));
+    counted = heads < bh ? std::max<std::int64_t>(1, heads - tail) : heads;
+  }
+  out.heads_replayed = heads;
+  out.capacity_bytes = capacity;
+
+  Lru lru(capacity, std::size_t(heads));
+  struct Slot {
+    std::uint32_t head = 0, block = 0;
+    std::size_t pos = 0;
+    bool active = false;
+  };
+  const std::int64_t total = heads * blocks;
+  std::vector<Slot> slots(std::size_t(std::min<std::int64_t>(occ.slots, total)));
+  std::int64_t next = 0;
+  auto take = [&](Slot& s) {
+    while (next < total) {
+      const std::int64_t g = next++;
+      s = Slot{std::uint32_t(g / blocks), std::uint32_t(g % blocks), 0, true};
+      if (!progs[std::size_t(s.block)].empty()) return;
+    }
+    s.active = false;
+  };
+  for (Slot& s : slots) take(s);
+  std::vector<TensorBytes> requests(static_cast<std::size_t>(heads));
+  for (bool any = true; any;) {
+    any = false;
+    for (Slot& s : slots) {
+      if (!s.active) continue;
+      any = true;
+      const Program& pr = progs[s.block];
+      for (;;) {
+        const Access& a = pr[s.pos++];
+        lru.access(s.head, a.tensor, a.key, a.bytes, a.write);
+        requests[s.head][a.tensor][a.write ? 1 : 0] += a.bytes;
+        if (a.end_of_step || s.pos == pr.size()) break;
+      }
+      if (s.pos == pr.size()) take(s);
+    }
+  }
+  // Sum the counted heads and scale to all batch * heads. The dirty bytes left at the end belong
+  // to the last heads, which every replay has: they are not scaled.
+  const std::vector<TensorBytes> left = lru.dirty(std::size_t(heads));
+  TensorBytes dram{}, req{}, dirty{};
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (int x = 0; x < kTensorCount; ++x)
+      for (int d = 0; d < 2; ++d) {
+        if (h < counted) {
+          dram[x][d] += lru.dram()[std::size_t(h)][x][d];
+          req[x][d] += requests[std::size_t(h)][x][d];
+        }
+        dirty[x][d] += left[std::size_t(h)][x][d];
+      }
+  // A cut recording: per tensor and direction, DRAM bytes per requested byte of the replayed
+  // blocks times the bytes all blocks request.
+  if (cut)
+    for (int x = 0; x < kTensorCount; ++x)
+      for (int d = 0; d < 2; ++d) {
+        const double all = double(requested_[k][x][d]) * double(counted), part = double(req[x][d]);
+        const double f = part > 0 ? all / part : 0;
+        dram[x][d] = u64(double(dram[x][d]) * f + 0.5);
+        req[x][d] = u64(all + 0.5);
+      }
+  const double scale = double(bh) / double(counted);
+  auto scaled = [&](u64 v) { return counted == bh ? v : u64(double(v) * scale + 0.5); };
+  for (int x = 0; x < kTensorCount; ++x)
+    for (int d = 0; d < 2; ++d) {
+      out.requests[x][d] = scaled(req[x][d]);
+      if (blocks == 1) {
+        // one head stands for all: its evictions scale; its dirty bytes stay dirty for the last
+        // wave's heads and are evicted by the next wave for the others
+        const std::int64_t last = std::min(occ.slots, bh);
+        out.dram[x][d] = scaled(dram[x][d]) + dirty[x][d] * u64(bh - last);
+        out.dirty_at_end[x][d] = dirty[x][d] * u64(last);
+      } else {
+        // what the last heads' dirty bytes would have been evicted as, had they been replayed in
+        // the middle: the counted heads' evictions stand for them
+        out.dram[x][d] = scaled(dram[x][d]);
+        out.dirty_at_end[x][d] = dirty[x][d];
+        if (counted < bh) out.dram[x][d] -= std::min(out.dram[x][d], dirty[x][d]);
+      }
+    }
+  return out;
+}
+
+const std::vector<L2Launch>& L2Model::replay() const {
+  if (!replayed_) {
+    for (std::size_t k = 0; k < programs_.size(); ++k) result_.push_back(replay_launch(k));
+    replayed_ = true;
+  }
+  return result_;
+}
+
+}  // namespace flashlab

@@ -1,0 +1,169 @@
+// The L2 model (sim/src/memory/l2_model.cpp) against closed forms of its rules and against the
+// DRAM bytes Nsight Compute measured for PyTorch's FA2 on the H200 (tests/data/).
+#include <doctest/doctest.h>
+
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/memory/l2_model.hpp"
+#include "flashlab/memory/occupancy.hpp"
+
+using namespace flashlab;
+
+namespace {
+
+Problem make(Algo a, std::int64_t n, std::int64_t d, std::int64_t br, std::int64_t bc, int warps, std::int64_t heads,
+             std::int64_t batch = 1, Mask mask = {}) {
+  Config c;
+  c.algo = a;
+  c.n_q = c.n_k = n;
+  c.d = d;
+  c.b_r = br;
+  c.b_c = bc;
+  c.warps = warps;
+  c.heads = heads;
+  c.batch = batch;
+  c.mask = mask;
+  return resolve(c);
+}
+
+std::uint64_t dram(const Counters& k, Tensor t, Dir d) { return k.bytes(Memory::dram, t, d); }
+
+// What reaches DRAM in the end: the write-backs during the launches and the stores still dirty
+// when each launch ends (written back after it; Nsight Compute does not count those).
+std::uint64_t written(const Counters& k, Tensor t) {
+  std::uint64_t b = dram(k, t, Dir::write);
+  for (const LaunchCounters& l : k.launches) b += l.l2_dirty_at_end[int(t)][int(Dir::write)];
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("V2 at the compulsory floor: Q, K, V read once and O, L written once when K/V of the resident heads fit") {
+  for (const bool causal : {false, true}) {
+    const Problem p = make(Algo::v2, 4096, 64, 128, 128, 8, 16, 1, causal ? Mask{MaskKind::causal_tl, 0, 0} : Mask{});
+    const Counters k = count(p, false, true);
+    REQUIRE(k.l2);
+    const std::uint64_t qkv = 16ull * 4096 * 64 * 2;  // bytes of Q (and of K, V, O): bh * N * d * e
+    CHECK(dram(k, Tensor::Q, Dir::read) == qkv);
+    CHECK(dram(k, Tensor::K, Dir::read) == qkv);
+    CHECK(dram(k, Tensor::V, Dir::read) == qkv);
+    CHECK(written(k, Tensor::O) == qkv);
+    CHECK(written(k, Tensor::L) == 16ull * 4096 * 4);
+    CHECK(dram(k, Tensor::O, Dir::write) == 0);  // 8 MiB of O stay in the 60 MiB L2 until the end
+    CHECK(total(k.levels[int(Memory::dram)], Dir::read) == 3 * qkv);
+    // the requests are what the walk moved: K requested T_r = 32 times (non-causal)
+    if (!causal) CHECK(k.bytes(Memory::l2, Tensor::K, Dir::read) == 32 * qkv);
+  }
+}
+
+TEST_CASE("V1's O, l, m round trips: absorbed by the L2 at small N, every one reaches DRAM at large N") {
+  SUBCASE("N = 4096, 16 heads: Q, O, l, m of a head (1.1 MiB) fit in its share of the L2 (60 MiB / 16)") {
+    const Problem p = make(Algo::v1, 4096, 64, 64, 64, 4, 16);
+    const Counters k = count(p, false, true);
+    const std::uint64_t q = 16ull * 4096 * 64 * 2, stat = 16ull * 4096 * 4;
+    CHECK(dram(k, Tensor::Q, Dir::read) == q);
+    CHECK(dram(k, Tensor::K, Dir::read) == q);
+    CHECK(dram(k, Tensor::O, Dir::read) == 0);  // written by line 2, never evicted before it is read
+    CHECK(written(k, Tensor::O) == q);
+    CHECK(written(k, Tensor::l) == stat);
+    CHECK(written(k, Tensor::m) == stat);
+    CHECK(k.cost.bytes(Tensor::O, Dir::read) == 64 * q);  // the requests: T_c = 64 round trips
+  }
+  SUBCASE("N = 32768, 16 heads: a head's Q, O, l, m (8.25 MiB) exceed its share (3.75 MiB): LRU misses each cycle") {
+    const Problem p = make(Algo::v1, 32768, 64, 64, 64, 4, 16);
+    const Counters k = count(p, false, true);
+    // every pass over the Q blocks finds nothing of the last: DRAM = requests, tensor by tensor
+    for (Tensor t : {Tensor::Q, Tensor::K, Tensor::V, Tensor::O}) {
+      CAPTURE(int(t));
+      CHECK(dram(k, t, Dir::read) == k.cost.bytes(t, Dir::read));
+      CHECK(written(k, t) == k.cost.bytes(t, Dir::write));
+    }
+    // l and m: the same, except that the first pass finds some of what line 2 wrote last (l and m
+    // after O): at most one pass of them (T_r blocks of 64 rows x 4 bytes, 16 heads) hits
+    for (Tensor t : {Tensor::l, Tensor::m}) {
+      CHECK(dram(k, t, Dir::read) <= k.cost.bytes(t, Dir::read));
+      CHECK(dram(k, t, Dir::read) >= k.cost.bytes(t, Dir::read) - 16ull * 32768 * 4);
+      CHECK(written(k, t) <= k.cost.bytes(t, Dir::write));
+      CHECK(written(k, t) >= k.cost.bytes(t, Dir::write) - 16ull * 32768 * 4);
+    }
+  }
+}
+
+TEST_CASE("standard attention: S and P reach DRAM whole, K is read from DRAM once per head while it fits") {
+  const Problem p = make(Algo::standard, 4096, 64, 64, 64, 4, 2);
+  const Counters k = count(p, true, true);
+  const std::uint64_t s = 2ull * 4096 * 4096 * 2;
+  CHECK(written(k, Tensor::S) == s);
+  CHECK(dram(k, Tensor::S, Dir::read) == s);
+  CHECK(written(k, Tensor::P) == s);
+  CHECK(dram(k, Tensor::P, Dir::read) == s);
+  // the S = QK^T kernel requests K once per Q block (the sector level), DRAM sees it once
+  CHECK(k.bytes(Memory::sector, Tensor::K, Dir::read) == 64 * 2ull * 4096 * 64 * 2);
+  CHECK(dram(k, Tensor::K, Dir::read) == 2ull * 4096 * 64 * 2);
+}
+
+TEST_CASE("V2 past the L2: K and V of one head (64 MiB) exceed it, so each wave of Q blocks streams them again") {
+  const Problem p = make(Algo::v2, 131072, 128, 128, 64, 8, 1);
+  const Counters k = count(p, false, true);
+  const Occupancy o = occupancy(p, make_schedule(Algo::v2).launches[0], sram_bytes(make_schedule(Algo::v2), 128, 64, 128, 2));
+  const std::int64_t waves = (1024 + o.slots - 1) / o.slots;  // T_r = 1024 Q blocks
+  REQUIRE(waves >= 2);
+  const std::uint64_t kv = 131072ull * 128 * 2;
+  CHECK(dram(k, Tensor::K, Dir::read) == std::uint64_t(waves) * kv);
+  CHECK(dram(k, Tensor::V, Dir::read) == std::uint64_t(waves) * kv);
+  CHECK(dram(k, Tensor::Q, Dir::read) == kv);
+}
+
+TEST_CASE("V2's DRAM reads match Nsight Compute on PyTorch's FA2 (tests/data/pytorch_fa2_h200_ncu.md) within 10%") {
+  struct Row {
+    std::int64_t batch, heads, n, d, br, bc;
+    bool causal;
+    double dram_read;  // measured bytes
+  };
+  const Row rows[] = {
+      {1, 16, 4096, 64, 128, 128, false, 25.25e6},
+      {1, 16, 4096, 64, 128, 128, true, 25.37e6},
+      {1, 16, 4096, 128, 128, 64, false, 51.22e6},
+      {4, 16, 16384, 64, 128, 128, false, 404.00e6},
+  };
+  for (const Row& r : rows) {
+    const Problem p = make(Algo::v2, r.n, r.d, r.br, r.bc, 4, r.heads, r.batch,
+                           r.causal ? Mask{MaskKind::causal_tl, 0, 0} : Mask{});
+    const Counters k = count(p, false, true);
+    const double predicted = double(total(k.levels[int(Memory::dram)], Dir::read));
+    CAPTURE(r.n);
+    CAPTURE(predicted);
+    CHECK(predicted / r.dram_read == doctest::Approx(1.0).epsilon(0.10));
+  }
+}
+
+TEST_CASE("occupancy: registers, shared memory and threads each limit where they are smallest") {
+  const Schedule v2 = make_schedule(Algo::v2);
+  // 64 x 64, 4 warps, d = 64: accumulators 16 x (64 + 64) / 32 = 64, + 40 = 104 registers:
+  // 65536 / (104 * 128) = 4 blocks (4.9), shared memory 233472 / (24576 + 1024) = 9
+  const Problem a = make(Algo::v2, 4096, 64, 64, 64, 4, 1);
+  const Occupancy oa = occupancy(a, v2.launches[0], 24576);
+  CHECK(registers_per_thread(a, v2.launches[0]) == 104);
+  CHECK(oa.blocks_per_sm == 4);
+  CHECK(oa.limit == "registers");
+  CHECK(oa.slots == 4 * 132);
+  // an SRAM peak of 100 KiB leaves room for 2
+  CHECK(occupancy(a, v2.launches[0], 100 * 1024).blocks_per_sm == 2);
+  CHECK(occupancy(a, v2.launches[0], 100 * 1024).limit == "shared memory");
+}
+
+TEST_CASE("a head past the recording budget: its first blocks are replayed and each tensor scaled by its requests") {
+  // V2, N = 262144, d = 64, 128 x 128: 2048 x 2048 tiles, 2 accesses each, past kRecordBudget.
+  // K and V of the head (2 x 32 MiB) exceed the L2, so each wave of Q blocks streams them again.
+  const Problem p = make(Algo::v2, 262144, 64, 128, 128, 4, 1);
+  REQUIRE(2ull * 2048 * 2048 + 3 * 2048 > kRecordBudget);  // K_j, V_j per tile; Q_i, O_i, L_i per block
+  const Counters k = count(p, false, true);
+  const Schedule s = make_schedule(Algo::v2);
+  const std::int64_t slots = occupancy(p, s.launches[0], sram_bytes(s, 128, 128, 64, 2)).slots;
+  const double waves = double((2048 + slots - 1) / slots);
+  const double kv = 262144.0 * 64 * 2;
+  CHECK(double(dram(k, Tensor::K, Dir::read)) == doctest::Approx(waves * kv).epsilon(0.01));
+  CHECK(double(dram(k, Tensor::V, Dir::read)) == doctest::Approx(waves * kv).epsilon(0.01));
+  CHECK(double(dram(k, Tensor::Q, Dir::read)) == doctest::Approx(kv).epsilon(0.01));
+  // the l2 level still carries every request
+  CHECK(k.bytes(Memory::l2, Tensor::K, Dir::read) == k.cost.bytes(Tensor::K, Dir::read));
+}

@@ -1,0 +1,111 @@
+// The time model's mechanisms (sim/src/time/time_model.cpp): launch overhead, wave quantization,
+// idle SMs, uneven causal blocks, and the step rule for a block alone on its SM.
+#include <doctest/doctest.h>
+
+#include "flashlab/time/time_model.hpp"
+
+using namespace flashlab;
+
+namespace {
+
+Problem make(Algo a, std::int64_t n, std::int64_t br, std::int64_t bc, int warps, std::int64_t heads, Mask mask = {}) {
+  Config c;
+  c.algo = a;
+  c.n_q = c.n_k = n;
+  c.d = 64;
+  c.b_r = br;
+  c.b_c = bc;
+  c.warps = warps;
+  c.heads = heads;
+  c.mask = mask;
+  return resolve(c);
+}
+
+}  // namespace
+
+TEST_CASE("every launch pays the measured launch overhead, standard attention has three") {
+  const Ceilings& c = gpu_ceilings("h200");
+  const Modelled s = model(make(Algo::standard, 64, 64, 64, 4, 1));
+  REQUIRE(s.time.launches.size() == 3);
+  for (const LaunchTime& l : s.time.launches) CHECK(l.time_s >= c.launch_s);
+  CHECK(s.time.time_s >= 3 * c.launch_s);
+  const Modelled v2 = model(make(Algo::v2, 64, 64, 64, 4, 1));
+  CHECK(v2.time.time_s == doctest::Approx(v2.time.launches[0].blocks_s + c.launch_s));
+}
+
+TEST_CASE("a 4-warp block alone on its SM overlaps nothing: its time is the sum of its unit times and load latency") {
+  const Modelled m = model(make(Algo::v2, 256, 64, 64, 4, 1));
+  const LaunchTime& l = m.time.launches[0];
+  REQUIRE(l.sharing == 1);
+  // 4 blocks, one per SM, the same work each: one block's time = its units' sum
+  double per_block = 0;
+  for (int u = 0; u <= int(Unit::latency); ++u) per_block += l.unit_s[std::size_t(u)];
+  CHECK(l.unit_s[int(Unit::latency)] > 0);
+  per_block *= 132.0 / 4.0;  // unit_s spreads the work of all 4 blocks over 132 SMs
+  // with 8 warps per block (W >= 6) the units overlap: less than the sum
+  const Modelled w8 = model(make(Algo::v2, 256, 64, 64, 8, 1));
+  double sum8 = 0;
+  for (int u = 0; u <= int(Unit::latency); ++u) sum8 += w8.time.launches[0].unit_s[std::size_t(u)];
+  CHECK(w8.time.launches[0].unit_s[int(Unit::latency)] == 0);
+  CHECK(w8.time.launches[0].blocks_s < sum8 * 132.0 / 4.0);
+  CHECK(l.blocks_s == doctest::Approx(per_block));
+}
+
+TEST_CASE("wave quantization: one head more than the GPU holds takes a second wave") {
+  // V2, N = 4096, 64 x 64 tiles: T_r = 64 blocks per head; 4 blocks per SM -> 528 slots
+  const Problem full = make(Algo::v2, 4096, 64, 64, 4, 8);   // 512 blocks: one wave
+  const Problem over = make(Algo::v2, 4096, 64, 64, 4, 9);   // 576 blocks: two waves
+  const Modelled a = model(full), b = model(over);
+  REQUIRE(a.time.launches[0].occupancy.slots == 528);
+  CHECK(a.time.launches[0].waves == 1);
+  CHECK(b.time.launches[0].waves == 2);
+  CHECK(b.time.launches[0].blocks_s == doctest::Approx(2 * a.time.launches[0].blocks_s));
+}
+
+TEST_CASE("SMs idle when the grid is smaller than the GPU: V1 with 16 heads takes as long as with 1") {
+  const Modelled one = model(make(Algo::v1, 2048, 64, 64, 4, 1));
+  const Modelled sixteen = model(make(Algo::v1, 2048, 64, 64, 4, 16));
+  CHECK(sixteen.time.launches[0].grid == 16);
+  CHECK(sixteen.time.launches[0].blocks_s == doctest::Approx(one.time.launches[0].blocks_s));
+  // while V2 spreads the same work over T_r = 32 blocks per head
+  const Modelled v2 = model(make(Algo::v2, 2048, 64, 64, 4, 1));
+  CHECK(v2.time.time_s < one.time.time_s / 10);
+}
+
+TEST_CASE("causal rows differ in length: about half the non-causal time, the longest block sets the end") {
+  const Modelled dense = model(make(Algo::v2, 8192, 64, 64, 4, 16));
+  const Modelled causal = model(make(Algo::v2, 8192, 64, 64, 4, 16, Mask{MaskKind::causal_tl, 0, 0}));
+  const double r = causal.time.launches[0].blocks_s / dense.time.launches[0].blocks_s;
+  CHECK(r > 0.45);
+  CHECK(r < 0.75);
+  CHECK(causal.time.launches[0].sm_busy < dense.time.launches[0].sm_busy + 1e-12);
+  // TFLOP/s is the matmul FLOPs over the time
+  CHECK(causal.time.tflops == doctest::Approx(double(causal.counters.cost.flops) / causal.time.time_s / 1e12));
+}
+
+TEST_CASE("the time model takes any schedule: V1's switches turned one by one to V2's end at V2's prediction") {
+  Config c;
+  c.algo = Algo::v1;
+  c.n_q = c.n_k = 4096;
+  c.b_r = c.b_c = 64;
+  c.heads = 16;
+  const double v1 = model(resolve(c)).time.time_s;
+  c.order = LoopOrder::q_outer;
+  const double order = model(resolve(c)).time.time_s;
+  c.grid = GridKind::q_block;
+  const Modelled grid = model(resolve(c));
+  c.rescale = Rescale::delayed;
+  c.split = WarpSplit::split_q;
+  c.block_skip = true;
+  const double all = model(resolve(c)).time.time_s;
+  Config v2 = c;
+  v2.algo = Algo::v2;
+  v2.order.reset(), v2.grid.reset(), v2.rescale.reset(), v2.split.reset(), v2.block_skip.reset();
+  CHECK(all == doctest::Approx(model(resolve(v2)).time.time_s));
+  // the loop order alone keeps one block per head: O stays on chip, the 16 SMs stay alone
+  CHECK(order < v1);
+  CHECK(order > v1 / 2);
+  // one thread block per Q block fills the GPU: 1024 blocks instead of 16
+  CHECK(grid.time.launches[0].grid == 1024);
+  CHECK(grid.time.time_s < order / 10);
+}
