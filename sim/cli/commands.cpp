@@ -8,6 +8,7 @@ namespace flashlab::cli {
 void register_commands(CLI::App& app, const std::string& command) {
   register_count(app);
   register_compare(app);
+  register_explain(app);
   register_run(app);
   register_sweep(app);
   register_trace(app, command);

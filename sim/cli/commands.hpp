@@ -43,6 +43,7 @@ class CommandFailed : public std::runtime_error {
 
 void register_count(CLI::App& app);    // cmd_count.cpp: one config's counters, table or JSON
 void register_compare(CLI::App& app);  // cmd_compare.cpp: standard, V1, V2 side by side with ratios
+void register_explain(CLI::App& app);  // cmd_explain.cpp: V1 -> V2 one improvement at a time, predicted times
 void register_run(CLI::App& app);      // cmd_run.cpp: numerics against the float64 reference
 void register_sweep(CLI::App& app);    // cmd_sweep.cpp: a grid over N, d, B_r, B_c or M to CSV
 // cmd_trace.cpp: the event trace of one config to a file; `command` (command_line.hpp) goes in its header

@@ -103,13 +103,14 @@ class BlockTimer : public StepObserver {
 /// Counters::l2; without it the DRAM bound is left out).
 TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTimer& b, const Counters& k);
 
-/// Counters (sectors and L2 model on) and predicted time of schedule `s` on problem p.
+/// Counters (sectors and L2 model on) and predicted time of schedule `s` on problem p; `also`,
+/// when given, observes the same walk (a progress bar, the warp counter).
 struct Modelled {
   Counters counters;
   TimePrediction time;
 };
-Modelled model(const Problem& p, const Schedule& s);
+Modelled model(const Problem& p, const Schedule& s, StepObserver* also = nullptr);
 /// The same for the schedule p runs (make_schedule(p): its algorithm and switches).
-Modelled model(const Problem& p);
+Modelled model(const Problem& p, StepObserver* also = nullptr);
 
 }  // namespace flashlab
