@@ -1,7 +1,7 @@
 // cmd_compare.cpp — `flashlab compare`: standard attention, FlashAttention V1 and V2 side by side
 // on one configuration, with the ratios standard/V2 and V1/V2. Default: one Llama-3-8B attention
 // layer (32 heads, d = 128) at 8192 tokens, causal, batch 1.
-#include <functional>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -10,111 +10,76 @@
 #include "algos.hpp"
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
-#include "flashlab/executor/executor.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "report.hpp"
 
 namespace flashlab::cli {
 namespace {
 
-struct Column {
-  Problem p;
-  Counters k;
+// The rows of the comparison, by catalogue key (flashlab/report/metrics.hpp); "  " marks a part
+// of the row above.
+constexpr const char* kRows[] = {
+    "hbm_read_bytes",        "hbm_write_bytes",    "hbm_total_bytes", "  hbm_s_p_bytes", "  hbm_o_l_m_read_bytes",
+    "flops_matmul",          "flops_per_hbm_byte", "ops_exp",         "ops_all",         "tiles_visited",
+    "sram_peak_bytes",       "grid_blocks",        "waves",           "hbm_seconds",     "matmul_seconds",
+    "warp_smem_bytes",       "warp_barriers",      "warp_extra_ops",
 };
 
-// Lower bounds on time from the GPU preset's datasheet rates (docs/model.md "Presets").
-double hbm_seconds(const Column& c) {
-  return double(c.k.cost.read_bytes() + c.k.cost.write_bytes()) / c.p.gpu.hbm_bytes_per_s;
-}
-double matmul_seconds(const Column& c) {
-  const double rate = c.p.dtype == Dtype::fp32 ? c.p.gpu.fp32_flops : c.p.gpu.fp16_tensor_flops;
-  return double(c.k.cost.flops) / rate;
-}
-std::uint64_t all_ops(const Counters& k) {
-  std::uint64_t s = 0;
-  for (int o = 0; o < kOpKindCount; ++o) s += k.cost.op(OpKind(o));
-  return s;
-}
-std::string seconds(double s) {
-  return s >= 1 ? fmt::format("{:.3f} s", s) : s >= 1e-3 ? fmt::format("{:.3f} ms", s * 1e3)
-                                                         : fmt::format("{:.1f} us", s * 1e6);
-}
-
-// One row of the comparison: its label, its JSON key, its value and how to print it.
 struct Row {
-  std::string label, key;
-  std::function<double(const Column&)> value;
-  std::function<std::string(double)> show;
+  const report::Metric& metric;
+  bool part;  // shown indented under the row above
 };
 
-std::vector<Row> rows(const GpuSpec& g) {
-  const auto bytes = [](double v) { return human_bytes(v); };
-  const auto count = [](double v) { return human_count(v); };
-  const auto exact = [](double v) { return group_digits(std::uint64_t(v)); };
-  return {
-      {"HBM read", "hbm_read_bytes", [](const Column& c) { return double(c.k.cost.read_bytes()); }, bytes},
-      {"HBM written", "hbm_write_bytes", [](const Column& c) { return double(c.k.cost.write_bytes()); }, bytes},
-      {"HBM read + written", "hbm_total_bytes",
-       [](const Column& c) { return double(c.k.cost.read_bytes() + c.k.cost.write_bytes()); }, bytes},
-      {"  of which S and P", "hbm_s_p_bytes",
-       [](const Column& c) {
-         const Cost& k = c.k.cost;
-         return double(k.bytes(Tensor::S, Dir::read) + k.bytes(Tensor::S, Dir::write) +
-                       k.bytes(Tensor::P, Dir::read) + k.bytes(Tensor::P, Dir::write));
-       },
-       bytes},
-      {"  of which O, l, m re-reads", "hbm_o_l_m_read_bytes",
-       [](const Column& c) {
-         const Cost& k = c.k.cost;
-         return double(k.bytes(Tensor::O, Dir::read) + k.bytes(Tensor::l, Dir::read) +
-                       k.bytes(Tensor::m, Dir::read));
-       },
-       bytes},
-      {"matmul FLOPs", "flops_matmul", [](const Column& c) { return double(c.k.cost.flops); }, count},
-      {"FLOPs per HBM byte", "flops_per_hbm_byte",
-       [](const Column& c) { return double(c.k.cost.flops) / double(c.k.cost.read_bytes() + c.k.cost.write_bytes()); },
-       [](double v) { return fmt::format("{:.1f}", v); }},
-      {"exp", "ops_exp", [](const Column& c) { return double(c.k.cost.op(OpKind::exp)); }, count},
-      {"non-matmul ops, all kinds", "ops_all", [](const Column& c) { return double(all_ops(c.k)); }, count},
-      {"tiles visited", "tiles_visited", [](const Column& c) { return double(c.k.tiles.visited); }, exact},
-      {"SRAM peak per block", "sram_peak_bytes", [](const Column& c) { return double(c.k.sram_peak_bytes); },
-       bytes},
-      {"grid blocks", "grid_blocks", [](const Column& c) { return double(c.k.grid_blocks); }, exact},
-      {"waves on " + g.name, "grid_waves", [](const Column& c) { return double(c.k.waves); }, exact},
-      {fmt::format("HBM time at {:.2f} TB/s", g.hbm_bytes_per_s / 1e12), "hbm_seconds", hbm_seconds, seconds},
-      {"matmul time at peak rate", "matmul_seconds", matmul_seconds, seconds},
-  };
+std::vector<Row> rows() {
+  std::vector<Row> out;
+  for (std::string_view key : kRows) {
+    const bool part = key.starts_with("  ");
+    out.push_back({report::metric(part ? key.substr(2) : key), part});
+  }
+  return out;
 }
 
-void print_table(const std::vector<Column>& cols, const std::string& model) {
-  const Problem& p = cols.back().p;
+std::string label(const Row& r, const Problem& p) {
+  const std::string l = report::label_of(r.metric, p);
+  return r.part ? "  of which " + l : l;
+}
+
+// The ratio a / b of two values, "-" (null in JSON) where either is none or b is 0.
+double ratio_of(const report::Value& a, const report::Value& b) {
+  return a.none() || b.none() || b.as_double() == 0 ? std::nan("") : a.as_double() / b.as_double();
+}
+
+void print_table(const std::vector<report::Figures>& cols, const std::string& model) {
+  const Problem& p = cols.back().problem;
   if (!model.empty()) std::cout << model << "\n";
   std::cout << shape_line(p) << "\n";
-  std::cout << fmt::format("block skip: standard {}, V1 {}, V2 {} (counts cover all {} (batch, head) pairs)\n\n",
-                           cols[0].p.block_skip ? "on" : "off", cols[1].p.block_skip ? "on" : "off",
-                           cols[2].p.block_skip ? "on" : "off", p.bh());
-  std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}{:>14}{:>10}\n", "", "standard", "V1", "V2", "standard/V2",
+  std::cout << fmt::format(
+      "block skip: standard {}, V1 {}, V2 {}; warps: V1 {}, V2 {} of {} (counts cover all {} (batch, head) pairs)\n\n",
+      cols[0].problem.block_skip ? "on" : "off", cols[1].problem.block_skip ? "on" : "off",
+      cols[2].problem.block_skip ? "on" : "off", to_string(cols[1].problem.split), to_string(cols[2].problem.split),
+      p.warps, p.bh());
+  std::cout << fmt::format("{:<42}{:>14}{:>14}{:>14}{:>14}{:>10}\n", "", "standard", "V1", "V2", "standard/V2",
                            "V1/V2");
-  for (const Row& r : rows(p.gpu)) {
-    const double s = r.value(cols[0]), v1 = r.value(cols[1]), v2 = r.value(cols[2]);
-    std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}{:>14}{:>10}\n", r.label, r.show(s), r.show(v1), r.show(v2),
-                             ratio(s, v2), ratio(v1, v2));
+  for (const Row& r : rows()) {
+    const report::Value s = r.metric.value(cols[0]), v1 = r.metric.value(cols[1]), v2 = r.metric.value(cols[2]);
+    const auto shown = [](double x) { return std::isnan(x) ? std::string("-") : report::ratio(x, 1); };
+    std::cout << fmt::format("{:<42}{:>14}{:>14}{:>14}{:>14}{:>10}\n", label(r, p), report::human(r.metric, s),
+                             report::human(r.metric, v1), report::human(r.metric, v2), shown(ratio_of(s, v2)),
+                             shown(ratio_of(v1, v2)));
   }
-  std::cout << "\nTimes are lower bounds from the GPU preset's datasheet rates; exact counts: flashlab count "
-               "--algo ALGO --json\n";
+  std::cout << "\nTimes are lower bounds from the GPU preset's datasheet rates; warp figures: docs/warps.md; exact "
+               "counts: flashlab count --algo ALGO --json\n";
 }
 
-nlohmann::json to_json(const std::vector<Column>& cols, const std::string& model) {
+nlohmann::json to_json(const std::vector<report::Figures>& cols, const std::string& model) {
   nlohmann::json out;
   out["model"] = model;
-  for (const Column& c : cols) {
-    nlohmann::json a = counters_json(c.k, c.p);
-    a["config"] = problem_json(c.p);
-    out["algos"][std::string(to_string(c.p.algo))] = a;
-  }
-  for (const Row& r : rows(cols.back().p.gpu)) {
-    const double s = r.value(cols[0]), v1 = r.value(cols[1]), v2 = r.value(cols[2]);
-    out["ratios"][r.key] = {{"standard/v2", v2 == 0 ? nlohmann::json() : nlohmann::json(s / v2)},
-                            {"v1/v2", v2 == 0 ? nlohmann::json() : nlohmann::json(v1 / v2)}};
+  for (const report::Figures& f : cols) out["algos"][std::string(to_string(f.problem.algo))] = figures_json(f, model);
+  const auto json_ratio = [](double x) { return std::isnan(x) ? nlohmann::json() : nlohmann::json(x); };
+  for (const Row& r : rows()) {
+    const report::Value s = r.metric.value(cols[0]), v1 = r.metric.value(cols[1]), v2 = r.metric.value(cols[2]);
+    out["ratios"][r.metric.key] = {{"standard/v2", json_ratio(ratio_of(s, v2))}, {"v1/v2", json_ratio(ratio_of(v1, v2))}};
   }
   return out;
 }
@@ -128,15 +93,11 @@ void register_compare(CLI::App& app) {
       "8192 tokens, causal)");
   auto flags = add_config_flags(*cmd, ConfigFlagOptions{.algo = false, .default_model = "llama3-8b"});
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "print one JSON object: each algorithm's config and counters, and the ratios");
+  cmd->add_flag("--json", *json, "print one JSON object: each algorithm's config and metrics, and the ratios");
   cmd->callback([flags, json] {
     const Config c = flags->build();
-    std::vector<Column> cols;
-    for (Algo a : all_algos()) {
-      Problem p = resolve_algo(c, a);
-      Counters k = count(p);
-      cols.push_back({std::move(p), k});
-    }
+    std::vector<report::Figures> cols;
+    for (Algo a : all_algos()) cols.push_back(report::measure(resolve_algo(c, a)));
     if (*json)
       std::cout << to_json(cols, flags->model()).dump(2) << "\n";
     else

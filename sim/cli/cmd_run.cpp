@@ -10,6 +10,7 @@
 #include "algos.hpp"
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
+#include "flashlab/config/config_json.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/numerics/numerics.hpp"
 #include "report.hpp"
@@ -46,7 +47,7 @@ void print_steps(const Problem& p, std::int64_t block, const std::vector<StatSna
   }
 }
 
-void run_numerics(const Config& c, const RunArgs& a) {
+void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   const std::vector<Algo> algos = parse_algo_list("algo", a.algo);
   std::vector<Problem> problems;
   for (Algo algo : algos) problems.push_back(resolve_algo(c, algo));
@@ -90,7 +91,8 @@ void run_numerics(const Config& c, const RunArgs& a) {
       out["results"][name] = {{"max_abs_O", e.max_abs_O}, {"rel_fro_O", e.rel_fro_O},
                               {"max_abs_L", e.max_abs_L}, {"finite", e.finite},
                               {"within", e.within},       {"tolerance_O", tolerance(p.dtype)},
-                              {"tolerance_L", tolerance_L(p.dtype, p.algo)}};
+                              {"tolerance_L", tolerance_L(p.dtype, p.algo)},
+                              {"config", config_json(p, model)}};
     } else {
       std::cout << fmt::format("{:<10}{}{}{}{:>8}{:>10.1e}{:>10.1e}{:>8}\n", name, error_text(e.max_abs_O, 14),
                                error_text(e.rel_fro_O, 20), error_text(e.max_abs_L, 14), e.finite ? "yes" : "NO",
@@ -114,9 +116,7 @@ void run_numerics(const Config& c, const RunArgs& a) {
       }
     }
   if (a.json) {
-    out["config"] = problem_json(problems.front());
-    out["config"]["seed"] = seed;
-    out["config"]["inputs"] = {{"q", a.q}, {"k", a.k}, {"v", a.v}};
+    out["inputs"] = {{"q", a.q}, {"k", a.k}, {"v", a.v}, {"seed", seed}};  // as in a trace header
     std::cout << out.dump(2) << "\n";
   }
   if (!all_within) throw CommandFailed(kExitTolerance, "numerics out of tolerance (see the result column)");
@@ -151,7 +151,7 @@ void register_run(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print one JSON object instead of the tables");
   cmd->callback([flags, args, show_rows] {
     args->show_rows_given = show_rows->count() > 0;
-    run_numerics(flags->build(), *args);
+    run_numerics(flags->build(), flags->model(), *args);
   });
 }
 

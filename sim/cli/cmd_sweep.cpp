@@ -1,5 +1,6 @@
 // cmd_sweep.cpp — `flashlab sweep`: one axis (N, d, B_r, B_c or M) over a list of values, every
-// chosen algorithm at each value, one CSV row per (value, algorithm) with the main counters.
+// chosen algorithm at each value, one CSV row per (value, algorithm) with every metric of the
+// catalogue (flashlab/report/metrics.hpp).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -9,7 +10,7 @@
 #include "algos.hpp"
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
-#include "flashlab/executor/executor.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "output_file.hpp"
 #include "png_output.hpp"
 #include "progress.hpp"
@@ -49,29 +50,25 @@ std::string csv_field(const std::string& s) {
   return s.find_first_of(",\"") == std::string::npos ? s : "\"" + s + "\"";
 }
 
+// The sweep's config columns; every metric of the catalogue that is not a fact of the config
+// follows, in catalogue order (docs/output.md).
 void write_header(std::ostream& out) {
-  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes,"
-         "hbm_read_bytes,hbm_write_bytes,hbm_total_bytes";
-  for (const char* dir : {"read", "write"})
-    for (int t = 0; t < kTensorCount; ++t) out << "," << dir << "_" << to_string(Tensor(t));
-  out << ",tiles_total,tiles_visited,tiles_full,tiles_partial,tiles_skipped,flops_matmul";
-  for (int o = 0; o < kOpKindCount; ++o) out << ",ops_" << to_string(OpKind(o));
-  out << ",sram_peak_bytes,grid_blocks,blocks_per_sm,waves\n";
+  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes";
+  for (const report::Metric& m : report::catalogue())
+    if (!m.config_fact) out << "," << m.key;
+  out << "\n";
 }
 
-void write_row(std::ostream& out, Axis axis, std::int64_t value, const Problem& p, const Counters& k) {
+void write_row(std::ostream& out, Axis axis, std::int64_t value, const report::Figures& f) {
+  const Problem& p = f.problem;
   const Tiling& t = p.tiling;
   out << to_string(axis) << "," << value << "," << to_string(p.algo) << "," << t.n_q << "," << t.n_k << "," << t.d
       << "," << t.b_r << "," << t.b_c << "," << t.t_r() << "," << t.t_c() << "," << csv_field(to_string(p.mask))
       << "," << (p.block_skip ? "on" : "off") << "," << to_string(p.dtype) << "," << p.batch << "," << p.heads
-      << "," << p.sram_capacity << "," << k.cost.read_bytes() << "," << k.cost.write_bytes() << ","
-      << k.cost.read_bytes() + k.cost.write_bytes();
-  for (Dir dir : {Dir::read, Dir::write})
-    for (int tn = 0; tn < kTensorCount; ++tn) out << "," << k.cost.bytes(Tensor(tn), dir);
-  out << "," << k.tiles.total << "," << k.tiles.visited << "," << k.tiles.full << "," << k.tiles.partial << ","
-      << k.tiles.skipped << "," << k.cost.flops;
-  for (int o = 0; o < kOpKindCount; ++o) out << "," << k.cost.op(OpKind(o));
-  out << "," << k.sram_peak_bytes << "," << k.grid_blocks << "," << k.blocks_per_sm << "," << k.waves << "\n";
+      << "," << p.sram_capacity;
+  for (const report::Metric& m : report::catalogue())
+    if (!m.config_fact) out << "," << report::exact(m.value(f));
+  out << "\n";
 }
 
 void run_sweep(const Config& base, const SweepArgs& a) {
@@ -93,9 +90,9 @@ void run_sweep(const Config& base, const SweepArgs& a) {
     const std::string point = to_string(axis) + " = " + std::to_string(v);
     for (Algo algo : algos) {
       const Problem p = resolve_algo(c, algo, "sweep point " + point);
-      const Counters k = count(p);
-      write_row(csv, axis, v, p, k);
-      samples.push_back(sweep_sample(v, p, k.cost.read_bytes() + k.cost.write_bytes()));
+      const report::Figures f = report::measure(p);
+      write_row(csv, axis, v, f);
+      samples.push_back(sweep_sample(v, p, report::value_of("hbm_total_bytes", f).integer));
       if (!first) first = p;
       progress.tick(point + ", " + std::string(to_string(algo)));
     }

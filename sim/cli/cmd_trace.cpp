@@ -10,6 +10,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/trace/trace_io.hpp"
+#include "flashlab/report/format.hpp"
 #include "report.hpp"
 #include "run_report.hpp"
 
@@ -43,13 +44,13 @@ void check_size(const Problem& p, TraceHeader h, TraceFormat format, const Trace
   const TraceSizeBound b = trace_size_bound(p, h, format, stats_blocks);
   if (b.bytes > std::uint64_t(limit))
     throw ConfigError("trace size",
-                      fmt::format("{} for {} events (an upper bound, {} form)", bytes_both(b.bytes),
-                                  group_digits(b.events), a.format),
+                      fmt::format("{} for {} events (an upper bound, {} form)", report::bytes_both(b.bytes),
+                                  report::group_digits(b.events), a.format),
                       fmt::format("at most --max-bytes {}; raise --max-bytes, or trace a smaller config",
-                                  bytes_both(std::uint64_t(limit))));
+                                  report::bytes_both(std::uint64_t(limit))));
 }
 
-void write(const Config& c, const TraceArgs& a) {
+void write(const Config& c, const std::string& model, const TraceArgs& a) {
   const Problem p = resolve(c);
   if (a.out.empty()) throw ConfigError("output", "(none)", "a file name: -o FILE");
   const TraceFormat format = parse_trace_format(a.format);
@@ -57,6 +58,7 @@ void write(const Config& c, const TraceArgs& a) {
   stats.header.config = resolved_config(p);
   stats.header.level = parse_trace_level(a.level);
   stats.header.command = a.command;
+  stats.header.model = model;
   const std::vector<std::int64_t> blocks = a.stats_given ? parse_blocks(a.stats_blocks) : std::vector<std::int64_t>{};
   check_size(p, stats.header, format, a, blocks.size());
   if (!blocks.empty()) {
@@ -69,7 +71,7 @@ void write(const Config& c, const TraceArgs& a) {
   ex.run();
   w.finish(stats.stats);
   std::cout << fmt::format("{}\nwrote {}: {} events ({}-level, {} form, one (batch, head))", config_line(p), a.out,
-                           group_digits(w.events_written()), a.level, a.format);
+                           report::group_digits(w.events_written()), a.level, a.format);
   if (!stats.stats.empty()) {
     std::string blocks;
     for (const BlockStats& b : stats.stats) blocks += (blocks.empty() ? "" : ",") + std::to_string(b.i);
@@ -110,7 +112,7 @@ void register_trace(CLI::App& app, const std::string& command) {
   cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->type_name("INT")->group("Statistics");
   cmd->callback([flags, args, stats] {
     args->stats_given = stats->count() > 0;
-    write(flags->build(), *args);
+    write(flags->build(), flags->model(), *args);
   });
 }
 
