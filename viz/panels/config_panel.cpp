@@ -119,7 +119,9 @@ bool tile_fields(Config& c, const Problem& p) {
   if (c.sram_bytes) {
     changed |= int_field("M (bytes)", *c.sram_bytes, 1024, "SRAM capacity M in bytes (FA1 §3.1).");
   } else {
+    ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("M = %s (the GPU's shared memory per block)", report::bytes_both(std::uint64_t(p.sram_capacity)).c_str());
+    ImGui::PopTextWrapPos();
   }
   return changed;
 }
@@ -243,8 +245,9 @@ void ConfigPanel::draw(Session& s) {
               f.problem.gpu.name.c_str());
   help("waves");
   if (f.warp_model) {
-    ImGui::Text("%s: shared memory %s, %s barriers, %s extra ops", to_string(f.problem.split).data(),
-                shown("warp_smem_bytes").c_str(), shown("warp_barriers").c_str(), shown("warp_extra_ops").c_str());
+    ImGui::TextWrapped("%s: %s of shared memory, %s barriers, %s extra ops", to_string(f.problem.split).data(),
+                       shown("warp_smem_bytes").c_str(), shown("warp_barriers").c_str(),
+                       shown("warp_extra_ops").c_str());
     help("warp_smem_bytes");
   }
 }

@@ -46,18 +46,19 @@ void warp_legend(const Problem& p, std::int64_t i, std::int64_t j) {
   }
 }
 
-// One row of a table: a catalogue metric's label (its help on hover) and its exact value on the tile.
+// One row of a table: a catalogue metric's label (its help on hover) and its exact value on the
+// tile, digits grouped (the column header names the unit).
 void metric_cells(const report::Figures& tile, const std::string& key) {
   const report::Metric& m = report::metric(key);
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(report::label_of(m, tile.problem).c_str());
   item_help(m.help.c_str());
   ImGui::TableNextColumn();
-  ImGui::TextUnformatted(report::precise(m, m.value(tile)).c_str());
+  ImGui::TextUnformatted(report::group_digits(m.value(tile).integer).c_str());
 }
 
 void ops_table(const report::Figures& tile) {
-  if (!ImGui::BeginTable("ops", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
+  if (!ImGui::BeginTable("ops", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit, {190, 0})) return;
   ImGui::TableSetupColumn("op (one head)");
   ImGui::TableSetupColumn("count");
   ImGui::TableHeadersRow();
@@ -131,12 +132,15 @@ void TilePanel::draw(const Session& s, TileRef tile, TextureSink& sink) {
   ImGui::SameLine();
   bytes_table(one);
   warp_table(one.warps);
-  if (one.warp_model && !one.warps.empty())
+  if (one.warp_model && !one.warps.empty()) {
+    ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("this tile: %s B of shared memory, %s barriers, %s extra ops (%s)",
                         report::group_digits(report::value_of("warp_smem_bytes", one).integer).c_str(),
                         report::group_digits(report::value_of("warp_barriers", one).integer).c_str(),
                         report::group_digits(report::value_of("warp_extra_ops", one).integer).c_str(),
                         to_string(p.split).data());
+    ImGui::PopTextWrapPos();
+  }
 }
 
 }  // namespace flashlab::viz
