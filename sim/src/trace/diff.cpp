@@ -7,6 +7,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "flashlab/config/config_json.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/trace/trace_io.hpp"
 
@@ -22,36 +23,13 @@ double ml_tolerance(Dtype t) {
 }
 
 std::vector<std::string> config_differences(const Config& a, const Config& b) {
+  // the keys of the one config schema (config_json.hpp); the model preset's name changes no event
+  const nlohmann::json x = config_json(resolve(a)), y = config_json(resolve(b));
+  const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   std::vector<std::string> out;
-  auto cmp = [&](const char* name, const std::string& x, const std::string& y) {
-    if (x != y) out.push_back(std::string(name) + ": " + x + " in A, " + y + " in B");
-  };
-  auto opt_int = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("default"); };
-  cmp("algo", std::string(to_string(a.algo)), std::string(to_string(b.algo)));
-  cmp("nq", std::to_string(a.n_q), std::to_string(b.n_q));
-  cmp("nk", std::to_string(a.n_k), std::to_string(b.n_k));
-  cmp("d", std::to_string(a.d), std::to_string(b.d));
-  cmp("br", opt_int(a.b_r), opt_int(b.b_r));
-  cmp("bc", opt_int(a.b_c), opt_int(b.b_c));
-  cmp("sram", opt_int(a.sram_bytes), opt_int(b.sram_bytes));
-  cmp("batch", std::to_string(a.batch), std::to_string(b.batch));
-  cmp("heads", std::to_string(a.heads), std::to_string(b.heads));
-  cmp("dtype", std::string(to_string(a.dtype)), std::string(to_string(b.dtype)));
-  cmp("mask", to_string(a.mask), to_string(b.mask));
-  auto opt_bool = [](const std::optional<bool>& v) { return v ? (*v ? "on" : "off") : "default"; };
-  cmp("block_skip", opt_bool(a.block_skip), opt_bool(b.block_skip));
-  auto opt_real = [](const std::optional<double>& v) {
-    if (!v) return std::string("default");
-    std::ostringstream s;
-    s.precision(17);
-    s << *v;
-    return s.str();
-  };
-  cmp("scale", opt_real(a.scale), opt_real(b.scale));
-  cmp("warps", std::to_string(a.warps), std::to_string(b.warps));
-  auto opt_split = [](const std::optional<WarpSplit>& v) { return v ? std::string(to_string(*v)) : "default"; };
-  cmp("split", opt_split(a.split), opt_split(b.split));
-  cmp("gpu", a.gpu, b.gpu);
+  for (const auto& item : x.items())
+    if (item.key() != "model" && item.value() != y.at(item.key()))
+      out.push_back(item.key() + ": " + text(item.value()) + " in A, " + text(y.at(item.key())) + " in B");
   return out;
 }
 

@@ -97,19 +97,25 @@ TEST_CASE("time lower bounds from the GPU preset") {
         doctest::Approx(double(T * T * 4 * B * B * d) / f.problem.gpu.fp32_flops));  // fp32 inputs
 }
 
-// docs/warps.md on a config where every warp has rows and columns: N = 128, d = 16,
-// B_r = B_c = 32, W = 4, no mask, V1 (dense): 16 full tiles of r = c = 32, r_w = c_w = 8.
-TEST_CASE("warp split: split-K against split-Q on a small V1 config, docs/warps.md closed forms") {
+namespace {
+
+// A config where every warp has rows and columns: N = 128, d = 16, B_r = B_c = 32, W = 4, no
+// mask: 16 full tiles of r = c = 32 (V1 computes all, V2 too), r_w = c_w = 8.
+Figures small(Algo a, WarpSplit split) {
   Config c;
-  c.algo = Algo::v1;
+  c.algo = a;
   c.n_q = c.n_k = 128;
   c.d = 16;
   c.b_r = c.b_c = 32;
   c.warps = 4;
-  c.split = WarpSplit::split_q;
-  const Figures q = report::measure(resolve(c));
-  c.split = WarpSplit::split_k;
-  const Figures k = report::measure(resolve(c));
+  c.split = split;
+  return report::measure(resolve(c));
+}
+
+}  // namespace
+
+TEST_CASE("warp split: split-K against split-Q on a small V1 config, docs/warps.md closed forms") {
+  const Figures q = small(Algo::v1, WarpSplit::split_q), k = small(Algo::v1, WarpSplit::split_k);
   const std::uint64_t tiles = 16, r = 32, dd = 16, W = 4;
   // split-Q: warps share only K_j, V_j — two barriers per tile, no shared-memory partials, and the
   // warps' operations add up to the block's exactly
@@ -139,13 +145,7 @@ TEST_CASE("warp split: split-K against split-Q on a small V1 config, docs/warps.
 }
 
 TEST_CASE("warp split: V2 split-K does r W (W - 1) more max per tile (every warp folds in m_old)") {
-  Config c;
-  c.n_q = c.n_k = 128;
-  c.d = 16;
-  c.b_r = c.b_c = 32;
-  c.warps = 4;
-  c.split = WarpSplit::split_k;
-  const Figures k = report::measure(resolve(c));
+  const Figures k = small(Algo::v2, WarpSplit::split_k);
   CHECK(n("warp_extra_max", k) == 16 * 32 * 4 * 3);
   CHECK(n("warp_extra_add", k) == 16 * 3 * 32 * 16);
 }
