@@ -21,7 +21,7 @@ void print_catalogue() {
                "|---|---|---|---|---|\n";
   for (const report::Metric& m : report::catalogue())
     std::cout << "| `" << m.key << "` | `" << m.json_path << "` | " << report::to_string(m.unit) << " | "
-              << cell(m.label) << " | " << cell(m.help) << (m.config_fact ? " (config: not a CSV column)" : "")
+              << cell(m.label) << " | " << cell(m.help) << (m.in_csv ? "" : " (not a CSV column)")
               << " |\n";
 }
 

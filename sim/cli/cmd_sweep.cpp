@@ -50,12 +50,12 @@ std::string csv_field(const std::string& s) {
   return s.find_first_of(",\"") == std::string::npos ? s : "\"" + s + "\"";
 }
 
-// The sweep's config columns; every metric of the catalogue that is not a fact of the config
-// follows, in catalogue order (docs/output.md).
+// The sweep's config columns, then every metric of the catalogue with in_csv, in catalogue order
+// (docs/output.md).
 void write_header(std::ostream& out) {
   out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes";
   for (const report::Metric& m : report::catalogue())
-    if (!m.config_fact) out << "," << m.key;
+    if (m.in_csv) out << "," << m.key;
   out << "\n";
 }
 
@@ -67,7 +67,7 @@ void write_row(std::ostream& out, Axis axis, std::int64_t value, const report::F
       << "," << (p.block_skip ? "on" : "off") << "," << to_string(p.dtype) << "," << p.batch << "," << p.heads
       << "," << p.sram_capacity;
   for (const report::Metric& m : report::catalogue())
-    if (!m.config_fact) out << "," << report::exact(m.value(f));
+    if (m.in_csv) out << "," << report::exact(m.value(f));
   out << "\n";
 }
 

@@ -25,6 +25,16 @@ std::uint64_t all_ops(const Figures& f) {
   return s;
 }
 std::uint64_t flops(const Figures& f) { return f.counters.cost.flops; }
+// Bytes at a memory level other than HBM (memory.hpp); none for the sector level when it was not
+// counted (ExecOptions::sectors).
+Value level_bytes(const Figures& f, Memory m, Tensor t, Dir d) {
+  if (m == Memory::sector && !f.counters.sectors) return {};
+  return Value::of(f.counters.bytes(m, t, d));
+}
+Value level_total(const Figures& f, Memory m, Dir d) {
+  if (m == Memory::sector && !f.counters.sectors) return {};
+  return Value::of(total(f.counters.levels[int(m)], d));
+}
 std::uint64_t u(std::int64_t v) { return std::uint64_t(v); }
 
 // The warp model's sums over warps (none where the model does not apply).
@@ -66,9 +76,9 @@ std::string op_help(OpKind k) {
 std::vector<Metric> build() {
   std::vector<Metric> m;
   const auto add = [&](std::string key, std::string path, std::string label, Unit unit, std::string help,
-                       std::function<Value(const Figures&)> value, bool config_fact = false) {
+                       std::function<Value(const Figures&)> value, bool in_csv = true) {
     m.push_back(Metric{std::move(key), std::move(path), std::move(label), unit, std::move(help), std::move(value),
-                       config_fact});
+                       in_csv});
   };
   const auto integer = [](auto get) { return [get](const Figures& f) { return Value::of(get(f)); }; };
 
@@ -126,7 +136,7 @@ std::vector<Metric> build() {
       integer([](const Figures& f) { return u(f.counters.sram_peak_bytes); }));
   add("sram_capacity_bytes", "sram.capacity_bytes", "SRAM capacity M", Unit::bytes,
       "SRAM capacity M of one thread block (default: the GPU preset's shared memory per block).",
-      integer([](const Figures& f) { return u(f.counters.sram_capacity); }), true);
+      integer([](const Figures& f) { return u(f.counters.sram_capacity); }), false);  // a config column
   add("grid_blocks", "grid.blocks", "grid blocks", Unit::items,
       "Thread blocks launched: V1 one per (batch, head), V2 one per Q block and (batch, head).",
       integer([](const Figures& f) { return u(f.counters.grid_blocks); }));
@@ -137,9 +147,38 @@ std::vector<Metric> build() {
       "ceil(grid blocks / (SMs x blocks per SM)): the rounds of thread blocks the GPU runs.",
       integer([](const Figures& f) { return u(f.counters.waves); }));
   add("sms", "grid.sms", "SMs of {gpu}", Unit::items, "Streaming multiprocessors of the GPU preset.",
-      integer([](const Figures& f) { return u(f.problem.gpu.sms); }), true);
+      integer([](const Figures& f) { return u(f.problem.gpu.sms); }), false);
   add("steps", "steps", "steps", Unit::items, "Steps of the schedule, one (batch, head).",
       integer([](const Figures& f) { return f.counters.steps; }));
+
+  // The other memory levels (memory.hpp; docs/model.md "Memory levels"), shaped like HBM's.
+  for (Memory lv : {Memory::sector, Memory::sram, Memory::registers}) {
+    const std::string name(to_string(lv));
+    const std::string where = lv == Memory::sector ? "in whole 32-byte sectors, as the kernels move them"
+                              : lv == Memory::sram ? "in shared memory: tile loads land there, stores leave from there"
+                                                   : "in registers: the tiles the schedule keeps there";
+    add(name + "_read_bytes", "memory." + name + ".total_read_bytes", name + " read", Unit::bytes,
+        "Bytes read " + where + " (the level's own side: a store reads it), all (batch, head) pairs.",
+        [lv](const Figures& f) { return level_total(f, lv, Dir::read); });
+    add(name + "_write_bytes", "memory." + name + ".total_write_bytes", name + " written", Unit::bytes,
+        "Bytes written " + where + " (a load writes it), all (batch, head) pairs.",
+        [lv](const Figures& f) { return level_total(f, lv, Dir::write); });
+    add(name + "_total_bytes", "memory." + name + ".total_bytes", name + " read + written", Unit::bytes,
+        "Bytes read plus written " + where + ".", [lv](const Figures& f) {
+          const Value r = level_total(f, lv, Dir::read), w = level_total(f, lv, Dir::write);
+          return r.none() ? Value{} : Value::of(r.integer + w.integer);
+        });
+    for (Dir dir : {Dir::read, Dir::write})
+      for (int n = 0; n < kTensorCount; ++n) {
+        const Tensor t = Tensor(n);
+        const bool rd = dir == Dir::read;
+        add(fmt::format("{}_{}_{}", name, rd ? "read" : "write", to_string(t)),
+            fmt::format("memory.{}.{}_bytes.{}", name, rd ? "read" : "write", to_string(t)),
+            fmt::format("{} {} {}", name, rd ? "read of" : "written to", to_string(t)), Unit::bytes,
+            fmt::format("Bytes of {} {} {}.", to_string(t), rd ? "read" : "written", where),
+            [lv, t, dir](const Figures& f) { return level_bytes(f, lv, t, dir); }, false);  // JSON only
+      }
+  }
 
   // Derived from the above.
   add("hbm_s_p_bytes", "derived.hbm_s_p_bytes", "S and P traffic", Unit::bytes,
@@ -208,7 +247,7 @@ std::vector<Metric> build() {
 }
 
 // Whether the walk has a tile loop that the warp model splits between warps.
-bool has_tile_loop(const Executor& e) { return e.schedule().order != LoopOrder::none; }
+bool has_tile_loop(const Executor& e) { return has_tiles(e.schedule()); }
 
 }  // namespace
 
@@ -231,7 +270,7 @@ Figures figures_of(const Executor& finished, const WarpCounter& warps) {
 }
 
 Figures measure(const Problem& p) {
-  Executor ex(p);
+  Executor ex(p, ExecOptions{.sectors = true});
   WarpCounter warps(p);
   ex.add_observer(&warps);
   ex.run();

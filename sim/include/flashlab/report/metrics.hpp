@@ -68,11 +68,12 @@ struct Metric {
   Unit unit = Unit::items;
   std::string help;       // one line: what it counts, with its algorithm line
   std::function<Value(const Figures&)> value;
-  bool config_fact = false;  // a fact of the config (M, the SM count), not of the run: the
-                             // sweep's config columns already hold it
+  bool in_csv = true;  // a column of the sweep's CSV; false for a fact of the config (M, the SM
+                       // count: the config columns hold them) and for the per-tensor bytes of the
+                       // levels other than HBM (JSON only, or the CSV would have 54 more columns)
 };
 
-/// Every metric, in the order of the sweep's CSV columns.
+/// Every metric, in the order of the sweep's CSV columns (those with in_csv).
 const std::vector<Metric>& catalogue();
 /// The metric with this key; ConfigError("metric", key, every key) when there is none.
 const Metric& metric(std::string_view key);
