@@ -1,6 +1,7 @@
 // cmd_count.cpp — `flashlab count`: the counters of one configuration as a table or one JSON object.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -107,8 +108,9 @@ void register_count(CLI::App& app) {
       "also draw the block-skip map (full / partial / skipped tiles, the viewer's colours) to this PNG file");
   map_opt->type_name("FILE.png");
   cmd->callback([flags, json, map_path, map_opt] {
-    // The picture's path is checked and its temporary file opened before any work.
-    std::unique_ptr<PngOutput> map = map_opt->count() ? std::make_unique<PngOutput>("map", *map_path) : nullptr;
+    // The picture's destination is checked before any work (png_output.hpp).
+    std::optional<PngOutput> map;
+    if (map_opt->count()) map.emplace("map", *map_path);
     const report::Figures f = report::measure(resolve(flags->build()));
     const Problem& p = f.problem;
     std::string wrote;

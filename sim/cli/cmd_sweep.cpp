@@ -28,22 +28,23 @@ struct SweepArgs {
   ValueSpec values;
 };
 
-// --plot-size "WxH" -> {W, H}, each in [kPlotMinSide, kPlotMaxSide] pixels.
+// --plot-size "WxH" -> {W, H}, each parsed by parse_int_in in [kPlotMinSide, kPlotMaxSide] pixels.
+// Errors name the whole value: "plot-size = 100x600: WIDTHxHEIGHT, the width an integer from 320
+// to 4096 pixels".
 std::pair<int, int> parse_plot_size(const std::string& text) {
-  const std::string allowed = "WIDTHxHEIGHT in pixels, each " + std::to_string(kPlotMinSide) + " to " +
-                              std::to_string(kPlotMaxSide) + ", e.g. 960x600";
   const std::size_t x = text.find('x');
-  if (x == std::string::npos) throw ConfigError("plot-size", text.empty() ? "\"\"" : text, allowed);
-  std::int64_t w = 0, h = 0;
-  try {
-    w = parse_int("plot-size", text.substr(0, x), allowed);
-    h = parse_int("plot-size", text.substr(x + 1), allowed);
-  } catch (const ConfigError&) {  // name the whole value, not the half that failed
-    throw ConfigError("plot-size", text, allowed);
-  }
-  if (w < kPlotMinSide || w > kPlotMaxSide || h < kPlotMinSide || h > kPlotMaxSide)
-    throw ConfigError("plot-size", text, allowed);
-  return {int(w), int(h)};
+  if (x == std::string::npos)
+    throw ConfigError("plot-size", text, "WIDTHxHEIGHT in pixels, each " + int_range(kPlotMinSide, kPlotMaxSide) +
+                                             ", e.g. 960x600");
+  const auto side = [&text](const char* name, const std::string& part) {
+    try {
+      return int(parse_int_in("plot-size", part, kPlotMinSide, kPlotMaxSide, " pixels"));
+    } catch (const ConfigError& e) {  // name the whole value, not the half that failed
+      throw ConfigError("plot-size", text, std::string("WIDTHxHEIGHT, the ") + name + " " + e.allowed());
+    }
+  };
+  const int w = side("width", text.substr(0, x));
+  return {w, side("height", text.substr(x + 1))};
 }
 
 std::string csv_field(const std::string& s) {
@@ -77,8 +78,9 @@ void run_sweep(const Config& base, const SweepArgs& a) {
   const std::vector<std::int64_t> values = sweep_values(a.values);
   if (a.want_plot_size && !a.want_plot) throw ConfigError("plot-size", a.plot_size, "only with --plot FILE.png");
   const std::pair<int, int> plot_size = a.want_plot ? parse_plot_size(a.plot_size) : std::pair<int, int>{};
-  std::unique_ptr<PngOutput> plot = a.want_plot ? std::make_unique<PngOutput>("plot", a.plot) : nullptr;
-  OutputFile file(a.output);  // fails early on an unwritable path
+  std::optional<PngOutput> plot;  // destinations checked before any work
+  if (a.want_plot) plot.emplace("plot", a.plot);
+  const OutputFile file(a.output);
   std::ostringstream csv;     // nothing is written until every row is computed
   write_header(csv);
   std::vector<SweepSample> samples;
@@ -100,8 +102,7 @@ void run_sweep(const Config& base, const SweepArgs& a) {
   // The picture is drawn before anything is written, so that a failure leaves no file at all.
   const viz::Image picture =
       plot ? plot_image(sweep_plot(axis, *first, samples), plot_size.first, plot_size.second) : viz::Image{};
-  file.stream() << csv.str();
-  file.commit();
+  file.write(csv.str());
   if (plot) {
     plot->write(picture);
     std::cerr << "plot: wrote " << plot->path() << " (" << picture.width << " x " << picture.height << " px, "
