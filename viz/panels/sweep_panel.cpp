@@ -20,7 +20,7 @@ constexpr Algo kAlgos[] = {Algo::standard, Algo::v1, Algo::v2};
 constexpr const char* kAlgoNames[] = {"standard", "V1", "V2"};
 
 std::string x_label(SweepAxis axis, std::int64_t x) {
-  return axis == SweepAxis::block ? "B = " + std::to_string(x) : "M = " + std::to_string(x / 1024) + " KiB";
+  return axis == SweepAxis::block ? "B = " + std::to_string(x) : "M = " + report::human_bytes(double(x), 0);
 }
 
 // Whether point x is the current config (its B_r = B_c = x, or its M = x).
@@ -62,7 +62,7 @@ void plot(const std::vector<SweepPoint>& pts, SweepAxis axis, const Problem& p, 
   for (std::size_t k = 0; k < pts.size(); ++k) {
     const float x = xs(k);
     dl->AddLine({x, a.y}, {x, b.y}, is_current(p, c, axis, pts[k].x) ? palette::selected : grid);
-    const std::string s = axis == SweepAxis::block ? std::to_string(pts[k].x) : std::to_string(pts[k].x / 1024) + "K";
+    const std::string s = axis == SweepAxis::block ? std::to_string(pts[k].x) : report::human_bytes(double(pts[k].x), 0);
     dl->AddText({x - ImGui::CalcTextSize(s.c_str()).x / 2, b.y + 4}, text, s.c_str());
   }
   for (std::size_t n = 0; n < 3; ++n) {

@@ -174,7 +174,7 @@ std::vector<Metric> build() {
         const bool rd = dir == Dir::read;
         add(fmt::format("{}_{}_{}", name, rd ? "read" : "write", to_string(t)),
             fmt::format("memory.{}.{}_bytes.{}", name, rd ? "read" : "write", to_string(t)),
-            fmt::format("{} {} {}", name, rd ? "read of" : "written to", to_string(t)), Unit::bytes,
+            fmt::format("{} {} {}", name, to_string(t), rd ? "read" : "written"), Unit::bytes,
             fmt::format("Bytes of {} {} {}.", to_string(t), rd ? "read" : "written", where),
             [lv, t, dir](const Figures& f) { return level_bytes(f, lv, t, dir); }, false);  // JSON only
       }
