@@ -9,6 +9,7 @@
 
 #include "algos.hpp"
 #include "commands.hpp"
+#include "input_flags.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/config/config_json.hpp"
 #include "flashlab/contract/error.hpp"
@@ -20,7 +21,8 @@ namespace flashlab::cli {
 namespace {
 
 struct RunArgs {
-  std::string algo = "v2", q = "random", k = "random", v = "random", steps, seed = "0", rows = "4", show_rows;
+  std::string algo = "v2", steps, rows = "4", show_rows;
+  InputFlags in;
   bool json = false, show_rows_given = false;  // --show-rows given, even as ""
 };
 
@@ -63,9 +65,9 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   }
   const std::int64_t rows = parse_int("rows", a.rows, "an integer >= 1");
   if (rows < 1) throw ConfigError("rows", a.rows, "an integer >= 1");
-  const std::uint64_t seed = parse_u64("seed", a.seed);
+  const std::uint64_t seed = a.in.spec().seed;
   const Dtype dtype = problems.front().dtype;
-  const Fill fq = parse_fill("q", a.q, dtype), fk = parse_fill("k", a.k, dtype), fv = parse_fill("v", a.v, dtype);
+  const Fill fq = parse_fill("q", a.in.q, dtype), fk = parse_fill("k", a.in.k, dtype), fv = parse_fill("v", a.in.v, dtype);
 
   const std::vector<std::int64_t> shown_rows =
       !a.show_rows_given ? std::vector<std::int64_t>{} : parse_rows(a.show_rows, problems.front().tiling.n_q);
@@ -77,7 +79,7 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   if (!a.json) {
     std::cout << shape_line(problems.front()) << "\n";
     std::cout << fmt::format("inputs Q {}, K {}, V {}, seed {}; one (batch, head); reference: float64 dense\n\n",
-                             a.q, a.k, a.v, seed);
+                             a.in.q, a.in.k, a.in.v, seed);
     std::cout << fmt::format("{:<10}{:>14}{:>20}{:>14}{:>8}{:>10}{:>10}{:>8}\n", "algo", "max|O-O_ref|",
                              "|O-O_ref|/|O_ref|", "max|L-L_ref|", "finite", "tol O", "tol L", "result");
   }
@@ -116,7 +118,7 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
       }
     }
   if (a.json) {
-    out["inputs"] = {{"q", a.q}, {"k", a.k}, {"v", a.v}, {"seed", seed}};  // as in a trace header
+    out["inputs"] = {{"q", a.in.q}, {"k", a.in.k}, {"v", a.in.v}, {"seed", seed}};  // as in a trace header
     std::cout << out.dump(2) << "\n";
   }
   if (!all_within) throw CommandFailed(kExitTolerance, "numerics out of tolerance (see the result column)");
@@ -131,13 +133,7 @@ void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("--algo", args->algo, "standard | v1 | v2 | all, or a list such as v1,v2 (default v2)")
       ->type_name("ALGOS");
-  const auto fill = [cmd](const char* name, std::string& value, const char* help) {
-    cmd->add_option(name, value, help)->type_name("FILL")->group("Inputs");
-  };
-  fill("--q", args->q, "Q input: random | zero | index (row r holds r) | a number (default random)");
-  fill("--k", args->k, "K input, as --q");
-  fill("--v", args->v, "V input, as --q");
-  cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->type_name("INT")->group("Inputs");
+  add_input_flags(*cmd, args->in, "Inputs");
   cmd->add_option("--steps", args->steps, "print m and l after every step for Q block I")
       ->type_name("I")
       ->group("Steps");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "input_flags.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
@@ -22,8 +23,8 @@ constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t(1) << 31;
 
 struct TraceArgs {
   std::string command;  // the command line, for the header (command_line.hpp)
-  std::string out, format = "binary", level = "block", stats_blocks, q = "random", k = "random", v = "random",
-                   seed = "0", max_bytes = std::to_string(kDefaultMaxBytes);
+  std::string out, format = "binary", level = "block", stats_blocks, max_bytes = std::to_string(kDefaultMaxBytes);
+  InputFlags in;  // the statistics' inputs
   bool stats_given = false;  // --stats-blocks given (its value is never empty: values.hpp)
 };
 
@@ -40,7 +41,7 @@ std::vector<std::int64_t> parse_blocks(const std::string& text) {
 void check_size(const Problem& p, TraceHeader h, TraceFormat format, const TraceArgs& a, std::size_t stats_blocks) {
   const std::int64_t limit = parse_int("max-bytes", a.max_bytes, "an integer >= 1 (bytes)");
   if (limit < 1) throw ConfigError("max-bytes", a.max_bytes, "an integer >= 1 (bytes)");
-  if (stats_blocks > 0) h.inputs = InputSpec{a.q, a.k, a.v, 0};
+  if (stats_blocks > 0) h.inputs = InputSpec{a.in.q, a.in.k, a.in.v, 0};
   const TraceSizeBound b = trace_size_bound(p, h, format, stats_blocks);
   if (b.bytes > std::uint64_t(limit))
     throw ConfigError("trace size",
@@ -63,7 +64,7 @@ void write(const Config& c, const std::string& model, const TraceArgs& a) {
   check_size(p, stats.header, format, a, blocks.size());
   if (!blocks.empty()) {
     check_numerics_size(p);  // the statistics run the numerics of the whole (batch, head)
-    add_stats(stats, p, blocks, InputSpec{a.q, a.k, a.v, parse_u64("seed", a.seed)});
+    add_stats(stats, p, blocks, a.in.spec());
   }
   TraceFileWriter w(a.out, p, stats.header, format);
   Executor ex(p);
@@ -103,13 +104,7 @@ void register_trace(CLI::App& app, const std::string& command) {
                                        "record m and l of these Q blocks after each step (numerics)")
                             ->type_name("I,J")
                             ->group("Statistics");
-  const auto fill = [cmd](const char* name, std::string& value, const char* help) {
-    cmd->add_option(name, value, help)->type_name("FILL")->group("Statistics");
-  };
-  fill("--q", args->q, "Q input for the statistics: random | zero | index | a number (default random)");
-  fill("--k", args->k, "K input, as --q");
-  fill("--v", args->v, "V input, as --q");
-  cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->type_name("INT")->group("Statistics");
+  add_input_flags(*cmd, args->in, "Statistics");
   cmd->callback([flags, args, stats] {
     args->stats_given = stats->count() > 0;
     write(flags->build(), flags->model(), *args);
