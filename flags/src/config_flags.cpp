@@ -61,10 +61,20 @@ const std::vector<Flag>& flag_table() {
       {"--mask", "mask", "MASK", "none | causal (top-left) | causal-br (bottom-right) | window:LEFT,RIGHT",
        [](Config& c, const std::string&, const std::string& t) { c.mask = parse_mask(t); }},
       {"--block-skip", "block-skip", "on|off", "on | off: skip tiles with no visible element (default: on for v2, off for v1)",
-       [](Config& c, const std::string& f, const std::string& t) {
-         if (t != "on" && t != "off") throw ConfigError(f, t, "one of on, off");
-         c.block_skip = t == "on";
-       }},
+       [](Config& c, const std::string&, const std::string& t) { c.block_skip = parse_block_skip(t); }},
+      {"--order", "order", "ORDER",
+       "kv-outer | q-outer: loop order of v1/v2; kv-outer reads and writes O_i, l_i, m_i in HBM at every "
+       "step (FA1 Alg. 1), q-outer keeps them on chip and writes O_i, L_i once (FA2 Alg. 1) "
+       "(default: kv-outer for v1, q-outer for v2)",
+       [](Config& c, const std::string&, const std::string& t) { c.order = parse_order(t); }},
+      {"--grid", "grid", "GRID",
+       "head | qblock: one thread block per (batch, head) or per (batch, head, Q block) "
+       "(default: head for v1, qblock for v2)",
+       [](Config& c, const std::string&, const std::string& t) { c.grid = parse_grid(t); }},
+      {"--rescale", "rescale", "RESCALE",
+       "step | delayed: normalise O_i at every step (FA1 Alg. 1 line 12) or once at the end (FA2 Alg. 1 "
+       "line 12) (default: step for v1, delayed for v2)",
+       [](Config& c, const std::string&, const std::string& t) { c.rescale = parse_rescale(t); }},
       {"--scale", "scale", "FLOAT", "softmax scale (default 1/sqrt(d))",
        [](Config& c, const std::string& f, const std::string& t) {
          const std::string allowed = "a number > 0 (decimal and finite), e.g. 0.125";

@@ -22,13 +22,32 @@ namespace {
 
 constexpr std::size_t kCanary = 256;  // elements after each output that no kernel may write
 
+// The kernels implement two corners of the switches (docs/model.md "Variants"): --algo v1 with
+// V1's order, grid, rescale and split, --algo v2 with V2's; block skip is a runtime switch of both.
+// Any other combination is refused naming the switch, until the kernels implement it.
+void require_compiled_variant(const Problem& p) {
+  if (p.algo == Algo::standard) return;  // standard attention walks no tiles: the switches do not apply
+  const Switches want = preset_switches(p.algo);
+  const std::string kernel = "the " + std::string(to_string(p.algo)) + " kernel";
+  const std::string corners =
+      " (flashlab-gpu runs the two corners only: --algo v1 = --order kv-outer --grid head --rescale step --split "
+      "split-k, --algo v2 = --order q-outer --grid qblock --rescale delayed --split split-q; the simulator runs every "
+      "combination)";
+  if (p.order != want.order)
+    throw ConfigError("order", std::string(to_string(p.order)), std::string(to_string(want.order)) + " for " + kernel + corners);
+  if (p.grid != want.grid)
+    throw ConfigError("grid", std::string(to_string(p.grid)), std::string(to_string(want.grid)) + " for " + kernel + corners);
+  if (p.rescale != want.rescale)
+    throw ConfigError("rescale", std::string(to_string(p.rescale)),
+                      std::string(to_string(want.rescale)) + " for " + kernel + corners);
+  if (p.split != want.split)
+    throw ConfigError("split", std::string(to_string(p.split)), std::string(to_string(want.split)) + " for " + kernel + corners);
+}
+
 void require_supported(const Problem& p) {
   if (p.dtype == Dtype::fp32)
     throw ConfigError("dtype", "fp32", "fp16 or bf16 (the kernels run on fp16/bf16 tensor cores)");
-  if (p.algo == Algo::v1 && p.split != WarpSplit::split_k)
-    throw ConfigError("split", std::string(to_string(p.split)), "split-k for the v1 kernel (FA1's split of K/V)");
-  if (p.algo == Algo::v2 && p.split != WarpSplit::split_q)
-    throw ConfigError("split", std::string(to_string(p.split)), "split-q for the v2 kernel (FA2 §3.3)");
+  require_compiled_variant(p);
   const TileShape shape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
   const auto tiles = compiled_tiles(p.algo, int(p.tiling.d));
   if (std::find(tiles.begin(), tiles.end(), shape) == tiles.end()) {
@@ -106,7 +125,7 @@ DeviceTensors upload(const Problem& p, const HostInputs& h) {
   d.k.upload(h.k);
   d.v.upload(h.v);
   // The outputs and intermediates the schedule writes to HBM.
-  const Schedule s = make_schedule(p.algo);
+  const Schedule s = make_schedule(p);
   d.o = DeviceBuffer<std::uint16_t>(rows * std::size_t(t.d) + kCanary);
   if (moves(s, Tensor::L)) d.lse = DeviceBuffer<float>(rows + kCanary);
   if (moves(s, Tensor::m)) {
@@ -225,7 +244,7 @@ void check_numbers(const Problem& p, const HostInputs& h, const DeviceTensors& d
   const std::vector<std::uint16_t> o = d.o.download();
   std::vector<float> lse, m, l;
   r.canary_intact = canary_intact(o, rows * std::size_t(t.d));
-  const Schedule s = make_schedule(p.algo);
+  const Schedule s = make_schedule(p);
   const bool has_lse = moves(s, Tensor::L), has_ml = moves(s, Tensor::m);
   if (has_lse) {
     lse = d.lse.download();
@@ -273,7 +292,7 @@ void dump(const std::string& dir, const Problem& p, const HostInputs& h, const D
   write("v.bin", h.v.data(), h.v.size() * 2);
   const std::vector<std::uint16_t> o = d.o.download();
   write("o.bin", o.data(), rows * std::size_t(p.tiling.d) * 2);
-  if (moves(make_schedule(p.algo), Tensor::L)) write("lse.bin", d.lse.download().data(), rows * 4);
+  if (moves(make_schedule(p), Tensor::L)) write("lse.bin", d.lse.download().data(), rows * 4);
   nlohmann::json meta = {{"batch", p.batch}, {"heads", p.heads}, {"n_q", p.tiling.n_q}, {"n_k", p.tiling.n_k},
                          {"d", p.tiling.d}, {"dtype", to_string(p.dtype)}, {"mask", to_string(p.mask)},
                          {"band_lo", p.band.lo}, {"band_hi", p.band.hi}, {"scale", p.scale},

@@ -18,22 +18,25 @@ inline constexpr int kHeadDims[] = {32, 64, 128};
 
 /// The tile shapes of one algorithm (the first `count` entries of `shape`).
 struct TileList {
-  static constexpr int kMax = 4;
+  static constexpr int kMax = 5;
   TileShape shape[kMax];
   int count = 0;
 };
 
 /// The tile shapes listed for algorithm `algo` (before the register check of `fits`):
-/// - V2 (split-Q): each warp owns B_r / W rows, a multiple of 16. Shapes with 32 rows per warp
-///   (FA2's 128 x 128 with 4 warps) spill registers at d >= 64 in this kernel, so every shape
-///   here gives a warp 16 rows; B_r = 128 takes 8 warps.
+/// - V2 (split-Q): each warp owns B_r / W rows, a multiple of 16. 128 x 64 with 4 warps gives a
+///   warp 32 rows, as FA2's kernels do at d = 64 and 128: every K_j, V_j fragment read from SRAM
+///   serves twice the rows, which halves the SRAM reads per FLOP. At d = 128 it needs 192
+///   accumulators and ptxas spills about 110 bytes, yet it ran 17% faster than 128 x 128 x 8 on the
+///   H200 (265 vs 227 TFLOP/s, batch 4, 16 heads, N = 4096; scripts/gpu/configs/d128_4warps.txt).
+///   FA2's 128 x 128 with 4 warps (224 accumulators at d = 64) is not compiled.
 /// - V1 (split-K): each warp owns B_c / W key columns, a multiple of 16.
 /// - standard attention: the tiles of its S = scale Q K^T and O = P V kernels (split-Q warps).
 constexpr TileList listed_tiles(Algo algo) {
   switch (algo) {
     case Algo::standard: return {{{64, 64, 4}, {128, 64, 8}}, 2};
     case Algo::v1: return {{{32, 64, 4}, {64, 64, 4}}, 2};
-    case Algo::v2: return {{{64, 64, 4}, {64, 128, 4}, {128, 64, 8}, {128, 128, 8}}, 4};
+    case Algo::v2: return {{{64, 64, 4}, {64, 128, 4}, {128, 64, 8}, {128, 128, 8}, {128, 64, 4}}, 5};
   }
   return {};
 }
@@ -42,13 +45,13 @@ constexpr TileList listed_tiles(Algo algo) {
 constexpr int v2_acc_registers(TileShape s, int d) { return (s.b_r / s.warps) * (d + s.b_c) / 32; }
 constexpr int v1_acc_registers(TileShape s, int d) { return s.b_r * (d + s.b_c / s.warps) / 32; }
 
-/// Whether shape s is compiled for algorithm `algo` at head dim d: at most 160 accumulator
-/// registers, which leaves room for fragments and addresses under the 255-register limit. At 192
-/// (FA2's 128 x 128 tile with 4 warps at d = 64) ptxas spilled over 100 bytes; the shapes listed
-/// spill at most a few dozen bytes (the build prints ptxas's -warn-spills report).
+/// Whether shape s is compiled for algorithm `algo` at head dim d: at most 192 accumulator
+/// registers for split-Q warps (V2, standard) and 160 for V1's split-K warps, under the
+/// 255-register limit. The build prints ptxas's -warn-spills report: the V2 shapes at 192 spill
+/// about a hundred bytes, the others at most a few dozen.
 constexpr bool fits(Algo algo, TileShape s, int d) {
   switch (algo) {
-    case Algo::v2: case Algo::standard: return v2_acc_registers(s, d) <= 160;
+    case Algo::v2: case Algo::standard: return v2_acc_registers(s, d) <= 192;
     case Algo::v1: return v1_acc_registers(s, d) <= 160;
   }
   return false;

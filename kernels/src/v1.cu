@@ -9,10 +9,18 @@
 // Block skip is off by default (the paper's dense kernel); with it on, tiles without a visible
 // element are skipped and a K/V block with none is not loaded.
 //
+// What the algorithm does not force is done as V2 does it: tensor cores for Q K^T and P V,
+// cp.async copies, and no load waited for where it can be issued earlier. O_i, l_i, m_i are read
+// from HBM into registers at the start of a step (their latency overlaps S_ij and the softmax),
+// and Q_{i+1} is copied into SRAM while step (i, j) finishes (Q is never written, so it is safe to
+// fetch early; O_i, l_i, m_i are fetched only after the step that last wrote them). The bytes and
+// the requests are the same as a load at the point of use: only their time moves.
+//
 // Read beside Algorithm 1:
 //   init_hbm         line 2        O = 0, l = 0, m = -inf written to HBM
 //   main_loop        lines 5-15    for j: load K_j, V_j (line 6); for i: lines 8-13
-//   load_q           line 8        Q_i into SRAM (O_i, l_i, m_i are read where they are used)
+//   load_q           line 8        Q_i into SRAM (Q_{i+1} is prefetched during step i)
+//   read_step_rows   line 8        O_i, l_i, m_i from HBM into registers
 //   tile_softmax     line 10       m~_ij, P~_ij, l~_ij, combined over the warps' column slices
 //   partial_pv       (line 12)     each warp's P~_ij V_j over its keys, into SRAM
 //   softmax_update   lines 11, 13  m_new, l_new, written back to HBM
@@ -71,6 +79,35 @@ struct V1Thread {
   int warp, lane, g, col0;
 };
 
+/// Line 8's O_i, l_i, m_i of one step, read from HBM into this thread's registers: thread r
+/// holds m_i[r], l_i[r] (r < rows_i) and the 16-byte chunks c = threadIdx.x + k * threads of O_i.
+template <class Sh>
+struct StepRows {
+  static constexpr int kChunks = (Sh::BR * (Sh::D / 8) + Sh::kThreads - 1) / Sh::kThreads;
+  float m_old = -INFINITY, l_old = 0.f;
+  uint4 o[kChunks];
+};
+
+/// Line 8: issues the reads of O_i (B_r, d), l_i and m_i (B_r) into registers; they complete
+/// while the step computes S_ij. Each unrolled pass is one warp request over the same addresses as
+/// a loop at the point of use (whole passes: no warp's rows split between two requests).
+template <class Sh>
+__device__ __forceinline__ void read_step_rows(const V1Hbm<typename Sh::T>& hbm, std::int64_t i, int rows_i,
+                                               StepRows<Sh>& in) {
+  constexpr int D = Sh::D;
+  const int r = threadIdx.x;
+  if (r < rows_i) {
+    in.m_old = hbm.m[i * Sh::BR + r];
+    in.l_old = hbm.l[i * Sh::BR + r];
+  }
+  const typename Sh::T* hbm_Oi = hbm.O + i * Sh::BR * D;
+#pragma unroll
+  for (int k = 0; k < StepRows<Sh>::kChunks; ++k) {
+    const int c = threadIdx.x + k * Sh::kThreads;
+    if (c < rows_i * (D / 8)) in.o[k] = *reinterpret_cast<const uint4*>(hbm_Oi + (c / (D / 8)) * D + (c % (D / 8)) * 8);
+  }
+}
+
 /// Line 2: O = 0 (N_q, d), l = 0 (N_q), m = -inf (N_q), in HBM.
 template <class Sh>
 __device__ __forceinline__ void init_hbm(const Args& a, const TraceBuffers& trace, const Tiling& t,
@@ -107,14 +144,19 @@ __device__ __forceinline__ void load_kv(const V1Sram<typename Sh::T>& sram, cons
   cp_async_commit();
 }
 
-/// Line 8: loads Q_i (B_r, d) into SRAM and waits for it (and for K_j, V_j). O_i, l_i and m_i
-/// are read from HBM where they are used (softmax_update, update_output).
+/// Line 8: starts loading Q_i (B_r, d) into SRAM (one cp.async group). Called for the first Q
+/// block of a K/V block at its step, and for Q_{i+1} during step i once no warp reads Q_i.
 template <class Sh>
 __device__ __forceinline__ void load_q(const V1Sram<typename Sh::T>& sram, const V1Hbm<typename Sh::T>& hbm,
                                        std::int64_t i, int rows_i) {
   constexpr int D = Sh::D;
   load_tile_async<typename Sh::T, Sh::BR, D, Sh::kThreads>(sram.Qi, hbm.Q + i * Sh::BR * D, D, rows_i, D);
   cp_async_commit();
+}
+
+/// Waits for every copy in flight (Q_i, and K_j, V_j at a K/V block's first step) and makes the
+/// SRAM tiles visible to the whole block.
+__device__ __forceinline__ void wait_tiles() {
   cp_async_wait<0>();
   __syncthreads();
 }
@@ -176,55 +218,66 @@ __device__ __forceinline__ void partial_pv(const float (&p)[Sh::kMT][Sh::kNT][4]
 }
 
 /// Line 11: m_new = max(m_i, m~_ij), l_new = e^(m_i - m_new) l_i + e^(m~_ij - m_new) l~_ij, with
-/// m_i, l_i read from HBM; line 13: m_new, l_new written back. Also the weights of line 12:
-/// c_old = l_i e^(m_i - m_new) / l_new for O_i and c_new = e^(m~_ij - m_new) / l_new for P~ V.
-/// One thread per row (32 consecutive rows per warp).
+/// m_i, l_i read from HBM at the step's start (read_step_rows); line 13: m_new, l_new written back.
+/// Also the weights of line 12: c_old = l_i e^(m_i - m_new) / l_new for O_i and
+/// c_new = e^(m~_ij - m_new) / l_new for P~ V. Thread r owns row r (B_r <= threads).
 template <class Sh>
 __device__ __forceinline__ void softmax_update(const Args& a, const V1Sram<typename Sh::T>& sram,
-                                               const V1Hbm<typename Sh::T>& hbm, std::int64_t i, int rows_i,
-                                               std::uint32_t step, Recorder<Sh::kRecord>& rec) {
+                                               const V1Hbm<typename Sh::T>& hbm, const StepRows<Sh>& in,
+                                               std::int64_t i, int rows_i, std::uint32_t step,
+                                               Recorder<Sh::kRecord>& rec) {
   constexpr int BR = Sh::BR, W = Sh::W;
-#pragma unroll 1
-  for (int r = threadIdx.x; r < rows_i; r += Sh::kThreads) {
-    float m_raw = -INFINITY, l_tilde = 0.f;
-    for (int w = 0; w < W; ++w) {
-      m_raw = fmaxf(m_raw, sram.max[w * BR + r]);
-      l_tilde += sram.sum[w * BR + r];
-    }
-    const float m_tilde = m_raw == -INFINITY ? -INFINITY : m_raw * a.scale;  // natural units
-    const float m_old = hbm.m[i * BR + r], l_old = hbm.l[i * BR + r];
-    const float m_new = fmaxf(m_old, m_tilde);
-    const float a_old = m_old == -INFINITY ? 0.f : __expf(m_old - m_new);
-    const float a_new = m_tilde == -INFINITY ? 0.f : __expf(m_tilde - m_new);
-    const float l_new = a_old * l_old + a_new * l_tilde;
-    sram.c_old[r] = l_new > 0.f ? l_old * a_old / l_new : 0.f;
-    sram.c_new[r] = l_new > 0.f ? a_new / l_new : 0.f;
-    hbm.m[i * BR + r] = m_new;
-    hbm.l[i * BR + r] = l_new;
-    if (rec.stats_for(int(i))) rec.stat(step, r, BR, m_new, l_new);
+  const int r = threadIdx.x;
+  if (r >= rows_i) return;
+  float m_raw = -INFINITY, l_tilde = 0.f;
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
+    m_raw = fmaxf(m_raw, sram.max[w * BR + r]);
+    l_tilde += sram.sum[w * BR + r];
   }
+  const float m_tilde = m_raw == -INFINITY ? -INFINITY : m_raw * a.scale;  // natural units
+  const float m_old = in.m_old, l_old = in.l_old;
+  const float m_new = fmaxf(m_old, m_tilde);
+  const float a_old = m_old == -INFINITY ? 0.f : __expf(m_old - m_new);
+  const float a_new = m_tilde == -INFINITY ? 0.f : __expf(m_tilde - m_new);
+  const float l_new = a_old * l_old + a_new * l_tilde;
+  sram.c_old[r] = l_new > 0.f ? l_old * a_old / l_new : 0.f;
+  sram.c_new[r] = l_new > 0.f ? a_new / l_new : 0.f;
+  hbm.m[i * BR + r] = m_new;
+  hbm.l[i * BR + r] = l_new;
+  if (rec.stats_for(int(i))) rec.stat(step, r, BR, m_new, l_new);
 }
 
 /// Line 12: O_i = diag(l_new)^-1 (diag(l_i) e^(m_i - m_new) O_i + e^(m~_ij - m_new) P~_ij V_j)
-/// = c_old O_i + c_new (sum over warps of P~ V), read from and written back to HBM in 16-byte chunks.
+/// = c_old O_i + c_new (sum over warps of P~ V), on the chunks of O_i read at the step's start,
+/// written back to HBM in the same 16-byte chunks.
 template <class Sh>
 __device__ __forceinline__ void update_output(const V1Sram<typename Sh::T>& sram, const V1Hbm<typename Sh::T>& hbm,
-                                              std::int64_t i, int rows_i) {
+                                              StepRows<Sh>& in, std::int64_t i, int rows_i) {
   using T = typename Sh::T;
   constexpr int D = Sh::D, kPitch = Sh::kPitchPV;
   T* hbm_Oi = hbm.O + i * Sh::BR * D;
-#pragma unroll 1
-  for (int c = threadIdx.x; c < rows_i * (D / 8); c += Sh::kThreads) {
-    const int r = c / (D / 8), col = (c % (D / 8)) * 8;
-    uint4 chunk = *reinterpret_cast<const uint4*>(hbm_Oi + r * D + col);
-    T* o8 = reinterpret_cast<T*>(&chunk);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      float pv = 0.f;
-      for (int w = 0; w < Sh::W; ++w) pv += sram.PV[(w * Sh::BR + r) * kPitch + col + k];
-      o8[k] = ElemTraits<T>::from_float(sram.c_old[r] * ElemTraits<T>::to_float(o8[k]) + sram.c_new[r] * pv);
+  for (int k = 0; k < StepRows<Sh>::kChunks; ++k) {
+    const int c = threadIdx.x + k * Sh::kThreads;
+    if (c >= rows_i * (D / 8)) continue;
+    const int r = c / (D / 8), col = (c % (D / 8)) * 8;
+    // The warps' partial products of these 8 columns, summed: 16-byte SRAM reads (a lane's 8
+    // floats as two float4), so that 8 lanes of a row read 8 different 32-byte pieces of it.
+    float pv[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int w = 0; w < Sh::W; ++w) {
+      const float4* part = reinterpret_cast<const float4*>(sram.PV + (w * Sh::BR + r) * kPitch + col);
+      const float4 lo = part[0], hi = part[1];
+      pv[0] += lo.x, pv[1] += lo.y, pv[2] += lo.z, pv[3] += lo.w;
+      pv[4] += hi.x, pv[5] += hi.y, pv[6] += hi.z, pv[7] += hi.w;
     }
-    *reinterpret_cast<uint4*>(hbm_Oi + r * D + col) = chunk;
+    const float c_old = sram.c_old[r], c_new = sram.c_new[r];
+    T* o8 = reinterpret_cast<T*>(&in.o[k]);
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      o8[e] = ElemTraits<T>::from_float(c_old * ElemTraits<T>::to_float(o8[e]) + c_new * pv[e]);
+    *reinterpret_cast<uint4*>(hbm_Oi + r * D + col) = in.o[k];
   }
 }
 
@@ -247,6 +300,7 @@ __device__ __forceinline__ void main_loop(const Args& a, const Tiling& t, const 
       ++step;
       load_kv<Sh>(sram, hbm, j, cols_j);
     }
+    bool q_in_flight = false;  // Q_i already copying (issued during the previous step)
     for (std::int64_t i = 0; i < t.t_r(); ++i, ++step) {  // line 7: for each Q block i
       const int rows_i = int(t.rows(i));
       if (i < range.first || i > range.last) {
@@ -261,7 +315,10 @@ __device__ __forceinline__ void main_loop(const Args& a, const Tiling& t, const 
       rec.load(step, Tensor::O, int(i), int(j), rows_i, D, e);
       rec.load(step, Tensor::l, int(i), int(j), rows_i, 1, 4);
       rec.load(step, Tensor::m, int(i), int(j), rows_i, 1, 4);
-      load_q<Sh>(sram, hbm, i, rows_i);
+      StepRows<Sh> in;
+      read_step_rows<Sh>(hbm, i, rows_i, in);
+      if (!q_in_flight) load_q<Sh>(sram, hbm, i, rows_i);
+      wait_tiles();
 
       // Line 9: S_ij = tau Q_i K_j^T; warp w computes its columns: (B_r, B_c/W) in registers.
       float s[Sh::kMT][Sh::kNT][4];
@@ -272,16 +329,19 @@ __device__ __forceinline__ void main_loop(const Args& a, const Tiling& t, const 
 
       // Line 10: m~_ij, P~_ij (in s), l~_ij; and each warp's P~_ij V_j for line 12.
       tile_softmax<Sh>(s, sram, th, scale_log2);
+      // Every warp is past S_ij (tile_softmax synchronised): Q_{i+1} can replace Q_i in SRAM.
+      q_in_flight = i + 1 <= range.last;
+      if (q_in_flight) load_q<Sh>(sram, hbm, i + 1, int(t.rows(i + 1)));
       partial_pv<Sh>(s, sram, th);
       rec.compute(step, Eq::softmax_v1, int(i), int(j), rows_i, cols_j);
       __syncthreads();
 
       // Lines 11 and 13: m_new, l_new, written to HBM.
-      softmax_update<Sh>(a, sram, hbm, i, rows_i, step, rec);
+      softmax_update<Sh>(a, sram, hbm, in, i, rows_i, step, rec);
       __syncthreads();
 
       // Line 12: O_i updated in HBM.
-      update_output<Sh>(sram, hbm, i, rows_i);
+      update_output<Sh>(sram, hbm, in, i, rows_i);
       rec.compute(step, Eq::output_v1, int(i), int(j), rows_i, cols_j);
       rec.store(step, Tensor::O, int(i), int(j), rows_i, D, e);
       rec.store(step, Tensor::l, int(i), int(j), rows_i, 1, 4);

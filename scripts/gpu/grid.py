@@ -49,6 +49,9 @@ GRID = [
     _c("v2-d128-nokey-bf16", "--algo v2 --nq 1000 --nk 700 --d 128 --br 64 --bc 64 --warps 4 --mask causal-br --dtype bf16", "d = 128 bf16, rows with no key"),
     _c("v2-d128-128x64", "--algo v2 --nq 2000 --nk 2000 --d 128 --br 128 --bc 64 --warps 8", "d = 128, 128 x 64 x 8"),
     _c("v2-d32-128x128", "--algo v2 --nq 1500 --nk 1500 --d 32 --br 128 --bc 128 --warps 8 --mask causal", "d = 32, 128 x 128 x 8 causal"),
+    _c("v2-d64-128x64x4-causal", "--algo v2 --nq 1000 --nk 1000 --d 64 --br 128 --bc 64 --warps 4 --mask causal", "128 x 64 x 4: 32 rows per warp (FA2's warp count)", False, True),
+    _c("v2-d128-128x64x4-bf16", "--algo v2 --nq 1000 --nk 1000 --d 128 --br 128 --bc 64 --warps 4 --mask causal --dtype bf16", "128 x 64 x 4 at d = 128 (FA2's d = 128 tile)"),
+    _c("v2-d32-128x64x4-bf16", "--algo v2 --nq 700 --nk 900 --d 32 --br 128 --bc 64 --warps 4 --mask causal-br --dtype bf16 --stats-blocks 0", "128 x 64 x 4 at d = 32, bf16"),
     _c("v2-d64-128x64-bf16", "--algo v2 --nq 640 --nk 640 --d 64 --br 128 --bc 64 --warps 8 --dtype bf16 --mask window:200,0", "128 x 64 x 8 bf16 window"),
     # --- V1 (FA1 Algorithm 1, literal): block skip off by default ---------------------------
     _c("v1-none", "--algo v1 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4", "dense, O/l/m through HBM every step", True, True),
@@ -89,7 +92,8 @@ PERF_CASES = [(64, "none"), (64, "causal"), (128, "none"), (128, "causal")]
 PERF_COMMON = "--batch 4 --heads 16 --seq 4096 --dtype fp16 --no-events --check-heads 1 --time"
 PERF_V2_REPS = "--warmup 5 --reps 20"
 PERF_OTHER_REPS = "--warmup 2 --reps 5"  # V1 and standard are 10-50x slower
-PERF_V2_SHAPES = ["64x64x4", "64x128x4", "128x64x8", "128x128x8"]
+PERF_V2_SHAPES = {64: ["64x64x4", "64x128x4", "128x64x8", "128x128x8", "128x64x4"],
+                  128: ["64x64x4", "64x128x4", "128x64x8", "128x128x8", "128x64x4"]}
 PERF_V1_SHAPE = {64: "64x64x4", 128: "32x64x4"}
 PERF_STANDARD_SHAPE = "128x64x8"
 

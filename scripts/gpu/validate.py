@@ -109,7 +109,7 @@ def performance(binary, work, logs, common, timeout):
     v2_lines, v2_keys, other_lines, other_keys = [], [], [], []
     for d, mask in g.PERF_CASES:
         base = f"{g.PERF_COMMON} --d {d} --mask {mask}"
-        for shape in g.PERF_V2_SHAPES:
+        for shape in g.PERF_V2_SHAPES[d]:
             dump = f" --dump {work}/perf-dump-{d}-{mask}" if shape == "128x128x8" else ""
             v2_lines.append(f"--algo v2 {g.shape_flags(shape)} {base} {g.PERF_V2_REPS}{dump}")
             v2_keys.append((d, mask, "v2", shape))

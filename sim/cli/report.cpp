@@ -18,7 +18,14 @@ std::string shape_line(const Problem& p) {
 }
 
 std::string config_line(const Problem& p) {
-  return fmt::format("{}: {}; block skip {}", to_string(p.algo), shape_line(p), p.block_skip ? "on" : "off");
+  std::string line = fmt::format("{}: {}; block skip {}", to_string(p.algo), shape_line(p), p.block_skip ? "on" : "off");
+  // a variant between V1 and V2 (docs/model.md "Variants"): the switches beyond block skip
+  Switches same = p.switches();
+  same.block_skip = preset_switches(p.algo).block_skip;
+  if (p.algo != Algo::standard && !(same == preset_switches(p.algo)))
+    line += fmt::format("; order {}, grid {}, rescale {}, split {}", to_string(p.order), to_string(p.grid),
+                        to_string(p.rescale), to_string(p.split));
+  return line;
 }
 
 nlohmann::json figures_json(const report::Figures& f, const std::string& model) {

@@ -29,27 +29,27 @@ std::int64_t parse_int(std::string_view field, std::string_view text) {
   return v;
 }
 
-// SRAM bytes the algorithm's schedule keeps with rows x cols tiles (schedule.hpp sram_bytes: V2 keeps
-// S_ij/P_ij and O_i in registers, V1 keeps S_ij in SRAM).
-std::int64_t sram_need(Algo a, std::int64_t rows, std::int64_t cols, std::int64_t d, int e) {
-  return sram_bytes(make_schedule(a), rows, cols, d, e);
+// SRAM bytes the schedule of (a, v) keeps with rows x cols tiles (schedule.hpp sram_bytes: the
+// Q outer order keeps S_ij/P_ij and O_i in registers, the K/V outer order keeps S_ij in SRAM).
+std::int64_t sram_need(Algo a, const Switches& v, std::int64_t rows, std::int64_t cols, std::int64_t d, int e) {
+  return sram_bytes(make_schedule(a, v), rows, cols, d, e);
 }
 
 // Largest B <= kMaxBlock with B_r = B_c = B whose tiles fit in `capacity` bytes (0: none does).
-std::int64_t largest_square_tile(Algo a, std::int64_t n_q, std::int64_t n_k, std::int64_t d, int e,
+std::int64_t largest_square_tile(Algo a, const Switches& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d, int e,
                                  std::int64_t capacity) {
   std::int64_t lo = 0, hi = kMaxBlock;
   while (lo < hi) {
     const std::int64_t mid = (lo + hi + 1) / 2;
-    if (tile_fits(a, mid, mid, n_q, n_k, d, e, capacity)) lo = mid; else hi = mid - 1;
+    if (tile_fits(a, v, mid, mid, n_q, n_k, d, e, capacity)) lo = mid; else hi = mid - 1;
   }
   return lo;
 }
 
 // What resolve() says about the largest square tile that fits, `fit` from largest_square_tile.
-std::string square_tile_hint(Algo a, std::int64_t d, int e, std::int64_t fit) {
+std::string square_tile_hint(Algo a, const Switches& v, std::int64_t d, int e, std::int64_t fit) {
   if (fit == 0)
-    return "no tile fits: even B_r = B_c = 1 needs " + std::to_string(sram_need(a, 1, 1, d, e)) + " bytes";
+    return "no tile fits: even B_r = B_c = 1 needs " + std::to_string(sram_need(a, v, 1, 1, d, e)) + " bytes";
   if (fit < 16) return "the largest B_r = B_c that fits is " + std::to_string(fit) + " (no multiple of 16 fits)";
   return "the largest B_r = B_c that fits is " + std::to_string(fit) + " (multiple of 16: " +
          std::to_string(fit / 16 * 16) + ")";
@@ -84,12 +84,21 @@ std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d) {
   return {64, 64};
 }
 
-bool tile_fits(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
-               int e_in, std::int64_t capacity) {
-  return sram_need(algo, std::min(b_r, n_q), std::min(b_c, n_k), d, e_in) <= capacity;
+Switches preset_switches(Algo a) {
+  switch (a) {
+    case Algo::v1: return {LoopOrder::kv_outer, GridKind::head, Rescale::step, WarpSplit::split_k, false};
+    case Algo::v2: return {LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, true};
+    case Algo::standard: break;
+  }
+  return {LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, false};
 }
 
-std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+bool tile_fits(Algo algo, const Switches& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k,
+               std::int64_t d, int e_in, std::int64_t capacity) {
+  return sram_need(algo, v, std::min(b_r, n_q), std::min(b_c, n_k), d, e_in) <= capacity;
+}
+
+std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
                                                   int e_in, std::int64_t capacity) {
   const std::int64_t step = algo == Algo::v2 ? 16 : 1;  // V2: the kernels' tiles are multiples of 16
   const auto fitted = [step](std::int64_t b) { return std::max(step, b / step * step); };
@@ -97,9 +106,9 @@ std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, std::int64_t n_q, s
   std::int64_t b_c = fitted(std::min(kMaxBlock, (m + 4 * d - 1) / (4 * d)));  // ceil(M / (4d))
   for (; b_c >= step; b_c -= step) {
     const std::int64_t b_r = fitted(std::min(b_c, d));  // B_r = min(B_c, d)
-    if (tile_fits(algo, b_r, b_c, n_q, n_k, d, e_in, capacity)) return {b_r, b_c};
+    if (tile_fits(algo, v, b_r, b_c, n_q, n_k, d, e_in, capacity)) return {b_r, b_c};
   }
-  const std::int64_t smallest = sram_need(algo, std::min(step, n_q), std::min(step, n_k), d, e_in);
+  const std::int64_t smallest = sram_need(algo, v, std::min(step, n_q), std::min(step, n_k), d, e_in);
   throw ConfigError("sram", std::to_string(capacity),
                     "at least " + std::to_string(smallest) + " bytes for --br auto --bc auto: the smallest tile, B_r = B_c = " +
                         std::to_string(step) + (step > 1 ? " (v2: multiples of 16)" : "") + ", needs " +
@@ -125,12 +134,21 @@ Problem resolve(const Config& c) {
   if (c.sram_bytes) require_range("sram", *c.sram_bytes, 1, kMaxSram);
   p.sram_capacity = c.sram_bytes.value_or(p.gpu.smem_per_block);
 
+  // The switches: each one given overrides that property of the algorithm's preset.
+  const Switches preset = preset_switches(c.algo);
+  p.block_skip = c.block_skip.value_or(preset.block_skip);
+  p.split = c.split.value_or(preset.split);
+  p.order = c.order.value_or(preset.order);
+  p.grid = c.grid.value_or(preset.grid);
+  p.rescale = c.rescale.value_or(preset.rescale);
+  const Switches v = p.switches();
+
   std::int64_t b_r, b_c;
   if (c.auto_blocks) {
     if (c.b_r || c.b_c)
       throw ConfigError("br/bc", "auto together with explicit sizes",
                         "either --br auto/--bc auto or explicit block sizes, not both");
-    std::tie(b_r, b_c) = auto_blocks(c.algo, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity);
+    std::tie(b_r, b_c) = auto_blocks(c.algo, v, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity);
   } else {
     const auto def = default_blocks(c.d);
     b_r = c.b_r.value_or(def.first);
@@ -147,8 +165,6 @@ Problem resolve(const Config& c) {
   p.mask = c.mask;
   p.band = make_band(c.mask, c.n_q, c.n_k);
 
-  p.block_skip = c.block_skip.value_or(c.algo == Algo::v2);
-  p.split = c.split.value_or(c.algo == Algo::v1 ? WarpSplit::split_k : WarpSplit::split_q);
   p.scale = c.scale.value_or(1.0 / std::sqrt(double(c.d)));
   if (!std::isfinite(p.scale) || p.scale <= 0)
     throw ConfigError("scale", format_double(p.scale), "a finite number > 0");
@@ -170,13 +186,13 @@ Problem resolve(const Config& c) {
                           "--batch, --heads, --nq, --nk or --d");
 
   // Tiles over the SRAM capacity: the bytes needed, the capacity, the largest tiles that fit.
-  if (!tile_fits(c.algo, b_r, b_c, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity)) {
-    const std::int64_t need = sram_need(c.algo, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in);
-    const std::int64_t fit = largest_square_tile(c.algo, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity);
+  if (!tile_fits(c.algo, v, b_r, b_c, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity)) {
+    const std::int64_t need = sram_need(c.algo, v, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in);
+    const std::int64_t fit = largest_square_tile(c.algo, v, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity);
     throw ConfigError("br x bc", std::to_string(b_r) + " x " + std::to_string(b_c),
                       "tiles needing at most the SRAM capacity: these need " + std::to_string(need) +
                           " bytes, the capacity is " + std::to_string(p.sram_capacity) + " bytes; " +
-                          square_tile_hint(c.algo, c.d, p.e_in, fit));
+                          square_tile_hint(c.algo, v, c.d, p.e_in, fit));
   }
   return p;
 }
@@ -200,6 +216,9 @@ std::string_view to_string(Dtype t) {
 }
 
 std::string_view to_string(WarpSplit s) { return s == WarpSplit::split_q ? "split-q" : "split-k"; }
+std::string_view to_string(LoopOrder o) { return o == LoopOrder::kv_outer ? "kv-outer" : "q-outer"; }
+std::string_view to_string(GridKind g) { return g == GridKind::head ? "head" : "qblock"; }
+std::string_view to_string(Rescale r) { return r == Rescale::step ? "step" : "delayed"; }
 
 std::string to_string(const Mask& m) {
   switch (m.kind) {
@@ -229,6 +248,30 @@ WarpSplit parse_split(std::string_view t) {
   if (t == "split-q" || t == "q") return WarpSplit::split_q;
   if (t == "split-k" || t == "k") return WarpSplit::split_k;
   throw ConfigError("split", std::string(t), "one of split-q, split-k");
+}
+
+LoopOrder parse_order(std::string_view t) {
+  if (t == "kv-outer") return LoopOrder::kv_outer;
+  if (t == "q-outer") return LoopOrder::q_outer;
+  throw ConfigError("order", std::string(t), "one of kv-outer, q-outer");
+}
+
+GridKind parse_grid(std::string_view t) {
+  if (t == "head") return GridKind::head;
+  if (t == "qblock") return GridKind::q_block;
+  throw ConfigError("grid", std::string(t), "one of head, qblock");
+}
+
+Rescale parse_rescale(std::string_view t) {
+  if (t == "step") return Rescale::step;
+  if (t == "delayed") return Rescale::delayed;
+  throw ConfigError("rescale", std::string(t), "one of step, delayed");
+}
+
+bool parse_block_skip(std::string_view t) {
+  if (t == "on") return true;
+  if (t == "off") return false;
+  throw ConfigError("block-skip", std::string(t), "one of on, off");
 }
 
 Mask parse_mask(std::string_view t) {

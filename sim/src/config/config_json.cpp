@@ -32,8 +32,8 @@ void check_names(const json& j, const std::string& where) {
   const std::string pre = where + ".";
   check_keys(j, where, pre,
              {"algo", "n_q", "n_k", "d", "b_r", "b_c", "t_r", "t_c", "batch", "heads", "dtype", "e_in", "mask",
-              "block_skip", "scale", "warps", "split", "sram_capacity_bytes", "gpu", "model", "nq", "nk", "br", "bc",
-              "sram"},
+              "block_skip", "scale", "warps", "split", "order", "grid", "rescale", "preset", "sram_capacity_bytes", "gpu",
+              "model", "nq", "nk", "br", "bc", "sram"},
              {"algo", "d", "batch", "heads", "dtype", "mask", "block_skip", "scale", "warps", "split", "gpu"});
   for (const Rename& r : kFormat1Names) {
     if (j.contains(r.old_key) && j.contains(r.key))
@@ -54,7 +54,7 @@ void check_derived(const json& j, const std::string& pre, const char* key, std::
 
 json config_json(const Problem& p, const std::string& model) {
   const Tiling& t = p.tiling;
-  return json{{"algo", to_string(p.algo)},
+  json j{{"algo", to_string(p.algo)},
               {"n_q", t.n_q},
               {"n_k", t.n_k},
               {"d", t.d},
@@ -74,6 +74,13 @@ json config_json(const Problem& p, const std::string& model) {
               {"sram_capacity_bytes", p.sram_capacity},
               {"gpu", p.gpu.name},
               {"model", model}};
+  if (p.algo != Algo::standard) {  // the switches of a tiled forward (standard attention walks no tiles)
+    j["order"] = to_string(p.order);
+    j["grid"] = to_string(p.grid);
+    j["rescale"] = to_string(p.rescale);
+    j["preset"] = p.is_preset();
+  }
+  return j;
 }
 
 ConfigJson config_from_json(const json& j, const std::string& where) {
@@ -100,6 +107,11 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
   if (warps < 1 || warps > 32) bad(pre + "warps", std::to_string(warps), "an integer from 1 to 32");
   c.warps = int(warps);
   c.split = named(pre + "split", [&] { return parse_split(get_string(j, pre, "split")); });
+  // order, grid, rescale: absent from configs written before the switches (the preset's then)
+  if (j.contains("order")) c.order = named(pre + "order", [&] { return parse_order(get_string(j, pre, "order")); });
+  if (j.contains("grid")) c.grid = named(pre + "grid", [&] { return parse_grid(get_string(j, pre, "grid")); });
+  if (j.contains("rescale"))
+    c.rescale = named(pre + "rescale", [&] { return parse_rescale(get_string(j, pre, "rescale")); });
   c.gpu = get_string(j, pre, "gpu");
   if (j.contains("model")) out.model = get_string(j, pre, "model");
   Problem p;
@@ -114,6 +126,10 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
   check_derived(j, pre, "t_r", p.tiling.t_r(), "T_r = ceil(N_q / B_r)");
   check_derived(j, pre, "t_c", p.tiling.t_c(), "T_c = ceil(N_k / B_c)");
   check_derived(j, pre, "e_in", p.e_in, "the bytes of one element of the dtype");
+  if (j.contains("preset") && get_bool(j, pre, "preset") != p.is_preset())
+    bad(pre + "preset", j.at("preset").dump(),
+        std::string(p.is_preset() ? "true" : "false") + ", whether order, grid, rescale, split and block skip are the "
+                                                          "algorithm's preset");
   return out;
 }
 

@@ -3,6 +3,10 @@
 
 namespace flashlab {
 
+bool row_equation(Eq eq) {
+  return eq == Eq::init_stats || eq == Eq::finalize_v2 || eq == Eq::normalize || eq == Eq::logsumexp;
+}
+
 int tensor_element_bytes(const Problem& p, Tensor t) {
   switch (t) {
     case Tensor::l: case Tensor::m: case Tensor::L: return 4;  // fp32 statistics
@@ -13,8 +17,10 @@ int tensor_element_bytes(const Problem& p, Tensor t) {
 Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int64_t j) {
   const Tiling& t = p.tiling;
   if (a.op == Op::compute) {
-    if (a.eq == Eq::init_stats || a.eq == Eq::finalize_v2)
-      return i >= 0 ? Extent{t.rows(i), t.d} : Extent{t.n_q, t.d};
+    if (row_equation(a.eq)) {
+      const std::int64_t width = a.eq == Eq::logsumexp ? 1 : t.d;
+      return i >= 0 ? Extent{t.rows(i), width} : Extent{t.n_q, width};
+    }
     return i >= 0 ? Extent{t.rows(i), t.cols(j)} : Extent{t.n_q, t.n_k};
   }
   const bool is_stat = a.tensor == Tensor::l || a.tensor == Tensor::m || a.tensor == Tensor::L;
@@ -88,6 +94,17 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
       add(OpKind::log, r);
       add(OpKind::add, r);
       break;
+    case Eq::normalize:
+      // --order kv-outer --rescale delayed, once per Q block after its last step: O = diag(l)^-1 O,
+      // FA2 Alg. 1 line 12's one division per O element (r x d extent)
+      add(OpKind::div, r * d);
+      break;
+    case Eq::logsumexp:
+      // --order q-outer --rescale step, once per Q block after its last step: L = m + log(l),
+      // FA2 Alg. 1 line 13 (O is already normalised by every step's line 12 of FA1 Alg. 1)
+      add(OpKind::log, r);
+      add(OpKind::add, r);
+      break;
     case Eq::softmax_dense:
       // Alg. 0 line 2, row-wise: rowmax (c-1 max), S - max (sub), exp, rowsum (c-1 add), divide
       add(OpKind::max, r * (c - 1));
@@ -110,8 +127,8 @@ Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t
     const auto bytes = std::uint64_t(e.rows) * std::uint64_t(e.cols) * std::uint64_t(tensor_element_bytes(p, a.tensor));
     k.hbm[int(a.tensor)][a.op == Op::load ? 0 : 1] = bytes;
   } else if (a.op == Op::compute) {
-    // finalize_v2's extent is rows x d; every other equation's is rows x cols with d separate
-    if (a.eq == Eq::finalize_v2) return equation_cost(a.eq, e.rows, 0, p.tiling.d);
+    // a row equation's extent is rows x d (or x 1); every other equation's is rows x cols
+    if (row_equation(a.eq)) return equation_cost(a.eq, e.rows, 0, p.tiling.d);
     k = equation_cost(a.eq, e.rows, e.cols, p.tiling.d);
   }
   return k;

@@ -51,7 +51,7 @@ std::string_view to_string(Op o) {
 std::string_view to_string(Eq e) {
   static constexpr std::string_view names[] = {"-",          "init_stats", "scores",        "softmax_v1",
                                                 "output_v1",  "softmax_v2", "output_v2",     "finalize_v2",
-                                                "softmax_dense", "output_dense"};
+                                                "softmax_dense", "output_dense", "normalize",   "logsumexp"};
   return names[int(e)];
 }
 

@@ -24,7 +24,7 @@ void count_class(TileCounts& c, TileClass cls) {
 
 }  // namespace
 
-Executor::Executor(const Problem& p, ExecOptions opt) : Executor(p, make_schedule(p.algo), opt) {}
+Executor::Executor(const Problem& p, ExecOptions opt) : Executor(p, make_schedule(p), opt) {}
 
 Executor::Executor(const Problem& p, Schedule s, ExecOptions opt) : p_(p), s_(std::move(s)), opt_(opt) {
   check_schedule(s_);

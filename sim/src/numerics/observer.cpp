@@ -42,19 +42,15 @@ void require_shape(const char* field, const MatrixF& x, std::int64_t rows, std::
 }
 
 // Where the schedule keeps m and l of a Q block between steps, read off its data: in HBM when a
-// launch stores m (V1's line 13), in the registers of the Q block's own thread block when a launch
-// walks tiles with one thread block per Q block (V2), else as whole-matrix row statistics of the
-// softmax (standard attention).
-enum class StatsHome : std::uint8_t { q_block_registers, hbm, whole };
+// launch stores m (the K/V outer order, FA1 Alg. 1 line 13), on chip while the Q block's steps
+// run when a launch walks tiles without storing m (the Q outer order, FA2 Alg. 1: the Q block's
+// own thread block, or the one thread block per head while it is at that Q block), else as
+// whole-matrix row statistics of the softmax (standard attention).
+enum class StatsHome : std::uint8_t { q_block_chip, hbm, whole };
 
 StatsHome stats_home(const Schedule& s) {
   if (moves(s, Tensor::m)) return StatsHome::hbm;
-  for (const Launch& l : s.launches) {
-    if (l.body.empty()) continue;
-    for (const Loop& x : l.loops)
-      if (x.thread_block && x.dim == Dim::q_block) return StatsHome::q_block_registers;
-  }
-  return StatsHome::whole;
+  return has_tiles(s) ? StatsHome::q_block_chip : StatsHome::whole;
 }
 
 }  // namespace
@@ -65,7 +61,7 @@ struct NumericsObserver::State {
   NumericsOptions opt;
   StatsHome home;
   tile_math::Chip chip;
-  std::int64_t block = -1;     // thread block the chip belongs to
+  std::int64_t block = -1, q_block = -1;  // thread block and Q block the chip holds O_i, m_i, l_i of
   bool dense_stats = false;    // standard attention: m, l computed (after its softmax step)
   MatrixF hbm_O;               // (N_q, d), at the input dtype
   Eigen::VectorXf hbm_L, hbm_l, hbm_m;  // (N_q) each, fp32
@@ -73,7 +69,7 @@ struct NumericsObserver::State {
   std::vector<std::vector<StatSnapshot>> traces;
 
   State(const Problem& p_, const Inputs& in_, NumericsOptions o)
-      : p(p_), in(in_), opt(std::move(o)), home(stats_home(make_schedule(p_.algo))), traces(opt.trace_blocks.size()) {
+      : p(p_), in(in_), opt(std::move(o)), home(stats_home(make_schedule(p_))), traces(opt.trace_blocks.size()) {
     const Tiling& t = p.tiling;
     hbm_O.setConstant(t.n_q, t.d, kNaN);
     hbm_L.setConstant(t.n_q, kNaN);
@@ -139,6 +135,8 @@ struct NumericsObserver::State {
       case Eq::finalize_v2: finalize_v2(chip); break;
       case Eq::softmax_dense: softmax_dense(chip); dense_stats = true; break;
       case Eq::output_dense: output_dense(chip); break;
+      case Eq::normalize: normalize(chip); break;
+      case Eq::logsumexp: chip.L = logsumexp(chip.m, chip.l); break;
     }
   }
 
@@ -151,7 +149,7 @@ struct NumericsObserver::State {
       const Eigen::VectorXf* m = &chip.m;
       const Eigen::VectorXf* l = &chip.l;
       switch (home) {
-        case StatsHome::q_block_registers:  // V2: the block's own registers, during its thread block
+        case StatsHome::q_block_chip:  // Q outer order: on chip, while the Q block's steps run
           if (s.i != b) continue;
           offset = 0;
           break;
@@ -188,10 +186,11 @@ NumericsObserver::~NumericsObserver() = default;
 
 void NumericsObserver::on_step(const StepView& s) {
   State& st = *st_;
-  if (st.home == StatsHome::q_block_registers && std::int64_t(s.block) != st.block) {
-    // A fresh thread block: O = 0, m = -inf, l = 0, L = +inf — what a block that visits no tile
-    // writes (FA2's convention for rows with no visible key).
+  if (st.home == StatsHome::q_block_chip && s.i >= 0 && (std::int64_t(s.block) != st.block || s.i != st.q_block)) {
+    // A fresh Q block on chip: O = 0, m = -inf, l = 0, L = +inf — what a block that visits no
+    // tile writes (FA2's convention for rows with no visible key).
     st.block = s.block;
+    st.q_block = s.i;
     tile_math::init_stats(st.chip, st.p.tiling.rows(s.i), st.p.tiling.d);
   }
   for (const Action& a : s.actions) {
@@ -209,10 +208,10 @@ NumericResult NumericsObserver::result() const {
   const State& st = *st_;
   NumericResult r;
   r.O = st.hbm_O;
-  switch (st.p.algo) {
-    case Algo::v2: r.L = st.hbm_L; break;
-    case Algo::v1: r.L = tile_math::logsumexp(st.hbm_m, st.hbm_l); break;
-    case Algo::standard:
+  switch (st.home) {
+    case StatsHome::q_block_chip: r.L = st.hbm_L; break;                                  // saved L
+    case StatsHome::hbm: r.L = tile_math::logsumexp(st.hbm_m, st.hbm_l); break;           // from m, l
+    case StatsHome::whole:
       r.L = st.dense_stats ? st.chip.L : Eigen::VectorXf::Constant(st.p.tiling.n_q, kNaN);
       break;
   }

@@ -104,11 +104,15 @@ void output_v2(Chip& c, Dtype t) {
   c.sram_O.noalias() += c.sram_S * c.sram_Vj;
 }
 
-void finalize_v2(Chip& c) {
+void normalize(Chip& c) {
   for (Eigen::Index a = 0; a < c.sram_O.rows(); ++a) {
     if (c.l[a] > 0) c.sram_O.row(a) /= c.l[a];
     else c.sram_O.row(a).setZero();
   }
+}
+
+void finalize_v2(Chip& c) {
+  normalize(c);
   c.L = logsumexp(c.m, c.l);
 }
 

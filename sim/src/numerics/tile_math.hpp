@@ -51,6 +51,10 @@ void output_v2(Chip& c, Dtype t);
 /// V2 lines 12-13: O = diag(l)^-1 O, L = m + ln l; rows with l = 0: O = 0, L = +inf.
 void finalize_v2(Chip& c);
 
+/// The K/V outer order with delayed rescaling, at the end of a Q block: O = diag(l)^-1 O (FA2
+/// Alg. 1 line 12's division alone; L comes from m and l in HBM); rows with l = 0: O = 0.
+void normalize(Chip& c);
+
 /// V1 lines 10-11: m~ = rowmax S, P~ = exp(S - m~), l~ = rowsum P~; m_new = max(m, m~),
 /// l_new = e^(m - m_new) l + e^(m~ - m_new) l~.
 void softmax_v1(Chip& c);

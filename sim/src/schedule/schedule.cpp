@@ -1,11 +1,12 @@
-// schedule.cpp — the three forward schedules as data (docs/model.md cites each line).
+// schedule.cpp — the forward schedules as data: standard attention, and V1, V2 and the variants
+// between them from one builder (docs/model.md cites each line).
 #include "flashlab/schedule/schedule.hpp"
 
 namespace flashlab {
 namespace {
 
 Action load(Tensor t, Region r, bool if_visited = false) { return {Op::load, t, r, Eq::none, if_visited}; }
-Action store(Tensor t, Region r) { return {Op::store, t, r, Eq::none, false}; }
+Action store(Tensor t, Region r, bool if_visited = false) { return {Op::store, t, r, Eq::none, if_visited}; }
 Action compute(Eq e, bool if_visited = false) { return {Op::compute, Tensor::none, Region::none, e, if_visited}; }
 
 constexpr Loop grid(Dim d) { return {d, true, Order::ascending}; }
@@ -42,63 +43,111 @@ Schedule standard_schedule() {
   return {{scores, softmax, output}};
 }
 
-// FA1 paper, Algorithm 1, literally: one thread block per (batch, head) (FA1 parallelises over
-// batch and heads); outer loop over K/V blocks j, inner over Q blocks i; O, l, m live in HBM and
-// are read and written every step. The paper loads Q_i, K_j, V_j into SRAM and computes S_ij there.
-Schedule v1_schedule() {
-  Launch l = launch("v1_forward", {grid(Dim::batch), grid(Dim::head), seq(Dim::kv_block), seq(Dim::q_block)});
-  // line 2: initialise O = 0, l = 0, m = -inf in HBM
-  l.prologue = {{compute(Eq::init_stats), store(Tensor::O, Region::whole), store(Tensor::l, Region::whole),
-                 store(Tensor::m, Region::whole)}};
-  // line 6: load K_j, V_j
-  l.outer_begin = {load(Tensor::K, Region::kv_block, true), load(Tensor::V, Region::kv_block, true)};
-  l.body = {
-      // line 8: load Q_i, O_i, l_i, m_i
-      load(Tensor::Q, Region::q_block), load(Tensor::O, Region::q_block), load(Tensor::l, Region::q_block),
-      load(Tensor::m, Region::q_block),
-      compute(Eq::scores),      // line 9
-      compute(Eq::softmax_v1),  // lines 10-11
-      compute(Eq::output_v1),   // line 12
-      // lines 12-13: write O_i, l_i, m_i
-      store(Tensor::O, Region::q_block), store(Tensor::l, Region::q_block), store(Tensor::m, Region::q_block),
-  };
-  l.placement = {{Tensor::Q, Memory::sram},       {Tensor::K, Memory::sram},       {Tensor::V, Memory::sram},
-                 {Tensor::S, Memory::sram},       {Tensor::P, Memory::sram},       {Tensor::O, Memory::registers},
-                 {Tensor::l, Memory::registers}, {Tensor::m, Memory::registers}};
-  return {{l}};
-}
+// The tiled forward as one builder from three switches (docs/model.md "Variants"); the warp split
+// and block skip are not schedule data (the warp model and the executor read them off Problem).
+//   order kv-outer (FA1 Alg. 1): O, l, m initialised in HBM (line 2) and O_i, l_i, m_i read and
+//     written there at every step (lines 8, 12-13); S_ij in SRAM as the paper writes it.
+//   order q-outer (FA2 Alg. 1): O_i, l_i, m_i initialised and kept on chip (line 4), O_i and L_i
+//     written once (lines 12-15); S_ij/P_ij and O_i in registers as FA2's kernel keeps them.
+//   grid head: one thread block per (batch, head) walks every tile, the outer loop the order's;
+//   grid qblock: one per (batch, head, Q block) walks its own row of tiles (blockIdx.x = i). With
+//     the K/V outer order this is FA1's released code: each thread block initialises its own
+//     O_i, l_i, m_i in HBM (line 2 for its rows), loads Q_i once, K_j and V_j at every step, and
+//     O_i, l_i, m_i still go through HBM at every step — with the Q block in the grid the two
+//     orders differ only in where O_i lives between steps.
+//   rescale step (FA1 Alg. 1 lines 10-12): every step normalises O_i by l_new; the Q outer
+//     order then only computes L_i = m_i + log(l_i) at the end (Eq::logsumexp).
+//   rescale delayed (FA2 Alg. 1 lines 9-10, 12): O_i unnormalised until one division at the end:
+//     finalize_v2 with the Q outer order; with the K/V outer order Eq::normalize, on chip at the end
+//     of each Q block's thread block (grid qblock), or for grid head a second pass over the Q
+//     blocks that reads O_i and l_i back from HBM (FA1 Alg. 1 leaves O_i in HBM after the loop).
+Schedule flash_schedule(const Switches& v) {
+  const bool kv_outer = v.order == LoopOrder::kv_outer;
+  const bool per_q_block = v.grid == GridKind::q_block;
+  const bool step = v.rescale == Rescale::step;
+  const Eq softmax = step ? Eq::softmax_v1 : Eq::softmax_v2;  // FA1 lines 10-11 | FA2 line 9
+  const Eq output = step ? Eq::output_v1 : Eq::output_v2;     // FA1 line 12 | FA2 line 10
 
-// FA2 paper, Algorithm 1: one thread block per Q block (FA2 §3.2; blockIdx.x = i, then heads,
-// then batch); O_i, m_i, l_i stay on chip. FA2's kernel keeps Q_i, K_j, V_j in shared memory and
-// S_ij/P_ij and the O_i accumulator in registers.
-Schedule v2_schedule() {
-  Launch l = launch("v2_forward", {grid(Dim::batch), grid(Dim::head), grid(Dim::q_block), seq(Dim::kv_block)});
-  // lines 4-5: load Q_i; initialise O_i = 0, l_i = 0, m_i = -inf on chip
-  l.outer_begin = {load(Tensor::Q, Region::q_block, true), compute(Eq::init_stats, true)};
-  l.body = {
-      load(Tensor::K, Region::kv_block), load(Tensor::V, Region::kv_block),  // line 7
-      compute(Eq::scores),                                                    // line 8
-      compute(Eq::softmax_v2),                                                // line 9
-      compute(Eq::output_v2),                                                 // line 10
-  };
-  // lines 12-15: O_i = diag(l_i)^-1 O_i, L_i = m_i + log(l_i), write O_i and L_i. A Q block that
-  // visits no tile still writes O_i = 0 and L_i = +inf.
-  l.outer_end = {compute(Eq::finalize_v2, true), store(Tensor::O, Region::q_block), store(Tensor::L, Region::q_block)};
-  l.placement = {{Tensor::Q, Memory::sram},       {Tensor::K, Memory::sram},       {Tensor::V, Memory::sram},
-                 {Tensor::S, Memory::registers}, {Tensor::P, Memory::registers}, {Tensor::O, Memory::registers},
-                 {Tensor::l, Memory::registers}, {Tensor::m, Memory::registers}, {Tensor::L, Memory::registers}};
-  return {{l}};
+  std::string name = "flash_forward";
+  const Switches v1 = preset_switches(Algo::v1), v2 = preset_switches(Algo::v2);
+  if (v.order == v1.order && v.grid == v1.grid && v.rescale == v1.rescale) name = "v1_forward";
+  if (v.order == v2.order && v.grid == v2.grid && v.rescale == v2.rescale) name = "v2_forward";
+
+  std::vector<Loop> loops{grid(Dim::batch), grid(Dim::head)};
+  if (per_q_block) loops.insert(loops.end(), {grid(Dim::q_block), seq(Dim::kv_block)});
+  else if (kv_outer) loops.insert(loops.end(), {seq(Dim::kv_block), seq(Dim::q_block)});
+  else loops.insert(loops.end(), {seq(Dim::q_block), seq(Dim::kv_block)});
+  Launch l = launch(name, std::move(loops));
+  const bool outer_is_q = per_q_block || !kv_outer;
+
+  std::vector<Launch> more;
+  if (kv_outer) {
+    const std::vector<Action> kv = {load(Tensor::K, Region::kv_block, !outer_is_q),
+                                    load(Tensor::V, Region::kv_block, !outer_is_q)};  // line 6
+    const std::vector<Action> stats = {load(Tensor::O, Region::q_block), load(Tensor::l, Region::q_block),
+                                       load(Tensor::m, Region::q_block)};              // line 8
+    if (outer_is_q) {
+      // Q_i held by its thread block; line 2 for the thread block's own rows: O_i = 0, l_i = 0,
+      // m_i = -inf written to HBM (no thread block waits for another's initialisation)
+      l.outer_begin = {load(Tensor::Q, Region::q_block, true), compute(Eq::init_stats),
+                       store(Tensor::O, Region::q_block), store(Tensor::l, Region::q_block),
+                       store(Tensor::m, Region::q_block)};
+      l.body = kv;
+    } else {
+      // line 2: initialise O = 0, l = 0, m = -inf in HBM
+      l.prologue = {{compute(Eq::init_stats), store(Tensor::O, Region::whole), store(Tensor::l, Region::whole),
+                     store(Tensor::m, Region::whole)}};
+      l.outer_begin = kv;
+      l.body = {load(Tensor::Q, Region::q_block)};
+    }
+    l.body.insert(l.body.end(), stats.begin(), stats.end());
+    l.body.insert(l.body.end(), {compute(Eq::scores), compute(softmax), compute(output),  // lines 9-12
+                                 store(Tensor::O, Region::q_block), store(Tensor::l, Region::q_block),
+                                 store(Tensor::m, Region::q_block)});  // lines 12-13
+    l.placement = {{Tensor::Q, Memory::sram},       {Tensor::K, Memory::sram},       {Tensor::V, Memory::sram},
+                   {Tensor::S, Memory::sram},       {Tensor::P, Memory::sram},       {Tensor::O, Memory::registers},
+                   {Tensor::l, Memory::registers}, {Tensor::m, Memory::registers}};
+    if (!step && outer_is_q) {
+      // the Q block's thread block still holds O_i and l_i of its last step: O_i = diag(l_i)^-1 O_i
+      l.outer_end = {compute(Eq::normalize, true), store(Tensor::O, Region::q_block, true)};
+    } else if (!step) {
+      // after the K/V loop every O_i is unnormalised in HBM: one more pass over the Q blocks
+      Launch n = launch("flash_normalize", {grid(Dim::batch), grid(Dim::head), seq(Dim::q_block)});
+      n.outer_begin = {load(Tensor::O, Region::q_block, true), load(Tensor::l, Region::q_block, true),
+                       compute(Eq::normalize, true), store(Tensor::O, Region::q_block, true)};
+      n.placement = {{Tensor::O, Memory::registers}, {Tensor::l, Memory::registers}};
+      more.push_back(std::move(n));
+    }
+  } else {
+    // lines 4-5: load Q_i; initialise O_i = 0, l_i = 0, m_i = -inf on chip
+    l.outer_begin = {load(Tensor::Q, Region::q_block, true), compute(Eq::init_stats, true)};
+    l.body = {
+        load(Tensor::K, Region::kv_block), load(Tensor::V, Region::kv_block),  // line 7
+        compute(Eq::scores),                                                    // line 8
+        compute(softmax),                                                       // line 9
+        compute(output),                                                        // line 10
+    };
+    // lines 12-15: O_i = diag(l_i)^-1 O_i (delayed; step has normalised it already), L_i = m_i +
+    // log(l_i), write O_i and L_i. A Q block that visits no tile still writes O_i = 0, L_i = +inf.
+    l.outer_end = {compute(step ? Eq::logsumexp : Eq::finalize_v2, true), store(Tensor::O, Region::q_block),
+                   store(Tensor::L, Region::q_block)};
+    l.placement = {{Tensor::Q, Memory::sram},       {Tensor::K, Memory::sram},       {Tensor::V, Memory::sram},
+                   {Tensor::S, Memory::registers}, {Tensor::P, Memory::registers}, {Tensor::O, Memory::registers},
+                   {Tensor::l, Memory::registers}, {Tensor::m, Memory::registers}, {Tensor::L, Memory::registers}};
+  }
+  Schedule s{{std::move(l)}};
+  for (Launch& x : more) s.launches.push_back(std::move(x));
+  return s;
 }
 
 }  // namespace
 
-Schedule make_schedule(Algo a) {
-  switch (a) {
-    case Algo::standard: return standard_schedule();
-    case Algo::v1: return v1_schedule();
-    case Algo::v2: return v2_schedule();
-  }
-  return v2_schedule();
+Schedule make_schedule(Algo a, const Switches& v) {
+  return a == Algo::standard ? standard_schedule() : flash_schedule(v);
 }
+
+Schedule make_schedule(Algo a) { return make_schedule(a, preset_switches(a)); }
+
+Schedule make_schedule(const Problem& p) { return make_schedule(p.algo, p.switches()); }
 
 }  // namespace flashlab

@@ -25,8 +25,8 @@ void check_event(const Event& e, std::uint64_t index, std::uint32_t version) {
     throw ConfigError(where("op"), std::to_string(unsigned(e.op)), "0 to 5 (load store compute skip barrier reduce)");
   if (std::uint8_t(e.tensor) > std::uint8_t(Tensor::none))
     throw ConfigError(where("tensor"), std::to_string(unsigned(e.tensor)), "0 to 9 (Q K V O l m L S P none)");
-  if (std::uint8_t(e.eq) > std::uint8_t(Eq::output_dense))
-    throw ConfigError(where("eq"), std::to_string(unsigned(e.eq)), "0 to 9 (docs/events.md \"Fields\")");
+  if (int(e.eq) >= kEqCount)
+    throw ConfigError(where("eq"), std::to_string(unsigned(e.eq)), "0 to " + std::to_string(kEqCount - 1) + " (docs/events.md \"Fields\")");
   if (e.warp < -1) throw ConfigError(where("warp"), std::to_string(e.warp), "-1 (whole block) or a warp index >= 0");
   if (version == 1 && (e.pad != 0 || e.launch != 0))
     throw ConfigError(where("pad"), "non-zero", "three zero bytes at offsets 37-39 (format version 1)");

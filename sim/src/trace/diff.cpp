@@ -25,11 +25,18 @@ double ml_tolerance(Dtype t) {
 std::vector<std::string> config_differences(const Config& a, const Config& b) {
   // the keys of the one config schema (config_json.hpp); the model preset's name changes no event
   const nlohmann::json x = config_json(resolve(a)), y = config_json(resolve(b));
-  const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  // a key one side lacks (the switches of a tiled forward, against standard attention) reads "-"
+  const auto text = [](const nlohmann::json& c, const std::string& key) {
+    if (!c.contains(key)) return std::string("-");
+    const nlohmann::json& v = c.at(key);
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
   std::vector<std::string> out;
-  for (const auto& item : x.items())
-    if (item.key() != "model" && item.value() != y.at(item.key()))
-      out.push_back(item.key() + ": " + text(item.value()) + " in A, " + text(y.at(item.key())) + " in B");
+  nlohmann::json keys = x;
+  keys.update(y);  // x's keys in order, then y's own
+  for (const auto& item : keys.items())
+    if (item.key() != "model" && text(x, item.key()) != text(y, item.key()))
+      out.push_back(item.key() + ": " + text(x, item.key()) + " in A, " + text(y, item.key()) + " in B");
   return out;
 }
 

@@ -54,7 +54,7 @@ u64 step_events(const std::vector<Action>& actions, const Problem& p, TraceLevel
 }  // namespace
 
 TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFormat f, std::size_t stats_blocks) {
-  const Schedule s = make_schedule(p.algo);
+  const Schedule s = make_schedule(p);
   const Tiling& t = p.tiling;
   const u64 t_r = u64(t.t_r()), t_c = u64(t.t_c());
   const bool tiled = has_tiles(s);
@@ -92,7 +92,7 @@ TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFor
     u64 op = 0, tensor = 0, eq = 0;
     for (int k = 0; k < kOpCount; ++k) op = std::max<u64>(op, to_string(Op(k)).size());
     for (int k = 0; k <= kTensorCount; ++k) tensor = std::max<u64>(tensor, to_string(Tensor(k)).size());
-    for (int k = 0; k <= int(Eq::output_dense); ++k) eq = std::max<u64>(eq, to_string(Eq(k)).size());
+    for (int k = 0; k < kEqCount; ++k) eq = std::max<u64>(eq, to_string(Eq(k)).size());
     const u64 n = u64(std::max(t.n_q, t.n_k)), extent = std::max<u64>(n, u64(t.d));
     const u64 index = std::max<u64>(2, digits(std::max(t_r, t_c))), warp = std::max<u64>(2, digits(u64(p.warps)));
     const u64 bytes = digits(mul(mul(4 * u64(p.warps), n), extent));  // S in fp32 or a reduction's partials

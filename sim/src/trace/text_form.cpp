@@ -142,7 +142,7 @@ Event get_event(Fields& f, std::uint32_t version) {
   e.cols = f.integer<std::uint32_t>("cols");
   e.bytes = f.integer<std::uint64_t>("bytes");
   e.warp = f.integer<std::int16_t>("warp");
-  e.eq = by_name<Eq, int(Eq::output_dense) + 1>(f, "eq", f.word("eq"));
+  e.eq = by_name<Eq, kEqCount>(f, "eq", f.word("eq"));
   f.end();
   return e;
 }

@@ -44,6 +44,9 @@ Config resolved_config(const Problem& p) {
   c.scale = p.scale;
   c.warps = p.warps;
   c.split = p.split;
+  c.order = p.order;
+  c.grid = p.grid;
+  c.rescale = p.rescale;
   c.gpu = p.gpu.name;
   return c;
 }

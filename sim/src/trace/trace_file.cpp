@@ -87,7 +87,7 @@ std::uint64_t max_trace_file_bytes(const TraceHeader& h, TraceFormat f) {
       if (to_string(Op(k)).size() > to_string(e.op).size()) e.op = Op(k);
     for (int k = 0; k <= kTensorCount; ++k)
       if (to_string(Tensor(k)).size() > to_string(e.tensor).size()) e.tensor = Tensor(k);
-    for (int k = 0; k <= int(Eq::output_dense); ++k)
+    for (int k = 0; k < kEqCount; ++k)
       if (to_string(Eq(k)).size() > to_string(e.eq).size()) e.eq = Eq(k);
     widest = event_line(e).size() + 2;  // and "\r\n"
   }

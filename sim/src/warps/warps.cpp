@@ -100,7 +100,7 @@ class StepWalk {
   }
 
   void compute(Eq eq) {
-    if (eq == Eq::init_stats || eq == Eq::finalize_v2) return by_rows(eq, d_, [&](std::int64_t rw) {
+    if (row_equation(eq)) return by_rows(eq, eq == Eq::logsumexp ? 1 : d_, [&](std::int64_t rw) {
         return from_cost(equation_cost(eq, rw, 0, d_));
       });
     if (!split_k_) return by_rows(eq, c_, [&](std::int64_t rw) { return from_cost(equation_cost(eq, rw, c_, d_)); });

@@ -53,7 +53,37 @@ TEST_CASE("config_json: the schema's keys and values") {
   CHECK(j.at("split") == "split-k");     // V1's default
   CHECK(j.at("block_skip") == false);    // V1's default
   CHECK(j.at("model") == "gpt2-small");
-  CHECK(j.size() == 20);
+  // FA1 Alg. 1 as written: K/V blocks outer, one thread block per (batch, head), O rescaled every step
+  CHECK(j.at("order") == "kv-outer");
+  CHECK(j.at("grid") == "head");
+  CHECK(j.at("rescale") == "step");
+  CHECK(j.at("preset") == true);
+  CHECK(j.size() == 24);  // 19 config keys, model, and the 4 switch keys of a tiled forward
+}
+
+TEST_CASE("config_json: the switches of V1 and V2 (order, grid, rescale, preset); none for standard attention") {
+  Config c;
+  c.algo = Algo::standard;
+  c.n_q = c.n_k = 256;
+  c.d = 64;
+  const json st = config_json(resolve(c));
+  for (const char* key : {"order", "grid", "rescale", "preset"}) CHECK_FALSE(st.contains(key));
+  c.algo = Algo::v2;
+  c.order = LoopOrder::kv_outer;  // a variant between V1 and V2
+  const json v = config_json(resolve(c));
+  CHECK(v.at("order") == "kv-outer");
+  CHECK(v.at("grid") == "qblock");     // V2's preset
+  CHECK(v.at("rescale") == "delayed");  // V2's preset
+  CHECK(v.at("preset") == false);
+  CHECK(config_json(resolve(config_from_json(v, "cfg").config)) == v);
+  // absent switches read as the algorithm's preset (configs written before the switches)
+  json old = v;
+  for (const char* key : {"order", "grid", "rescale", "preset"}) old.erase(key);
+  CHECK(config_json(resolve(config_from_json(old, "cfg").config)).at("order") == "q-outer");
+  // preset is derived: it must say what the switches are
+  json wrong = v;
+  wrong["preset"] = true;
+  rejects(wrong, "cfg.preset = true: false");
 }
 
 TEST_CASE("config_from_json reads config_json back to the same problem") {

@@ -131,7 +131,7 @@ TEST_CASE("bad records: enums out of range, pad bytes, warp events in a block-le
     std::size_t offset;
     std::uint8_t value;
     const char* needle;
-  } pokes[] = {{32, 6, "op"}, {33, 10, "tensor"}, {36, 10, "eq"}, {37, 1, "pad"}};
+  } pokes[] = {{32, 6, "op"}, {33, 10, "tensor"}, {36, std::uint8_t(kEqCount), "eq"}, {37, 1, "pad"}};
   for (const auto& pk : pokes) {
     std::string b = bin;
     b[first + pk.offset] = char(pk.value);

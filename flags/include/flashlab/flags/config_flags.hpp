@@ -1,6 +1,6 @@
 // config_flags.hpp — the configuration flags every command shares (--algo --nq --nk --seq --d
-// --br --bc --sram --batch --heads --dtype --mask --block-skip --scale --warps --split --gpu
-// --model), and the flashlab::Config they build.
+// --br --bc --sram --batch --heads --dtype --mask --block-skip --order --grid --rescale --scale
+// --warps --split --gpu --model), and the flashlab::Config they build.
 //
 // Usage in a command:
 //   auto flags = add_config_flags(*cmd);             // before parsing

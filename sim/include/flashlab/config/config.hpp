@@ -20,6 +20,37 @@ enum class Dtype : std::uint8_t { fp16 = 0, bf16 = 1, fp32 = 2 };
 /// or split-Q (V2: warps own row slices).
 enum class WarpSplit : std::uint8_t { split_q = 0, split_k = 1 };
 
+/// The loop order of a tiled forward (`--order`): kv-outer keeps O_i, l_i, m_i in HBM, read and
+/// written at every step (FA1 Alg. 1 lines 8, 12-13); q-outer keeps them on chip, writes O_i once
+/// and saves L_i (FA2 Alg. 1 lines 4-15).
+enum class LoopOrder : std::uint8_t { kv_outer = 0, q_outer = 1 };
+
+/// The grid of a tiled forward (`--grid`): one thread block per (batch, head) walking every tile
+/// (FA1 §3.1), or one per (batch, head, Q block) walking its row of tiles (FA2 §3.2; for the K/V
+/// outer order FA1's released code).
+enum class GridKind : std::uint8_t { head = 0, q_block = 1 };
+
+/// When O is normalised (`--rescale`): at every step (FA1 Alg. 1 line 12, diag(l_new)^-1 on each
+/// update) or once at the end (FA2 Alg. 1 line 12, one division per element of O).
+enum class Rescale : std::uint8_t { step = 0, delayed = 1 };
+
+/// The five switches of a tiled forward (docs/model.md "Variants"). V1 and V2 are two of the
+/// 32 corners (preset_switches); every other combination is a variant between them.
+struct Switches {
+  LoopOrder order = LoopOrder::q_outer;
+  GridKind grid = GridKind::q_block;
+  Rescale rescale = Rescale::delayed;
+  WarpSplit split = WarpSplit::split_q;
+  bool block_skip = true;
+  bool operator==(const Switches&) const = default;
+};
+
+/// The switches of `--algo a`: v1 = kv-outer, head, step, split-k, block skip off (FA1 Alg. 1 and
+/// the V1 paper's dense kernel); v2 = q-outer, qblock, delayed, split-q, block skip on (FA2 Alg. 1).
+/// Standard attention walks no tiles: its order, grid and rescale are unused (v2's), its split
+/// split-q and block skip off.
+Switches preset_switches(Algo a);
+
 /// A configuration as a user gives it. Unset optionals take the documented defaults in resolve().
 struct Config {
   Algo algo = Algo::v2;
@@ -38,6 +69,9 @@ struct Config {
   std::optional<double> scale;      // softmax scale; default 1/sqrt(d)
   int warps = 4;                    // warps per thread block
   std::optional<WarpSplit> split;   // default: split-K for V1, split-Q for V2
+  std::optional<LoopOrder> order;   // default: the algorithm's preset (preset_switches)
+  std::optional<GridKind> grid;     // default: the algorithm's preset
+  std::optional<Rescale> rescale;   // default: the algorithm's preset
   std::string gpu = "h200";
 };
 
@@ -54,10 +88,16 @@ struct Problem {
   double scale = 0.125;
   int warps = 4;
   WarpSplit split = WarpSplit::split_q;
+  LoopOrder order = LoopOrder::q_outer;   // V1 / V2 only (standard attention: unused)
+  GridKind grid = GridKind::q_block;
+  Rescale rescale = Rescale::delayed;
   std::int64_t sram_capacity = 0;   // M, bytes
   GpuSpec gpu;
 
   std::int64_t bh() const { return batch * heads; }
+  Switches switches() const { return {order, grid, rescale, split, block_skip}; }
+  /// Whether the switches are those of the algorithm's preset (`--algo v1` / `--algo v2` as is).
+  bool is_preset() const { return algo == Algo::standard || switches() == preset_switches(algo); }
 };
 
 /// The ranges resolve() accepts (the command-line flags quote them in their errors).
@@ -77,11 +117,12 @@ int element_bytes(Dtype t);
 /// d <= 64: 128 x 128; d <= 128: 128 x 64; larger: 64 x 64. Returns {B_r, B_c}.
 std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d);
 
-/// Whether tiles of B_r x B_c fit in `capacity` bytes of SRAM: the bytes the algorithm's schedule
-/// keeps in SRAM (schedule.hpp sram_bytes: V1 holds S_ij there, V2 does not) for the tile as
-/// it is held (min(B_r, N_q) x min(B_c, N_k): a tile larger than the matrix holds the matrix)
-/// <= capacity. The one test resolve() and auto_blocks() both apply.
-bool tile_fits(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+/// Whether tiles of B_r x B_c fit in `capacity` bytes of SRAM: the bytes the schedule of `algo`
+/// with switches `v` keeps in SRAM (schedule.hpp sram_bytes: the K/V outer order holds S_ij
+/// there, the Q outer order does not) for the tile as it is held (min(B_r, N_q) x min(B_c, N_k):
+/// a tile larger than the matrix holds the matrix) <= capacity. The one test resolve() and
+/// auto_blocks() both apply.
+bool tile_fits(Algo algo, const Switches& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
                int e_in, std::int64_t capacity);
 
 /// Block sizes for `--br auto --bc auto`, {B_r, B_c}. First the V1 paper's rule from SRAM size M
@@ -91,7 +132,7 @@ bool tile_fits(Algo algo, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, 
 /// paper's SRAM holds), B_c shrinks — by 1, by 16 for V2 — with B_r = min(B_c, d) rounded the same
 /// way, down to the largest that fits. Throws ConfigError("sram", capacity, "at least <bytes> ...")
 /// when not even the smallest tile (1 x 1; 16 x 16 for V2) fits.
-std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
+std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
                                                   int e_in, std::int64_t capacity);
 
 /// Validates `c` and fills in defaults. Throws ConfigError naming the field, the value and what
@@ -105,6 +146,9 @@ Problem resolve(const Config& c);
 std::string_view to_string(Algo a);
 std::string_view to_string(Dtype t);
 std::string_view to_string(WarpSplit s);
+std::string_view to_string(LoopOrder o);  // "kv-outer", "q-outer"
+std::string_view to_string(GridKind g);   // "head", "qblock"
+std::string_view to_string(Rescale r);    // "step", "delayed"
 std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window:L,R"
 
 /// Parsers for the command line; throw ConfigError(field, text, allowed).
@@ -112,5 +156,9 @@ Algo parse_algo(std::string_view text);
 Dtype parse_dtype(std::string_view text);
 Mask parse_mask(std::string_view text);
 WarpSplit parse_split(std::string_view text);
+LoopOrder parse_order(std::string_view text);    // kv-outer | q-outer
+GridKind parse_grid(std::string_view text);      // head | qblock
+Rescale parse_rescale(std::string_view text);    // step | delayed
+bool parse_block_skip(std::string_view text);    // on | off
 
 }  // namespace flashlab

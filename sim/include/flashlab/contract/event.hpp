@@ -35,7 +35,10 @@ enum class Eq : std::uint8_t {
   finalize_v2,   // V2 lines 12-13: O = diag(l)^-1 O, L = m + log(l)
   softmax_dense, // standard Alg. 0 line 2: P = softmax(S)
   output_dense,  // standard Alg. 0 line 3: O = P V
+  normalize,     // --order kv-outer --rescale delayed, once per Q block at the end: O = diag(l)^-1 O
+  logsumexp,     // --order q-outer --rescale step, once per Q block at the end: L = m + log(l)
 };
+inline constexpr int kEqCount = 12;  // none..logsumexp
 
 /// One event. 40 bytes, standard layout; -1 marks "not applicable" in i, j and warp.
 /// Stream order is by launch, then block, then step (docs/events.md "Stream order").

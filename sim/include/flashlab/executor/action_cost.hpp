@@ -11,13 +11,18 @@
 namespace flashlab {
 
 /// Rows x cols (elements) of the region an action touches on tile (i, j) (-1 where unused):
-/// Q_i, O_i: rows(i) x d; l_i, m_i, L_i: rows(i) x 1; K_j, V_j: cols(j) x d; whole tensors:
+/// Q_i, O_i: rows(i) x d; l_i, m_i, L_i: rows(i) x 1; row equations (row_equation) rows(i) x d,
+/// logsumexp rows(i) x 1; K_j, V_j: cols(j) x d; whole tensors:
 /// N_q x d, N_k x d, N_q x 1 or N_q x N_k; compute actions: the tile, rows(i) x cols(j)
 /// (N_q x N_k for standard attention's whole-matrix steps).
 struct Extent {
   std::int64_t rows = 0, cols = 0;
 };
 Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int64_t j);
+
+/// Whether `eq` works on whole rows of O_i rather than on a tile S_ij: init_stats, finalize_v2,
+/// normalize (extent rows(i) x d) and logsumexp (rows(i) x 1); equation_cost takes c = 0 for them.
+bool row_equation(Eq eq);
 
 /// Bytes per element of tensor t: e_in for Q K V O S P, 4 for the fp32 statistics l m L.
 int tensor_element_bytes(const Problem& p, Tensor t);

@@ -10,6 +10,8 @@
 //     for the inner tile loop:
 //       body, on a visited tile (i, j) — or one `skip` event on a skipped one
 //     outer.end                            (V2: O_i = O_i / l_i, store O_i and L_i)
+// A second launch, walking one tile loop with outer actions only, is a pass over the Q blocks
+// (the K/V outer order with delayed rescaling and one thread block per head: O_i = O_i / l_i).
 // Actions flagged `if_visited` run only when the outer block has at least one visited tile.
 //
 // The loops also say which of them are thread blocks and in what order the GPU dispatches them:
@@ -91,8 +93,19 @@ struct Schedule {
   std::vector<Launch> launches;  // in launch order
 };
 
-/// The schedule of `a`, line by line from FA1 Alg. 0 / FA1 Alg. 1 / FA2 Alg. 1 (docs/model.md).
+/// The schedule of `a` with switches `v` (config.hpp Switches; docs/model.md "Variants"), line by
+/// line from FA1 Alg. 0 / FA1 Alg. 1 / FA2 Alg. 1. Standard attention ignores `v`; for v1 and v2
+/// the schedule depends only on v.order, v.grid and v.rescale (the warp split and block skip are
+/// read off the Problem by the warp model and the executor), so `--algo v1` with v2's switches
+/// is V2's schedule. Launches: one, plus for kv-outer + head + delayed a second,
+/// "flash_normalize", that divides each O_i by l_i after the K/V loop.
+Schedule make_schedule(Algo a, const Switches& v);
+
+/// The preset: make_schedule(a, preset_switches(a)) — V1 is "v1_forward", V2 "v2_forward".
 Schedule make_schedule(Algo a);
+
+/// The schedule problem p runs: make_schedule(p.algo, p.switches()).
+Schedule make_schedule(const Problem& p);
 
 /// Throws std::logic_error naming the launch and the rule when `s` cannot be walked: a dimension
 /// twice in one launch; a thread-block loop after a sequential one; tile loops other than one or

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Measures time and DRAM bytes of flashlab's kernels and of PyTorch's FA2, for the time model.
+
+    python3 scripts/gpu/timing.py --out OUT --bin build-gpu/kernels/flashlab-gpu [--commit SHA]
+
+For every configuration of CONFIGS (V1, V2 and standard attention: N from 256 to 32768, d 32/64/128,
+no mask / causal / window, batch x heads from 1 to 256, several tiles) and of TORCH (PyTorch's
+flash backend):
+  1. time: CUDA events around back-to-back launches, median (flashlab-gpu --time; torch events);
+  2. per kernel, under Nsight Compute (--clock-control none, default --cache-control all: the L2
+     is flushed before each kernel, so DRAM bytes are those of a cold L2): gpu__time_duration,
+     dram__bytes_read/write, global load/store bytes.
+Writes OUT/timing.json: {"meta", "runs": [...], "torch": [...]} (the layout the time model's tests
+read from tests/data/gpu_timing/h200.json) and OUT/timing_logs.tar.gz.
+"""
+
+import argparse
+import csv
+import datetime
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+METRICS = {
+    "time_ns": "gpu__time_duration.sum",
+    "dram_read": "dram__bytes_read.sum",
+    "dram_write": "dram__bytes_write.sum",
+    "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
+    "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
+}
+KERNELS_PER_ALGO = {"standard": 3, "v1": 1, "v2": 1}
+
+
+def _cfg(algo, n, d, shape, mask="none", batch=1, heads=16, dtype="fp16", reps=None):
+    br, bc, w = shape.split("x")
+    flags = (f"--algo {algo} --nq {n} --nk {n} --d {d} --br {br} --bc {bc} --warps {w} --mask {mask} "
+             f"--batch {batch} --heads {heads} --dtype {dtype}")
+    return flags, reps
+
+
+# (flags, reps): reps default by algorithm (V1 and standard are slow at large N).
+CONFIGS = [
+    # V2: N, d, mask, batch x heads, tiles
+    _cfg("v2", 256, 64, "128x128x8"), _cfg("v2", 1024, 64, "128x128x8"), _cfg("v2", 4096, 64, "128x128x8"),
+    _cfg("v2", 16384, 64, "128x128x8"), _cfg("v2", 32768, 64, "128x128x8"),
+    _cfg("v2", 4096, 32, "128x128x8"), _cfg("v2", 4096, 128, "128x64x8"),
+    _cfg("v2", 4096, 64, "128x128x8", "causal"), _cfg("v2", 4096, 128, "128x64x8", "causal"),
+    _cfg("v2", 16384, 128, "128x64x8", "causal"), _cfg("v2", 32768, 64, "128x128x8", "causal", heads=8),
+    _cfg("v2", 8192, 64, "128x128x8", "window:256,0"), _cfg("v2", 4096, 128, "64x64x4", "window:512,512"),
+    _cfg("v2", 4096, 64, "128x128x8", heads=1), _cfg("v2", 4096, 64, "128x128x8", heads=4),
+    _cfg("v2", 4096, 64, "128x128x8", batch=4), _cfg("v2", 4096, 64, "128x128x8", batch=8, heads=32),
+    _cfg("v2", 4096, 64, "64x64x4", batch=4), _cfg("v2", 4096, 64, "64x128x4", batch=4),
+    _cfg("v2", 4096, 64, "128x64x8", batch=4), _cfg("v2", 4096, 128, "128x64x8", "causal", batch=4, dtype="bf16"),
+    _cfg("v2", 2048, 64, "128x128x8", "causal", batch=8, heads=32), _cfg("v2", 1024, 32, "64x128x4", batch=16),
+    _cfg("v2", 16384, 64, "128x128x8", batch=4),
+    # V1 (one thread block per head): N, d, mask, batch x heads
+    _cfg("v1", 256, 64, "64x64x4"), _cfg("v1", 1024, 64, "64x64x4"), _cfg("v1", 4096, 64, "64x64x4"),
+    _cfg("v1", 16384, 64, "64x64x4", heads=1, reps=3), _cfg("v1", 4096, 128, "32x64x4"),
+    _cfg("v1", 4096, 32, "64x64x4"), _cfg("v1", 4096, 64, "64x64x4", batch=8, heads=32, reps=3),
+    _cfg("v1", 4096, 128, "32x64x4", batch=8, heads=32, reps=3), _cfg("v1", 4096, 64, "64x64x4", "causal"),
+    _cfg("v1", 4096, 64, "64x64x4", "window:256,0"), _cfg("v1", 1024, 64, "64x64x4", heads=1),
+    _cfg("v1", 1024, 64, "64x64x4", batch=16), _cfg("v1", 8192, 64, "64x64x4", batch=2, heads=64, reps=3),
+    # standard attention: three launches
+    _cfg("standard", 256, 64, "64x64x4"), _cfg("standard", 1024, 64, "64x64x4"),
+    _cfg("standard", 4096, 64, "128x64x8"), _cfg("standard", 16384, 64, "128x64x8", reps=3),
+    _cfg("standard", 4096, 128, "128x64x8"), _cfg("standard", 4096, 32, "64x64x4"),
+    _cfg("standard", 4096, 64, "128x64x8", "causal"), _cfg("standard", 4096, 64, "128x64x8", "window:256,0"),
+    _cfg("standard", 1024, 64, "64x64x4", batch=16), _cfg("standard", 32768, 64, "128x64x8", heads=1, reps=3),
+]
+
+# PyTorch's flash backend: (batch, heads, N, d, causal); the shared/data configs and more.
+TORCH = [(1, 16, 4096, 64, False), (1, 16, 4096, 64, True), (1, 16, 4096, 128, False),
+         (4, 16, 16384, 64, False), (1, 8, 1000, 64, False), (1, 8, 1000, 64, True), (1, 2, 777, 32, True),
+         (4, 16, 4096, 64, False), (4, 16, 4096, 64, True), (4, 16, 4096, 128, False), (4, 16, 4096, 128, True),
+         (1, 16, 16384, 128, True), (8, 32, 2048, 64, True), (1, 16, 32768, 64, False), (16, 16, 1024, 32, False)]
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
+
+
+def reps_flags(algo, reps):
+    if reps is not None:
+        return f"--warmup 1 --reps {reps}"
+    return "--warmup 5 --reps 20" if algo == "v2" else "--warmup 2 --reps 5"
+
+
+def algo_of(flags):
+    w = flags.split()
+    return w[w.index("--algo") + 1]
+
+
+def ncu_rows(cmd, log):
+    proc = sh(cmd)
+    log.write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ncu exited with {proc.returncode}: {proc.stderr[-2000:]}")
+    start = proc.stdout.find('"ID"')
+    launches = {}
+    for row in csv.DictReader(io.StringIO(proc.stdout[start:])):
+        key = next((k for k, m in METRICS.items() if m == row["Metric Name"]), None)
+        if key is None:
+            continue
+        entry = launches.setdefault(int(row["ID"]), {"name": row["Kernel Name"], "grid": row.get("Grid Size", ""),
+                                                     "block": row.get("Block Size", "")})
+        entry[key] = float(row["Metric Value"].replace(",", ""))
+    return [launches[i] for i in sorted(launches)]
+
+
+def ncu_cmd(kernel_regex, argv):
+    return ["ncu", "--clock-control", "none", "--metrics", ",".join(METRICS.values()), "--csv",
+            "--print-units", "base", "--kernel-name", f"regex:{kernel_regex}"] + argv
+
+
+def ours(binary, work, logs, common, algos):
+    configs = [(f, r) for f, r in CONFIGS if algo_of(f) in algos]
+    lines = [f"{f} --no-events --no-check --time {reps_flags(algo_of(f), r)}" for f, r in configs]
+    (work / "timing_configs.txt").write_text("".join(x + "\n" for x in lines))
+    jpath = work / "timing_runs.json"
+    t0 = time.monotonic()
+    proc = sh([str(binary), "--configs", str(work / "timing_configs.txt"), "--json", str(jpath)] + common)
+    (logs / "time.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    print(f"timed {len(lines)} configs in {time.monotonic() - t0:.0f} s (exit {proc.returncode})", flush=True)
+    timed = json.loads(jpath.read_text())
+    (work / "ncu_configs.txt").write_text("".join(f"{f} --no-events --no-check --profile\n" for f, _ in configs))
+    t0 = time.monotonic()
+    kernels = ncu_rows(ncu_cmd("^fl_", [str(binary), "--configs", str(work / "ncu_configs.txt")]), logs / "ncu_ours.csv")
+    print(f"ncu {len(kernels)} kernels in {time.monotonic() - t0:.0f} s", flush=True)
+    expected = sum(KERNELS_PER_ALGO[algo_of(f)] for f, _ in configs)
+    if len(kernels) != expected:
+        raise RuntimeError(f"ncu profiled {len(kernels)} kernels, expected {expected}")
+    runs, pos = [], 0
+    for (flags, _), t in zip(configs, timed):
+        n = KERNELS_PER_ALGO[algo_of(flags)]
+        group, pos = kernels[pos:pos + n], pos + n
+        runs.append({"flags": flags, "config": t["config"], "median_ms": t["timing"]["median_ms"],
+                     "tflops": t["timing"]["tflops"], "flops": t["timing"]["flops"],
+                     "launch_ms": [k["time_ns"] * 1e-6 for k in group],
+                     "kernels": [{"name": k["name"], "grid": k["grid"], "block": k["block"]} for k in group],
+                     **{key: int(sum(k[key] for k in group)) for key in ("dram_read", "dram_write", "ld", "st")},
+                     "sim": t.get("sim", {})})
+    return runs
+
+
+TORCH_SCRIPT = r'''
+import json, sys, torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+cfgs = json.loads(sys.argv[1]); mode = sys.argv[2]; out = []
+for b, h, n, d, causal in cfgs:
+    q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        if mode == "profile":
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal); torch.cuda.synchronize()
+            print("CONFIG_DONE", flush=True); continue
+        for _ in range(5):
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        torch.cuda.synchronize()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True); ts = []
+        for _ in range(20):
+            s.record(); F.scaled_dot_product_attention(q, k, v, is_causal=causal); e.record()
+            torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
+        ts.sort(); out.append(ts[len(ts) // 2])
+print(json.dumps(out))
+'''
+
+
+def pytorch(work, logs):
+    script = work / "torch_timing.py"
+    script.write_text(TORCH_SCRIPT)
+    cfgs = json.dumps(TORCH)
+    proc = sh([sys.executable, str(script), cfgs, "time"])
+    (logs / "torch_time.log").write_text(proc.stdout + proc.stderr)
+    times = json.loads(proc.stdout.strip().splitlines()[-1])
+    profiled = []
+    for cfg in TORCH:  # one ncu process per config: split-KV configs launch two kernels
+        rows = ncu_rows(ncu_cmd("flash", [sys.executable, str(script), json.dumps([cfg]), "profile"]),
+                        logs / f"ncu_torch_{'_'.join(str(int(x)) for x in cfg)}.csv")
+        profiled.append(rows)
+    out = []
+    for (b, h, n, d, causal), ms, rows in zip(TORCH, times, profiled):
+        out.append({"batch": b, "heads": h, "n": n, "d": d, "causal": causal, "dtype": "fp16", "median_ms": ms,
+                    "launch_ms": [r["time_ns"] * 1e-6 for r in rows],
+                    "kernels": [{"name": r["name"][:160], "grid": r["grid"], "block": r["block"]} for r in rows],
+                    **{key: int(sum(r[key] for r in rows)) for key in ("dram_read", "dram_write", "ld", "st")}})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--bin", required=True, type=Path)
+    ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-timing"))
+    ap.add_argument("--algos", default="standard,v1,v2", help="comma-separated subset of our kernels to run")
+    ap.add_argument("--no-torch", action="store_true", help="skip PyTorch's flash backend")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    logs = args.work / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    import validate
+    meta = validate.metadata(args.commit)
+    meta["command"] = "python3 scripts/gpu/timing.py --out OUT --bin build-gpu/kernels/flashlab-gpu --commit SHA"
+    meta["ncu"] = "--clock-control none, default cache control (L2 flushed before each profiled kernel)"
+    result = {"meta": meta, "runs": [], "torch": [], "errors": {}}
+    try:
+        result["runs"] = ours(args.bin, args.work, logs, ["--commit", args.commit], args.algos.split(","))
+    except Exception as e:  # noqa: BLE001 — kept in the result, the other half still runs
+        result["errors"]["ours"] = str(e)
+    (args.out / "timing.json").write_text(json.dumps(result, indent=1))
+    try:
+        result["torch"] = [] if args.no_torch else pytorch(args.work, logs)
+    except Exception as e:  # noqa: BLE001
+        result["errors"]["torch"] = str(e)
+    (args.out / "timing.json").write_text(json.dumps(result, indent=1))
+    with tarfile.open(args.out / "timing_logs.tar.gz", "w:gz") as tar:
+        tar.add(logs, arcname="logs")
+    print(json.dumps(result["errors"]))
+    for r in result["runs"]:
+        print(f"{r['flags']:100s} {r['median_ms']:9.4f} ms  dram rd {r['dram_read']/1e6:9.2f} MB "
+              f"wr {r['dram_write']/1e6:8.2f} MB  ncu {sum(r['launch_ms']):9.4f} ms")
+    for r in result["torch"]:
+        print(f"torch {r['batch']}x{r['heads']} N={r['n']} d={r['d']} causal={r['causal']}: {r['median_ms']:.4f} ms "
+              f"dram rd {r['dram_read']/1e6:.2f} MB wr {r['dram_write']/1e6:.2f} MB kernels {len(r['kernels'])}")
+    return 0 if not result["errors"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
