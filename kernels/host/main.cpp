@@ -39,6 +39,7 @@ std::pair<Problem, RunOptions> finish(const RunFlags& f, const std::string& comm
   if (f.stats_block >= 0) o.stats_block = f.stats_block;
   o.trace_format = parse_trace_format(f.trace_format);
   o.command = command;
+  o.model = f.config->model();
   if (o.reps < 1) throw ConfigError("reps", std::to_string(o.reps), "at least 1");
   if (o.warmup < 0) throw ConfigError("warmup", std::to_string(o.warmup), "at least 0");
   return {p, o};
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
       if (r.events_run && !r.events_agree) std::printf("%s\n", r.diff_report.c_str());
       std::fflush(stdout);
       ok = ok && r.passed();
-      results.push_back(to_json(r));
+      results.push_back(to_json(r, o.model));
     }
     if (!json_path.empty()) write_output_file(json_path, results.dump(1));
     return ok ? 0 : 3;

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "flashlab/config/config_json.hpp"
 #include "flashlab/executor/counters.hpp"
 #include "flashlab/numerics/numerics.hpp"
 
@@ -47,14 +48,10 @@ std::string summary_line(const RunResult& r) {
   return s;
 }
 
-nlohmann::json to_json(const RunResult& r) {
+nlohmann::json to_json(const RunResult& r, const std::string& model) {
   const Problem& p = r.problem;
-  const Tiling& t = p.tiling;
   nlohmann::json j;
-  j["config"] = {{"algo", to_string(p.algo)}, {"n_q", t.n_q}, {"n_k", t.n_k}, {"d", t.d}, {"b_r", t.b_r},
-                 {"b_c", t.b_c}, {"warps", p.warps}, {"batch", p.batch}, {"heads", p.heads},
-                 {"dtype", to_string(p.dtype)}, {"mask", to_string(p.mask)}, {"block_skip", p.block_skip},
-                 {"scale", p.scale}};
+  j["config"] = config_json(p, model);
   j["device"] = {{"name", r.device.name}, {"driver", r.device.driver}, {"cuda_runtime", r.device.runtime},
                  {"sms", r.device.sms}};
   j["events"] = {{"run", r.events_run}, {"agree", r.events_agree}, {"gpu", r.gpu_events}, {"sim", r.sim_events},
@@ -75,11 +72,7 @@ nlohmann::json to_json(const RunResult& r) {
     diffs.push_back({{"tensor", to_string(d.tensor)}, {"dir", d.write ? "st" : "ld"}, {"sim", d.sim},
                      {"kernel", d.kernel}, {"reason", d.reason}});
   j["bytes"] = {{"sim", bytes_json(r.sim_bytes)}, {"kernel", bytes_json(r.kernel_bytes)}, {"differences", diffs}};
-  std::uint64_t ops = 0;
-  for (int k = 0; k < kOpKindCount; ++k) ops += r.sim.cost.ops[k];
-  j["sim"] = {{"read_bytes", r.sim.cost.read_bytes()}, {"write_bytes", r.sim.cost.write_bytes()},
-              {"flops", r.sim.cost.flops}, {"nonmatmul_ops", ops}, {"grid_blocks", r.sim.grid_blocks},
-              {"waves", r.sim.waves}, {"tiles_visited", r.sim.tiles.visited}};
+  j["sim"] = report::metrics_json(r.sim);
   j["passed"] = r.passed();
   return j;
 }

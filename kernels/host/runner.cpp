@@ -191,6 +191,7 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
   gpu.header.gpu = GpuRunInfo{r.device.name, opt.driver.empty() ? r.device.driver : opt.driver,
                               opt.commit.empty() ? "unknown" : opt.commit};
   gpu.header.command = opt.command;
+  gpu.header.model = opt.model;
   gpu.header.inputs = opt.inputs;
   const unsigned n = std::min<unsigned>(count.download()[0], unsigned(events.size()));
   std::vector<Event> all = events.download();
@@ -317,9 +318,9 @@ RunResult run_config(const Problem& p, const RunOptions& opt) {
   const HostInputs h = make_host_inputs(p, opt.inputs, heads);
   DeviceTensors d = upload(p, h);
   const Args args = make_args(p, d);
-  r.sim = count(p, /*sectors=*/true);
-  r.sim_bytes = r.sim.levels[int(Memory::hbm)];
-  r.kernel_bytes = r.sim.levels[int(Memory::sector)];
+  r.sim = report::measure(p);  // sectors counted too: the kernels' byte model
+  r.sim_bytes = r.sim.counters.levels[int(Memory::hbm)];
+  r.kernel_bytes = r.sim.counters.levels[int(Memory::sector)];
 
   if (opt.events && !opt.profile) run_events(p, opt, args, r);
 

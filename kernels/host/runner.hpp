@@ -12,6 +12,7 @@
 #include "flashlab/config/config.hpp"
 #include "flashlab/executor/counters.hpp"
 #include "flashlab/numerics/numerics.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "flashlab/trace/trace.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "hw_bytes.hpp"
@@ -31,6 +32,7 @@ struct RunOptions {
   TraceFormat trace_format = TraceFormat::binary;
   std::string dump_dir;                  // write Q K V O (L, m, l) raw for an outside comparison
   std::string commit, driver, command;   // trace header facts (driver: overrides the detected one)
+  std::string model;                     // the model preset of the config ("" when none)
 };
 
 struct HeadError {
@@ -55,7 +57,7 @@ struct RunResult {
   // Level 3 predictions (the profiler's figures are read by scripts/gpu/validate.py): the
   // simulator's request level (hbm) and sector level (what the kernels move).
   TensorBytes sim_bytes{}, kernel_bytes{};
-  Counters sim;  // the simulator's counts of the same configuration (all heads, sectors included)
+  report::Figures sim;  // the simulator's figures of the same configuration (all heads, sectors and warp model)
 
   bool passed() const { return (!events_run || events_agree) && numbers_within && canary_intact; }
 };

@@ -212,14 +212,9 @@ __device__ __forceinline__ void partial_pv(const float (&p)[Sh::kMT][Sh::kNT][4]
     pv_chunk<typename Sh::T, kMT, Sh::D>(pv, pa, sram.Vj + (th.col0 + kc * 16) * Sh::D, th.lane);
   }
   float* mine = sram.PV + th.warp * Sh::BR * kPitch;
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int dt = 0; dt < kDT; ++dt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        *reinterpret_cast<float2*>(mine + (mt * 16 + th.g + 8 * h) * kPitch + dt * 8 + 2 * (th.lane % 4)) =
-            make_float2(pv[mt][dt][2 * h], pv[mt][dt][2 * h + 1]);
+  for_each_pair<kMT, kDT>(th.lane, [&](int mt, int dt, int h, int row, int col) {
+    *reinterpret_cast<float2*>(mine + row * kPitch + col) = make_float2(pv[mt][dt][2 * h], pv[mt][dt][2 * h + 1]);
+  });
 }
 
 /// Line 11: m_new = max(m_i, m~_ij), l_new = e^(m_i - m_new) l_i + e^(m~_ij - m_new) l~_ij, with

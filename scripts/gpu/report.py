@@ -78,13 +78,13 @@ def perf_table(perf):
     for p in perf:
         v2, v1, st = p["v2"][p["v2_best"]], p.get("v1"), p.get("standard")
         t = lambda r: f"{r['timing']['tflops']:.1f} ({r['timing']['median_ms']:.3f})" if r else "not run"  # noqa: E731
-        s2 = v2["sim"]
+        s2 = v2["sim"]  # flashlab-gpu's "sim": the metrics catalogue, as `flashlab count --json` (docs/output.md)
         if v1:
             s1 = v1["sim"]
             v1_cols = (f"{v1['timing']['median_ms'] / v2['timing']['median_ms']:.1f}x | "
-                       f"{(s1['read_bytes'] + s1['write_bytes']) / (s2['read_bytes'] + s2['write_bytes']):.2f}x | "
-                       f"{s1['nonmatmul_ops'] / s2['nonmatmul_ops']:.2f}x | {s1['grid_blocks']} ({s1['waves']}) / "
-                       f"{s2['grid_blocks']} ({s2['waves']})")
+                       f"{s1['hbm']['total_bytes'] / s2['hbm']['total_bytes']:.2f}x | "
+                       f"{s1['derived']['ops_all'] / s2['derived']['ops_all']:.2f}x | "
+                       f"{s1['grid']['blocks']} ({s1['grid']['waves']}) / {s2['grid']['blocks']} ({s2['grid']['waves']})")
         else:
             v1_cols = "— | — | — | —"
         rows.append(

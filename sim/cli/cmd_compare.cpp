@@ -1,7 +1,7 @@
 // cmd_compare.cpp — `flashlab compare`: standard attention, FlashAttention V1 and V2 side by side
 // on one configuration, with the ratios standard/V2 and V1/V2. Default: one Llama-3-8B attention
 // layer (32 heads, d = 128) at 8192 tokens, causal, batch 1.
-#include <functional>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -10,8 +10,8 @@
 #include "algos.hpp"
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
-#include "flashlab/executor/executor.hpp"
-#include "flashlab/time/time_model.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "grid_line.hpp"
 #include "predicted_report.hpp"
 #include "progress.hpp"
@@ -20,118 +20,83 @@
 namespace flashlab::cli {
 namespace {
 
-struct Column {
-  Problem p;
-  Counters k;
-  TimePrediction t;  // the L2 and time models (time/time_model.hpp)
+// The rows of the comparison, by catalogue key (flashlab/report/metrics.hpp); "  " marks a part
+// of the row above.
+constexpr const char* kRows[] = {
+    "hbm_read_bytes",    "hbm_write_bytes",    "hbm_total_bytes", "  hbm_s_p_bytes",  "  hbm_o_l_m_read_bytes",
+    "dram_read_bytes",   "dram_write_bytes",   "flops_matmul",    "flops_per_hbm_byte", "ops_exp",
+    "ops_all",           "tiles_visited",      "sram_peak_bytes", "grid_blocks",      "waves",
+    "hbm_seconds",       "matmul_seconds",     "predicted_seconds", "predicted_tflops", "warp_smem_bytes",
+    "warp_barriers",     "warp_extra_ops",
 };
 
-// Lower bounds on time from the GPU preset's datasheet rates (docs/model.md "Presets").
-double hbm_seconds(const Column& c) {
-  return double(c.k.cost.read_bytes() + c.k.cost.write_bytes()) / c.p.gpu.hbm_bytes_per_s;
-}
-double matmul_seconds(const Column& c) {
-  const double rate = c.p.dtype == Dtype::fp32 ? c.p.gpu.fp32_flops : c.p.gpu.fp16_tensor_flops;
-  return double(c.k.cost.flops) / rate;
-}
-std::uint64_t all_ops(const Counters& k) {
-  std::uint64_t s = 0;
-  for (int o = 0; o < kOpKindCount; ++o) s += k.cost.op(OpKind(o));
-  return s;
-}
-std::string seconds(double s) { return seconds_text(s); }
-
-// One row of the comparison: its label, its JSON key, its value and how to print it.
 struct Row {
-  std::string label, key;
-  std::function<double(const Column&)> value;
-  std::function<std::string(double)> show;
+  const report::Metric& metric;
+  bool part;  // shown indented under the row above
 };
 
-std::vector<Row> rows(const GpuSpec& g) {
-  const auto bytes = [](double v) { return human_bytes(v); };
-  const auto count = [](double v) { return human_count(v); };
-  const auto exact = [](double v) { return group_digits(std::uint64_t(v)); };
-  return {
-      {"HBM read", "hbm_read_bytes", [](const Column& c) { return double(c.k.cost.read_bytes()); }, bytes},
-      {"HBM written", "hbm_write_bytes", [](const Column& c) { return double(c.k.cost.write_bytes()); }, bytes},
-      {"DRAM read (L2 model)", "dram_read_bytes", [](const Column& c) { return double(c.t.dram_read_bytes); }, bytes},
-      {"DRAM written (L2 model)", "dram_write_bytes", [](const Column& c) { return double(c.t.dram_write_bytes); },
-       bytes},
-      {"HBM read + written", "hbm_total_bytes",
-       [](const Column& c) { return double(c.k.cost.read_bytes() + c.k.cost.write_bytes()); }, bytes},
-      {"  of which S and P", "hbm_s_p_bytes",
-       [](const Column& c) {
-         const Cost& k = c.k.cost;
-         return double(k.bytes(Tensor::S, Dir::read) + k.bytes(Tensor::S, Dir::write) +
-                       k.bytes(Tensor::P, Dir::read) + k.bytes(Tensor::P, Dir::write));
-       },
-       bytes},
-      {"  of which O, l, m re-reads", "hbm_o_l_m_read_bytes",
-       [](const Column& c) {
-         const Cost& k = c.k.cost;
-         return double(k.bytes(Tensor::O, Dir::read) + k.bytes(Tensor::l, Dir::read) +
-                       k.bytes(Tensor::m, Dir::read));
-       },
-       bytes},
-      {"matmul FLOPs", "flops_matmul", [](const Column& c) { return double(c.k.cost.flops); }, count},
-      {"FLOPs per HBM byte", "flops_per_hbm_byte",
-       [](const Column& c) { return double(c.k.cost.flops) / double(c.k.cost.read_bytes() + c.k.cost.write_bytes()); },
-       [](double v) { return fmt::format("{:.1f}", v); }},
-      {"exp", "ops_exp", [](const Column& c) { return double(c.k.cost.op(OpKind::exp)); }, count},
-      {"non-matmul ops, all kinds", "ops_all", [](const Column& c) { return double(all_ops(c.k)); }, count},
-      {"tiles visited", "tiles_visited", [](const Column& c) { return double(c.k.tiles.visited); }, exact},
-      {"SRAM peak per block", "sram_peak_bytes", [](const Column& c) { return double(c.k.sram_peak_bytes); },
-       bytes},
-      {"grid blocks", "grid_blocks", [](const Column& c) { return double(c.k.grid_blocks); }, exact},
-      {"waves on " + g.name, "grid_waves", [](const Column& c) { return double(c.k.waves); }, exact},
-      {fmt::format("HBM time at {:.2f} TB/s", g.hbm_bytes_per_s / 1e12), "hbm_seconds", hbm_seconds, seconds},
-      {"matmul time at peak rate", "matmul_seconds", matmul_seconds, seconds},
-      {"predicted time (time model)", "predicted_seconds", [](const Column& c) { return c.t.time_s; }, seconds},
-      {"predicted TFLOP/s", "predicted_tflops", [](const Column& c) { return c.t.tflops; },
-       [](double v) { return fmt::format("{:.1f}", v); }},
-  };
+std::vector<Row> rows() {
+  std::vector<Row> out;
+  for (std::string_view key : kRows) {
+    const bool part = key.starts_with("  ");
+    out.push_back({report::metric(part ? key.substr(2) : key), part});
+  }
+  return out;
 }
 
-void print_table(const std::vector<Column>& cols, const std::string& model) {
-  const Problem& p = cols.back().p;
+std::string label(const Row& r, const Problem& p) {
+  const std::string l = report::label_of(r.metric, p);
+  return r.part ? "  of which " + l : l;
+}
+
+// The ratio a / b of two values, "-" (null in JSON) where either is none or b is 0.
+double ratio_of(const report::Value& a, const report::Value& b) {
+  return a.none() || b.none() || b.as_double() == 0 ? std::nan("") : a.as_double() / b.as_double();
+}
+
+void print_table(const std::vector<report::Figures>& cols, const std::string& model) {
+  const Problem& p = cols.back().problem;
   if (!model.empty()) std::cout << model << "\n";
   std::cout << shape_line(p) << "\n";
   // Standard attention has no tile loop (FA1 Algorithm 0): --block-skip changes nothing there.
-  std::cout << fmt::format("block skip: V1 {}, V2 {}, standard does not apply (no tile loop) (counts cover all {} "
-                           "(batch, head) pairs)\n\n",
-                           cols[1].p.block_skip ? "on" : "off", cols[2].p.block_skip ? "on" : "off", p.bh());
-  std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}{:>14}{:>10}\n", "", "standard", "V1", "V2", "standard/V2",
+  std::cout << fmt::format(
+      "block skip: V1 {}, V2 {}, standard does not apply (no tile loop); warps: V1 {}, V2 {} of {} (counts cover "
+      "all {} (batch, head) pairs)\n\n",
+      cols[1].problem.block_skip ? "on" : "off", cols[2].problem.block_skip ? "on" : "off",
+      to_string(cols[1].problem.split), to_string(cols[2].problem.split), p.warps, p.bh());
+  std::cout << fmt::format("{:<42}{:>14}{:>14}{:>14}{:>14}{:>10}\n", "", "standard", "V1", "V2", "standard/V2",
                            "V1/V2");
-  for (const Row& r : rows(p.gpu)) {
-    const double s = r.value(cols[0]), v1 = r.value(cols[1]), v2 = r.value(cols[2]);
-    std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}{:>14}{:>10}\n", r.label, r.show(s), r.show(v1), r.show(v2),
-                             ratio(s, v2), ratio(v1, v2));
+  for (const Row& r : rows()) {
+    const report::Value s = r.metric.value(cols[0]), v1 = r.metric.value(cols[1]), v2 = r.metric.value(cols[2]);
+    const auto shown = [](double x) { return std::isnan(x) ? std::string("-") : report::ratio(x, 1); };
+    std::cout << fmt::format("{:<42}{:>14}{:>14}{:>14}{:>14}{:>10}\n", label(r, p), report::human(r.metric, s),
+                             report::human(r.metric, v1), report::human(r.metric, v2), shown(ratio_of(s, v2)),
+                             shown(ratio_of(v1, v2)));
   }
-  std::cout << fmt::format("{:<30}{:>14}{:>14}{:>14}\n", "bound (time model)", to_string(cols[0].t.bound),
-                           to_string(cols[1].t.bound), to_string(cols[2].t.bound));
+  std::cout << fmt::format("{:<42}{:>14}{:>14}{:>14}\n", "bound (time model)", to_string(cols[0].time.bound),
+                           to_string(cols[1].time.bound), to_string(cols[2].time.bound));
   std::cout << "\n";
-  for (const Column& c : cols)  // 0 waves above: no block fits on an SM, say why
-    if (!fits_on_sm(c.k)) std::cout << to_string(c.p.algo) << ": " << grid_line(c.p, c.k) << "\n";
+  for (const report::Figures& f : cols)  // 0 waves above: no block fits on an SM, say why
+    if (!fits_on_sm(f.counters)) std::cout << to_string(f.problem.algo) << ": " << grid_line(f.problem, f.counters) << "\n";
   std::cout << kPapersCountLine << "\n";
   std::cout << "HBM and matmul times are lower bounds from the GPU preset's datasheet rates; the predicted times use "
-            << (cols.back().t.ceilings && cols.back().t.ceilings->measured ? "measured" : "datasheet")
-            << " ceilings (docs/model.md \"Time model\"); exact counts: flashlab count --algo ALGO --json\n";
+            << (cols.back().time.ceilings && cols.back().time.ceilings->measured ? "measured" : "datasheet")
+            << " ceilings (docs/model.md \"Time model\"); warp figures: docs/warps.md; exact counts: flashlab count "
+               "--algo ALGO --json\n";
 }
 
-nlohmann::json to_json(const std::vector<Column>& cols, const std::string& model) {
+nlohmann::json to_json(const std::vector<report::Figures>& cols, const std::string& model) {
   nlohmann::json out;
   out["model"] = model;
-  for (const Column& c : cols) {
-    nlohmann::json a = counters_json(c.k, c.p);
-    a["config"] = problem_json(c.p);
-    a["predicted"] = predicted_json(c.t);
-    out["algos"][std::string(to_string(c.p.algo))] = a;
+  for (const report::Figures& f : cols) {
+    nlohmann::json a = figures_json(f, model);
+    a["predicted"] = predicted_json(f.time);
+    out["algos"][std::string(to_string(f.problem.algo))] = a;
   }
-  for (const Row& r : rows(cols.back().p.gpu)) {
-    const double s = r.value(cols[0]), v1 = r.value(cols[1]), v2 = r.value(cols[2]);
-    out["ratios"][r.key] = {{"standard/v2", v2 == 0 ? nlohmann::json() : nlohmann::json(s / v2)},
-                            {"v1/v2", v2 == 0 ? nlohmann::json() : nlohmann::json(v1 / v2)}};
+  const auto json_ratio = [](double x) { return std::isnan(x) ? nlohmann::json() : nlohmann::json(x); };
+  for (const Row& r : rows()) {
+    const report::Value s = r.metric.value(cols[0]), v1 = r.metric.value(cols[1]), v2 = r.metric.value(cols[2]);
+    out["ratios"][r.metric.key] = {{"standard/v2", json_ratio(ratio_of(s, v2))}, {"v1/v2", json_ratio(ratio_of(v1, v2))}};
   }
   return out;
 }
@@ -145,17 +110,17 @@ void register_compare(CLI::App& app) {
       "8192 tokens, causal)");
   auto flags = add_config_flags(*cmd, ConfigFlagOptions{.algo = false, .default_model = "llama3-8b"});
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "print one JSON object: each algorithm's config and counters, and the ratios");
+  cmd->add_flag("--json", *json, "print one JSON object: each algorithm's config and metrics, and the ratios");
   cmd->callback([flags, json] {
     const Config c = flags->build();
-    std::vector<Column> cols;
+    std::vector<report::Figures> cols;
     Progress progress("compare", all_algos().size());  // on stderr when it is a terminal and the work is long
     for (Algo a : all_algos()) {
-      Problem p = resolve_algo(c, a);
+      const Problem p = resolve_algo(c, a);
       progress.label(std::string(to_string(a)));
-      Modelled m = model_with_progress(p, progress);
+      WalkProgress walk(p, progress);
+      cols.push_back(report::measure(p, progress.enabled() ? &walk : nullptr));
       progress.tick();
-      cols.push_back({std::move(p), std::move(m.counters), std::move(m.time)});
     }
     progress.clear();
     if (*json)

@@ -1,13 +1,14 @@
 // cmd_count.cpp — `flashlab count`: the counters of one configuration as a table or one JSON object.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
-#include "flashlab/executor/executor.hpp"
-#include "flashlab/time/time_model.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "grid_line.hpp"
 #include "map_picture.hpp"
 #include "png_output.hpp"
@@ -18,67 +19,105 @@
 namespace flashlab::cli {
 namespace {
 
-void print_table(const Problem& p, const Counters& k, const std::string& model) {
+using report::bytes_both;
+using report::group_digits;
+
+// "<label>: <value>" of a catalogue metric, exact.
+std::string item(const report::Figures& f, const char* key) {
+  const report::Metric& m = report::metric(key);
+  return fmt::format("{}: {}", report::label_of(m, f.problem), report::precise(m, m.value(f)));
+}
+
+void print_warps(const report::Figures& f) {
+  const Problem& p = f.problem;
+  if (!f.warp_model) {
+    std::cout << "Warps: standard attention has no tile loop to split between warps (docs/warps.md)\n";
+    return;
+  }
+  std::cout << fmt::format("Warps: {} per thread block, {} (docs/warps.md), all thread blocks and (batch, head) pairs\n",
+                           p.warps, to_string(p.split));
+  for (const char* key : {"warp_smem_write_bytes", "warp_smem_read_bytes", "warp_barriers"})
+    std::cout << "  " << item(f, key) << "\n";
+  std::cout << "  " << item(f, "warp_extra_ops");
+  std::string kinds;
+  for (int o = 0; o < kOpKindCount; ++o) {
+    const report::Value v = report::value_of(fmt::format("warp_extra_{}", to_string(OpKind(o))), f);
+    if (v.integer > 0) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", to_string(OpKind(o)), group_digits(v.integer));
+  }
+  std::cout << (kinds.empty() ? "" : " (" + kinds + ")") << "\n";
+}
+
+void print_table(const report::Figures& f, const std::string& model) {
+  const Problem& p = f.problem;
+  const auto n = [&f](const std::string& key) { return report::value_of(key, f).integer; };
   std::cout << config_line(p) << "\n";
   if (!model.empty()) std::cout << "model: " << model << "\n";
   std::cout << fmt::format("\nHBM traffic, all {} (batch, head) pairs\n", p.bh());
+  const auto row = [](std::string_view name, std::uint64_t read, std::uint64_t written) {
+    std::cout << fmt::format("  {:<6}{:>34}{:>34}\n", name, bytes_both(read), bytes_both(written));
+  };
   std::cout << fmt::format("  {:<6}{:>34}{:>34}\n", "tensor", "read", "written");
-  for (int t = 0; t < kTensorCount; ++t)
-    std::cout << fmt::format("  {:<6}{:>34}{:>34}\n", to_string(Tensor(t)),
-                             bytes_both(k.cost.bytes(Tensor(t), Dir::read)),
-                             bytes_both(k.cost.bytes(Tensor(t), Dir::write)));
-  std::cout << fmt::format("  {:<6}{:>34}{:>34}\n", "total", bytes_both(k.cost.read_bytes()),
-                           bytes_both(k.cost.write_bytes()));
-  std::cout << fmt::format("  read + written: {}\n", bytes_both(k.cost.read_bytes() + k.cost.write_bytes()));
+  for (int t = 0; t < kTensorCount; ++t) {
+    const std::string name(to_string(Tensor(t)));
+    row(name, n("read_" + name), n("write_" + name));
+  }
+  row("total", n("hbm_read_bytes"), n("hbm_write_bytes"));
+  std::cout << fmt::format("  read + written: {}\n", bytes_both(n("hbm_total_bytes")));
   std::cout << "Other memory levels (read, written):\n";
-  for (Memory m : {Memory::sector, Memory::sram, Memory::registers}) {
-    if (m == Memory::sector && !k.sectors) continue;
-    const TensorBytes& b = k.levels[int(m)];
-    std::cout << fmt::format("  {:<10}{:>30}{:>34}\n", to_string(m), bytes_both(total(b, Dir::read)),
-                             bytes_both(total(b, Dir::write)));
+  for (const char* level : {"sector", "sram", "registers"}) {
+    const report::Value r = report::value_of(std::string(level) + "_read_bytes", f);
+    if (r.none()) continue;  // the sector level when it was not counted
+    std::cout << fmt::format("  {:<10}{:>30}{:>34}\n", level, bytes_both(r.integer),
+                             bytes_both(n(std::string(level) + "_write_bytes")));
   }
 
   std::cout << fmt::format("\nTiles (i, j): total {}, visited {}; full {}, partial {}, skipped {}\n",
-                           group_digits(k.tiles.total), group_digits(k.tiles.visited), group_digits(k.tiles.full),
-                           group_digits(k.tiles.partial), group_digits(k.tiles.skipped));
-  std::cout << fmt::format("Matmul FLOPs: {} ({}FLOP)\n", group_digits(k.cost.flops),
-                           human_count(double(k.cost.flops)));
+                           group_digits(n("tiles_total")), group_digits(n("tiles_visited")),
+                           group_digits(n("tiles_full")), group_digits(n("tiles_partial")),
+                           group_digits(n("tiles_skipped")));
+  std::cout << fmt::format("Matmul FLOPs: {} ({}FLOP)\n", group_digits(n("flops_matmul")),
+                           report::human_count(double(n("flops_matmul"))));
   std::cout << "Non-matmul operations:";
-  for (int o = 0; o < kOpKindCount; ++o)
-    std::cout << fmt::format("  {} {}", to_string(OpKind(o)), group_digits(k.cost.op(OpKind(o))));
+  for (int o = 0; o < kOpKindCount; ++o) {
+    const std::string kind(to_string(OpKind(o)));
+    std::cout << fmt::format("  {} {}", kind, group_digits(n("ops_" + kind)));
+  }
   std::cout << "\n";
   std::cout << fmt::format("SRAM per thread block: peak {} of capacity M = {} ({:.1f}%)\n",
-                           bytes_both(std::uint64_t(k.sram_peak_bytes)), bytes_both(std::uint64_t(k.sram_capacity)),
-                           100.0 * double(k.sram_peak_bytes) / double(k.sram_capacity));
-  std::cout << grid_line(p, k) << "\n";
-  std::cout << fmt::format("Launches ({}):\n", k.launches.size());
-  for (const LaunchCounters& l : k.launches)
+                           bytes_both(n("sram_peak_bytes")), bytes_both(n("sram_capacity_bytes")),
+                           100.0 * double(n("sram_peak_bytes")) / double(n("sram_capacity_bytes")));
+  std::cout << grid_line(p, f.counters) << "\n";  // says so when no block fits on an SM (grid_line.hpp)
+  std::cout << fmt::format("Launches ({}):\n", f.counters.launches.size());
+  for (const LaunchCounters& l : f.counters.launches)
     std::cout << fmt::format("  {:<18} grid {:>13}  read {:>28}  written {:>28}\n", l.name,
                              group_digits(std::uint64_t(l.grid)), bytes_both(l.cost.read_bytes()),
                              bytes_both(l.cost.write_bytes()));
+  print_warps(f);
 }
 
 }  // namespace
 
 void register_count(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "count", "Count one configuration: HBM bytes per tensor, tiles, FLOPs, non-matmul ops, SRAM, grid");
+      "count", "Count one configuration: HBM bytes per tensor, tiles, FLOPs, non-matmul ops, SRAM, grid, warp split");
   auto flags = add_config_flags(*cmd);
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "print one JSON object (config + counters) instead of the table");
+  cmd->add_flag("--json", *json, "print one JSON object (config + every metric of docs/output.md) instead of the table");
   auto map_path = std::make_shared<std::string>();
   CLI::Option* map_opt = cmd->add_option(
       "--map", *map_path,
       "also draw the block-skip map (full / partial / skipped tiles, the viewer's colours) to this PNG file");
   map_opt->type_name("FILE.png");
   cmd->callback([flags, json, map_path, map_opt] {
-    // The picture's path is checked and its temporary file opened before any work.
-    std::unique_ptr<PngOutput> map = map_opt->count() ? std::make_unique<PngOutput>("map", *map_path) : nullptr;
-    const Problem p = resolve(flags->build());
+    // The picture's destination is checked before any work (png_output.hpp).
+    std::optional<PngOutput> map;
+    if (map_opt->count()) map.emplace("map", *map_path);
+    const Problem resolved = resolve(flags->build());
     Progress progress("count");  // on stderr when it is a terminal and the walk is long
-    const Modelled m = model_with_progress(p, progress);  // counters (sectors, L2 and DRAM) and the time model
+    WalkProgress walk(resolved, progress);
+    const report::Figures f = report::measure(resolved, progress.enabled() ? &walk : nullptr);
     progress.clear();
-    const Counters& k = m.counters;
+    const Problem& p = f.problem;
     std::string wrote;
     if (map) {
       const viz::Image img = map_picture(p);
@@ -87,16 +126,14 @@ void register_count(CLI::App& app) {
                           img.height, p.tiling.t_r(), p.tiling.t_c(), map_cell_px(p.tiling.t_r(), p.tiling.t_c()));
     }
     if (*json) {
-      nlohmann::json out = counters_json(k, p);
-      out["config"] = problem_json(p);
-      out["config"]["model"] = flags->model();
-      out["grid"]["fits_on_sm"] = fits_on_sm(k);  // false: blocks_per_sm and waves are 0, no wave can run
-      out["predicted"] = predicted_json(m.time);
+      nlohmann::json out = figures_json(f, flags->model());
+      out["grid"]["fits_on_sm"] = fits_on_sm(f.counters);  // false: blocks_per_sm and waves are 0, no wave can run
+      out["predicted"] = predicted_json(f.time);            // the catalogue's predicted.* and per launch
       std::cout << out.dump(2) << "\n";
       if (!wrote.empty()) std::cerr << wrote << "\n";  // stdout stays one JSON object
     } else {
-      print_table(p, k, flags->model_description());
-      std::cout << predicted_text(p, k, m.time);
+      print_table(f, flags->model_description());
+      std::cout << predicted_text(p, f.counters, f.time);
       if (!wrote.empty()) std::cout << wrote << "\n";
     }
   });

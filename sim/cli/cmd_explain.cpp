@@ -21,8 +21,9 @@
 #include "commands.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/flags/config_flags.hpp"
-#include "flashlab/time/time_model.hpp"
-#include "flashlab/warps/warps.hpp"
+#include "flashlab/config/config_json.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "predicted_report.hpp"
 #include "progress.hpp"
 #include "report.hpp"
@@ -55,13 +56,11 @@ std::vector<Change> walk() {
   return out;
 }
 
-/// What one step costs: predicted time and the figures that explain it.
+/// What one step costs: the catalogue's figures (predicted time, bytes per level, grid, operations,
+/// the warp model) of its schedule.
 struct Point {
   Change change;
-  Problem p;
-  TimePrediction t;
-  std::uint64_t hbm = 0, dram = 0, ops = 0, smem = 0, barriers = 0;
-  std::int64_t grid = 0, waves = 0;
+  report::Figures f;
 };
 
 Point measure(const Config& base, const Change& ch, Progress& progress) {
@@ -72,91 +71,74 @@ Point measure(const Config& base, const Change& ch, Progress& progress) {
   c.rescale = ch.switches.rescale;
   c.split = ch.switches.split;
   c.block_skip = ch.switches.block_skip;
-  Point pt{ch, resolve(c), {}};
-  WarpCounter warps(pt.p);
+  const Problem p = resolve(c);
   progress.label(ch.key);
-  const Modelled m = model(pt.p, &warps);
+  WalkProgress walk(p, progress);
+  Point pt{ch, report::measure(p, progress.enabled() ? &walk : nullptr)};
   progress.tick();
-  pt.t = m.time;
-  pt.hbm = m.counters.cost.read_bytes() + m.counters.cost.write_bytes();
-  pt.dram = m.time.dram_read_bytes + m.time.dram_write_bytes;
-  for (int o = 0; o < kOpKindCount; ++o) pt.ops += m.counters.cost.op(OpKind(o));
-  for (const WarpWork& w : warps.totals()) {
-    pt.smem += w.smem_read + w.smem_write;
-    pt.barriers = std::max(pt.barriers, w.barriers);  // every warp waits at the same barriers
-  }
-  pt.grid = m.counters.grid_blocks;
-  pt.waves = m.counters.waves;
   return pt;
 }
 
-/// "name a -> b" for each figure that moved by at least 1% between two steps.
+/// The catalogue's figures that explain a step, in the table's order after time and TFLOP/s.
+constexpr const char* kFigures[] = {"hbm_total_bytes", "dram_total_bytes", "grid_blocks",    "waves",
+                                    "ops_all",         "warp_smem_bytes",  "warp_barriers"};
+
+double value(const Point& p, std::string_view key) { return report::value_of(key, p.f).as_double(); }
+std::string shown(const Point& p, std::string_view key) {
+  const report::Metric& m = report::metric(key);
+  return report::human(m, m.value(p.f));
+}
+
+/// "label a -> b" for each figure that moved by at least 1% between two steps, and the bound.
 std::string changes(const Point& a, const Point& b) {
-  std::vector<std::string> out;
-  const auto moved = [](double x, double y) { return std::abs(y - x) > 0.01 * std::max(std::abs(x), std::abs(y)); };
-  const auto add = [&](const char* name, double x, double y, std::string (*show)(double)) {
-    if (moved(x, y)) out.push_back(fmt::format("{} {} -> {}", name, show(x), show(y)));
-  };
-  const auto bytes = [](double v) { return human_bytes(v); };
-  const auto count = [](double v) { return human_count(v); };
-  const auto whole = [](double v) { return group_digits(std::uint64_t(v)); };
-  add("HBM", double(a.hbm), double(b.hbm), bytes);
-  add("DRAM", double(a.dram), double(b.dram), bytes);
-  add("grid", double(a.grid), double(b.grid), whole);
-  add("waves", double(a.waves), double(b.waves), whole);
-  add("non-matmul ops", double(a.ops), double(b.ops), count);
-  add("warp SRAM", double(a.smem), double(b.smem), bytes);
-  add("barriers", double(a.barriers), double(b.barriers), whole);
-  if (a.t.bound != b.t.bound)
-    out.push_back(fmt::format("bound {} -> {}", to_string(a.t.bound), to_string(b.t.bound)));
   std::string s;
-  for (const std::string& x : out) s += (s.empty() ? "" : "; ") + x;
+  const auto add = [&s](const std::string& x) { s += (s.empty() ? "" : "; ") + x; };
+  for (const char* key : kFigures) {
+    const double x = value(a, key), y = value(b, key);
+    if (std::abs(y - x) > 0.01 * std::max(std::abs(x), std::abs(y)))
+      add(fmt::format("{} {} -> {}", report::label_of(report::metric(key), b.f.problem), shown(a, key), shown(b, key)));
+  }
+  if (a.f.time.bound != b.f.time.bound)
+    add(fmt::format("bound {} -> {}", to_string(a.f.time.bound), to_string(b.f.time.bound)));
   return s.empty() ? "no figure moves by 1% or more" : s;
 }
 
 void print_text(const std::vector<Point>& pts, const std::string& model) {
   if (!model.empty()) std::cout << model << "\n";
-  std::cout << shape_line(pts.back().p) << "\n\n";
-  std::cout << fmt::format("{:<34}{:>12}{:>9}{:>9}{:>10}{:>11}{:>11}{:>9}{:>7}{:>12}{:>11}{:>10}\n", "step",
-                           "time", "speed-up", "TFLOP/s", "bound", "HBM", "DRAM", "grid", "waves", "non-matmul",
-                           "warp SRAM", "barriers");
-  const double t0 = pts.front().t.time_s;
+  std::cout << shape_line(pts.back().f.problem) << "\n\n";
+  const std::string row = "{:<34}{:>12}{:>9}{:>9}{:>10}{:>11}{:>11}{:>9}{:>7}{:>12}{:>11}{:>10}\n";
+  std::cout << fmt::format(fmt::runtime(row), "step", "time", "speed-up", "TFLOP/s", "bound", "HBM", "DRAM", "grid",
+                           "waves", "non-matmul", "warp SRAM", "barriers");
+  const double t0 = pts.front().f.time.time_s;
   for (const Point& p : pts)
-    std::cout << fmt::format("{:<34}{:>12}{:>8.2f}x{:>9.1f}{:>10}{:>11}{:>11}{:>9}{:>7}{:>12}{:>11}{:>10}\n",
-                             p.change.what, seconds_text(p.t.time_s), t0 / p.t.time_s, p.t.tflops,
-                             to_string(p.t.bound), human_bytes(double(p.hbm)), human_bytes(double(p.dram)),
-                             group_digits(std::uint64_t(p.grid)), p.waves, human_count(double(p.ops)),
-                             human_bytes(double(p.smem)), group_digits(p.barriers));
+    std::cout << fmt::format(fmt::runtime(row), p.change.what, shown(p, "predicted_seconds"),
+                             fmt::format("{:.2f}x", t0 / p.f.time.time_s), fmt::format("{:.1f}", p.f.time.tflops),
+                             to_string(p.f.time.bound), shown(p, "hbm_total_bytes"), shown(p, "dram_total_bytes"),
+                             shown(p, "grid_blocks"), shown(p, "waves"), shown(p, "ops_all"),
+                             shown(p, "warp_smem_bytes"), shown(p, "warp_barriers"));
   std::cout << "\nWhat each step changes:\n";
   for (std::size_t k = 1; k < pts.size(); ++k)
-    std::cout << fmt::format("  {} ({:.2f}x): {}\n", pts[k].change.what, pts[k - 1].t.time_s / pts[k].t.time_s,
+    std::cout << fmt::format("  {} ({:.2f}x): {}\n", pts[k].change.what, pts[k - 1].f.time.time_s / pts[k].f.time.time_s,
                              changes(pts[k - 1], pts[k]));
+  const TimePrediction& t = pts.back().f.time;
   std::cout << "\nTimes: the time model (docs/model.md \"Time model\") at the "
-            << (pts.back().t.ceilings && pts.back().t.ceilings->measured ? "measured" : "datasheet")
-            << " ceilings of the GPU preset; HBM: the papers' accesses (global-memory requests); DRAM: the L2 "
-               "model's. Barriers: those one warp waits at, summed over every thread block of every (batch, head).\n";
+            << (t.ceilings && t.ceilings->measured ? "measured" : "datasheet")
+            << " ceilings of the GPU preset. HBM: the papers' accesses (global-memory requests); DRAM: the L2 "
+               "model's. Warp SRAM and barriers: the warp model (docs/warps.md), all warps and thread blocks.\n";
 }
 
 nlohmann::json to_json(const std::vector<Point>& pts, const std::string& model) {
   nlohmann::json out;
   out["model"] = model;
-  out["config"] = problem_json(pts.back().p);
-  for (const Point& p : pts)
-    out["steps"].push_back({{"step", p.change.key},
-                            {"what", p.change.what},
-                            {"order", to_string(p.p.order)},
-                            {"grid_kind", to_string(p.p.grid)},
-                            {"rescale", to_string(p.p.rescale)},
-                            {"split", to_string(p.p.split)},
-                            {"block_skip", p.p.block_skip},
-                            {"predicted", predicted_json(p.t)},
-                            {"hbm_bytes", p.hbm},
-                            {"dram_bytes", p.dram},
-                            {"grid", p.grid},
-                            {"waves", p.waves},
-                            {"nonmatmul_ops", p.ops},
-                            {"warp_smem_bytes", p.smem},
-                            {"barriers_per_warp", p.barriers}});
+  out["config"] = config_json(pts.back().f.problem, model);
+  for (const Point& p : pts) {
+    nlohmann::json step = {{"step", p.change.key},
+                           {"what", p.change.what},
+                           {"switches", config_json(p.f.problem, model)},
+                           {"predicted", predicted_json(p.f.time)}};
+    for (const char* key : kFigures) step["figures"][key] = report::json_value(report::value_of(key, p.f));
+    out["steps"].push_back(step);
+  }
   return out;
 }
 

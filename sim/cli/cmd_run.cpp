@@ -10,7 +10,9 @@
 
 #include "algos.hpp"
 #include "commands.hpp"
+#include "input_flags.hpp"
 #include "flashlab/flags/config_flags.hpp"
+#include "flashlab/config/config_json.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/numerics/numerics.hpp"
 #include "progress.hpp"
@@ -22,7 +24,8 @@ namespace flashlab::cli {
 namespace {
 
 struct RunArgs {
-  std::string algo = "v2", q = "random", k = "random", v = "random", steps, seed = "0", rows = "4", show_rows, out;
+  std::string algo = "v2", steps, rows = "4", show_rows, out;
+  InputFlags in;
   bool json = false, show_rows_given = false;  // --show-rows given, even as ""
 };
 
@@ -70,7 +73,7 @@ void print_tolerance_notes(const std::vector<Problem>& problems) {
   }
 }
 
-void run_numerics(const Config& c, const RunArgs& a) {
+void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   const std::vector<Algo> algos = parse_algo_list("algo", a.algo);
   std::vector<Problem> problems;
   for (Algo algo : algos) problems.push_back(resolve_algo(c, algo));
@@ -86,12 +89,12 @@ void run_numerics(const Config& c, const RunArgs& a) {
   }
   const std::int64_t rows = parse_int("rows", a.rows, "an integer >= 1");
   if (rows < 1) throw ConfigError("rows", a.rows, "an integer >= 1");
-  const std::uint64_t seed = parse_u64("seed", a.seed);
+  const std::uint64_t seed = a.in.spec().seed;
   const std::vector<std::int64_t> shown_rows =
       !a.show_rows_given ? std::vector<std::int64_t>{} : parse_rows(a.show_rows, problems.front().tiling.n_q);
   if (!a.out.empty()) check_out_dir(a.out);
 
-  const Inputs in = make_run_inputs(problems.front(), a.q, a.k, a.v, seed);  // fills or .npy files
+  const Inputs in = make_run_inputs(problems.front(), a.in.q, a.in.k, a.in.v, seed);  // fills or .npy files
   Progress progress("run", 1 + problems.size());  // on stderr when it is a terminal and the work is long
   progress.label("float64 reference");
   const Reference ref = reference(problems.front(), in);
@@ -102,7 +105,7 @@ void run_numerics(const Config& c, const RunArgs& a) {
   if (!a.json) {
     std::cout << shape_line(problems.front()) << "\n";
     std::cout << fmt::format("inputs Q {}, K {}, V {}, seed {}; one (batch, head); reference: float64 dense\n\n",
-                             a.q, a.k, a.v, seed);
+                             a.in.q, a.in.k, a.in.v, seed);
     std::cout << fmt::format("{:<10}{:>14}{:>20}{:>14}{:>8}{:>10}{:>10}{:>8}\n", "algo", "max|O-O_ref|",
                              "|O-O_ref|/|O_ref|", "max|L-L_ref|", "finite", "tol O", "tol L", "result");
   }
@@ -119,7 +122,8 @@ void run_numerics(const Config& c, const RunArgs& a) {
       out["results"][name] = {{"max_abs_O", e.max_abs_O}, {"rel_fro_O", e.rel_fro_O},
                               {"max_abs_L", e.max_abs_L}, {"L_over_tol", e.L_over_tol},
                               {"finite", e.finite},       {"within", e.within},
-                              {"tolerance_O", e.tol_O},   {"tolerance_L", e.tol_L}};
+                              {"tolerance_O", e.tol_O},   {"tolerance_L", e.tol_L},
+                              {"config", config_json(p, model)}};
       if (p.algo == Algo::v1) out["results"][name]["v1_rounding_steps"] = v1_rounding_steps(p);
     } else {
       std::cout << fmt::format("{:<10}{}{}{}{:>8}{:>10.1e}{:>10.1e}{:>8}\n", name, error_text(e.max_abs_O, 14),
@@ -157,9 +161,7 @@ void run_numerics(const Config& c, const RunArgs& a) {
     out["files"] = files;
   }
   if (a.json) {
-    out["config"] = problem_json(problems.front());
-    out["config"]["seed"] = seed;
-    out["config"]["inputs"] = {{"q", a.q}, {"k", a.k}, {"v", a.v}};
+    out["inputs"] = {{"q", a.in.q}, {"k", a.in.k}, {"v", a.in.v}, {"seed", seed}};  // as in a trace header
     std::cout << out.dump(2) << "\n";
   }
   if (!all_within) throw CommandFailed(kExitTolerance, "numerics out of tolerance (see the result column)");
@@ -174,20 +176,18 @@ void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("--algo", args->algo, "standard | v1 | v2 | all, or a list such as v1,v2 (default v2)")
       ->type_name("ALGOS");
-  const auto fill = [cmd](const char* name, std::string& value, const char* help) {
-    cmd->add_option(name, value, help)->type_name("FILL")->group("Inputs");
-  };
-  fill("--q", args->q,
-       "Q input: random | zero | index (row r holds r) | a number (default random) | FILE.npy, your own (N_q, d) "
-       "tensor of the dtype ('<f2' fp16, '<u2' bf16 bits, '<f4' fp32)");
-  fill("--k", args->k, "K input, as --q; a file holds (N_k, d)");
-  fill("--v", args->v, "V input, as --k");
+  add_input_flags(*cmd, args->in, "Inputs");
+  // run also reads the inputs from .npy files (run_inputs.hpp), and writes O and L to --out.
+  cmd->get_option("--q")->description(
+      "Q input: random | zero | index (row r holds r) | a number (default random) | FILE.npy, your own (N_q, d) "
+      "tensor of the dtype ('<f2' fp16, '<u2' bf16 bits, '<f4' fp32)");
+  cmd->get_option("--k")->description("K input, as --q; a file holds (N_k, d)");
+  cmd->get_option("--v")->description("V input, as --k");
   cmd->add_option("--out", args->out,
                   "write O (at the input dtype) and L (fp32) to DIR as O.npy and L.npy (several algorithms: "
                   "O_<algo>.npy, L_<algo>.npy); DIR is created if missing")
       ->type_name("DIR")
       ->group("Inputs");
-  cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->type_name("INT")->group("Inputs");
   cmd->add_option("--steps", args->steps, "print m and l after every step for Q block I")
       ->type_name("I")
       ->group("Steps");
@@ -201,7 +201,7 @@ void register_run(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print one JSON object instead of the tables");
   cmd->callback([flags, args, show_rows] {
     args->show_rows_given = show_rows->count() > 0;
-    run_numerics(flags->build(), *args);
+    run_numerics(flags->build(), flags->model(), *args);
   });
 }
 

@@ -1,5 +1,6 @@
 // cmd_sweep.cpp — `flashlab sweep`: one axis (N, d, B_r, B_c or M) over a list of values, every
-// chosen algorithm at each value, one CSV row per (value, algorithm) with the main counters.
+// chosen algorithm at each value, one CSV row per (value, algorithm) with every metric of the
+// catalogue (flashlab/report/metrics.hpp).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -9,7 +10,7 @@
 #include "algos.hpp"
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
-#include "flashlab/executor/executor.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "output_file.hpp"
 #include "png_output.hpp"
 #include "progress.hpp"
@@ -25,51 +26,48 @@ struct SweepArgs {
   ValueSpec values;
 };
 
-// --plot-size "WxH" -> {W, H}, each in [kPlotMinSide, kPlotMaxSide] pixels.
+// --plot-size "WxH" -> {W, H}, each parsed by parse_int_in in [kPlotMinSide, kPlotMaxSide] pixels.
+// Errors name the whole value: "plot-size = 100x600: WIDTHxHEIGHT, the width an integer from 320
+// to 4096 pixels".
 std::pair<int, int> parse_plot_size(const std::string& text) {
-  const std::string allowed = "WIDTHxHEIGHT in pixels, each " + std::to_string(kPlotMinSide) + " to " +
-                              std::to_string(kPlotMaxSide) + ", e.g. 960x600";
   const std::size_t x = text.find('x');
-  if (x == std::string::npos) throw ConfigError("plot-size", text.empty() ? "\"\"" : text, allowed);
-  std::int64_t w = 0, h = 0;
-  try {
-    w = parse_int("plot-size", text.substr(0, x), allowed);
-    h = parse_int("plot-size", text.substr(x + 1), allowed);
-  } catch (const ConfigError&) {  // name the whole value, not the half that failed
-    throw ConfigError("plot-size", text, allowed);
-  }
-  if (w < kPlotMinSide || w > kPlotMaxSide || h < kPlotMinSide || h > kPlotMaxSide)
-    throw ConfigError("plot-size", text, allowed);
-  return {int(w), int(h)};
+  if (x == std::string::npos)
+    throw ConfigError("plot-size", text, "WIDTHxHEIGHT in pixels, each " + int_range(kPlotMinSide, kPlotMaxSide) +
+                                             ", e.g. 960x600");
+  const auto side = [&text](const char* name, const std::string& part) {
+    try {
+      return int(parse_int_in("plot-size", part, kPlotMinSide, kPlotMaxSide, " pixels"));
+    } catch (const ConfigError& e) {  // name the whole value, not the half that failed
+      throw ConfigError("plot-size", text, std::string("WIDTHxHEIGHT, the ") + name + " " + e.allowed());
+    }
+  };
+  const int w = side("width", text.substr(0, x));
+  return {w, side("height", text.substr(x + 1))};
 }
 
 std::string csv_field(const std::string& s) {
   return s.find_first_of(",\"") == std::string::npos ? s : "\"" + s + "\"";
 }
 
+// The sweep's config columns, then every metric of the catalogue with in_csv, in catalogue order
+// (docs/output.md).
 void write_header(std::ostream& out) {
-  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes,"
-         "hbm_read_bytes,hbm_write_bytes,hbm_total_bytes";
-  for (const char* dir : {"read", "write"})
-    for (int t = 0; t < kTensorCount; ++t) out << "," << dir << "_" << to_string(Tensor(t));
-  out << ",tiles_total,tiles_visited,tiles_full,tiles_partial,tiles_skipped,flops_matmul";
-  for (int o = 0; o < kOpKindCount; ++o) out << ",ops_" << to_string(OpKind(o));
-  out << ",sram_peak_bytes,grid_blocks,blocks_per_sm,waves\n";
+  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes";
+  for (const report::Metric& m : report::catalogue())
+    if (m.in_csv) out << "," << m.key;
+  out << "\n";
 }
 
-void write_row(std::ostream& out, Axis axis, std::int64_t value, const Problem& p, const Counters& k) {
+void write_row(std::ostream& out, Axis axis, std::int64_t value, const report::Figures& f) {
+  const Problem& p = f.problem;
   const Tiling& t = p.tiling;
   out << to_string(axis) << "," << value << "," << to_string(p.algo) << "," << t.n_q << "," << t.n_k << "," << t.d
       << "," << t.b_r << "," << t.b_c << "," << t.t_r() << "," << t.t_c() << "," << csv_field(to_string(p.mask))
       << "," << (p.block_skip ? "on" : "off") << "," << to_string(p.dtype) << "," << p.batch << "," << p.heads
-      << "," << p.sram_capacity << "," << k.cost.read_bytes() << "," << k.cost.write_bytes() << ","
-      << k.cost.read_bytes() + k.cost.write_bytes();
-  for (Dir dir : {Dir::read, Dir::write})
-    for (int tn = 0; tn < kTensorCount; ++tn) out << "," << k.cost.bytes(Tensor(tn), dir);
-  out << "," << k.tiles.total << "," << k.tiles.visited << "," << k.tiles.full << "," << k.tiles.partial << ","
-      << k.tiles.skipped << "," << k.cost.flops;
-  for (int o = 0; o < kOpKindCount; ++o) out << "," << k.cost.op(OpKind(o));
-  out << "," << k.sram_peak_bytes << "," << k.grid_blocks << "," << k.blocks_per_sm << "," << k.waves << "\n";
+      << "," << p.sram_capacity;
+  for (const report::Metric& m : report::catalogue())
+    if (m.in_csv) out << "," << report::exact(m.value(f));
+  out << "\n";
 }
 
 void run_sweep(const Config& base, const SweepArgs& a) {
@@ -78,7 +76,8 @@ void run_sweep(const Config& base, const SweepArgs& a) {
   const std::vector<std::int64_t> values = sweep_values(a.values);
   if (a.want_plot_size && !a.want_plot) throw ConfigError("plot-size", a.plot_size, "only with --plot FILE.png");
   const std::pair<int, int> plot_size = a.want_plot ? parse_plot_size(a.plot_size) : std::pair<int, int>{};
-  std::unique_ptr<PngOutput> plot = a.want_plot ? std::make_unique<PngOutput>("plot", a.plot) : nullptr;
+  std::optional<PngOutput> plot;  // destinations checked before any work
+  if (a.want_plot) plot.emplace("plot", a.plot);
   // Every point is resolved (validated) before the first is counted: a bad point late in a long
   // sweep fails at once, naming its value, not after the work before it (issue 9 item 5).
   std::vector<Problem> problems;
@@ -88,7 +87,7 @@ void run_sweep(const Config& base, const SweepArgs& a) {
     const std::string point = to_string(axis) + " = " + std::to_string(v);
     for (Algo algo : algos) problems.push_back(resolve_algo(c, algo, "sweep point " + point));
   }
-  OutputFile file(a.output);  // fails early on an unwritable path
+  const OutputFile file(a.output);
   std::ostringstream csv;     // nothing is written until every row is computed
   write_header(csv);
   std::vector<SweepSample> samples;
@@ -100,9 +99,9 @@ void run_sweep(const Config& base, const SweepArgs& a) {
     for (Algo algo : algos) {
       const Problem& p = problems[next++];
       progress.label(point + ", " + std::string(to_string(algo)));
-      const Counters k = count_with_progress(p, progress);
-      write_row(csv, axis, v, p, k);
-      samples.push_back(sweep_sample(v, p, k.cost.read_bytes() + k.cost.write_bytes()));
+      const report::Figures f = report::measure(p);
+      write_row(csv, axis, v, f);
+      samples.push_back(sweep_sample(v, p, report::value_of("hbm_total_bytes", f).integer));
       if (!first) first = p;
       progress.tick();
     }
@@ -111,8 +110,7 @@ void run_sweep(const Config& base, const SweepArgs& a) {
   // The picture is drawn before anything is written, so that a failure leaves no file at all.
   const viz::Image picture =
       plot ? plot_image(sweep_plot(axis, *first, samples), plot_size.first, plot_size.second) : viz::Image{};
-  file.stream() << csv.str();
-  file.commit();
+  file.write(csv.str());
   if (plot) {
     plot->write(picture);
     std::cerr << "plot: wrote " << plot->path() << " (" << picture.width << " x " << picture.height << " px, "

@@ -6,10 +6,12 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "input_flags.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/trace/trace_io.hpp"
+#include "flashlab/report/format.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "run_report.hpp"
@@ -22,8 +24,8 @@ constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t(1) << 31;
 
 struct TraceArgs {
   std::string command;  // the command line, for the header (command_line.hpp)
-  std::string out, format = "binary", level = "block", stats_blocks, q = "random", k = "random", v = "random",
-                   seed = "0", max_bytes = std::to_string(kDefaultMaxBytes);
+  std::string out, format = "binary", level = "block", stats_blocks, max_bytes = std::to_string(kDefaultMaxBytes);
+  InputFlags in;  // the statistics' inputs
   bool stats_given = false;  // --stats-blocks given (its value is never empty: values.hpp)
 };
 
@@ -40,17 +42,17 @@ std::vector<std::int64_t> parse_blocks(const std::string& text) {
 void check_size(const Problem& p, TraceHeader h, TraceFormat format, const TraceArgs& a, std::size_t stats_blocks) {
   const std::int64_t limit = parse_int("max-bytes", a.max_bytes, "an integer >= 1 (bytes)");
   if (limit < 1) throw ConfigError("max-bytes", a.max_bytes, "an integer >= 1 (bytes)");
-  if (stats_blocks > 0) h.inputs = InputSpec{a.q, a.k, a.v, 0};
+  if (stats_blocks > 0) h.inputs = InputSpec{a.in.q, a.in.k, a.in.v, 0};
   const TraceSizeBound b = trace_size_bound(p, h, format, stats_blocks);
   if (b.bytes > std::uint64_t(limit))
     throw ConfigError("trace size",
-                      fmt::format("{} for {} events (an upper bound, {} form)", bytes_both(b.bytes),
-                                  group_digits(b.events), a.format),
+                      fmt::format("{} for {} events (an upper bound, {} form)", report::bytes_both(b.bytes),
+                                  report::group_digits(b.events), a.format),
                       fmt::format("at most --max-bytes {}; raise --max-bytes, or trace a smaller config",
-                                  bytes_both(std::uint64_t(limit))));
+                                  report::bytes_both(std::uint64_t(limit))));
 }
 
-void write(const Config& c, const TraceArgs& a) {
+void write(const Config& c, const std::string& model, const TraceArgs& a) {
   const Problem p = resolve(c);
   if (a.out.empty()) throw ConfigError("output", "(none)", "a file name: -o FILE");
   const TraceFormat format = parse_trace_format(a.format);
@@ -58,11 +60,12 @@ void write(const Config& c, const TraceArgs& a) {
   stats.header.config = resolved_config(p);
   stats.header.level = parse_trace_level(a.level);
   stats.header.command = a.command;
+  stats.header.model = model;
   const std::vector<std::int64_t> blocks = a.stats_given ? parse_blocks(a.stats_blocks) : std::vector<std::int64_t>{};
   check_size(p, stats.header, format, a, blocks.size());
   if (!blocks.empty()) {
     check_numerics_size(p);  // the statistics run the numerics of the whole (batch, head)
-    add_stats(stats, p, blocks, InputSpec{a.q, a.k, a.v, parse_u64("seed", a.seed)});
+    add_stats(stats, p, blocks, a.in.spec());
   }
   TraceFileWriter w(a.out, p, stats.header, format);
   Progress progress("trace", 1);  // on stderr when it is a terminal and the walk is long
@@ -75,7 +78,7 @@ void write(const Config& c, const TraceArgs& a) {
   w.finish(stats.stats);
   progress.clear();
   std::cout << fmt::format("{}\nwrote {}: {} events ({}-level, {} form, one (batch, head))", config_line(p), a.out,
-                           group_digits(w.events_written()), a.level, a.format);
+                           report::group_digits(w.events_written()), a.level, a.format);
   if (!stats.stats.empty()) {
     std::string blocks;
     for (const BlockStats& b : stats.stats) blocks += (blocks.empty() ? "" : ",") + std::to_string(b.i);
@@ -107,16 +110,10 @@ void register_trace(CLI::App& app, const std::string& command) {
                                        "record m and l of these Q blocks after each step (numerics)")
                             ->type_name("I,J")
                             ->group("Statistics");
-  const auto fill = [cmd](const char* name, std::string& value, const char* help) {
-    cmd->add_option(name, value, help)->type_name("FILL")->group("Statistics");
-  };
-  fill("--q", args->q, "Q input for the statistics: random | zero | index | a number (default random)");
-  fill("--k", args->k, "K input, as --q");
-  fill("--v", args->v, "V input, as --q");
-  cmd->add_option("--seed", args->seed, "seed of the random inputs (default 0)")->type_name("INT")->group("Statistics");
+  add_input_flags(*cmd, args->in, "Statistics");
   cmd->callback([flags, args, stats] {
     args->stats_given = stats->count() > 0;
-    write(flags->build(), *args);
+    write(flags->build(), flags->model(), *args);
   });
 }
 

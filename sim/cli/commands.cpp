@@ -13,6 +13,7 @@ void register_commands(CLI::App& app, const std::string& command) {
   register_sweep(app);
   register_trace(app, command);
   register_diff(app);
+  register_metrics(app);
   refuse_empty_values(app);  // after every option exists: the rule covers each one
 }
 

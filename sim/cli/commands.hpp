@@ -49,6 +49,7 @@ void register_sweep(CLI::App& app);    // cmd_sweep.cpp: a grid over N, d, B_r, 
 // cmd_trace.cpp: the event trace of one config to a file; `command` (command_line.hpp) goes in its header
 void register_trace(CLI::App& app, const std::string& command);
 void register_diff(CLI::App& app);     // cmd_diff.cpp: two traces compared step by step
+void register_metrics(CLI::App& app);  // cmd_metrics.cpp: the catalogue of metrics as a table
 
 /// Every command above on `app`, then the value rules of flags/values.hpp on all their options
 /// (an empty value is an error naming the flag). `command` as for register_trace. The one

@@ -1,11 +1,11 @@
-// output_file.hpp — an output written to a temporary file beside its destination and renamed
-// into place only when complete, so that no partial file is ever left under the final name
-// (destination checks: flashlab/trace/output_file.hpp).
+// output_file.hpp — a command's output file (`sweep -o FILE`, `count --map FILE.png`, `sweep --plot
+// FILE.png`): its destination checked before any work, its bytes written whole or not at all by the
+// project's one output helper (flashlab/trace/output_file.hpp: a temporary file beside the
+// destination, every write, the flush and the close checked, renamed into place when complete).
 #pragma once
 
-#include <fstream>
-#include <ostream>
 #include <string>
+#include <string_view>
 
 #include "flashlab/trace/output_file.hpp"
 
@@ -13,25 +13,23 @@ namespace flashlab::cli {
 
 class OutputFile {
  public:
-  /// `path` "-" or "" writes to stdout. Otherwise checks `path` (output_path()) and opens its
-  /// temporary file; throws ConfigError (field "output") for a destination that is not a regular
-  /// file or a link to one, or a temporary file that cannot be created.
+  /// `path` "-" or "" is standard output. Otherwise checks the destination (output_path) and that
+  /// its temporary file can be created (check_creatable), creating no file; throws ConfigError
+  /// (field "output") for a destination that is not a regular file or a link to one, or a
+  /// directory where the file cannot be created.
   explicit OutputFile(const std::string& path);
-  /// Removes the temporary file unless commit() succeeded.
-  ~OutputFile();
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
 
-  std::ostream& stream();
-  /// Flushes, closes and renames the temporary file onto the target (stdout: flushes and checks
-  /// it, standard_output.hpp); throws OutputFailed (exit 4) on a write, close or rename failure
-  /// (the temporary file is removed).
-  void commit();
+  /// Writes `bytes` as the whole file (open_output_temp, write_output_bytes, close_and_commit), or
+  /// to standard output, flushed. Throws ConfigError (field "output") when the temporary file can
+  /// no longer be created, std::runtime_error for a failed write, flush, close or rename ("cannot
+  /// write <path>: No space left on device"); no file is then left under either name.
+  void write(std::string_view bytes) const;
+
+  /// The path as the user gave it ("-" for standard output).
+  const std::string& path() const { return out_.path; }
 
  private:
-  OutputPath out_;  // out_.temp empty: stdout
-  std::ofstream file_;
-  bool committed_ = false;
+  OutputPath out_;  // out_.temp empty: standard output
 };
 
 }  // namespace flashlab::cli

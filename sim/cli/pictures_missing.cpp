@@ -18,9 +18,10 @@ namespace {
 }
 }  // namespace
 
-PngOutput::PngOutput(std::string option, const std::string&) { no_stb(option); }
-PngOutput::~PngOutput() = default;
-void PngOutput::write(const viz::Image&) { no_stb(option_); }
+PngOutput::PngOutput(std::string option, const std::string&) : option_(std::move(option)), file_("-") {
+  no_stb(option_);
+}
+void PngOutput::write(const viz::Image&) const { no_stb(option_); }
 int map_cell_px(std::int64_t, std::int64_t) { no_stb("map"); }
 viz::Image map_picture(const Problem&) { no_stb("map"); }
 #endif

@@ -12,7 +12,7 @@
 
 #include <plplot.h>
 
-#include "report.hpp"
+#include "flashlab/report/format.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -48,10 +48,9 @@ void tick_label(PLINT axis, PLFLT e, char* label, PLINT length, PLPointer data) 
   if (std::abs(e - double(k)) > 1e-9 || k < 0 || k > 62) {
     text = "2^" + std::to_string(k);
   } else if (unit == TickUnit::bytes) {
-    static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    text = std::to_string(1L << (k % 10)) + " " + kUnits[k / 10];
+    text = report::human_bytes(std::ldexp(1.0, int(k)), 0);
   } else {
-    text = group_digits(std::uint64_t(1) << k);
+    text = report::group_digits(std::uint64_t(1) << k);
   }
   std::snprintf(label, std::size_t(length), "%s", text.c_str());
 }

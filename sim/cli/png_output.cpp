@@ -17,31 +17,38 @@ bool ends_with_png(const std::string& path) {
   return ext == ".png" && path[path.size() - 5] != '/';
 }
 
-// stbi_write_png_to_func's sink: appends the encoded bytes to the stream.
+// The destination's OutputFile, checked; its errors (field "output") name the flag instead.
+OutputFile checked_png(const std::string& option, const std::string& path) {
+  if (!ends_with_png(path)) throw ConfigError(option, path.empty() ? "\"\"" : path, "a file name ending in .png");
+  try {
+    return OutputFile(path);
+  } catch (const ConfigError& e) {
+    throw ConfigError(option, e.value(), e.allowed());
+  }
+}
+
+// stbi_write_png_to_func's sink: appends the encoded bytes to a string.
 void append(void* context, void* data, int size) {
-  static_cast<std::ostream*>(context)->write(static_cast<const char*>(data), size);
+  static_cast<std::string*>(context)->append(static_cast<const char*>(data), std::size_t(size));
 }
 
 }  // namespace
 
-PngOutput::PngOutput(std::string option, const std::string& path) : option_(std::move(option)), path_(path) {
-  if (!ends_with_png(path)) throw ConfigError(option_, path.empty() ? "\"\"" : path, "a file name ending in .png");
+PngOutput::PngOutput(std::string option, const std::string& path)
+    : option_(std::move(option)), file_(checked_png(option_, path)) {}
+
+void PngOutput::write(const viz::Image& img) const {
+  if (img.width < 1 || img.height < 1 || img.pixels.size() != std::size_t(img.width) * std::size_t(img.height))
+    throw std::runtime_error("--" + option_ + ": no picture to write to " + path());
+  // Image's pixels are bytes r, g, b, a in memory order: 4 components, rows top first.
+  std::string png;
+  if (!stbi_write_png_to_func(append, &png, img.width, img.height, 4, img.pixels.data(), img.width * 4))
+    throw std::runtime_error("--" + option_ + ": encoding the PNG for " + path() + " failed");
   try {
-    file_ = std::make_unique<OutputFile>(path);
-  } catch (const ConfigError& e) {  // OutputFile names its field "output"; name the flag instead
+    file_.write(png);
+  } catch (const ConfigError& e) {  // the directory changed since the check
     throw ConfigError(option_, e.value(), e.allowed());
   }
-}
-
-PngOutput::~PngOutput() = default;
-
-void PngOutput::write(const viz::Image& img) {
-  if (img.width < 1 || img.height < 1 || img.pixels.size() != std::size_t(img.width) * std::size_t(img.height))
-    throw std::runtime_error("--" + option_ + ": no picture to write to " + path_);
-  // Image's pixels are bytes r, g, b, a in memory order: 4 components, rows top first.
-  if (!stbi_write_png_to_func(append, &file_->stream(), img.width, img.height, 4, img.pixels.data(), img.width * 4))
-    throw std::runtime_error("--" + option_ + ": encoding the PNG for " + path_ + " failed");
-  file_->commit();
 }
 
 }  // namespace flashlab::cli

@@ -2,6 +2,9 @@
 // tokens, top-left causal, batch 1, fp16 — checked here against closed forms of the three
 // algorithms' HBM traffic.
 #include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -100,4 +103,60 @@ TEST_CASE("compare: block skip is shown for V1 and V2 only, and an algorithm who
   CHECK(big.out.find("standard: Grid: 1,028 thread blocks; a block does not fit on an SM of h200: its SRAM peak 655,360 B") !=
         std::string::npos);
   CHECK(big.out.find("v2: Grid:") == std::string::npos);
+
+// docs/warps.md's one-tile example through compare: N_q = N_k = 128, d = 64, B_r = B_c = 128,
+// W = 4, no mask, so each algorithm with a tile loop visits one full tile of r = c = 128 (r_w =
+// c_w = 32). Derived by hand from the per-warp tables of docs/warps.md, summed over the 4 warps:
+//   split-K shared memory: written 4 W r (d + 2) = 4*4*128*66 = 135,168 B, read
+//     4 W r (W + d + 1) = 4*4*128*69 = 141,312 B, in all 276,480 B (270.00 KiB); barriers 5;
+//   extra max: V2 r W (W - 1) = 1,536, V1 r (W - 1)^2 = 1,152; extra add (W - 1) r d = 24,576;
+//   split-Q: 0 bytes, 2 barriers, no extra operation; standard attention: none (no tile loop).
+TEST_CASE("compare shows the warp split: split-K's shared memory, barriers and extra ops against split-Q") {
+  const std::string one_tile =
+      "compare --model none --nq 128 --nk 128 --d 64 --br 128 --bc 128 --mask none --warps 4 --json --split ";
+  const nlohmann::json k = run_json(one_tile + "split-k");
+  for (const char* algo : {"v1", "v2"}) {
+    CAPTURE(algo);
+    const nlohmann::json& a = k.at("algos").at(algo);
+    CHECK(u64_at(a, "warps.smem_write_bytes") == 135'168);
+    CHECK(u64_at(a, "warps.smem_read_bytes") == 141'312);
+    CHECK(u64_at(a, "warps.smem_bytes") == 276'480);
+    CHECK(u64_at(a, "warps.barriers") == 5);
+    CHECK(u64_at(a, "warps.extra_ops.add") == 24'576);
+  }
+  CHECK(u64_at(k.at("algos").at("v2"), "warps.extra_ops.max") == 1'536);
+  CHECK(u64_at(k.at("algos").at("v1"), "warps.extra_ops.max") == 1'152);
+  CHECK(k.at("algos").at("standard").at("warps").at("smem_bytes").is_null());
+
+  const nlohmann::json q = run_json(one_tile + "split-q");
+  for (const char* algo : {"v1", "v2"}) {
+    CAPTURE(algo);
+    const nlohmann::json& a = q.at("algos").at(algo);
+    CHECK(u64_at(a, "warps.smem_bytes") == 0);
+    CHECK(u64_at(a, "warps.barriers") == 2);
+    CHECK(u64_at(a, "warps.extra_ops_total") == 0);
+    CHECK(a.at("hbm") == k.at("algos").at(algo).at("hbm"));  // the split moves no HBM byte
+  }
+
+  // the table's rows
+  const CliResult t = run_cli("compare --model none --nq 128 --nk 128 --d 64 --br 128 --bc 128 --mask none "
+                              "--warps 4 --split split-k");
+  INFO(t.err);
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("warps: V1 split-k, V2 split-k of 4") != std::string::npos);
+  const auto row = [&t](const std::string& label) {
+    const std::size_t at = t.out.find("\n" + label + " ");
+    return at == std::string::npos ? std::string() : t.out.substr(at + 1, t.out.find('\n', at + 1) - at - 1);
+  };
+  // columns: standard (no warp split: "-"), V1, V2, standard/V2 ("-"), V1/V2
+  const auto words = [](const std::string& line, std::size_t from) {
+    std::istringstream in(line.substr(from));
+    std::vector<std::string> w;
+    for (std::string x; in >> x;) w.push_back(x);
+    return w;
+  };
+  const std::string smem = row("shared memory of warp reductions");
+  CHECK(words(smem, std::string("shared memory of warp reductions").size()) ==
+        std::vector<std::string>{"-", "270.00", "KiB", "270.00", "KiB", "-", "1.00x"});
+  CHECK(words(row("barriers"), 8) == std::vector<std::string>{"-", "5", "5", "-", "1.00x"});
 }

@@ -231,4 +231,40 @@ TEST_CASE("count: a block that does not fit on an SM says so, never '0 blocks pe
   const std::string v2 = "count --algo v2 --sram 1000000 --br 512 --bc 512 --d 64 --seq 1024 --dtype fp16";
   CHECK(run_cli(v2).out.find("Grid: 2 thread blocks; 1 block per SM on h200 (132 SMs) -> 1 wave\n") != std::string::npos);
   CHECK(run_json(v2 + " --json").at("grid").at("fits_on_sm") == true);
+
+// docs/warps.md through the command line: V1 on N = 128, d = 16, B_r = B_c = 32, 4 warps, no
+// mask (16 full tiles of r = c = 32; each warp owns r_w = 8 rows and c_w = 8 columns). The split
+// changes no HBM byte and no block-level count, only the warp figures:
+//   barriers per tile: split-Q 2 (K_j, V_j loaded; step done), split-K 5 (+1 after each of the
+//     row max, row sum and P~V partials);
+//   shared memory per tile, split-K: written 4 W r (d + 2) = 9,216 B, read 4 W r (W + d + 1) =
+//     10,752 B; split-Q none;
+//   extra operations per tile, split-K: max r (W - 1)^2 = 288, add (W - 1) r d = 1,536.
+TEST_CASE("count --split split-k against --split split-q: the warp model's closed forms (docs/warps.md)") {
+  const std::string small = "count --algo v1 --nq 128 --nk 128 --d 16 --br 32 --bc 32 --warps 4 --json ";
+  const nlohmann::json q = run_json(small + "--split split-q");
+  const nlohmann::json k = run_json(small + "--split split-k");
+  const std::uint64_t tiles = 16, r = 32, dd = 16, W = 4;
+  CHECK(u64_at(q, "warps.barriers") == 2 * tiles);
+  CHECK(u64_at(q, "warps.smem_bytes") == 0);
+  CHECK(u64_at(q, "warps.extra_ops_total") == 0);
+  CHECK(u64_at(k, "warps.barriers") == 5 * tiles);
+  CHECK(u64_at(k, "warps.smem_write_bytes") == tiles * 4 * W * r * (dd + 2));
+  CHECK(u64_at(k, "warps.smem_read_bytes") == tiles * 4 * W * r * (W + dd + 1));
+  CHECK(u64_at(k, "warps.smem_bytes") == tiles * 4 * W * r * (2 * dd + W + 3));
+  CHECK(u64_at(k, "warps.extra_ops.max") == tiles * r * (W - 1) * (W - 1));
+  CHECK(u64_at(k, "warps.extra_ops.add") == tiles * (W - 1) * r * dd);
+  CHECK(u64_at(k, "warps.extra_ops_total") == tiles * (r * (W - 1) * (W - 1) + (W - 1) * r * dd));
+  CHECK(k.at("config").at("split") == "split-k");
+  for (const char* part : {"hbm", "tiles", "flops", "ops"}) CHECK(q.at(part) == k.at(part));
+
+  // the table shows the same figures
+  const CliResult t = run_cli("count --algo v1 --nq 128 --nk 128 --d 16 --br 32 --bc 32 --warps 4 --split split-k");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("Warps: 4 per thread block, split-k") != std::string::npos);
+  CHECK(t.out.find("barriers: 80") != std::string::npos);
+  CHECK(t.out.find("shared memory written by warp reductions: 147,456 B (144.00 KiB)") != std::string::npos);
+  CHECK(t.out.find("extra ops of the warp split: 29,184 (max 4,608, add 24,576)") != std::string::npos);
+  const CliResult s = run_cli("count --algo standard --nq 128 --nk 128 --d 16 --br 32 --bc 32");
+  CHECK(s.out.find("standard attention has no tile loop") != std::string::npos);
 }

@@ -78,7 +78,7 @@ TEST_CASE("integers beyond 64 bits are out of range, with the flag's range, and 
   CHECK(r.err == "flashlab: error: d = 99999999999999999999: out of range: an integer from 1 to 4096\n");
   // seeds: 0 to 2^64 - 1, the range traces store
   const nlohmann::json j = run_json("run --seq 64 --d 16 --seed 18446744073709551615 --json");
-  CHECK(j.at("config").at("seed").get<std::uint64_t>() == 18446744073709551615ull);
+  CHECK(j.at("inputs").at("seed").get<std::uint64_t>() == 18446744073709551615ull);  // as in a trace header
   const std::string dir = make_temp_dir();
   r = run_cli("trace --seq 64 --d 16 --br 16 --bc 16 --stats-blocks 0 --seed 18446744073709551615 --format text -o " +
               dir + "/s.trace");

@@ -6,9 +6,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
+
+#include <sys/wait.h>
 
 #include <stb_image.h>
 
@@ -306,4 +313,39 @@ TEST_CASE("sweep --plot: bad sizes and names are refused before any work (exit 2
   }
   CHECK(fs::is_empty(dir));
   fs::remove_all(dir);
+}
+
+namespace {
+
+// `flashlab ARGS` with files limited to 2 KiB (dash's `ulimit -f 4`: 512-byte blocks; SIGXFSZ
+// ignored, so a write beyond the limit fails with EFBIG): its exit status and standard error.
+std::pair<int, std::string> run_with_file_limit(const std::string& dir, const std::string& args) {
+  const std::string cmd = "sh -c \"trap '' XFSZ; ulimit -f 4; exec " + std::string(FLASHLAB_BIN) + " " + args +
+                          "\" >/dev/null 2>" + dir + "/../picture_err";
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(dir + "/../picture_err");
+  std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(dir + "/../picture_err");
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, err};
+}
+
+}  // namespace
+
+TEST_CASE("count --map and sweep --plot write through the checked output helper: a failed write is reported "
+          "with errno's text (exit 4) and leaves no file, temporary or final") {
+  const std::string parent = make_temp_dir(), dir = parent + "/out";
+  fs::create_directory(dir);
+  // the map of 16 x 16 tiles is a PNG of several KiB, beyond the 2 KiB limit
+  auto [code, err] = run_with_file_limit(dir, "count --seq 1024 --br 64 --bc 64 --map " + dir + "/map.png");
+  CHECK(code == 4);
+  CHECK(err == "flashlab: error: cannot write " + dir + "/map.png: File too large\n");
+  CHECK(fs::is_empty(dir));
+  if (FLASHLAB_HAVE_PLPLOT) {
+    std::tie(code, err) =
+        run_with_file_limit(dir, "sweep --over n --values 256,512 --d 64 --br 64 --bc 64 --plot " + dir + "/p.png");
+    CHECK(code == 4);
+    CHECK(err.find("flashlab: error: cannot write " + dir + "/p.png: File too large\n") != std::string::npos);
+    CHECK(fs::is_empty(dir));
+  }
+  fs::remove_all(parent);
 }

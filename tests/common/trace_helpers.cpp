@@ -67,7 +67,8 @@ bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
 
 bool same_trace(const Trace& a, const Trace& b) {
   const TraceHeader &x = a.header, &y = b.header;
-  if (x.source != y.source || x.level != y.level || x.gpu != y.gpu || x.command != y.command || x.inputs != y.inputs)
+  if (x.source != y.source || x.level != y.level || x.gpu != y.gpu || x.command != y.command || x.model != y.model ||
+      x.inputs != y.inputs)
     return false;
   const Config &c = x.config, &d = y.config;
   if (c.algo != d.algo || c.n_q != d.n_q || c.n_k != d.n_k || c.d != d.d || c.b_r != d.b_r || c.b_c != d.b_c ||

@@ -2,10 +2,12 @@
 // table, the HBM sweep (shared/DESIGN.md worked example), number formats, frame-time figures.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "flashlab/contract/error.hpp"
 #include "model/comparison.hpp"
+#include "flashlab/report/format.hpp"
 #include "model/format.hpp"
 #include "model/frame_stats.hpp"
 #include "model/hbm_sweep.hpp"
@@ -48,7 +50,7 @@ TEST_CASE("tooltip of a full, a partial and a skipped tile (V2)") {
   CHECK(has(full, "tile (1, 0): rows(i) x cols(j) = 64 x 64"));
   CHECK(has(full, "queries 64..127, keys 0..63"));
   CHECK(has(full, "class: full, visit #1"));
-  CHECK(has(full, "read 16.38 kB, write 0 B"));
+  CHECK(has(full, "read 16.00 KiB, write 0 B"));  // 16,384 B
   CHECK(has(full, "matmul FLOPs: 1,048,576, exp: 4,160"));
   CHECK(has(tile_summary(a, 2, 2), "class: partial, visit #5"));
   const std::string skipped = tile_summary(a, 0, 3);
@@ -62,7 +64,7 @@ TEST_CASE("tooltip of a V1 tile: Q_i, O_i, l_i, m_i in and O_i, l_i, m_i out") {
   const TileAnalysis a(resolve(r4(Algo::v1)));
   const std::string s = tile_summary(a, 1, 0);
   CHECK(has(s, "visit #1"));
-  CHECK(has(s, "read 16.90 kB, write 8.70 kB"));
+  CHECK(has(s, "read 16.50 KiB, write 8.50 KiB"));  // 16,896 B, 8,704 B
   CHECK(has(tile_summary(a, 0, 3), "class: skipped, visit #12"));  // block skip off: computed, last column
 }
 
@@ -144,18 +146,24 @@ TEST_CASE("V1 vs V2 on the worked example: totals and ratios") {
   c.reset(worked_example());
   REQUIRE(c.v1().analysis);
   REQUIRE(c.v2().analysis);
-  const auto rows = compare_rows(c.v1().analysis->totals(), c.v2().analysis->totals());
-  const RatioRow& total = rows[2];
-  CHECK(total.name == "HBM total");
-  CHECK(total.v1 == 6'955'008);
-  CHECK(total.v2 == 4'460'544);
-  CHECK(format_ratio(total.v1, total.v2) == "1.56x");
-  CHECK(rows[0].v1 == 4'587'520);
-  CHECK(rows[1].v1 == 2'367'488);
+  const report::Figures &v1 = c.v1().analysis->figures(), &v2 = c.v2().analysis->figures();
+  const auto value = [](const char* key, const report::Figures& f) { return report::value_of(key, f).as_double(); };
+  const auto& keys = compare_keys();
+  CHECK(std::find(keys.begin(), keys.end(), "hbm_total_bytes") != keys.end());
+  CHECK(value("hbm_total_bytes", v1) == 6'955'008);
+  CHECK(value("hbm_total_bytes", v2) == 4'460'544);
+  CHECK(report::ratio(value("hbm_total_bytes", v1), value("hbm_total_bytes", v2)) == "1.56x");
+  CHECK(value("hbm_read_bytes", v1) == 4'587'520);
+  CHECK(value("hbm_write_bytes", v1) == 2'367'488);
   // V1 divides every O element twice per tile: 2 x 64 x 64 x 256; V2 once per row block: 1024 x 64
-  CHECK(rows[6].name == "div");
-  CHECK(rows[6].v1 == 2.0 * 64 * 64 * 256);
-  CHECK(rows[6].v2 == 1024.0 * 64);
+  CHECK(std::find(keys.begin(), keys.end(), "ops_div") != keys.end());
+  CHECK(value("ops_div", v1) == 2.0 * 64 * 64 * 256);
+  CHECK(value("ops_div", v2) == 1024.0 * 64);
+  // the warp split (docs/warps.md): V1 split-K waits at 5 barriers per tile (256 tiles), V2 split-Q
+  // at 2 per tile and moves nothing through shared memory
+  CHECK(value("warp_barriers", v1) == 5.0 * 256);
+  CHECK(value("warp_barriers", v2) == 2.0 * 256);
+  CHECK(value("warp_smem_bytes", v2) == 0);
   c.seek(5);
   CHECK(c.v1().track->position() == 5);
   CHECK(c.v2().track->position() == 5);
@@ -183,12 +191,7 @@ TEST_CASE("HBM sweep over block size: the worked example's point, a point over S
   CHECK(sweep_values(c, SweepAxis::sram).front() == 8 * 1024);
 }
 
-TEST_CASE("number formats and token ticks") {
-  CHECK(format_count(0) == "0");
-  CHECK(format_count(2'162'688) == "2,162,688");
-  CHECK(format_bytes(999) == "999 B");
-  CHECK(format_bytes(4'460'544) == "4.46 MB");
-  CHECK(format_bytes(545'260'000) == "545.26 MB");
+TEST_CASE("token positions and token ticks") {
   CHECK(format_tokens(512) == "512");
   CHECK(format_tokens(32768) == "32k");
   CHECK(format_tokens(1536) == "1.5k");

@@ -63,7 +63,7 @@ TEST_CASE("the block map draws one texture of T_r x T_c cells and hit-tests tile
   const std::string& text = map.tooltip;
   CHECK(text.find("tile (2, 1): rows(i) x cols(j) = 64 x 64") != std::string::npos);
   CHECK(text.find("class: full, visit #4") != std::string::npos);
-  CHECK(text.find("read 16.38 kB, write 0 B") != std::string::npos);
+  CHECK(text.find("read 16.00 KiB, write 0 B") != std::string::npos);  // 16,384 B
   // the first whole pixel inside tile (3, 0)'s top-left corner (ImGui floors the mouse position)
   const ImVec2 corner = map.layout.cell_min(3, 0);
   ImGui::GetIO().MousePos = {std::floor(corner.x) + 1, std::floor(corner.y) + 1};

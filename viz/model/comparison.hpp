@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flashlab/config/config.hpp"
@@ -37,16 +38,10 @@ class Comparison {
   std::array<CompareSide, 2> sides_{CompareSide{Algo::v1, {}, {}, {}}, CompareSide{Algo::v2, {}, {}, {}}};
 };
 
-/// One line of the comparison table.
-struct RatioRow {
-  std::string name;
-  double v1 = 0, v2 = 0;
-  bool bytes = false;  // print with byte units
-  std::string help;    // one sentence for the hover help
-};
-
-/// The table: HBM read, write and total bytes, matmul FLOPs, exp, mul and div counts, tiles
-/// computed, steps, SRAM peak and grid blocks, from each side's Counters.
-std::vector<RatioRow> compare_rows(const Counters& v1, const Counters& v2);
+/// The rows of the comparison table: keys of the metrics catalogue (flashlab/report/metrics.hpp),
+/// each shown for V1 and V2 with the ratio V1 / V2 — HBM read, written and total bytes, matmul
+/// FLOPs, exp, mul and div counts, tiles computed, steps, SRAM peak, grid blocks, and the warp
+/// split's shared-memory bytes, barriers and extra operations.
+const std::vector<std::string_view>& compare_keys();
 
 }  // namespace flashlab::viz

@@ -5,7 +5,8 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 
 namespace flashlab::viz {
 
@@ -49,12 +50,11 @@ SweepPoint sweep_point(const Config& c, SweepAxis a, std::int64_t x) {
       pt.b_c[k] = p.tiling.b_c;
       const std::int64_t tiles = p.tiling.t_r() * p.tiling.t_c();
       if (algo != Algo::standard && tiles > kSweepTileLimit) {
-        pt.why[k] = "T_r x T_c = " + format_count(std::uint64_t(tiles)) + " tiles: more than " +
-                    format_count(std::uint64_t(kSweepTileLimit)) + ", left out to stay interactive";
+        pt.why[k] = "T_r x T_c = " + report::group_digits(std::uint64_t(tiles)) + " tiles: more than " +
+                    report::group_digits(std::uint64_t(kSweepTileLimit)) + ", left out to stay interactive";
         continue;
       }
-      const Counters n = count(p);
-      pt.hbm[k] = n.cost.read_bytes() + n.cost.write_bytes();
+      pt.hbm[k] = report::value_of(kSweepMetric, report::Figures{p, count(p), false, {}}).integer;
     } catch (const ConfigError& e) {
       pt.why[k] = e.what();
     }

@@ -23,9 +23,12 @@ std::string_view to_string(SweepAxis a);
 /// V1 and V2 points with more tiles than this are left out (each costs one walk of every tile).
 inline constexpr std::int64_t kSweepTileLimit = std::int64_t(1) << 26;
 
+/// The metric the sweep plots: catalogue key (flashlab/report/metrics.hpp) of HBM read + written.
+inline constexpr const char* kSweepMetric = "hbm_total_bytes";
+
 struct SweepPoint {
   std::int64_t x = 0;  // B in tokens, or M in bytes
-  /// Total HBM bytes (read + written, batch * heads included) by Algo (standard, v1, v2);
+  /// kSweepMetric (HBM bytes read + written, batch * heads included) by Algo (standard, v1, v2);
   /// empty when that algorithm cannot run the point, with the reason in `why`.
   std::array<std::optional<std::uint64_t>, 3> hbm;
   std::array<std::string, 3> why;

@@ -8,7 +8,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/numerics/limits.hpp"
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
 
 namespace flashlab::viz {
 
@@ -22,20 +22,20 @@ std::string numerics_too_large(const Problem& p) {
     while (viewer_n * viewer_n * t.d > kNumericsWorkLimit) --viewer_n;
     while ((viewer_n + 1) * (viewer_n + 1) * t.d <= kNumericsWorkLimit) ++viewer_n;
     const std::string at_d = " at d = " + std::to_string(t.d);
-    std::string why = "N_q N_k d = " + format_count(std::uint64_t(work)) + " is over the viewer's limit " +
-                      format_count(std::uint64_t(kNumericsWorkLimit)) + " (2^28: N_q = N_k <= " +
-                      format_count(std::uint64_t(viewer_n)) + at_d + ")";
+    std::string why = "N_q N_k d = " + report::group_digits(std::uint64_t(work)) + " is over the viewer's limit " +
+                      report::group_digits(std::uint64_t(kNumericsWorkLimit)) + " (2^28: N_q = N_k <= " +
+                      report::group_digits(std::uint64_t(viewer_n)) + at_d + ")";
     const std::int64_t run_n = numerics_max_square_n(t.d);
     const bool run_takes_it = t.n_q <= kNumericsMaxScores / t.n_k &&
                               t.n_q * t.n_k <= kNumericsMaxWork / std::max<std::int64_t>(t.d, 64);
     why += run_takes_it ? "; `flashlab run --steps I` computes m and l of one Q block at this size"
                         : "; `flashlab run --steps I` takes up to N_q N_k <= 2^28 and N_q N_k max(d, 64) <= 2^34 "
-                          "(N_q = N_k <= " + format_count(std::uint64_t(run_n)) + at_d + "): lower --seq (or --nq/--nk)";
+                          "(N_q = N_k <= " + report::group_digits(std::uint64_t(run_n)) + at_d + "): lower --seq (or --nq/--nk)";
     return why;
   }
   if (stats > kNumericsStatLimit)
-    return "m and l of every step would be " + format_count(std::uint64_t(stats)) +
-           " values, over the limit " + format_count(std::uint64_t(kNumericsStatLimit));
+    return "m and l of every step would be " + report::group_digits(std::uint64_t(stats)) +
+           " values, over the limit " + report::group_digits(std::uint64_t(kNumericsStatLimit));
   return "";
 }
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
 
 namespace flashlab::viz {
 
@@ -41,8 +41,10 @@ TileAnalysis::TileAnalysis(const Problem& p) {
   const std::int64_t tiles = p.tiling.t_r() * p.tiling.t_c();
   has_stats_ = tiles <= kTileStatsLimit;
   exec_ = std::make_unique<Executor>(p, ExecOptions{.tile_stats = has_stats_});
+  warps_ = std::make_unique<WarpCounter>(p);
+  exec_->add_observer(warps_.get());
   exec_->run();
-  totals_ = exec_->counters();
+  figures_ = report::figures_of(*exec_, *warps_);
 }
 
 TileClass TileAnalysis::cls(std::int64_t i, std::int64_t j) const {
@@ -128,9 +130,9 @@ std::string tile_summary(const TileAnalysis& a, std::int64_t i, std::int64_t j) 
     return s;
   }
   const Cost c = a.cost(i, j);
-  s += "HBM (one head): read " + format_bytes(double(c.read_bytes())) + ", write " +
-       format_bytes(double(c.write_bytes())) + "\n";
-  s += "matmul FLOPs: " + format_count(c.flops) + ", exp: " + format_count(c.op(OpKind::exp));
+  s += "HBM (one head): read " + report::human_bytes(double(c.read_bytes())) + ", write " +
+       report::human_bytes(double(c.write_bytes())) + "\n";
+  s += "matmul FLOPs: " + report::group_digits(c.flops) + ", exp: " + report::group_digits(c.op(OpKind::exp));
   return s;
 }
 

@@ -13,6 +13,7 @@
 
 #include "flashlab/config/config.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "flashlab/warps/warps.hpp"
 
 namespace flashlab::viz {
@@ -36,7 +37,10 @@ class TileAnalysis {
   const Executor& executor() const { return *exec_; }
   const Tiling& tiling() const { return exec_->problem().tiling; }
   /// The finished run's counters (batch * heads included, as Executor::counters()).
-  const Counters& totals() const { return totals_; }
+  const Counters& totals() const { return figures_.counters; }
+  /// The finished run's figures with the warp model's totals, for the metrics catalogue
+  /// (flashlab/report/metrics.hpp).
+  const report::Figures& figures() const { return figures_; }
   /// Whether per-tile records exist (visit order, computed-or-skipped).
   bool has_tile_stats() const { return has_stats_; }
 
@@ -65,7 +69,8 @@ class TileAnalysis {
 
  private:
   std::unique_ptr<Executor> exec_;
-  Counters totals_;
+  std::unique_ptr<WarpCounter> warps_;  // observes exec_, so it lives as long
+  report::Figures figures_;
   bool has_stats_ = false;
   struct Grid {
     std::vector<double> values;

@@ -5,7 +5,6 @@
 
 #include "flashlab/executor/counters.hpp"
 #include "flashlab/trace/trace_io.hpp"
-#include "model/format.hpp"
 
 namespace flashlab::viz {
 

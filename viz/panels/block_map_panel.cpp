@@ -5,7 +5,7 @@
 
 #include <imgui.h>
 
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
 #include "model/palette.hpp"
 #include "panels/help.hpp"
 #include "panels/panels.hpp"
@@ -31,13 +31,13 @@ void class_legend(const TileAnalysis& a) {
                       skipped = k.tiles.skipped / bh;
   // tiles of the skipped class that the schedule computes anyway (block skip off, or standard)
   const std::uint64_t computed_skipped = visited - full - partial;
-  swatch(palette::full, "full " + format_count(full), "Full tile: every element (r, c) is visible, no masking needed inside it.");
-  swatch(palette::partial, "partial " + format_count(partial),
+  swatch(palette::full, "full " + report::group_digits(full), "Full tile: every element (r, c) is visible, no masking needed inside it.");
+  swatch(palette::partial, "partial " + report::group_digits(partial),
          "Partial tile: some elements are masked; the tile is computed and the mask applied element by element.");
-  swatch(palette::skipped, "skipped " + format_count(skipped - computed_skipped),
+  swatch(palette::skipped, "skipped " + report::group_digits(skipped - computed_skipped),
          "Skipped tile: no element is visible and the schedule does not visit it (block skip).");
   if (computed_skipped > 0)
-    swatch(palette::computed_skipped, "computed anyway " + format_count(computed_skipped),
+    swatch(palette::computed_skipped, "computed anyway " + report::group_digits(computed_skipped),
            "A tile with no visible element that the schedule still computes: block skip off (V1's dense "
            "kernel) or standard attention, which computes all of S.");
   ImGui::NewLine();
@@ -46,7 +46,7 @@ void class_legend(const TileAnalysis& a) {
 void heat_legend(const TileAnalysis& a, Metric m) {
   const auto [lo, hi] = a.metric_range(m);
   const bool bytes = m == Metric::hbm_bytes;
-  auto label = [&](double v) { return bytes ? format_bytes(v) : format_count(std::uint64_t(v)); };
+  auto label = [&](double v) { return bytes ? report::human_bytes(v) : report::group_digits(std::uint64_t(v)); };
   const std::string l = label(lo), h = label(hi);
   ImGui::TextUnformatted(l.c_str());
   ImGui::SameLine();
@@ -90,11 +90,11 @@ void BlockMapPanel::draw(const Session& s, TextureSink& sink, const Track* track
     }
     item_help(describe(metric).data());
   }
-  ImGui::TextDisabled("T_r x T_c = %s x %s tiles of B_r x B_c = %lld x %lld tokens", format_count(std::uint64_t(t.t_r())).c_str(),
-                      format_count(std::uint64_t(t.t_c())).c_str(), static_cast<long long>(t.b_r),
+  ImGui::TextDisabled("T_r x T_c = %s x %s tiles of B_r x B_c = %lld x %lld tokens", report::group_digits(std::uint64_t(t.t_r())).c_str(),
+                      report::group_digits(std::uint64_t(t.t_c())).c_str(), static_cast<long long>(t.b_r),
                       static_cast<long long>(t.b_c));
   if (mode == MapMode::heat && !a.has_tile_stats()) {
-    ImGui::TextDisabled("heat map: at most %s tiles; showing classes", format_count(std::uint64_t(kTileStatsLimit)).c_str());
+    ImGui::TextDisabled("heat map: at most %s tiles; showing classes", report::group_digits(std::uint64_t(kTileStatsLimit)).c_str());
   }
   if (mode == MapMode::heat && a.has_tile_stats()) heat_legend(a, metric);
   else class_legend(a);
@@ -121,7 +121,7 @@ void BlockMapPanel::draw(const Session& s, TextureSink& sink, const Track* track
     tip = tile_summary(a, hovered.i, hovered.j);
     if (mode == MapMode::heat && a.has_tile_stats()) {
       const double v = a.metric(metric, hovered.i, hovered.j);
-      tip.append("\n").append(to_string(metric)).append(": ").append(v == v ? format_count(std::uint64_t(v)) : "-");
+      tip.append("\n").append(to_string(metric)).append(": ").append(v == v ? report::group_digits(std::uint64_t(v)) : "-");
     }
     tip += "\n(click to select)";
     ImGui::SetTooltip("%s", tip.c_str());

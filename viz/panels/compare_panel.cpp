@@ -5,7 +5,8 @@
 
 #include <imgui.h>
 
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "model/palette.hpp"
 #include "panels/help.hpp"
 #include "panels/panels.hpp"
@@ -31,8 +32,8 @@ void side_view(const char* id, const char* title, const CompareSide& side, std::
             "dense kernel) with split-K warps; V2 skips tiles with no visible element and splits rows (split-Q).");
   const Track& track = *side.track;
   const Cost& now = track.executor().cost_one_head();
-  ImGui::Text("step %s / %s, HBM %s", format_count(track.position()).c_str(), format_count(track.total_steps()).c_str(),
-              format_bytes(double(now.read_bytes() + now.write_bytes())).c_str());
+  ImGui::Text("step %s / %s, HBM %s", report::group_digits(track.position()).c_str(), report::group_digits(track.total_steps()).c_str(),
+              report::human_bytes(double(now.read_bytes() + now.write_bytes())).c_str());
   item_help("Steps run so far and the HBM bytes (read + written, one (batch, head)) they moved.");
 
   const Tiling& t = a.tiling();
@@ -62,16 +63,20 @@ void ratio_table(const Comparison& c) {
   ImGui::TableSetupColumn("V2");
   ImGui::TableSetupColumn("V1 / V2");
   ImGui::TableHeadersRow();
-  for (const RatioRow& r : compare_rows(c.v1().analysis->totals(), c.v2().analysis->totals())) {
+  const report::Figures &v1 = c.v1().analysis->figures(), &v2 = c.v2().analysis->figures();
+  for (std::string_view key : compare_keys()) {
+    const report::Metric& m = report::metric(key);
+    const report::Value a = m.value(v1), b = m.value(v2);
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(r.name.c_str());
-    item_help(r.help.c_str());
-    for (double v : {r.v1, r.v2}) {
+    ImGui::TextUnformatted(report::label_of(m, v2.problem).c_str());
+    item_help(m.help.c_str());
+    for (const report::Value& v : {a, b}) {
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted((r.bytes ? format_bytes(v) : format_count(std::uint64_t(v))).c_str());
+      ImGui::TextUnformatted(report::human(m, v).c_str());
     }
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(format_ratio(r.v1, r.v2).c_str());
+    const std::string r = a.none() || b.none() ? "-" : report::ratio(a.as_double(), b.as_double());
+    ImGui::TextUnformatted(r.c_str());
   }
   ImGui::EndTable();
 }

@@ -8,7 +8,8 @@
 #include <imgui.h>
 
 #include "flashlab/config/presets.hpp"
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "panels/help.hpp"
 #include "panels/panels.hpp"
 
@@ -118,7 +119,9 @@ bool tile_fields(Config& c, const Problem& p) {
   if (c.sram_bytes) {
     changed |= int_field("M (bytes)", *c.sram_bytes, 1024, "SRAM capacity M in bytes (FA1 §3.1).");
   } else {
-    ImGui::TextDisabled("M = %s (the GPU's shared memory per block)", format_count(std::uint64_t(p.sram_capacity)).c_str());
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("M = %s (the GPU's shared memory per block)", report::bytes_both(std::uint64_t(p.sram_capacity)).c_str());
+    ImGui::PopTextWrapPos();
   }
   return changed;
 }
@@ -224,16 +227,29 @@ void ConfigPanel::draw(Session& s) {
     return;
   }
   const Tiling& t = s.problem().tiling;
-  const Counters& k = s.analysis().totals();
-  ImGui::Text("T_r x T_c = %s x %s = %s tiles", format_count(std::uint64_t(t.t_r())).c_str(),
-              format_count(std::uint64_t(t.t_c())).c_str(), format_count(k.tiles.total / std::uint64_t(s.problem().bh())).c_str());
-  ImGui::Text("SRAM peak %s of M = %s", format_bytes(double(k.sram_peak_bytes)).c_str(),
-              format_bytes(double(k.sram_capacity)).c_str());
-  ImGui::Text("HBM: read %s, write %s", format_bytes(double(k.cost.read_bytes())).c_str(),
-              format_bytes(double(k.cost.write_bytes())).c_str());
-  ImGui::Text("grid: %s thread block%s, %s wave%s on %s", format_count(std::uint64_t(k.grid_blocks)).c_str(),
-              k.grid_blocks == 1 ? "" : "s", format_count(std::uint64_t(k.waves)).c_str(), k.waves == 1 ? "" : "s",
-              s.problem().gpu.name.c_str());
+  const report::Figures& f = s.analysis().figures();
+  const auto shown = [&f](const char* key) {
+    const report::Metric& m = report::metric(key);
+    return report::human(m, m.value(f));
+  };
+  const auto help = [](const char* key) { item_help(report::metric(key).help.c_str()); };
+  ImGui::Text("T_r x T_c = %s x %s = %s tiles", report::group_digits(std::uint64_t(t.t_r())).c_str(),
+              report::group_digits(std::uint64_t(t.t_c())).c_str(),
+              report::group_digits(std::uint64_t(t.t_r() * t.t_c())).c_str());
+  ImGui::Text("SRAM peak %s of M = %s", shown("sram_peak_bytes").c_str(), shown("sram_capacity_bytes").c_str());
+  help("sram_peak_bytes");
+  ImGui::Text("HBM: read %s, write %s", shown("hbm_read_bytes").c_str(), shown("hbm_write_bytes").c_str());
+  help("hbm_total_bytes");
+  ImGui::Text("grid: %s thread block%s, %s wave%s on %s", shown("grid_blocks").c_str(),
+              f.counters.grid_blocks == 1 ? "" : "s", shown("waves").c_str(), f.counters.waves == 1 ? "" : "s",
+              f.problem.gpu.name.c_str());
+  help("waves");
+  if (f.warp_model) {
+    ImGui::TextWrapped("%s: %s of shared memory, %s barriers, %s extra ops", to_string(f.problem.split).data(),
+                       shown("warp_smem_bytes").c_str(), shown("warp_barriers").c_str(),
+                       shown("warp_extra_ops").c_str());
+    help("warp_smem_bytes");
+  }
 }
 
 }  // namespace flashlab::viz

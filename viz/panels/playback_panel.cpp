@@ -6,7 +6,7 @@
 
 #include <imgui.h>
 
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
 #include "model/palette.hpp"
 #include "panels/help.hpp"
 #include "panels/panels.hpp"
@@ -51,7 +51,7 @@ void sram_bar(const Track& track) {
   if (r.q_block >= 0) on_chip += "Q_" + std::to_string(r.q_block) + " ";
   if (r.kv_block >= 0) on_chip += "K_" + std::to_string(r.kv_block) + " V_" + std::to_string(r.kv_block) + " ";
   if (r.scores) on_chip += "S_" + std::to_string(r.q_block) + "," + std::to_string(r.kv_block) + " ";
-  const std::string overlay = format_bytes(double(r.bytes)) + " of M = " + format_bytes(double(cap));
+  const std::string overlay = report::human_bytes(double(r.bytes)) + " of M = " + report::human_bytes(double(cap));
   ImGui::ProgressBar(cap > 0 ? float(double(r.bytes) / double(cap)) : 0.0f, {-1, 0}, overlay.c_str());
   item_help("SRAM occupancy after this step: the tiles resident on chip (Q_i, K_j, V_j and S_ij, all at e_in "
             "bytes) against the capacity M of one thread block.");
@@ -81,7 +81,7 @@ void hbm_bars(const Track& track, const Counters& totals, std::int64_t bh) {
       ImGui::Dummy({width, h});
       item_help("HBM bytes of this tensor so far (filled) against the whole run (outline), one (batch, head).");
       ImGui::SameLine();
-      ImGui::TextUnformatted((format_bytes(double(so_far)) + " / " + format_bytes(double(end))).c_str());
+      ImGui::TextUnformatted((report::human_bytes(double(so_far)) + " / " + report::human_bytes(double(end))).c_str());
     }
 }
 
@@ -130,7 +130,7 @@ void PlaybackPanel::advance(double dt, std::uint64_t total) {
 
 void PlaybackPanel::draw(const Session& s) {
   draw_transport(clock);
-  ImGui::Text("step %s of %s", format_count(clock.position()).c_str(), format_count(clock.total()).c_str());
+  ImGui::Text("step %s of %s", report::group_digits(clock.position()).c_str(), report::group_digits(clock.total()).c_str());
   step_text(*track_);
   ImGui::Spacing();
   ImGui::TextUnformatted("SRAM");

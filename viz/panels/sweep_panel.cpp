@@ -7,7 +7,8 @@
 
 #include <imgui.h>
 
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "model/palette.hpp"
 #include "panels/help.hpp"
 #include "panels/panels.hpp"
@@ -19,7 +20,7 @@ constexpr Algo kAlgos[] = {Algo::standard, Algo::v1, Algo::v2};
 constexpr const char* kAlgoNames[] = {"standard", "V1", "V2"};
 
 std::string x_label(SweepAxis axis, std::int64_t x) {
-  return axis == SweepAxis::block ? "B = " + std::to_string(x) : "M = " + std::to_string(x / 1024) + " KiB";
+  return axis == SweepAxis::block ? "B = " + std::to_string(x) : "M = " + report::human_bytes(double(x), 0);
 }
 
 // Whether point x is the current config (its B_r = B_c = x, or its M = x).
@@ -37,24 +38,31 @@ void plot(const std::vector<SweepPoint>& pts, SweepAxis axis, const Problem& p, 
     ImGui::TextDisabled("no point of this sweep is valid for the current config");
     return;
   }
-  const double ylo = std::floor(std::log10(lo)), yhi = std::max(ylo + 1, std::ceil(std::log10(hi)));
+  // a log2 axis; ticks at powers of two bytes, every `step` doublings so that at most 8 are drawn
+  const double ylo = std::floor(std::log2(lo)), yhi = std::max(ylo + 1, std::ceil(std::log2(hi)));
+  double step = 10;
+  for (double s : {1.0, 2.0, 5.0})
+    if ((yhi - ylo) / s <= 8) {
+      step = s;
+      break;
+    }
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float left = 72, w = std::max(120.0f, ImGui::GetContentRegionAvail().x - left - 16), h = 220;
   const ImVec2 a{o.x + left, o.y + 8}, b{a.x + w, a.y + h};
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border), text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   auto xs = [&](std::size_t k) { return a.x + w * (pts.size() > 1 ? float(k) / float(pts.size() - 1) : 0.5f); };
-  auto ys = [&](double v) { return b.y - h * float((std::log10(v) - ylo) / (yhi - ylo)); };
-  for (double e = ylo; e <= yhi; ++e) {
-    const float y = ys(std::pow(10.0, e));
+  auto ys = [&](double v) { return b.y - h * float((std::log2(v) - ylo) / (yhi - ylo)); };
+  for (double e = std::ceil(ylo / step) * step; e <= yhi; e += step) {
+    const float y = ys(std::exp2(e));
     dl->AddLine({a.x, y}, {b.x, y}, grid);
-    const std::string s = format_bytes(std::pow(10.0, e));
+    const std::string s = report::human_bytes(std::exp2(e), 0);
     dl->AddText({a.x - 6 - ImGui::CalcTextSize(s.c_str()).x, y - 7}, text, s.c_str());
   }
   for (std::size_t k = 0; k < pts.size(); ++k) {
     const float x = xs(k);
     dl->AddLine({x, a.y}, {x, b.y}, is_current(p, c, axis, pts[k].x) ? palette::selected : grid);
-    const std::string s = axis == SweepAxis::block ? std::to_string(pts[k].x) : std::to_string(pts[k].x / 1024) + "K";
+    const std::string s = axis == SweepAxis::block ? std::to_string(pts[k].x) : report::human_bytes(double(pts[k].x), 0);
     dl->AddText({x - ImGui::CalcTextSize(s.c_str()).x / 2, b.y + 4}, text, s.c_str());
   }
   for (std::size_t n = 0; n < 3; ++n) {
@@ -74,7 +82,7 @@ void plot(const std::vector<SweepPoint>& pts, SweepAxis axis, const Problem& p, 
     std::string tip = x_label(axis, pts[k].x);
     for (std::size_t n = 0; n < 3; ++n) {
       tip += std::string("\n") + kAlgoNames[n] + ": ";
-      tip += pts[k].hbm[n] ? format_bytes(double(*pts[k].hbm[n])) + " (" + std::to_string(pts[k].b_r[n]) + " x " +
+      tip += pts[k].hbm[n] ? report::human_bytes(double(*pts[k].hbm[n])) + " (" + std::to_string(pts[k].b_r[n]) + " x " +
                                  std::to_string(pts[k].b_c[n]) + " tiles)"
                            : "not run: " + pts[k].why[n];
     }
@@ -127,7 +135,9 @@ void SweepPanel::draw(const Session& s) {
   }
   job.poll();
   ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("HBM bytes (read + written, all heads) by %s", to_string(axis).data());
+  const report::Metric& m = report::metric(kSweepMetric);
+  ImGui::TextDisabled("%s (all heads) by %s", m.label.c_str(), to_string(axis).data());
+  item_help(m.help.c_str());
   ImGui::PopTextWrapPos();
   const std::vector<SweepPoint>* pts = job.result();
   if (!pts) {

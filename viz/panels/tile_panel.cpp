@@ -8,7 +8,8 @@
 #include <imgui.h>
 
 #include "flashlab/warps/warps.hpp"
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "model/palette.hpp"
 #include "panels/help.hpp"
 #include "panels/panels.hpp"
@@ -45,43 +46,37 @@ void warp_legend(const Problem& p, std::int64_t i, std::int64_t j) {
   }
 }
 
-void ops_table(const Cost& c) {
+// One row of a table: a catalogue metric's label (its help on hover) and its exact value on the
+// tile, digits grouped (the column header names the unit).
+void metric_cells(const report::Figures& tile, const std::string& key) {
+  const report::Metric& m = report::metric(key);
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(report::label_of(m, tile.problem).c_str());
+  item_help(m.help.c_str());
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(report::group_digits(m.value(tile).integer).c_str());
+}
+
+void ops_table(const report::Figures& tile) {
   if (!ImGui::BeginTable("ops", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit, {190, 0})) return;
   ImGui::TableSetupColumn("op (one head)");
   ImGui::TableSetupColumn("count");
   ImGui::TableHeadersRow();
-  ImGui::TableNextColumn();
-  ImGui::TextUnformatted("matmul FLOPs");
-  item_help("2 rows(i) cols(j) d for S = Q_i K_j^T and as many for P~ V_j.");
-  ImGui::TableNextColumn();
-  ImGui::TextUnformatted(format_count(c.flops).c_str());
-  for (int k = 0; k < kOpKindCount; ++k) {
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(to_string(OpKind(k)).data());
-    item_help("Non-matmul operations of this kind in the tile's softmax and output update (docs/model.md).");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(format_count(c.ops[std::size_t(k)]).c_str());
-  }
+  metric_cells(tile, "flops_matmul");
+  for (int k = 0; k < kOpKindCount; ++k) metric_cells(tile, "ops_" + std::string(to_string(OpKind(k))));
   ImGui::EndTable();
 }
 
-void bytes_table(const Cost& c) {
-  if (!ImGui::BeginTable("bytes", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit, {230, 0})) return;
-  ImGui::TableSetupColumn("tensor");
-  ImGui::TableSetupColumn("HBM read");
-  ImGui::TableSetupColumn("HBM write");
+void bytes_table(const report::Figures& tile) {
+  if (!ImGui::BeginTable("bytes", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
+  ImGui::TableSetupColumn("HBM (one head)");
+  ImGui::TableSetupColumn("bytes");
   ImGui::TableHeadersRow();
-  for (int t = 0; t < kTensorCount; ++t) {
-    const auto r = c.bytes(Tensor(t), Dir::read), w = c.bytes(Tensor(t), Dir::write);
-    if (r == 0 && w == 0) continue;
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(to_string(Tensor(t)).data());
-    item_help("Q K V O move e_in bytes per element; the statistics l, m, L are fp32 (4 bytes).");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(format_count(r).c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(format_count(w).c_str());
-  }
+  for (const char* dir : {"read_", "write_"})
+    for (int t = 0; t < kTensorCount; ++t) {
+      const std::string key = dir + std::string(to_string(Tensor(t)));
+      if (report::value_of(key, tile).integer > 0) metric_cells(tile, key);
+    }
   ImGui::EndTable();
 }
 
@@ -94,7 +89,7 @@ void warp_table(const std::vector<WarpWork>& work) {
     ImGui::Text("%zu", w);
     for (std::uint64_t v : {work[w].flops, work[w].op(OpKind::exp), work[w].smem_write, work[w].smem_read, work[w].barriers}) {
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(format_count(v).c_str());
+      ImGui::TextUnformatted(report::group_digits(v).c_str());
     }
   }
   ImGui::EndTable();
@@ -130,11 +125,22 @@ void TilePanel::draw(const Session& s, TileRef tile, TextureSink& sink) {
   ImGui::SetCursorScreenPos({lay.min.x - kGridLeftMargin, lay.max.y + 6});
   ImGui::TextDisabled("rows(i) x cols(j) elements; dark = masked; colour = owning warp");
 
-  const Cost c = a.cost(tile.i, tile.j);
-  ops_table(c);
+  // the tile's step as figures of one (batch, head), read through the metrics catalogue
+  report::Figures one{p, {}, a.figures().warp_model, a.warp_work(tile.i, tile.j)};
+  one.counters.cost = a.cost(tile.i, tile.j);
+  ops_table(one);
   ImGui::SameLine();
-  bytes_table(c);
-  warp_table(a.warp_work(tile.i, tile.j));
+  bytes_table(one);
+  warp_table(one.warps);
+  if (one.warp_model && !one.warps.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("this tile: %s B of shared memory, %s barriers, %s extra ops (%s)",
+                        report::group_digits(report::value_of("warp_smem_bytes", one).integer).c_str(),
+                        report::group_digits(report::value_of("warp_barriers", one).integer).c_str(),
+                        report::group_digits(report::value_of("warp_extra_ops", one).integer).c_str(),
+                        to_string(p.split).data());
+    ImGui::PopTextWrapPos();
+  }
 }
 
 }  // namespace flashlab::viz

@@ -9,7 +9,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/trace/trace_io.hpp"
-#include "model/format.hpp"
+#include "flashlab/report/format.hpp"
 #include "model/palette.hpp"
 #include "panels/help.hpp"
 #include "panels/panels.hpp"
@@ -36,7 +36,7 @@ std::string record(const Problem& p, const std::string& path, TraceLevel level, 
     e.add_observer(&w);
     e.run();
     w.finish();
-    return "wrote " + path + " (" + format_count(w.events_written()) + " events)";
+    return "wrote " + path + " (" + report::group_digits(w.events_written()) + " events)";
   } catch (const std::exception& e) {
     return std::string("not written: ") + e.what();
   }
@@ -106,7 +106,7 @@ void TracePanel::draw_open() {
     else if (view[k]) {
       ImGui::PushTextWrapPos(0);
       ImGui::TextDisabled("%s: %s events, %s steps", header_summary(view[k]->trace().header).c_str(),
-                          format_count(view[k]->trace().events.size()).c_str(), format_count(view[k]->steps()).c_str());
+                          report::group_digits(view[k]->trace().events.size()).c_str(), report::group_digits(view[k]->steps()).c_str());
       ImGui::PopTextWrapPos();
     }
     ImGui::PopID();
@@ -132,7 +132,7 @@ void TracePanel::draw_play(TextureSink& sink) {
     for (int d = 0; d < 2; ++d)
       if (bytes[std::size_t(t)][std::size_t(d)] > 0)
         moved.append(moved.empty() ? "" : ", ").append(to_string(Tensor(t))).append(d == 0 ? " read " : " written ")
-            .append(format_bytes(double(bytes[std::size_t(t)][std::size_t(d)])));
+            .append(report::human_bytes(double(bytes[std::size_t(t)][std::size_t(d)])));
   ImGui::TextWrapped("HBM so far (from the trace's load and store events): %s", moved.empty() ? "none" : moved.c_str());
 
   const Tiling& t = analysis->tiling();
@@ -163,7 +163,7 @@ void TracePanel::draw_diff() {
   const DiffResult& r = *diff;
   if (r.agree()) {
     ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.5f, 1), "A and B agree: %s events and %s values of m and l compared",
-                       format_count(r.events_a).c_str(), format_count(r.values_compared).c_str());
+                       report::group_digits(r.events_a).c_str(), report::group_digits(r.values_compared).c_str());
   } else if (r.first) {
     const EventDivergence& f = *r.first;
     std::string fields;

@@ -41,6 +41,21 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+/// Calls f(r, col) for each 16-byte chunk of a kRows x kCols tile that this thread moves: chunk
+/// c = pass * kThreads + threadIdx.x in row-major order is row r = c / (kCols / 8), first column
+/// col = (c % (kCols / 8)) * 8, so consecutive threads take consecutive chunks of a row.
+template <int kRows, int kCols, int kThreads, class F>
+__device__ __forceinline__ void for_each_chunk(F&& f) {
+  constexpr int kChunks = kCols / 8;  // 16-byte chunks per row
+  constexpr int kPasses = (kRows * kChunks + kThreads - 1) / kThreads;
+#pragma unroll
+  for (int pass = 0; pass < kPasses; ++pass) {
+    const int c = pass * kThreads + int(threadIdx.x);
+    if (c >= kRows * kChunks) break;
+    f(c / kChunks, (c % kChunks) * 8);
+  }
+}
+
 /// Starts copying rows [0, rows) and columns [0, cols) of an HBM tile (row stride `ld` elements)
 /// into the SRAM tile `sram` (kRows x kCols, swizzled) with cp.async; the rest of the
 /// SRAM tile is set to 0. `cols` is rounded up to whole 16-byte chunks (8 elements): callers
@@ -48,37 +63,25 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
 /// Every thread of the block must call it; completion: cp_async_commit + cp_async_wait.
 template <class T, int kRows, int kCols, int kThreads>
 __device__ __forceinline__ void load_tile_async(T* sram, const T* hbm, std::int64_t ld, int rows, int cols) {
-  constexpr int kChunks = kCols / 8;  // 16-byte chunks per SRAM row
-  constexpr int kPasses = (kRows * kChunks + kThreads - 1) / kThreads;
   const int valid_chunks = (cols + 7) / 8;
-#pragma unroll
-  for (int pass = 0; pass < kPasses; ++pass) {
-    const int c = pass * kThreads + int(threadIdx.x);
-    if (c >= kRows * kChunks) break;
-    const int r = c / kChunks, col = (c % kChunks) * 8;
+  for_each_chunk<kRows, kCols, kThreads>([&](int r, int col) {
     T* dst = sram + swizzle<kCols>(r, col);
     if (r < rows && col / 8 < valid_chunks)
       cp_async_16(dst, hbm + r * ld + col);
     else
       *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
-  }
+  });
 }
 
 /// Stores rows [0, rows) and columns [0, round_up(cols, 8)) of an SRAM tile to HBM in 16-byte
 /// chunks (consecutive threads write consecutive chunks of a row: whole sectors).
 template <class T, int kRows, int kCols, int kThreads>
 __device__ __forceinline__ void store_tile(T* hbm, std::int64_t ld, const T* sram, int rows, int cols) {
-  constexpr int kChunks = kCols / 8;
-  constexpr int kPasses = (kRows * kChunks + kThreads - 1) / kThreads;
   const int valid_chunks = (cols + 7) / 8;
-#pragma unroll
-  for (int pass = 0; pass < kPasses; ++pass) {
-    const int c = pass * kThreads + int(threadIdx.x);
-    if (c >= kRows * kChunks) break;
-    const int r = c / kChunks, col = (c % kChunks) * 8;
+  for_each_chunk<kRows, kCols, kThreads>([&](int r, int col) {
     if (r < rows && col / 8 < valid_chunks)
       *reinterpret_cast<uint4*>(hbm + r * ld + col) = *reinterpret_cast<const uint4*>(sram + swizzle<kCols>(r, col));
-  }
+  });
 }
 
 }  // namespace flashlab::gpu

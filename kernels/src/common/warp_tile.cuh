@@ -92,6 +92,20 @@ __device__ __forceinline__ void pv_chunk(float (&o)[kMT][D / 8][4], const std::u
   }
 }
 
+/// Calls f(mt, nt, h, row, col) for each pair of accumulator values [mt][nt][2h], [mt][nt][2h + 1]
+/// that `lane` holds in the C-fragment layout (thread (g, t) = (lane / 4, lane % 4)): row
+/// mt * 16 + g + 8h of the warp's tile, columns col = nt * 8 + 2t and col + 1.
+template <int kMT, int kNT, class F>
+__device__ __forceinline__ void for_each_pair(int lane, F&& f) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) f(mt, nt, h, mt * 16 + g + 8 * h, nt * 8 + 2 * t);
+}
+
 /// Sets masked scores to -inf: key c >= N_k (ragged last tile) or outside the band (the mask).
 /// row0 / col0: global query row / key of the warp's first row / column.
 template <int kMT, int kNT>
@@ -160,15 +174,10 @@ __device__ __forceinline__ void exp_scores(float (&s)[kMT][kNT][4], float (&sum)
 template <class T, int kMT, int kNT, int kCols>
 __device__ __forceinline__ void store_fragments(T* sram, const float (&acc)[kMT][kNT][4],
                                                 const float (&row_scale)[kMT][2], int lane) {
-  const int g = lane / 4, t = lane % 4;
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        *reinterpret_cast<std::uint32_t*>(sram + swizzle<kCols>(mt * 16 + g + 8 * h, nt * 8 + 2 * t)) =
-            ElemTraits<T>::pack(acc[mt][nt][2 * h] * row_scale[mt][h], acc[mt][nt][2 * h + 1] * row_scale[mt][h]);
+  for_each_pair<kMT, kNT>(lane, [&](int mt, int nt, int h, int row, int col) {
+    *reinterpret_cast<std::uint32_t*>(sram + swizzle<kCols>(row, col)) =
+        ElemTraits<T>::pack(acc[mt][nt][2 * h] * row_scale[mt][h], acc[mt][nt][2 * h + 1] * row_scale[mt][h]);
+  });
 }
 
 }  // namespace flashlab::gpu

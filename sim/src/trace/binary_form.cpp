@@ -104,6 +104,54 @@ FileStart read_binary_start(Reader& r) {
   return s;
 }
 
+// The bytes after the header, read for decode_body.
+class BinaryBody final : public BodySource {
+ public:
+  explicit BinaryBody(Reader& r) : r_(r) {
+    left_ = r_.get<std::uint64_t>("event count");
+    if (left_ > r_.left() / sizeof(Event))
+      bad("event count", std::to_string(left_),
+          "at most the " + std::to_string(r_.left() / sizeof(Event)) + " records of 40 bytes that the file holds");
+  }
+  bool next_event(Event& e) override {
+    if (left_ == 0) return false;
+    --left_;
+    std::memcpy(&e, r_.take(sizeof(Event), "events").data(), sizeof(Event));
+    return true;
+  }
+  std::uint64_t stats_count() override { return r_.get<std::uint32_t>("statistics count"); }
+  std::int64_t stats_block(std::uint64_t& snapshots) override {
+    const auto i = r_.get<std::int64_t>("statistics block");
+    snapshots = r_.get<std::uint32_t>("snapshot count");
+    return i;
+  }
+  std::uint64_t snapshot(StatSnapshot& s) override {
+    s.step = r_.get<std::uint32_t>("snapshot step");
+    s.j = r_.get<std::int64_t>("snapshot j");
+    return r_.get<std::uint32_t>("snapshot rows");
+  }
+  void values(StatSnapshot& s, std::uint64_t rows) override {
+    r_.need(2 * rows * sizeof(float), "snapshot values");
+    s.m.resize(std::size_t(rows));
+    s.l.resize(std::size_t(rows));
+    std::memcpy(s.m.data(), r_.take(rows * sizeof(float), "m").data(), std::size_t(rows) * sizeof(float));
+    std::memcpy(s.l.data(), r_.take(rows * sizeof(float), "l").data(), std::size_t(rows) * sizeof(float));
+  }
+  void end() override {
+    if (r_.take(kBinaryEnd.size(), "end marker") != kBinaryEnd)
+      bad("end marker", "other bytes at byte " + std::to_string(r_.at() - kBinaryEnd.size()), "\"FLTREND\\x1a\"");
+    if (r_.left() != 0) bad("length", std::to_string(r_.left()) + " bytes after the end marker", "nothing after it");
+  }
+  [[noreturn]] void fail(Field f, const std::string& value, const std::string& allowed) const override {
+    bad(f == Field::stats_count ? "statistics count" : f == Field::stats_block ? "statistics block" : "snapshot rows",
+        value, allowed);
+  }
+
+ private:
+  Reader& r_;
+  std::uint64_t left_ = 0;  // events not yet read
+};
+
 }  // namespace
 
 FileStart binary_start(std::string_view bytes) {
@@ -114,49 +162,8 @@ FileStart binary_start(std::string_view bytes) {
 Trace binary_decode(std::string_view bytes) {
   Reader r(bytes);
   const FileStart start = read_binary_start(r);
-  Trace t;
-  t.header = start.header;
-  const Problem p = trace_problem(t.header);
-
-  const auto count = r.get<std::uint64_t>("event count");
-  if (count > r.left() / sizeof(Event))
-    bad("event count", std::to_string(count),
-        "at most the " + std::to_string(r.left() / sizeof(Event)) + " records of 40 bytes that the file holds");
-  const std::string_view records = r.take(count * sizeof(Event), "events");
-  t.events.resize(std::size_t(count));
-  if (count > 0) std::memcpy(t.events.data(), records.data(), records.size());
-  for (std::size_t k = 0; k < t.events.size(); ++k) check_event(t.events[k], k, start.version);
-  if (start.version == 1) launches_from_v1(t);
-
-  const auto blocks = r.get<std::uint32_t>("statistics count");
-  if (blocks > std::uint64_t(p.tiling.t_r()))
-    bad("statistics count", std::to_string(blocks), "at most T_r = " + std::to_string(p.tiling.t_r()) + " blocks");
-  for (std::uint32_t b = 0; b < blocks; ++b) {
-    BlockStats bs;
-    bs.i = r.get<std::int64_t>("statistics block");
-    if (bs.i < 0 || bs.i >= p.tiling.t_r()) bad("statistics block", std::to_string(bs.i), "a Q block from 0 to T_r - 1");
-    const auto snaps = r.get<std::uint32_t>("snapshot count");
-    const auto rows = std::uint64_t(p.tiling.rows(bs.i));
-    for (std::uint32_t k = 0; k < snaps; ++k) {
-      StatSnapshot s;
-      s.step = r.get<std::uint32_t>("snapshot step");
-      s.j = r.get<std::int64_t>("snapshot j");
-      const auto n = r.get<std::uint32_t>("snapshot rows");
-      if (n != rows) bad("snapshot rows", std::to_string(n), "rows(i) = " + std::to_string(rows));
-      r.need(2 * rows * sizeof(float), "snapshot values");
-      s.m.resize(std::size_t(rows));
-      s.l.resize(std::size_t(rows));
-      std::memcpy(s.m.data(), r.take(rows * sizeof(float), "m").data(), std::size_t(rows) * sizeof(float));
-      std::memcpy(s.l.data(), r.take(rows * sizeof(float), "l").data(), std::size_t(rows) * sizeof(float));
-      bs.snapshots.push_back(std::move(s));
-    }
-    t.stats.push_back(std::move(bs));
-  }
-  if (r.take(kBinaryEnd.size(), "end marker") != kBinaryEnd)
-    bad("end marker", "other bytes at byte " + std::to_string(r.at() - kBinaryEnd.size()), "\"FLTREND\\x1a\"");
-  if (r.left() != 0) bad("length", std::to_string(r.left()) + " bytes after the end marker", "nothing after it");
-  check_trace(t);
-  return t;
+  BinaryBody body(r);
+  return decode_body(start, body);
 }
 
 }  // namespace flashlab::trace_form

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "flashlab/config/config_json.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/trace/trace_io.hpp"
 
@@ -22,42 +23,20 @@ double ml_tolerance(Dtype t) {
 }
 
 std::vector<std::string> config_differences(const Config& a, const Config& b) {
+  // the keys of the one config schema (config_json.hpp); the model preset's name changes no event
+  const nlohmann::json x = config_json(resolve(a)), y = config_json(resolve(b));
+  // a key one side lacks (the switches of a tiled forward, against standard attention) reads "-"
+  const auto text = [](const nlohmann::json& c, const std::string& key) {
+    if (!c.contains(key)) return std::string("-");
+    const nlohmann::json& v = c.at(key);
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
   std::vector<std::string> out;
-  auto cmp = [&](const char* name, const std::string& x, const std::string& y) {
-    if (x != y) out.push_back(std::string(name) + ": " + x + " in A, " + y + " in B");
-  };
-  auto opt_int = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("default"); };
-  cmp("algo", std::string(to_string(a.algo)), std::string(to_string(b.algo)));
-  cmp("nq", std::to_string(a.n_q), std::to_string(b.n_q));
-  cmp("nk", std::to_string(a.n_k), std::to_string(b.n_k));
-  cmp("d", std::to_string(a.d), std::to_string(b.d));
-  cmp("br", opt_int(a.b_r), opt_int(b.b_r));
-  cmp("bc", opt_int(a.b_c), opt_int(b.b_c));
-  cmp("sram", opt_int(a.sram_bytes), opt_int(b.sram_bytes));
-  cmp("batch", std::to_string(a.batch), std::to_string(b.batch));
-  cmp("heads", std::to_string(a.heads), std::to_string(b.heads));
-  cmp("dtype", std::string(to_string(a.dtype)), std::string(to_string(b.dtype)));
-  cmp("mask", to_string(a.mask), to_string(b.mask));
-  auto opt_bool = [](const std::optional<bool>& v) { return v ? (*v ? "on" : "off") : "default"; };
-  cmp("block_skip", opt_bool(a.block_skip), opt_bool(b.block_skip));
-  auto opt_real = [](const std::optional<double>& v) {
-    if (!v) return std::string("default");
-    std::ostringstream s;
-    s.precision(17);
-    s << *v;
-    return s.str();
-  };
-  cmp("scale", opt_real(a.scale), opt_real(b.scale));
-  cmp("warps", std::to_string(a.warps), std::to_string(b.warps));
-  auto opt_split = [](const std::optional<WarpSplit>& v) { return v ? std::string(to_string(*v)) : "default"; };
-  cmp("split", opt_split(a.split), opt_split(b.split));
-  // order, grid, rescale: a trace without them (written before the switches) ran the preset's
-  const Switches pa = preset_switches(a.algo), pb = preset_switches(b.algo);
-  cmp("order", std::string(to_string(a.order.value_or(pa.order))), std::string(to_string(b.order.value_or(pb.order))));
-  cmp("grid", std::string(to_string(a.grid.value_or(pa.grid))), std::string(to_string(b.grid.value_or(pb.grid))));
-  cmp("rescale", std::string(to_string(a.rescale.value_or(pa.rescale))),
-      std::string(to_string(b.rescale.value_or(pb.rescale))));
-  cmp("gpu", a.gpu, b.gpu);
+  nlohmann::json keys = x;
+  keys.update(y);  // x's keys in order, then y's own
+  for (const auto& item : keys.items())
+    if (item.key() != "model" && text(x, item.key()) != text(y, item.key()))
+      out.push_back(item.key() + ": " + text(x, item.key()) + " in A, " + text(y, item.key()) + " in B");
   return out;
 }
 

@@ -47,6 +47,33 @@ void launches_from_v1(Trace& t);
 /// header names their inputs.
 void check_trace(const Trace& t);
 
+/// What decode_body reads after the header, in file order. Each form reads its own bytes and
+/// names the place of an error in its own words ("trace text line 12 i", "trace binary statistics
+/// block"); the order of the parts and the checks on them are decode_body's, for both forms.
+class BodySource {
+ public:
+  enum class Field : std::uint8_t { stats_count, stats_block, snapshot_rows };
+  virtual ~BodySource() = default;
+  /// Reads the next event into e (its fields not yet checked); false when the events end.
+  virtual bool next_event(Event& e) = 0;
+  /// The number of Q blocks with statistics.
+  virtual std::uint64_t stats_count() = 0;
+  /// A statistics block: its Q block index i; `snapshots` receives its number of snapshots.
+  virtual std::int64_t stats_block(std::uint64_t& snapshots) = 0;
+  /// A snapshot's step and j into s; returns the number of rows it says it holds.
+  virtual std::uint64_t snapshot(StatSnapshot& s) = 0;
+  /// The snapshot's m and l values, `rows` of each (rows already checked against rows(i)).
+  virtual void values(StatSnapshot& s, std::uint64_t rows) = 0;
+  /// What ends the file, and that nothing follows it.
+  virtual void end() = 0;
+  /// Throws ConfigError naming `f` in this form's words, at the place last read.
+  [[noreturn]] virtual void fail(Field f, const std::string& value, const std::string& allowed) const = 0;
+};
+/// The events and the statistics after the header: every event checked (check_event), at most
+/// T_r statistics blocks, each i in [0, T_r), rows(i) values per snapshot, a version-1 trace's
+/// launches derived (launches_from_v1), then check_trace. Throws ConfigError.
+Trace decode_body(const FileStart& start, BodySource& src);
+
 // Text form: "flashlab-trace text 2", "header {json}", "events", one line per event, "stats n",
 // the statistics, "end".
 void text_begin(std::string& out, const TraceHeader& h);

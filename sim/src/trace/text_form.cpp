@@ -1,6 +1,7 @@
 // text_form.cpp — the line-per-event text form (docs/events.md "Text form").
 #include <charconv>
 #include <cstring>
+#include <type_traits>
 
 #include "flashlab/executor/counters.hpp"
 #include "flashlab/contract/error.hpp"
@@ -108,31 +109,23 @@ E by_name(Fields& f, const char* what, std::string_view w) {
   f.fail(what, w, "a name of docs/events.md \"Fields\"");
 }
 
+// One field of a line: an integer in decimal, or a name.
+template <class T>
+void put_field(std::string& out, const T& v) {
+  if constexpr (std::is_integral_v<T>) put_int(out, v);
+  else out += v;
+}
+
+// The fields separated by one space, then a newline.
+template <class... T>
+void put_line(std::string& out, const T&... fields) {
+  ((put_field(out, fields), out += ' '), ...);
+  out.back() = '\n';
+}
+
 void put_event(std::string& out, const Event& e) {
-  put_int(out, e.launch);
-  out += ' ';
-  put_int(out, e.block);
-  out += ' ';
-  put_int(out, e.step);
-  out += ' ';
-  out += to_string(e.op);
-  out += ' ';
-  out += to_string(e.tensor);
-  out += ' ';
-  put_int(out, e.i);
-  out += ' ';
-  put_int(out, e.j);
-  out += ' ';
-  put_int(out, e.rows);
-  out += ' ';
-  put_int(out, e.cols);
-  out += ' ';
-  put_int(out, e.bytes);
-  out += ' ';
-  put_int(out, e.warp);
-  out += ' ';
-  out += to_string(e.eq);
-  out += '\n';
+  put_line(out, e.launch, e.block, e.step, to_string(e.op), to_string(e.tensor), e.i, e.j, e.rows, e.cols, e.bytes,
+           e.warp, to_string(e.eq));
 }
 
 // One event line: "launch block step op ..." (version 2), or without the launch (version 1).
@@ -202,23 +195,11 @@ void text_events(std::string& out, std::span<const Event> events) {
 }
 
 void text_end(std::string& out, const std::vector<BlockStats>& stats) {
-  out += "stats ";
-  put_int(out, stats.size());
-  out += '\n';
+  put_line(out, std::string_view("stats"), stats.size());
   for (const BlockStats& b : stats) {
-    out += "block ";
-    put_int(out, b.i);
-    out += ' ';
-    put_int(out, b.snapshots.size());
-    out += '\n';
+    put_line(out, std::string_view("block"), b.i, b.snapshots.size());
     for (const StatSnapshot& s : b.snapshots) {
-      out += "snap ";
-      put_int(out, s.step);
-      out += ' ';
-      put_int(out, s.j);
-      out += ' ';
-      put_int(out, s.m.size());
-      out += '\n';
+      put_line(out, std::string_view("snap"), s.step, s.j, s.m.size());
       put_values(out, 'm', s.m);
       put_values(out, 'l', s.l);
     }
@@ -251,6 +232,64 @@ FileStart read_text_start(Lines& lines) {
   return s;
 }
 
+// The lines after the header, read for decode_body.
+class TextBody final : public BodySource {
+ public:
+  TextBody(Lines& lines, std::uint32_t version) : lines_(lines), version_(version) {
+    Fields(lines_.next("\"events\""), lines_).expect("events");
+  }
+  bool next_event(Event& e) override {
+    line_ = lines_.next("an event line or \"stats N\"");
+    if (line_.substr(0, 6) == "stats ") return false;
+    Fields f(line_, lines_);
+    e = get_event(f, version_);
+    return true;
+  }
+  std::uint64_t stats_count() override {  // the line that ended the events
+    Fields f(line_, lines_);
+    f.expect("stats");
+    const auto n = f.integer<std::uint64_t>("count");
+    f.end();
+    return n;
+  }
+  std::int64_t stats_block(std::uint64_t& snapshots) override {
+    Fields f(lines_.next("\"block I N\""), lines_);
+    f.expect("block");
+    const auto i = f.integer<std::int64_t>("i");
+    snapshots = f.integer<std::uint64_t>("snapshots");
+    f.end();
+    return i;
+  }
+  std::uint64_t snapshot(StatSnapshot& s) override {
+    Fields f(lines_.next("\"snap STEP J ROWS\""), lines_);
+    f.expect("snap");
+    s.step = f.integer<std::uint32_t>("step");
+    s.j = f.integer<std::int64_t>("j");
+    const auto n = f.integer<std::uint64_t>("rows");
+    f.end();
+    return n;
+  }
+  void values(StatSnapshot& s, std::uint64_t rows) override {
+    s.m = get_values(lines_, 'm', rows);
+    s.l = get_values(lines_, 'l', rows);
+  }
+  void end() override {
+    Fields(lines_.next("\"end\""), lines_).expect("end");
+    if (!lines_.at_end())
+      throw ConfigError("trace text line " + std::to_string(lines_.number() + 1), "more text after \"end\"",
+                        "nothing after the end line");
+  }
+  [[noreturn]] void fail(Field f, const std::string& value, const std::string& allowed) const override {
+    const char* name = f == Field::stats_count ? "count" : f == Field::stats_block ? "i" : "rows";
+    Fields(line_, lines_).fail(name, value, allowed);
+  }
+
+ private:
+  Lines& lines_;
+  std::uint32_t version_;
+  std::string_view line_;  // the last line read by next_event
+};
+
 }  // namespace
 
 FileStart text_start(std::string_view bytes) {
@@ -261,55 +300,8 @@ FileStart text_start(std::string_view bytes) {
 Trace text_decode(std::string_view bytes) {
   Lines lines(bytes);
   const FileStart start = read_text_start(lines);
-  Trace t;
-  t.header = start.header;
-  const Problem p = trace_problem(t.header);
-  Fields(lines.next("\"events\""), lines).expect("events");
-  std::string_view line;
-  for (;;) {
-    line = lines.next("an event line or \"stats N\"");
-    if (line.substr(0, 6) == "stats ") break;
-    Fields f(line, lines);
-    t.events.push_back(get_event(f, start.version));
-    check_event(t.events.back(), t.events.size() - 1, start.version);
-  }
-  Fields sf(line, lines);
-  sf.expect("stats");
-  const auto blocks = sf.integer<std::uint64_t>("count");
-  sf.end();
-  if (blocks > std::uint64_t(p.tiling.t_r()))
-    sf.fail("count", std::to_string(blocks), "at most T_r = " + std::to_string(p.tiling.t_r()) + " blocks");
-  for (std::uint64_t b = 0; b < blocks; ++b) {
-    Fields f(lines.next("\"block I N\""), lines);
-    f.expect("block");
-    BlockStats bs;
-    bs.i = f.integer<std::int64_t>("i");
-    const auto snaps = f.integer<std::uint64_t>("snapshots");
-    f.end();
-    if (bs.i < 0 || bs.i >= p.tiling.t_r()) f.fail("i", std::to_string(bs.i), "a Q block from 0 to T_r - 1");
-    const auto rows = std::uint64_t(p.tiling.rows(bs.i));
-    for (std::uint64_t k = 0; k < snaps; ++k) {
-      Fields sn(lines.next("\"snap STEP J ROWS\""), lines);
-      sn.expect("snap");
-      StatSnapshot s;
-      s.step = sn.integer<std::uint32_t>("step");
-      s.j = sn.integer<std::int64_t>("j");
-      const auto n = sn.integer<std::uint64_t>("rows");
-      sn.end();
-      if (n != rows) sn.fail("rows", std::to_string(n), "rows(i) = " + std::to_string(rows));
-      s.m = get_values(lines, 'm', rows);
-      s.l = get_values(lines, 'l', rows);
-      bs.snapshots.push_back(std::move(s));
-    }
-    t.stats.push_back(std::move(bs));
-  }
-  Fields(lines.next("\"end\""), lines).expect("end");
-  if (!lines.at_end())
-    throw ConfigError("trace text line " + std::to_string(lines.number() + 1), "more text after \"end\"",
-                      "nothing after the end line");
-  if (start.version == 1) launches_from_v1(t);
-  check_trace(t);
-  return t;
+  TextBody body(lines, start.version);
+  return decode_body(start, body);
 }
 
 }  // namespace flashlab::trace_form

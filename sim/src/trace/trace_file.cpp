@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_kind.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "flashlab/trace/output_file.hpp"
@@ -109,15 +110,6 @@ struct File {
   throw ConfigError("trace file", path, "a readable regular file (" + why + ")");
 }
 
-std::string kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "it is a directory";
-  if (S_ISCHR(m)) return "it is a character device";
-  if (S_ISBLK(m)) return "it is a block device";
-  if (S_ISFIFO(m)) return "it is a FIFO";
-  if (S_ISSOCK(m)) return "it is a socket";
-  return "it is not a regular file";
-}
-
 // Reads n bytes from the current position onto `out`.
 void read_into(File& file, const std::string& path, std::string& out, std::size_t n) {
   const std::size_t at = out.size();
@@ -136,7 +128,7 @@ Trace read_trace(const std::string& path) {
   struct stat st {};
   const bool stated = ::fstat(fd, &st) == 0;
   if (!stated || !S_ISREG(st.st_mode)) {
-    const std::string why = stated ? kind_of(st.st_mode) : std::strerror(errno);
+    const std::string why = stated ? "it is " + std::string(trace_form::file_kind(st.st_mode)) : std::strerror(errno);
     ::close(fd);
     unreadable(path, why);
   }

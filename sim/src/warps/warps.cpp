@@ -2,6 +2,8 @@
 // every rule is a row of docs/warps.md, the positions are docs/events.md "Warp level").
 #include "flashlab/warps/warps.hpp"
 
+#include <algorithm>
+
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/executor/event_recorder.hpp"
 
@@ -236,15 +238,49 @@ std::vector<WarpWork> step_warp_work(const Problem& p, const StepView& s) {
   return w;
 }
 
-WarpCounter::WarpCounter(const Problem& p) : p_(p), work_(std::size_t(p.warps)) {}
+WarpCounter::WarpCounter(const Problem& p) : p_(p) {}
 
-void WarpCounter::on_step(const StepView& s) {
-  WorkSum sum(work_);
-  walk_step_events(p_, s, sum);
+namespace {
+
+bool same_actions(std::span<const Action> a, const std::vector<Action>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Action& x, const Action& y) {
+    return x.op == y.op && x.tensor == y.tensor && x.region == y.region && x.eq == y.eq && x.if_visited == y.if_visited;
+  });
+}
+
+}  // namespace
+
+WarpCounter::Kind& WarpCounter::kind_of(const StepView& s) {
+  const std::int64_t rows = s.i >= 0 ? p_.tiling.rows(s.i) : -1, cols = s.j >= 0 ? p_.tiling.cols(s.j) : -1;
+  const auto matches = [&](const Kind& k) {
+    return k.level == s.level && k.skip == s.skip && k.rows == rows && k.cols == cols && same_actions(s.actions, k.actions);
+  };
+  std::size_t& last = last_[std::size_t(s.level)];
+  if (last < kinds_.size() && matches(kinds_[last])) return kinds_[last];
+  std::size_t k = 0;
+  while (k < kinds_.size() && !matches(kinds_[k])) ++k;
+  if (k == kinds_.size())
+    kinds_.push_back(Kind{s.level, s.skip, rows, cols, std::vector<Action>(s.actions.begin(), s.actions.end()),
+                          step_warp_work(p_, s), 0});
+  last = k;
+  return kinds_[k];
+}
+
+void WarpCounter::on_step(const StepView& s) { ++kind_of(s).steps; }
+
+std::vector<WarpWork> WarpCounter::per_head() const {
+  std::vector<WarpWork> sum(std::size_t(p_.warps));
+  for (const Kind& k : kinds_)
+    for (std::size_t w = 0; w < sum.size(); ++w) {
+      WarpWork one = k.work[w];
+      one *= k.steps;
+      sum[w] += one;
+    }
+  return sum;
 }
 
 std::vector<WarpWork> WarpCounter::totals() const {
-  std::vector<WarpWork> t = work_;
+  std::vector<WarpWork> t = per_head();
   for (WarpWork& w : t) w *= std::uint64_t(p_.bh());
   return t;
 }

@@ -169,14 +169,16 @@ TEST_CASE("bad headers: JSON, keys, types, config values, GPU facts") {
   rejects(edit("\"source\":\"sim\"", "\"source\":\"sim\",\"extra\":1"), "unknown key");
   rejects(edit("\"warps\":2", "\"warps\":0"), "warps");
   rejects(edit("\"warps\":2", "\"warps\":\"2\""), "integer");
-  rejects(edit("\"nq\":9", "\"nq\":-9"), "nq");
-  rejects(edit("\"nq\":9", "\"nq\":99999999999999999999"), "nq");
+  rejects(edit("\"n_q\":9", "\"n_q\":-9"), "trace header config.n_q = -9");
+  rejects(edit("\"n_q\":9", "\"n_q\":99999999999999999999"), "n_q");
+  rejects(edit("\"n_q\":9", "\"nq\":-9"), "trace header config.nq = -9");  // format-1 name, named as written
   rejects(edit("\"d\":4", "\"d\":4.5"), "integer");
   rejects(edit("\"mask\":\"causal\"", "\"mask\":\"diagonal\""), "mask");
-  rejects(edit("\"br\":4,", ""), "missing");
+  rejects(edit("\"b_r\":4,", ""), "trace header config.b_r = missing");
+  rejects(edit("\"t_r\":3", "\"t_r\":4"), "trace header config.t_r = 4");
   rejects(edit("\"source\":\"sim\"", "\"source\":\"gpu\""), "gpu");
   rejects(edit("\"q\":\"random\"", "\"q\":\"lots\""), "inputs.q");
-  rejects(edit("\"sram\":232448", "\"sram\":64"), "SRAM");  // V2 holds Q_i, K_j, V_j: 96 bytes
+  rejects(edit("\"sram_capacity_bytes\":232448", "\"sram_capacity_bytes\":64"), "SRAM");  // V2 holds Q_i, K_j, V_j: 96 bytes
   rejects(edit("\"seed\":0", "\"seed\":-1"), "seed");
 }
 
@@ -218,14 +220,14 @@ TEST_CASE("deep nesting in a header is refused while it is parsed, naming where;
     std::string objects;
     for (int k = 0; k < 30000; ++k) objects += "{\"a\":";
     rejects(test::with_header_json(file, objects), "trace header a.a.a.a.a.a.a.a = nested deeper than 8 levels");
-    // inside config.nq (a value at level 2): arrays at levels 3 ... 8 parse and the type is refused,
+    // inside config.n_q (a value at level 2): arrays at levels 3 ... 8 parse and the type is refused,
     // one more level is refused as too deep
-    rejects(test::with_header_json(file, test::replaced(good, "\"nq\":9", "\"nq\":" + nested(6, "9"))),
-            "trace header config.nq = an array of 1 values: an integer");
-    rejects(test::with_header_json(file, test::replaced(good, "\"nq\":9", "\"nq\":" + nested(7, "9"))),
-            "trace header config.nq[][][][][][] = nested deeper than 8 levels");
-    rejects(test::with_header_json(file, test::replaced(good, "\"nq\":9", "\"nq\":" + nested(60000, "9"))),
-            "trace header config.nq[][][][][][] = nested deeper than 8 levels");
+    rejects(test::with_header_json(file, test::replaced(good, "\"n_q\":9", "\"n_q\":" + nested(6, "9"))),
+            "trace header config.n_q = an array of 1 values: an integer");
+    rejects(test::with_header_json(file, test::replaced(good, "\"n_q\":9", "\"n_q\":" + nested(7, "9"))),
+            "trace header config.n_q[][][][][][] = nested deeper than 8 levels");
+    rejects(test::with_header_json(file, test::replaced(good, "\"n_q\":9", "\"n_q\":" + nested(60000, "9"))),
+            "trace header config.n_q[][][][][][] = nested deeper than 8 levels");
     rejects(test::with_header_json(file, test::replaced(good, "\"d\":4", "\"d\":{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":{}}}}}}}")),
             "trace header config.d.a.b.c.d.e.f = nested deeper");
   }
@@ -237,10 +239,10 @@ TEST_CASE("error messages quote at most a short piece of a hostile header") {
   const std::string file = encode_trace(t, TraceFormat::text);
   const std::string big(500000, 'x');
   for (const std::string& json :
-       {test::replaced(good, "\"nq\":9", "\"nq\":\"" + big + "\""), test::replaced(good, "\"gpu\":\"h200\"", "\"gpu\":\"" + big + "\""),
+       {test::replaced(good, "\"n_q\":9", "\"n_q\":\"" + big + "\""), test::replaced(good, "\"gpu\":\"h200\"", "\"gpu\":\"" + big + "\""),
         test::replaced(good, "\"source\":\"sim\"", "\"source\":\"sim\",\"" + big + "\":1"),
         test::replaced(good, "\"algo\":\"v2\"", "\"algo\":\"" + big + "\""),
-        test::replaced(good, "\"nq\":9", "\"nq\":[" + std::string(200000, '1') + "]")}) {
+        test::replaced(good, "\"n_q\":9", "\"n_q\":[" + std::string(200000, '1') + "]")}) {
     try {
       decode_trace(test::with_header_json(file, json));
       FAIL("accepted");

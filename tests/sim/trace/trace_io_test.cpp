@@ -22,6 +22,7 @@ Trace sample(TraceLevel level, bool stats) {
   const Problem p = resolve(c);
   Trace t = record_trace(p, level);
   t.header.command = "flashlab trace --nq 37 \"quoted\" \\ tab\t";
+  t.header.model = stats ? "llama3-8b" : "";  // the config's model preset, when there was one
   if (stats) add_stats(t, p, {4, 0, 2}, InputSpec{"random", "index", "0.5", 7});
   return t;
 }

@@ -17,7 +17,9 @@ namespace flashlab {
 /// type; fp32 allows for a different summation order). docs/events.md gives the reasoning.
 double ml_tolerance(Dtype t);
 
-/// "field: value in A, value in B" for each config field that differs (empty: same config).
+/// "key: value in A, value in B" for each key of the config schema (config_json.hpp, the model
+/// name aside) whose resolved values differ (empty: same config). Throws ConfigError for a config
+/// that does not resolve.
 std::vector<std::string> config_differences(const Config& a, const Config& b);
 /// Names of the Event fields that differ ("launch", "block", "step", "op", "tensor", "i", "j",
 /// "rows", "cols", "bytes", "warp", "eq").

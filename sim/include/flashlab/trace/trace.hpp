@@ -52,6 +52,7 @@ struct TraceHeader {
   TraceSource source = TraceSource::sim;
   TraceLevel level = TraceLevel::block;
   Config config;                 // fully resolved: every optional set (resolved_config)
+  std::string model;             // the model preset the config came from ("" when none)
   GpuRunInfo gpu;                // source == gpu only
   std::string command;           // the command line that recorded it (required for gpu)
   std::optional<InputSpec> inputs;  // present exactly when stats are

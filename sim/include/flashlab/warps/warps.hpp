@@ -73,18 +73,32 @@ void walk_step_events(const Problem& p, const StepView& s, WarpEventSink& sink);
 std::vector<WarpWork> step_warp_work(const Problem& p, const StepView& s);
 
 /// An observer that sums the work of each warp over a run. totals() multiplies by batch * heads.
+/// The work of a step depends only on its level, whether it skips, rows(i), cols(j) and its
+/// actions, so each such kind of step is walked (step_warp_work) once and its steps counted:
+/// counting costs a lookup per step, not a walk of its events.
 class WarpCounter : public StepObserver {
  public:
   explicit WarpCounter(const Problem& p);
   void on_step(const StepView& s) override;
   /// Per warp, one (batch, head).
-  const std::vector<WarpWork>& per_head() const { return work_; }
+  std::vector<WarpWork> per_head() const;
   /// Per warp summed over every thread block of the run, times batch * heads.
   std::vector<WarpWork> totals() const;
 
  private:
+  struct Kind {
+    Level level = Level::prologue;
+    bool skip = false;
+    std::int64_t rows = 0, cols = 0;  // -1: the step has no i (no j)
+    std::vector<Action> actions;
+    std::vector<WarpWork> work;  // per warp, one step
+    std::uint64_t steps = 0;     // steps of this kind so far
+  };
+  Kind& kind_of(const StepView& s);
+
   Problem p_;
-  std::vector<WarpWork> work_;
+  std::vector<Kind> kinds_;
+  std::array<std::size_t, 5> last_{};  // per Level: the kind its last step had
 };
 
 }  // namespace flashlab
