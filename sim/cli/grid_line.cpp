@@ -1,11 +1,18 @@
 // grid_line.cpp — the grid line of `count`, and why a block does not fit on an SM (grid_line.hpp).
 #include "grid_line.hpp"
+#include "flashlab/report/format.hpp"
 
 #include <fmt/format.h>
 
 #include "report.hpp"
 
 namespace flashlab::cli {
+
+using report::bytes_both;
+using report::group_digits;
+using report::human_bytes;
+using report::human_count;
+
 
 bool fits_on_sm(const Counters& k) { return k.blocks_per_sm > 0; }
 

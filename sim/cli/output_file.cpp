@@ -5,6 +5,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "standard_output.hpp"
+
 namespace flashlab::cli {
 
 OutputFile::OutputFile(const std::string& path) {
@@ -18,9 +20,7 @@ OutputFile::OutputFile(const std::string& path) {
 
 void OutputFile::write(std::string_view bytes) const {
   if (out_.temp.empty()) {
-    std::cout.write(bytes.data(), std::streamsize(bytes.size()));
-    std::cout.flush();
-    if (!std::cout) throw std::runtime_error("cannot write the standard output");
+    write_standard_output(bytes);  // flushed and checked: OutputFailed (exit 4) naming the reason
     return;
   }
   std::FILE* f = open_output_temp(out_);

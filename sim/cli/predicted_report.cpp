@@ -1,11 +1,18 @@
 // predicted_report.cpp — the L2/DRAM levels and the predicted time as JSON and text.
 #include "predicted_report.hpp"
+#include "flashlab/report/format.hpp"
 
 #include <fmt/format.h>
 
 #include "report.hpp"
 
 namespace flashlab::cli {
+
+using report::bytes_both;
+using report::group_digits;
+using report::human_bytes;
+using report::human_count;
+
 
 std::string seconds_text(double s) {
   return s >= 1 ? fmt::format("{:.3f} s", s) : s >= 1e-3 ? fmt::format("{:.3f} ms", s * 1e3)

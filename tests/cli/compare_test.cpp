@@ -103,6 +103,7 @@ TEST_CASE("compare: block skip is shown for V1 and V2 only, and an algorithm who
   CHECK(big.out.find("standard: Grid: 1,028 thread blocks; a block does not fit on an SM of h200: its SRAM peak 655,360 B") !=
         std::string::npos);
   CHECK(big.out.find("v2: Grid:") == std::string::npos);
+}
 
 // docs/warps.md's one-tile example through compare: N_q = N_k = 128, d = 64, B_r = B_c = 128,
 // W = 4, no mask, so each algorithm with a tile loop visits one full tile of r = c = 128 (r_w =

@@ -231,6 +231,7 @@ TEST_CASE("count: a block that does not fit on an SM says so, never '0 blocks pe
   const std::string v2 = "count --algo v2 --sram 1000000 --br 512 --bc 512 --d 64 --seq 1024 --dtype fp16";
   CHECK(run_cli(v2).out.find("Grid: 2 thread blocks; 1 block per SM on h200 (132 SMs) -> 1 wave\n") != std::string::npos);
   CHECK(run_json(v2 + " --json").at("grid").at("fits_on_sm") == true);
+}
 
 // docs/warps.md through the command line: V1 on N = 128, d = 16, B_r = B_c = 32, 4 warps, no
 // mask (16 full tiles of r = c = 32; each warp owns r_w = 8 rows and c_w = 8 columns). The split

@@ -131,7 +131,7 @@ TEST_CASE("command-line parse errors: CLI11's message (an unknown command: its n
   const std::vector<ErrorCase> cases{
       {"count --frobnicate", 2, {"--frobnicate"}},
       {"", 2, {"subcommand"}},
-      {"explode", 2, {"flashlab: error: command = explode: one of count, compare, run, sweep"}},
+      {"explode", 2, {"flashlab: error: command = explode: one of count, compare, explain, run, sweep"}},
       {"count --nq", 2, {"--nq"}},
       {"sweep --values 1", 2, {"--over"}},
   };
