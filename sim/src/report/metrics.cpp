@@ -159,18 +159,19 @@ std::vector<Metric> build() {
   // The other memory levels (memory.hpp; docs/model.md "Memory levels"), shaped like HBM's.
   for (Memory lv : {Memory::sector, Memory::sram, Memory::registers, Memory::l2, Memory::dram}) {
     const std::string name(to_string(lv));
+    const std::string shown = lv == Memory::l2 ? "L2" : lv == Memory::dram ? "DRAM" : name;  // in labels
     const std::string where = lv == Memory::sector ? "in whole 32-byte sectors, as the kernels move them"
                               : lv == Memory::sram ? "in shared memory: tile loads land there, stores leave from there"
                               : lv == Memory::l2   ? "at the L2 (the L2 model's requests, in sectors)"
                               : lv == Memory::dram ? "at DRAM (the L2 model's misses and write-backs)"
                                                    : "in registers: the tiles the schedule keeps there";
-    add(name + "_read_bytes", "memory." + name + ".total_read_bytes", name + " read", Unit::bytes,
+    add(name + "_read_bytes", "memory." + name + ".total_read_bytes", shown + " read", Unit::bytes,
         "Bytes read " + where + " (the level's own side: a store reads it), all (batch, head) pairs.",
         [lv](const Figures& f) { return level_total(f, lv, Dir::read); });
-    add(name + "_write_bytes", "memory." + name + ".total_write_bytes", name + " written", Unit::bytes,
+    add(name + "_write_bytes", "memory." + name + ".total_write_bytes", shown + " written", Unit::bytes,
         "Bytes written " + where + " (a load writes it), all (batch, head) pairs.",
         [lv](const Figures& f) { return level_total(f, lv, Dir::write); });
-    add(name + "_total_bytes", "memory." + name + ".total_bytes", name + " read + written", Unit::bytes,
+    add(name + "_total_bytes", "memory." + name + ".total_bytes", shown + " read + written", Unit::bytes,
         "Bytes read plus written " + where + ".", [lv](const Figures& f) {
           const Value r = level_total(f, lv, Dir::read), w = level_total(f, lv, Dir::write);
           return r.none() ? Value{} : Value::of(r.integer + w.integer);
@@ -181,7 +182,7 @@ std::vector<Metric> build() {
         const bool rd = dir == Dir::read;
         add(fmt::format("{}_{}_{}", name, rd ? "read" : "write", to_string(t)),
             fmt::format("memory.{}.{}_bytes.{}", name, rd ? "read" : "write", to_string(t)),
-            fmt::format("{} {} {}", name, to_string(t), rd ? "read" : "written"), Unit::bytes,
+            fmt::format("{} {} {}", shown, to_string(t), rd ? "read" : "written"), Unit::bytes,
             fmt::format("Bytes of {} {} {}.", to_string(t), rd ? "read" : "written", where),
             [lv, t, dir](const Figures& f) { return level_bytes(f, lv, t, dir); }, false);  // JSON only
       }
