@@ -31,47 +31,15 @@
 namespace flashlab::cli {
 namespace {
 
-/// One step of the walk: what it turns on, and the switches it runs with.
-struct Change {
-  std::string what;  // the improvement this step adds
-  std::string key;   // JSON name of the step
-  Switches switches;
-};
-
-/// V1's switches, then each improvement added to the previous step's.
-std::vector<Change> walk() {
-  std::vector<Change> out;
-  Switches s = preset_switches(Algo::v1);
-  out.push_back({"V1 (FA1 Algorithm 1)", "v1", s});
-  s.order = LoopOrder::q_outer;
-  out.push_back({"+ Q outer loop: O_i on chip", "order", s});
-  s.grid = GridKind::q_block;
-  out.push_back({"+ one block per Q block", "grid", s});
-  s.rescale = Rescale::delayed;
-  out.push_back({"+ delayed rescaling", "rescale", s});
-  s.split = WarpSplit::split_q;
-  out.push_back({"+ split-Q warps", "split", s});
-  s.block_skip = true;
-  out.push_back({"+ block skip = V2 (FA2 Alg. 1)", "block_skip", s});
-  return out;
-}
-
 /// What one step costs: the catalogue's figures (predicted time, bytes per level, grid, operations,
 /// the warp model) of its schedule.
 struct Point {
-  Change change;
+  WalkStep change;
   report::Figures f;
 };
 
-Point measure(const Config& base, const Change& ch, Progress& progress) {
-  Config c = base;
-  c.algo = Algo::v1;
-  c.order = ch.switches.order;
-  c.grid = ch.switches.grid;
-  c.rescale = ch.switches.rescale;
-  c.split = ch.switches.split;
-  c.block_skip = ch.switches.block_skip;
-  const Problem p = resolve(c);
+Point measure(const Config& base, const WalkStep& ch, Progress& progress) {
+  const Problem p = resolve(with_switches(base, ch.switches));
   progress.label(ch.key);
   WalkProgress walk(p, progress);
   Point pt{ch, report::measure(p, progress.enabled() ? &walk : nullptr)};
@@ -161,10 +129,10 @@ void register_explain(CLI::App& app) {
     if (c.rescale) throw ConfigError("--rescale", std::string(to_string(*c.rescale)), allowed);
     if (c.split) throw ConfigError("--split", std::string(to_string(*c.split)), allowed);
     if (c.block_skip) throw ConfigError("--block-skip", *c.block_skip ? "on" : "off", allowed);
-    const std::vector<Change> steps = walk();
+    const std::vector<WalkStep> steps = v1_to_v2_walk();
     Progress progress("explain", steps.size());  // on stderr when it is a terminal and the work is long
     std::vector<Point> pts;
-    for (const Change& ch : steps) pts.push_back(measure(c, ch, progress));
+    for (const WalkStep& ch : steps) pts.push_back(measure(c, ch, progress));
     progress.clear();
     if (*json)
       std::cout << to_json(pts, flags->model()).dump(2) << "\n";

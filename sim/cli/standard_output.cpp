@@ -46,8 +46,10 @@ class CheckedStdoutBuf final : public std::streambuf {
 }  // namespace
 
 void install_standard_output() {
-  static CheckedStdoutBuf buf;
-  std::cout.rdbuf(&buf);
+  // Never destroyed: the C++ runtime flushes std::cout after every static object is gone (the
+  // ios_base::Init destructor at exit), so a static buffer would be used after its destructor ran.
+  static CheckedStdoutBuf* const buf = new CheckedStdoutBuf;
+  std::cout.rdbuf(buf);
 }
 
 void check_standard_output() {

@@ -14,6 +14,7 @@
 #include "model/playback.hpp"
 #include "model/session.hpp"
 #include "model/tile_analysis.hpp"
+#include "model/time_walk.hpp"
 
 using namespace flashlab;
 using namespace flashlab::viz;
@@ -189,6 +190,35 @@ TEST_CASE("HBM sweep over block size: the worked example's point, a point over S
   CHECK_FALSE(bigger.hbm[std::size_t(Algo::v2)]);
   CHECK(has(bigger.why[std::size_t(Algo::v2)], "SRAM capacity"));
   CHECK(sweep_values(c, SweepAxis::sram).front() == 8 * 1024);
+}
+
+// The walk's ends are the algorithms themselves: its first bar is V1's figures and its last V2's,
+// whatever the walk does between (HBM bytes: the closed forms of the V1 vs V2 test above).
+TEST_CASE("the walk from V1 to V2: six bars, V1's bytes and time first, V2's last, a step that cannot run") {
+  const Config c = worked_example();
+  const std::vector<WalkBar> bars = time_walk(c);
+  REQUIRE(bars.size() == 6);
+  for (const WalkBar& b : bars) REQUIRE(b.figures);
+  const auto hbm = [](const WalkBar& b) { return report::value_of("hbm_total_bytes", *b.figures).integer; };
+  CHECK(hbm(bars.front()) == 6'955'008u);
+  CHECK(hbm(bars.back()) == 4'460'544u);
+  CHECK(bars[3].step.key == "rescale");
+  Config v1 = c, v2 = c;
+  v1.algo = Algo::v1;
+  v2.algo = Algo::v2;
+  CHECK(bars.front().figures->time.time_s == report::measure(resolve(v1)).time.time_s);
+  CHECK(bars.back().figures->time.time_s == report::measure(resolve(v2)).time.time_s);
+  CHECK(bars.back().figures->time.time_s < bars.front().figures->time.time_s);
+  // no mask: block skip skips nothing, so the last step changes no time
+  CHECK(bars[5].figures->time.time_s == bars[4].figures->time.time_s);
+
+  // B = 512: V1's split-K warps hold S_ij in SRAM, over M (the sweep test above); split-Q's fit
+  Config big = c;
+  big.b_r = big.b_c = 512;
+  const std::vector<WalkBar> b512 = time_walk(big);
+  CHECK_FALSE(b512.front().figures);
+  CHECK(has(b512.front().why, "SRAM capacity"));
+  CHECK(b512.back().figures);
 }
 
 TEST_CASE("token positions and token ticks") {

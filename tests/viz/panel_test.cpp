@@ -9,6 +9,8 @@
 
 #include "headless.hpp"
 #include "model/palette.hpp"
+#include "flashlab/report/format.hpp"
+#include "flashlab/report/metrics.hpp"
 #include "panels/viewer.hpp"
 
 using namespace flashlab;
@@ -134,6 +136,27 @@ TEST_CASE("the config panel shows the ConfigError of an invalid value and the fi
   const std::string text = draw();
   CHECK(text.find("Invalid: br = 0: an integer from 1 to 65536") != std::string::npos);
   CHECK(text.find("T_r x T_c") == std::string::npos);
+}
+
+TEST_CASE("the compare tab draws the walk from V1 to V2 as bars once it has been timed") {
+  Headless ui({1280, 1400});
+  RecordingTextures tex;
+  Session s(r4());
+  ComparePanel panel;
+  Playback clock;
+  auto draw = [&] { return ui.text_of_window("compare", {1200, 1300}, [&] { panel.draw(s, clock, tex); }); };
+  draw();
+  panel.wait();
+  const std::string text = draw();
+  CHECK(text.find("Why V2 is faster") != std::string::npos);
+  for (const WalkStep& step : v1_to_v2_walk()) CHECK(text.find(step.what) != std::string::npos);
+  // V1's bar says 1.00x; V2's carries its own predicted time, as `flashlab count --algo v2` prints it
+  Config v2 = r4();
+  v2.algo = Algo::v2;
+  const report::Figures f = report::measure(resolve(v2));
+  const std::string t = report::human(report::metric("predicted_seconds"), report::value_of("predicted_seconds", f));
+  CHECK(text.find(t) != std::string::npos);
+  CHECK(text.find("(1.00x faster than V1)") != std::string::npos);
 }
 
 TEST_CASE("the whole viewer draws every tab, plays, and survives an invalid config") {

@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     const bool final_frame = frames > 0 && frame == frames - 1;
     if (final_frame && !opt.screenshot.empty()) {  // pictures show finished background work
       viewer->sweep.wait();
+      viewer->compare.wait();
       viewer->playback.wait_numerics();
     }
     ImGui_ImplOpenGL3_NewFrame();

@@ -54,7 +54,7 @@ SweepPoint sweep_point(const Config& c, SweepAxis a, std::int64_t x) {
                     report::group_digits(std::uint64_t(kSweepTileLimit)) + ", left out to stay interactive";
         continue;
       }
-      pt.hbm[k] = report::value_of(kSweepMetric, report::Figures{p, count(p), false, {}}).integer;
+      pt.hbm[k] = report::value_of(kSweepMetric, report::Figures{p, count(p), false, {}, false, {}}).integer;
     } catch (const ConfigError& e) {
       pt.why[k] = e.what();
     }

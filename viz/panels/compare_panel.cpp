@@ -1,7 +1,9 @@
 // compare_panel.cpp — V1 (FA1 Alg. 1) and V2 (FA2 Alg. 1) side by side on the same config, moved
-// in step by one playback clock, with their totals and the ratio V1 / V2 of each.
+// in step by one playback clock, with their totals and the ratio V1 / V2 of each; below them, why
+// V2 is faster: the predicted time of each step from V1 to V2 as a bar (`flashlab explain`).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -81,6 +83,48 @@ void ratio_table(const Comparison& c) {
   ImGui::EndTable();
 }
 
+// One bar per step of the walk from V1 to V2, its length the predicted time over V1's; the tooltip
+// says what the step costs (bound, bytes per level, grid, waves).
+void walk_bars(const std::vector<WalkBar>& bars) {
+  double t0 = 0, longest = 0;
+  for (const WalkBar& b : bars)
+    if (b.figures) {
+      if (t0 == 0) t0 = b.figures->time.time_s;
+      longest = std::max(longest, b.figures->time.time_s);
+    }
+  if (longest <= 0) ImGui::TextDisabled("no step of the walk runs this config (hover a step for why)");
+  float label_w = 0;
+  for (const WalkBar& b : bars) label_w = std::max(label_w, ImGui::CalcTextSize(b.step.what.c_str()).x);
+  for (const WalkBar& b : bars) {
+    ImGui::TextUnformatted(b.step.what.c_str());
+    ImGui::SameLine(label_w + ImGui::GetStyle().ItemSpacing.x * 2);
+    if (!b.figures) {
+      ImGui::TextDisabled("not run (hover for why)");
+      item_help(b.why.c_str());
+      continue;
+    }
+    const report::Figures& f = *b.figures;
+    const double t = f.time.time_s;
+    const std::string overlay = report::human(report::metric("predicted_seconds"), report::value_of("predicted_seconds", f)) +
+                                (t0 > 0 ? "  (" + report::ratio(t0, t) + " faster than V1)" : "");
+    // the two ends in the algorithms' colours (V1 first, V2 last), the variants between in the theme's
+    const bool end = &b == &bars.front() || &b == &bars.back();
+    if (end) ImGui::PushStyleColor(ImGuiCol_PlotHistogram, palette::algo_colour(&b == &bars.front() ? Algo::v1 : Algo::v2));
+    ImGui::ProgressBar(longest > 0 ? float(t / longest) : 0.0f, {-1, 0}, overlay.c_str());
+    if (end) ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered()) {
+      std::string tip = "bound: " + std::string(to_string(f.time.bound));
+      for (const char* key : {"predicted_tflops", "hbm_total_bytes", "dram_total_bytes", "grid_blocks", "waves", "ops_all",
+                              "warp_smem_bytes", "warp_barriers"}) {
+        const report::Metric& m = report::metric(key);
+        tip += "\n" + report::label_of(m, f.problem) + ": " + report::human(m, m.value(f));
+      }
+      ImGui::SetTooltip("%s", tip.c_str());
+    }
+  }
+  ImGui::TextDisabled("time model (docs/model.md \"Time model\"); the same walk as flashlab explain");
+}
+
 }  // namespace
 
 void ComparePanel::draw(const Session& s, Playback& clock, TextureSink& sink) {
@@ -96,12 +140,24 @@ void ComparePanel::draw(const Session& s, Playback& clock, TextureSink& sink) {
   side_view("##v2", "V2 (FA2 Alg. 1): Q blocks i outside", comparison.v2(), s.generation(), textures[1],
             sink, side);
   ratio_table(comparison);
+  walk.poll();
+  ImGui::Separator();
+  ImGui::TextUnformatted("Why V2 is faster: predicted time from V1 to V2, one change at a time");
+  item_help("Each bar is a schedule of the simulator: V1 with the changes above it turned on (FA2 §3.1 delayed "
+            "rescaling, §3.2 the Q outer loop and one thread block per Q block, §3.3 split-Q warps, §3.1.1 block "
+            "skip), timed by the time model at the GPU preset's ceilings.");
+  if (const std::vector<WalkBar>* bars = walk.result())
+    walk_bars(*bars);
+  else
+    ImGui::TextDisabled("timing each step with the simulator...");
 }
 
 void ComparePanel::sync(const Session& s) {
   if (generation_ == s.generation()) return;
   generation_ = s.generation();
   comparison.reset(s.valid_config());
+  const Config c = s.valid_config();
+  walk.start([c] { return time_walk(c); });
 }
 
 }  // namespace flashlab::viz

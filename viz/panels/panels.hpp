@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "flashlab/trace/diff.hpp"
 #include "model/background.hpp"
@@ -15,6 +16,7 @@
 #include "model/playback.hpp"
 #include "model/session.hpp"
 #include "model/stat_history.hpp"
+#include "model/time_walk.hpp"
 #include "model/trace_view.hpp"
 #include "panels/grid_view.hpp"
 #include "panels/texture.hpp"
@@ -84,10 +86,13 @@ class PlaybackPanel {
 class ComparePanel {
  public:
   void draw(const Session& s, Playback& clock, TextureSink& sink);
-  /// Re-runs V1 and V2 when the session's config changed.
+  /// Re-runs V1 and V2 when the session's config changed, and starts the walk's timing.
   void sync(const Session& s);
+  /// Blocks until the walk from V1 to V2 has been timed (screenshots, tests).
+  void wait() { walk.wait(); }
   Comparison comparison;
   TextureSlot textures[2];
+  Background<std::vector<WalkBar>> walk;  // time_walk() of the session's config, off the UI thread
 
  private:
   std::uint64_t generation_ = ~std::uint64_t(0);

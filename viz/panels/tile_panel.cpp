@@ -126,7 +126,7 @@ void TilePanel::draw(const Session& s, TileRef tile, TextureSink& sink) {
   ImGui::TextDisabled("rows(i) x cols(j) elements; dark = masked; colour = owning warp");
 
   // the tile's step as figures of one (batch, head), read through the metrics catalogue
-  report::Figures one{p, {}, a.figures().warp_model, a.warp_work(tile.i, tile.j)};
+  report::Figures one{p, {}, a.figures().warp_model, a.warp_work(tile.i, tile.j), false, {}};
   one.counters.cost = a.cost(tile.i, tile.j);
   ops_table(one);
   ImGui::SameLine();

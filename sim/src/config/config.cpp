@@ -93,6 +93,33 @@ Switches preset_switches(Algo a) {
   return {LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, false};
 }
 
+std::vector<WalkStep> v1_to_v2_walk() {
+  std::vector<WalkStep> out;
+  Switches s = preset_switches(Algo::v1);
+  out.push_back({"V1 (FA1 Algorithm 1)", "v1", s});
+  s.order = LoopOrder::q_outer;
+  out.push_back({"+ Q outer loop: O_i on chip", "order", s});
+  s.grid = GridKind::q_block;
+  out.push_back({"+ one block per Q block", "grid", s});
+  s.rescale = Rescale::delayed;
+  out.push_back({"+ delayed rescaling", "rescale", s});
+  s.split = WarpSplit::split_q;
+  out.push_back({"+ split-Q warps", "split", s});
+  s.block_skip = true;
+  out.push_back({"+ block skip = V2 (FA2 Alg. 1)", "block_skip", s});
+  return out;
+}
+
+Config with_switches(Config c, const Switches& s) {
+  c.algo = Algo::v1;
+  c.order = s.order;
+  c.grid = s.grid;
+  c.rescale = s.rescale;
+  c.split = s.split;
+  c.block_skip = s.block_skip;
+  return c;
+}
+
 bool tile_fits(Algo algo, const Switches& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k,
                std::int64_t d, int e_in, std::int64_t capacity) {
   return sram_need(algo, v, std::min(b_r, n_q), std::min(b_c, n_k), d, e_in) <= capacity;

@@ -283,7 +283,7 @@ std::string_view to_string(Unit u) {
 }
 
 Figures figures_of(const Executor& finished, const WarpCounter& warps) {
-  Figures f{finished.problem(), finished.counters(), has_tile_loop(finished), {}};
+  Figures f{finished.problem(), finished.counters(), has_tile_loop(finished), {}, false, {}};
   if (f.warp_model) f.warps = warps.totals();
   return f;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "flashlab/config/presets.hpp"
 #include "flashlab/contract/algo.hpp"
@@ -51,6 +52,19 @@ struct Switches {
 /// split-q and block skip off.
 Switches preset_switches(Algo a);
 
+/// One step of the walk from V1 to V2 (`flashlab explain`, lab 05): the change it adds, a short
+/// key, and the switches with every change so far turned on.
+struct WalkStep {
+  std::string what;  // "+ delayed rescaling"
+  std::string key;   // "rescale"
+  Switches switches;
+};
+/// V1's switches, then one change at a time in the order the seed ranks their impact: loop order
+/// (FA2 §3.2's Q outer loop, O_i on chip), one thread block per Q block (§3.2's parallelism over
+/// the sequence), delayed rescaling (§3.1), split-Q warps (§3.3), block skip (§3.1.1). The last
+/// step is preset_switches(Algo::v2); six steps.
+std::vector<WalkStep> v1_to_v2_walk();
+
 /// A configuration as a user gives it. Unset optionals take the documented defaults in resolve().
 struct Config {
   Algo algo = Algo::v2;
@@ -74,6 +88,9 @@ struct Config {
   std::optional<Rescale> rescale;   // default: the algorithm's preset
   std::string gpu = "h200";
 };
+
+/// c with algo v1 and the switches s (every other field as given): a step of v1_to_v2_walk().
+Config with_switches(Config c, const Switches& s);
 
 /// A validated, fully resolved configuration. Every field is concrete.
 struct Problem {
