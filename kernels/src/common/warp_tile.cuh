@@ -111,16 +111,14 @@ __device__ __forceinline__ void for_each_pair(int lane, F&& f) {
 template <int kMT, int kNT>
 __device__ __forceinline__ void mask_scores(float (&s)[kMT][kNT][4], const Band& band, std::int64_t row0,
                                             std::int64_t col0, std::int64_t n_k, int lane) {
-  const int g = lane / 4, t = lane % 4;
+  for_each_pair<kMT, kNT>(lane, [&](int mt, int nt, int h, int row, int col) {
+    const std::int64_t r = row0 + row;
 #pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const std::int64_t r = row0 + mt * 16 + g + (e / 2) * 8, c = col0 + nt * 8 + 2 * t + (e % 2);
-        if (c >= n_k || !visible(band, r, c)) s[mt][nt][e] = -INFINITY;
-      }
+    for (int e = 0; e < 2; ++e) {
+      const std::int64_t c = col0 + col + e;
+      if (c >= n_k || !visible(band, r, c)) s[mt][nt][2 * h + e] = -INFINITY;
+    }
+  });
 }
 
 __device__ __forceinline__ float quad_max(float x) {
