@@ -112,12 +112,39 @@ TEST_CASE("count --json: a model preset fills heads, d, N and mask, explicit fla
   CHECK(j.at("config").at("heads") == 12);
   CHECK(j.at("config").at("d") == 64);
   CHECK(j.at("config").at("n_q") == 1024);
-  CHECK(j.at("config").at("mask") == "causal");
+  CHECK(j.at("config").at("mask") == "causal-br");  // = top-left while N_q = N_k
   CHECK(j.at("config").at("model") == "gpt2-small");
   const nlohmann::json o = run_json("count --model gpt2-small --heads 1 --mask none --seq 2048 --json");
   CHECK(o.at("config").at("heads") == 1);
   CHECK(o.at("config").at("mask") == "none");
   CHECK(o.at("config").at("n_k") == 2048);
+}
+
+// A decode step with a model preset: one new query row against the 8,192 cached keys. Bottom-right
+// causal lets it see all of them, so V2 reads every K/V block once per head: 2 x 8192 x 128 x 2 bytes
+// x 32 heads = 134,217,728 bytes of K and V, over T_c = 8192 / 128 = 64 visited tiles per head
+// (top-left causal would let it see key 0 only: one tile).
+TEST_CASE("count --model llama3-8b --nq 1: the decode row sees the whole cache (bottom-right causal)") {
+  const nlohmann::json j = run_json("count --model llama3-8b --nq 1 --algo v2 --br 128 --bc 128 --json");
+  CHECK(j.at("config").at("mask") == "causal-br");
+  CHECK(u64_at(j, "hbm.read_bytes.K") + u64_at(j, "hbm.read_bytes.V") == 2ull * 8192 * 128 * 2 * 32);
+  CHECK(u64_at(j, "tiles.visited") == 64ull * 32);
+}
+
+// FA2's window_size = (left, -1): -1 is no limit on that side. window:-1,0 is causal-br and
+// window:-1,-1 no mask, to the byte; a value under -1 is refused.
+TEST_CASE("count --mask window:L,-1 and -1,R: an unbounded side, as FA2 writes it") {
+  const std::string base = "count --algo v2 --nq 300 --nk 1000 --d 64 --br 64 --bc 64 --json --mask ";
+  const auto hbm = [&](const std::string& mask) { return u64_at(run_json(base + mask), "hbm.total_bytes"); };
+  CHECK(hbm("window:-1,0") == hbm("causal-br"));
+  CHECK(hbm("window:-1,-1") == hbm("none"));
+  CHECK(hbm("window:100,-1") < hbm("none"));
+  // window:100,-1 is the band c >= r + (1000 - 300) - 100 = r + 600, nothing above. Q block i's first
+  // row 64 i sees keys from 64 i + 600, so it skips the K/V blocks j with 64 j + 63 < 64 i + 600:
+  // 9, 10, 11, 12, 13 for i = 0..4 — 55 of the 5 x 16 = 80 tiles that no mask visits
+  const nlohmann::json w = run_json(base + "window:100,-1");
+  CHECK(u64_at(run_json(base + "none"), "tiles.visited") == 80);
+  CHECK(u64_at(w, "tiles.visited") == 80 - 55);
 }
 
 TEST_CASE("count --br auto --bc auto: the V1 paper's rule from M (cases R5)") {

@@ -185,12 +185,17 @@ Problem resolve(const Config& c) {
   require_range("bc", b_c, 1, kMaxBlock);
   p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
 
-  if (c.mask.kind == MaskKind::window) {
-    require_range("window left", c.mask.left, 0, kMaxSeq);
-    require_range("window right", c.mask.right, 0, kMaxSeq);
-  }
   p.mask = c.mask;
-  p.band = make_band(c.mask, c.n_q, c.n_k);
+  if (c.mask.kind == MaskKind::window) {
+    require_range("window left", c.mask.left, -1, kMaxSeq);
+    require_range("window right", c.mask.right, -1, kMaxSeq);
+    // -1: no limit on that side (FA2's window_size = (left, -1)), resolved as FA2's flash_api does
+    // for the left side: N_k keys back reach key 0 from every row (c - r >= N_k - N_q - N_k = -N_q);
+    // N_q keys ahead reach key N_k - 1 from every row.
+    if (c.mask.left < 0) p.mask.left = c.n_k;
+    if (c.mask.right < 0) p.mask.right = c.n_q;
+  }
+  p.band = make_band(p.mask, c.n_q, c.n_k);
 
   p.scale = c.scale.value_or(1.0 / std::sqrt(double(c.d)));
   if (!std::isfinite(p.scale) || p.scale <= 0)
@@ -308,18 +313,17 @@ Mask parse_mask(std::string_view t) {
   const std::string_view prefix = "window:";
   if (t.substr(0, prefix.size()) == prefix) {
     const std::string_view rest = t.substr(prefix.size());
+    const std::string allowed = "window:LEFT,RIGHT with two integers >= 0, or -1 for no limit on that side";
     const auto comma = rest.find(',');
-    if (comma == std::string_view::npos)
-      throw ConfigError("mask", std::string(t), "window:LEFT,RIGHT with two integers >= 0");
+    if (comma == std::string_view::npos) throw ConfigError("mask", std::string(t), allowed);
     Mask m{MaskKind::window, 0, 0};
     try {
       m.left = parse_int("mask", rest.substr(0, comma));
       m.right = parse_int("mask", rest.substr(comma + 1));
     } catch (const ConfigError&) {
-      throw ConfigError("mask", std::string(t), "window:LEFT,RIGHT with two integers >= 0");
+      throw ConfigError("mask", std::string(t), allowed);
     }
-    if (m.left < 0 || m.right < 0)
-      throw ConfigError("mask", std::string(t), "window:LEFT,RIGHT with two integers >= 0");
+    if (m.left < -1 || m.right < -1) throw ConfigError("mask", std::string(t), allowed);
     return m;
   }
   throw ConfigError("mask", std::string(t), "one of none, causal, causal-br, window:LEFT,RIGHT");
