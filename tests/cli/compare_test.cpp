@@ -44,7 +44,7 @@ TEST_CASE("compare --json (default): HBM bytes of each algorithm against closed 
   REQUIRE(b_c == 64);
   CHECK(v2.at("config").at("heads") == H);
   CHECK(v2.at("config").at("dtype") == "fp16");
-  CHECK(v2.at("config").at("mask") == "causal");
+  CHECK(v2.at("config").at("mask") == "causal-br");  // the preset's bottom-right causal (= top-left at N_q = N_k)
 
   // V2 (FA2 Alg. 1, block skip): Q once; K_j, V_j per visited tile; O and L once.
   const std::uint64_t tiles = causal_tiles(b_r, b_c);

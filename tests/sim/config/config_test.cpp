@@ -44,7 +44,7 @@ TEST_CASE("sizes outside their ranges name the field and the value") {
   c.warps = 33;
   CHECK(std::string(error_of(c).what()) == "warps = 33: an integer from 1 to 32");
   c = Config{};
-  c.mask = Mask{MaskKind::window, -1, 3};
+  c.mask = Mask{MaskKind::window, -2, 3};  // -1 is FA2's "no limit"; below it nothing
   CHECK(error_of(c).field() == "window left");
   c = Config{};
   c.scale = -0.5;
@@ -148,7 +148,8 @@ TEST_CASE("parsers reject unknown names with the allowed values") {
   CHECK_THROWS_WITH_AS(parse_algo("v3"), "algo = v3: one of standard, v1, v2", ConfigError);
   CHECK_THROWS_WITH_AS(parse_dtype("fp8"), "dtype = fp8: one of fp16, bf16, fp32", ConfigError);
   CHECK_THROWS_AS(parse_mask("window:3"), ConfigError);
-  CHECK_THROWS_AS(parse_mask("window:-1,2"), ConfigError);
+  CHECK_THROWS_AS(parse_mask("window:-2,2"), ConfigError);
+  CHECK(parse_mask("window:-1,2").left == -1);  // no limit on the left (FA2's window_size = (-1, 2))
   CHECK_THROWS_AS(parse_mask("window:a,b"), ConfigError);
   CHECK_THROWS_AS(parse_mask("diagonal"), ConfigError);
   const Mask w = parse_mask("window:4095,0");
