@@ -1,6 +1,7 @@
 // config_flags.cpp — one table of configuration flags: name, help text and how each sets a Config.
 #include "flashlab/flags/config_flags.hpp"
 
+#include <string_view>
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/config/presets.hpp"
@@ -56,6 +57,10 @@ const std::vector<Flag>& flag_table() {
        [](Config& c, const std::string& f, const std::string& t) { c.batch = parse_int(f, t, int_range(1, kMaxSeq)); }},
       {"--heads", "heads", "INT", "attention heads (default 1)",
        [](Config& c, const std::string& f, const std::string& t) { c.heads = parse_int(f, t, int_range(1, kMaxSeq)); }},
+      {"--kv-heads", "kv-heads", "INT",
+       "K/V heads H_k: heads / H_k query heads share each K/V head (grouped-query attention; 1: multi-query); "
+       "default: heads, or the model preset's",
+       [](Config& c, const std::string& f, const std::string& t) { c.kv_heads = parse_int(f, t, int_range(1, kMaxSeq)); }},
       {"--dtype", "dtype", "DTYPE", "input type: fp16 | bf16 | fp32 (default fp16)",
        [](Config& c, const std::string&, const std::string& t) { c.dtype = parse_dtype(t); }},
       {"--mask", "mask", "MASK", "none | causal (top-left) | causal-br (bottom-right) | window:LEFT,RIGHT",
@@ -100,15 +105,21 @@ Config ConfigFlags::build() const {
   if (!m.empty()) {
     const ModelSpec& spec = model_preset(m);
     c.heads = spec.heads;
+    c.kv_heads = spec.kv_heads;
     c.d = spec.d;
     c.n_q = c.n_k = spec.context;
     c.mask = spec.mask;
   }
+  bool heads_given = false, kv_given = false;
   for (const Given& g : given_)
     if (g.option->count() > 0) {
       const Flag& f = flag_table()[g.flag];
       f.apply(c, f.field, g.text);
+      heads_given = heads_given || std::string_view(f.field) == "heads";
+      kv_given = kv_given || std::string_view(f.field) == "kv-heads";
     }
+  // --heads over a preset without --kv-heads: one K/V head per query head again, not the preset's
+  if (heads_given && !kv_given) c.kv_heads.reset();
   return c;
 }
 

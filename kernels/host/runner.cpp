@@ -48,6 +48,10 @@ void require_supported(const Problem& p) {
   if (p.dtype == Dtype::fp32)
     throw ConfigError("dtype", "fp32", "fp16 or bf16 (the kernels run on fp16/bf16 tensor cores)");
   require_compiled_variant(p);
+  if (p.kv_heads != p.heads)
+    throw ConfigError("kv-heads", std::to_string(p.kv_heads),
+                      std::to_string(p.heads) + " (= heads: the kernels read one K/V head per query head; the simulator "
+                                                 "counts grouped-query attention)");
   const TileShape shape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
   const auto tiles = compiled_tiles(p.algo, int(p.tiling.d));
   if (std::find(tiles.begin(), tiles.end(), shape) == tiles.end()) {

@@ -147,6 +147,37 @@ TEST_CASE("count --mask window:L,-1 and -1,R: an unbounded side, as FA2 writes i
   CHECK(u64_at(w, "tiles.visited") == 80 - 55);
 }
 
+// Grouped-query attention: 8 query heads over H_k K/V heads, N = 1024, d = 64, fp16 (one head's Q, K
+// or V: 1024 x 64 x 2 = 131,072 bytes). Every query head still requests its K/V head's blocks, so
+// the papers' HBM bytes do not change; the L2 holds all of it (3 MiB of 60), so DRAM reads are the
+// compulsory floor: Q of 8 heads and K, V of H_k heads.
+TEST_CASE("count --kv-heads: requests per query head unchanged, DRAM reads K and V once per K/V head") {
+  constexpr std::uint64_t kOne = 1024ull * 64 * 2;
+  for (const char* algo : {"v2", "v1"}) {
+    const std::string base = std::string("count --json --seq 1024 --d 64 --br 64 --bc 64 --heads 8 --algo ") + algo;
+    const nlohmann::json mha = run_json(base);
+    CHECK(mha.at("config").at("kv_heads") == 8);
+    for (std::uint64_t hk : {8ull, 2ull, 1ull}) {
+      INFO(algo << " H_k = " << hk);
+      const nlohmann::json j = run_json(base + " --kv-heads " + std::to_string(hk));
+      CHECK(j.at("config").at("kv_heads") == hk);
+      CHECK(u64_at(j, "hbm.total_bytes") == u64_at(mha, "hbm.total_bytes"));
+      CHECK(u64_at(j, "memory.dram.read_bytes.Q") == 8 * kOne);
+      CHECK(u64_at(j, "memory.dram.read_bytes.K") == hk * kOne);
+      CHECK(u64_at(j, "memory.dram.read_bytes.V") == hk * kOne);
+    }
+  }
+}
+
+TEST_CASE("count --kv-heads: a model preset's K/V heads, dropped by --heads, refused when they do not divide") {
+  CHECK(run_json("count --json --model llama3-8b --seq 256").at("config").at("kv_heads") == 8);
+  CHECK(run_json("count --json --model llama3-8b --seq 256 --heads 4").at("config").at("kv_heads") == 4);
+  CHECK(run_json("count --json --model llama3-8b --seq 256 --heads 4 --kv-heads 2").at("config").at("kv_heads") == 2);
+  const CliResult r = run_cli("count --heads 8 --kv-heads 3");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("kv-heads = 3: an integer from 1 to heads (8) that divides heads") != std::string::npos);
+}
+
 TEST_CASE("count --br auto --bc auto: the V1 paper's rule from M (cases R5)") {
   // M = 49,152 bytes of fp32 = 12,288 elements; d = 64: B_c = ceil(12288 / 256) = 48, B_r = min(48, 64)
   const nlohmann::json j = run_json("count --algo v1 --sram 49152 --br auto --bc auto --d 64 --dtype fp32 --json");

@@ -156,6 +156,11 @@ Problem resolve(const Config& c) {
   p.e_in = element_bytes(c.dtype);
   p.batch = c.batch;
   p.heads = c.heads;
+  // Grouped-query attention (GQA; MQA with one K/V head): heads / H_k query heads share a K/V head.
+  p.kv_heads = c.kv_heads.value_or(c.heads);
+  if (p.kv_heads < 1 || p.kv_heads > c.heads || c.heads % p.kv_heads != 0)
+    throw ConfigError("kv-heads", std::to_string(p.kv_heads),
+                      "an integer from 1 to heads (" + std::to_string(c.heads) + ") that divides heads");
   p.warps = c.warps;
 
   if (c.sram_bytes) require_range("sram", *c.sram_bytes, 1, kMaxSram);

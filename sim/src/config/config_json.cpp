@@ -31,7 +31,7 @@ const char* written(const json& j, const char* key) {
 void check_names(const json& j, const std::string& where) {
   const std::string pre = where + ".";
   check_keys(j, where, pre,
-             {"algo", "n_q", "n_k", "d", "b_r", "b_c", "t_r", "t_c", "batch", "heads", "dtype", "e_in", "mask",
+             {"algo", "n_q", "n_k", "d", "b_r", "b_c", "t_r", "t_c", "batch", "heads", "kv_heads", "dtype", "e_in", "mask",
               "block_skip", "scale", "warps", "split", "order", "grid", "rescale", "preset", "sram_capacity_bytes", "gpu",
               "model", "nq", "nk", "br", "bc", "sram"},
              {"algo", "d", "batch", "heads", "dtype", "mask", "block_skip", "scale", "warps", "split", "gpu"});
@@ -64,6 +64,7 @@ json config_json(const Problem& p, const std::string& model) {
               {"t_c", t.t_c()},
               {"batch", p.batch},
               {"heads", p.heads},
+              {"kv_heads", p.kv_heads},
               {"dtype", to_string(p.dtype)},
               {"e_in", p.e_in},
               {"mask", to_string(p.mask)},
@@ -99,6 +100,7 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
   c.sram_bytes = integer("sram_capacity_bytes");
   c.batch = integer("batch");
   c.heads = integer("heads");
+  if (j.contains("kv_heads")) c.kv_heads = integer("kv_heads");  // absent before GQA: one K/V head per head
   c.dtype = named(pre + "dtype", [&] { return parse_dtype(get_string(j, pre, "dtype")); });
   c.mask = named(pre + "mask", [&] { return parse_mask(get_string(j, pre, "mask")); });
   c.block_skip = get_bool(j, pre, "block_skip");
@@ -121,6 +123,7 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
     std::string field = e.field();
     for (const Rename& r : kFormat1Names)
       if (field == r.old_key) field = written(j, r.key);  // resolve() names fields by their flags
+    if (field == "kv-heads") field = "kv_heads";
     bad(pre + field, e.value(), e.allowed());
   }
   check_derived(j, pre, "t_r", p.tiling.t_r(), "T_r = ceil(N_q / B_r)");

@@ -18,13 +18,16 @@ bool per_query(Tensor t) {
 }
 bool per_key(Tensor t) { return t == Tensor::K || t == Tensor::V; }
 
-// A fully associative LRU over tiles with write-back, bytes counted per head and tensor.
+// A fully associative LRU over tiles with write-back, bytes counted per head and tensor. A tile is
+// named by its tensor, the (batch, head) whose copy it is (`owner`: a K/V head shared by a group of
+// query heads under GQA) and its key; the DRAM bytes of a miss go to the head that missed.
 class Lru {
  public:
   Lru(double capacity, std::size_t heads) : capacity_(capacity), dram_(heads) {}
 
-  void access(std::uint32_t head, std::uint8_t tensor, std::uint32_t key, std::uint32_t bytes, bool write) {
-    const u64 id = (u64(tensor) << 60) | (u64(head) << 32) | key;
+  void access(std::uint32_t head, std::uint32_t owner, std::uint8_t tensor, std::uint32_t key, std::uint32_t bytes,
+              bool write) {
+    const u64 id = (u64(tensor) << 60) | (u64(owner) << 32) | key;
     auto [it, fresh] = index_.try_emplace(id, 0u);
     std::uint32_t n;
     if (fresh) {
@@ -284,8 +287,11 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
   double capacity = double(p_.gpu.l2_bytes);
   std::int64_t heads = bh, counted = bh;
   if (blocks == 1) {
-    heads = counted = 1;
-    capacity /= double(std::min(occ.slots, bh));
+    // one head stands for all, with its share of the L2 — under GQA one group of heads, which
+    // share their K/V head while they are resident together
+    const std::int64_t together = std::min(occ.slots, bh);
+    heads = counted = std::max<std::int64_t>(1, std::min(p_.group(), together));
+    capacity *= double(heads) / double(together);
   } else if (u64(bh) * per_head > kReplayBudget) {
     const std::int64_t tail = (occ.slots + blocks - 1) / blocks;
     heads = std::min<std::int64_t>(bh, std::max<std::int64_t>(std::int64_t(kReplayBudget / std::max<u64>(per_head, 1)),
@@ -296,6 +302,12 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
   out.capacity_bytes = capacity;
 
   Lru lru(capacity, std::size_t(heads));
+  // The (batch, K/V head) whose K and V the replayed pair r reads: pairs are dispatched head
+  // fastest (r = batch * heads + head), and query head h reads K/V head h / group (GQA).
+  const auto kv_owner = [&](std::uint32_t r) {
+    const std::int64_t b = std::int64_t(r) / p_.heads, h = std::int64_t(r) % p_.heads;
+    return std::uint32_t(b * p_.kv_heads + h / p_.group());
+  };
   struct Slot {
     std::uint32_t head = 0, block = 0;
     std::size_t pos = 0;
@@ -322,7 +334,7 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
       const Program& pr = progs[s.block];
       for (;;) {
         const Access& a = pr[s.pos++];
-        lru.access(s.head, a.tensor, a.key, a.bytes, a.write);
+        lru.access(s.head, per_key(Tensor(a.tensor)) ? kv_owner(s.head) : s.head, a.tensor, a.key, a.bytes, a.write);
         requests[s.head][a.tensor][a.write ? 1 : 0] += a.bytes;
         if (a.end_of_step || s.pos == pr.size()) break;
       }

@@ -58,7 +58,8 @@ TEST_CASE("config_json: the schema's keys and values") {
   CHECK(j.at("grid") == "head");
   CHECK(j.at("rescale") == "step");
   CHECK(j.at("preset") == true);
-  CHECK(j.size() == 24);  // 19 config keys, model, and the 4 switch keys of a tiled forward
+  CHECK(j.at("kv_heads") == 3);  // one K/V head per head unless given
+  CHECK(j.size() == 25);  // 20 config keys, model, and the 4 switch keys of a tiled forward
 }
 
 TEST_CASE("config_json: the switches of V1 and V2 (order, grid, rescale, preset); none for standard attention") {
@@ -146,4 +147,20 @@ TEST_CASE("config_from_json: missing, unknown, mistyped and out-of-range values 
   rejects(with("t_r", 15), "cfg.t_r = 15: 16, T_r = ceil(N_q / B_r)");
   rejects(with("e_in", 4), "cfg.e_in = 4: 2");
   rejects(with("model", 3), "cfg.model = 3: a string");
+}
+
+TEST_CASE("config_json: kv_heads round-trips, reads as heads when absent, and is validated") {
+  Config c;
+  c.n_q = c.n_k = 256;
+  c.heads = 8;
+  c.kv_heads = 2;
+  const json j = config_json(resolve(c));
+  CHECK(j.at("kv_heads") == 2);
+  CHECK(resolve(config_from_json(j, "cfg").config).kv_heads == 2);
+  json old = j;
+  old.erase("kv_heads");  // a config written before grouped queries: one K/V head per head
+  CHECK(resolve(config_from_json(old, "cfg").config).kv_heads == 8);
+  json bad = j;
+  bad["kv_heads"] = 3;
+  rejects(bad, "cfg.kv_heads = 3: an integer from 1 to heads (8) that divides heads");
 }

@@ -158,3 +158,21 @@ TEST_CASE("parsers reject unknown names with the allowed values") {
   CHECK(w.right == 0);
   CHECK(to_string(w) == "window:4095,0");
 }
+
+TEST_CASE("kv_heads: heads unless given, from 1 to heads and a divisor of heads (GQA)") {
+  Config c;
+  c.heads = 32;
+  CHECK(resolve(c).kv_heads == 32);
+  CHECK(resolve(c).group() == 1);
+  c.kv_heads = 8;  // Llama-3-8B: 4 query heads per K/V head
+  CHECK(resolve(c).group() == 4);
+  c.kv_heads = 1;  // multi-query attention
+  CHECK(resolve(c).group() == 32);
+  for (std::int64_t bad : {0, 3, 64, -1}) {
+    c.kv_heads = bad;
+    const ConfigError e = error_of(c);
+    CHECK(e.field() == "kv-heads");
+    CHECK(e.value() == std::to_string(bad));
+    CHECK(std::string(e.allowed()) == "an integer from 1 to heads (32) that divides heads");
+  }
+}

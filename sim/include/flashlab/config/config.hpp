@@ -77,6 +77,7 @@ struct Config {
   std::optional<std::int64_t> sram_bytes;  // SRAM capacity M in bytes; default: GPU's per-block max
   std::int64_t batch = 1;
   std::int64_t heads = 1;
+  std::optional<std::int64_t> kv_heads;  // K/V heads H_k (GQA, MQA: H_k = 1); default: heads
   Dtype dtype = Dtype::fp16;
   Mask mask;
   std::optional<bool> block_skip;   // default: on for V2, off for V1 (the V1 paper's dense kernel)
@@ -99,6 +100,7 @@ struct Problem {
   Mask mask;
   Band band;
   std::int64_t batch = 1, heads = 1;
+  std::int64_t kv_heads = 1;        // H_k: query head h reads K/V head h / (heads / H_k) (GQA)
   Dtype dtype = Dtype::fp16;
   int e_in = 2;                     // bytes per element of Q K V O S P
   bool block_skip = true;
@@ -112,6 +114,8 @@ struct Problem {
   GpuSpec gpu;
 
   std::int64_t bh() const { return batch * heads; }
+  /// Query heads per K/V head: heads / H_k (1 without grouped queries).
+  std::int64_t group() const { return heads / kv_heads; }
   Switches switches() const { return {order, grid, rescale, split, block_skip}; }
   /// Whether the switches are those of the algorithm's preset (`--algo v1` / `--algo v2` as is).
   bool is_preset() const { return algo == Algo::standard || switches() == preset_switches(algo); }
