@@ -88,15 +88,20 @@ int main(int argc, char** argv) {
   write_trace(dir + "/header_near_cap.txt", t, TraceFormat::text);
   write_trace(dir + "/header_near_cap.bin", t, TraceFormat::binary);
 
-  // Nesting at the depth cap (config.nq an array at levels 3 to 8) and far past it.
+  // Nesting at the depth cap (config.n_q an array at levels 3 to 8) and far past it.
   t.header.command.clear();
+  const std::string key = "\"n_q\":", field = key + "7";
   for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
     const std::string file = encode_trace(t, f), json = header_of(encode_trace(t, TraceFormat::text));
     const std::string ext = f == TraceFormat::text ? ".txt" : ".bin";
-    const std::size_t nq = json.find("\"nq\":7");
+    const std::size_t nq = json.find(field);
+    if (nq == std::string::npos) {  // the writer's schema changed: the seed would not nest where it should
+      std::fprintf(stderr, "fuzz_make_seeds: %s not found in the header the writer makes\n", field.c_str());
+      return 1;
+    }
     for (int depth : {6, 7}) {
       std::string deep = json;
-      deep.replace(nq, 6, "\"nq\":" + std::string(std::size_t(depth), '[') + "7" + std::string(std::size_t(depth), ']'));
+      deep.replace(nq, field.size(), key + std::string(std::size_t(depth), '[') + "7" + std::string(std::size_t(depth), ']'));
       put(dir + "/header_nq_nested_" + std::to_string(depth) + ext, with_header(file, deep));
     }
     put(dir + "/header_nested_60000" + ext, with_header(file, std::string(60000, '[') + std::string(60000, ']')));
