@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
@@ -60,11 +61,48 @@ py::array output_O(const MatrixF& O, Dtype t) {
   return f32.attr("view")("<u4").attr("__rshift__")(16).attr("astype")("<u2");
 }
 
+// The Q block of `steps`, checked as `run --steps I` checks it.
+std::int64_t steps_block(const py::object& steps, const Problem& p) {
+  const std::int64_t t_r = p.tiling.t_r();
+  const std::string allowed = fmt::format("a Q block index from 0 to {} (T_r - 1)", t_r - 1);
+  if (py::isinstance<py::bool_>(steps) || !PyIndex_Check(steps.ptr()))
+    throw ConfigError("steps", py::repr(steps).cast<std::string>(), allowed);
+  const auto block = py::int_(steps).cast<std::int64_t>();
+  if (block < 0 || block >= t_r) throw ConfigError("steps", std::to_string(block), allowed);
+  return block;
+}
+
+// m and l of one Q block after every step (numerics.hpp StatSnapshot) as arrays of one row per step.
+py::dict steps_arrays(const std::vector<StatSnapshot>& snaps, std::int64_t rows) {
+  const auto n = py::ssize_t(snaps.size());
+  py::array_t<std::uint32_t> step(n);
+  py::array_t<std::int64_t> j(n);
+  py::array_t<bool> skip(n);
+  py::array_t<float> m({n, py::ssize_t(rows)}), l({n, py::ssize_t(rows)});
+  for (py::ssize_t s = 0; s < n; ++s) {
+    const StatSnapshot& x = snaps[std::size_t(s)];
+    step.mutable_at(s) = x.step;
+    j.mutable_at(s) = x.j;
+    skip.mutable_at(s) = x.skip;
+    std::memcpy(m.mutable_data(s, 0), x.m.data(), sizeof(float) * std::size_t(rows));
+    std::memcpy(l.mutable_data(s, 0), x.l.data(), sizeof(float) * std::size_t(rows));
+  }
+  py::dict out;
+  out["step"] = step;
+  out["j"] = j;
+  out["skip"] = skip;
+  out["m"] = m;
+  out["l"] = l;
+  return out;
+}
+
 py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, const py::object& v,
-              const py::kwargs& kwargs) {
+              const py::object& steps, const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs);
   const Problem& p = c.problem;
   check_numerics_size(p);  // ConfigError("nq*nk", ...): the float64 reference's and the walk's size
+  NumericsOptions opt;
+  if (!steps.is_none()) opt.trace_blocks = {steps_block(steps, p)};
   Inputs in;
   in.Q = input(q, "q", p.tiling.n_q, "N_q", p);
   in.K = input(k, "k", p.tiling.n_k, "N_k", p);
@@ -72,18 +110,21 @@ py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, c
   NumericResult r;
   {
     py::gil_scoped_release free;
-    r = simulate(p, in);
+    r = simulate(p, in, opt);
   }
   py::array_t<float> L(py::ssize_t(r.L.size()));
   std::memcpy(L.mutable_data(), r.L.data(), sizeof(float) * std::size_t(r.L.size()));
-  return py::make_tuple(output_O(r.O, p.dtype), L);
+  if (opt.trace_blocks.empty()) return py::make_tuple(output_O(r.O, p.dtype), L);
+  const std::int64_t rows = p.tiling.rows(opt.trace_blocks.front());
+  return py::make_tuple(output_O(r.O, p.dtype), L, steps_arrays(r.traces.front(), rows));
 }
 
 }  // namespace
 
 void bind_run(py::module_& m) {
-  m.def("run", &run, py::arg("cfg"), py::arg("q"), py::arg("k"), py::arg("v"), R"doc(
-run(cfg, q, k, v, **kwargs) -> (O, L)
+  m.def("run", &run, py::arg("cfg"), py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(),
+        py::arg("steps") = py::none(), R"doc(
+run(cfg, q, k, v, *, steps=None, **kwargs) -> (O, L), or (O, L, steps) with steps=I
 
 The forward pass of cfg's algorithm on your Q, K, V, one (batch, head), computed step by step as
 the schedule walks (docs/model.md "Numerics"): what `flashlab run --q q.npy --k k.npy --v v.npy
@@ -97,10 +138,19 @@ row with no visible key, whose O row is 0). Inputs are used as they are (already
 values); products accumulate in fp32, P~ is rounded to the dtype before P~ V (FA2's kernels; FA2
 Alg. 1 lines 8-13, FA1 Alg. 1 lines 9-12, standard Alg. 0).
 
+steps=I (a Q block index, 0 <= I < T_r): also m and l of Q block I after every step that holds
+them (`flashlab run --steps I`; V2 after each step of the block's thread block, V1 after line 2
+and after each tile (i, j) of the block, standard after its softmax and output launches), a dict
+of arrays with one row per step: 'step' (S,) uint32 (the executor's step number), 'j' (S,) int64
+(the K/V block of the step's tile, -1: none), 'skip' (S,) bool (the step skipped tile (I, j)),
+'m' and 'l' (S, rows(I)) float32 (the running row max and row sum of exp; m = -inf and l = 0
+before any visible key). FA1 Alg. 1 lines 9-11, FA2 Alg. 1 lines 8-10.
+
 cfg: a flashlab.Config, or None with keyword arguments that make one.
 Raises ValueError (flashlab.ConfigError) naming the argument (q, k or v), what it got and what is
 expected, for another type, dtype or shape, or a value that is not finite; and for a config too
-large for the numerics (N_q N_k <= 2^28, N_q N_k max(d, 64) <= 2^34).
+large for the numerics (N_q N_k <= 2^28, N_q N_k max(d, 64) <= 2^34), and for steps outside
+[0, T_r) (field 'steps', as the command line).
 )doc");
 }
 

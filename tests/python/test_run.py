@@ -178,3 +178,50 @@ def test_numerics_size_limit():
     with pytest.raises(ValueError) as info:
         flashlab.run(flashlab.Config(seq=20000), z, z, z)
     assert info.value.field == "nq*nk"
+
+
+@pytest.mark.parametrize("algo, block", [("v2", 2), ("v1", 1), ("standard", 0), ("v2", 0)])
+def test_steps_equal_run_steps_json(tmp_path, algo, block):
+    # `flashlab run --steps I --json` on the same .npy inputs: m and l of Q block I after each step
+    flags = "--algo %s --nq 200 --nk 150 --d 32 --br 64 --bc 32 --mask causal-br --dtype fp16" % algo
+    cfg = flashlab.Config(algo=algo, nq=200, nk=150, d=32, br=64, bc=32, mask="causal-br")
+    q, k, v = random_inputs(200, 150, 32, "fp16", seed=3)
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        np.save(os.path.join(tmp_path, name + ".npy"), x)
+    files = " ".join("--%s %s" % (n, os.path.join(tmp_path, n + ".npy")) for n in "qkv")
+    import json
+    out, _ = cli("run %s %s --steps %d --json" % (flags, files, block))
+    want = json.loads(out)["steps"][algo]
+    O, L, steps = flashlab.run(cfg, q, k, v, steps=block)
+    assert np.array_equal(O, flashlab.run(cfg, q, k, v)[0])
+    rows = min(64, 200 - 64 * block)
+    assert steps["m"].shape == steps["l"].shape == (len(want), rows) and steps["m"].dtype == np.float32
+    assert steps["step"].tolist() == [s["step"] for s in want]
+    assert steps["j"].tolist() == [s["j"] for s in want]
+    assert steps["skip"].tolist() == [s["skip"] for s in want]
+    for got_m, got_l, s in zip(steps["m"], steps["l"], want):  # JSON writes -inf as null
+        assert got_m.tolist() == [-math.inf if x is None else x for x in s["m"]]
+        assert got_l.tolist() == s["l"]
+
+
+def test_steps_end_at_the_row_max_and_sum():
+    # V2 (FA2 Alg. 1 lines 9-13): after the block's last tile, m is the row max of the scaled
+    # scores and L = m + ln l; against the float64 reference, within fp32's error
+    cfg = flashlab.Config(nq=128, nk=256, d=16, br=64, bc=64, dtype="fp32")
+    q, k, v = random_inputs(128, 256, 16, "fp32", seed=5)
+    _, L, steps = flashlab.run(cfg, q, k, v, steps=1)
+    assert steps["j"].tolist() == [-1, 0, 1, 2, 3, -1]  # Q_i step, one per K/V block, the last
+    s = cfg.scale * q[64:].astype(np.float64) @ k.astype(np.float64).T
+    assert np.allclose(steps["m"][-1], s.max(axis=1), rtol=1e-5, atol=1e-5)
+    assert np.allclose(steps["m"][-1] + np.log(steps["l"][-1]), L[64:], rtol=1e-6, atol=1e-6)
+    assert np.all(np.isneginf(steps["m"][0])) and np.all(steps["l"][0] == 0)  # before any key
+
+
+def test_bad_steps_raise_the_commands_error():
+    cfg = flashlab.Config(seq=256, br=64, bc=64)
+    z = np.zeros((256, 64), np.float16)
+    with pytest.raises(ValueError) as info:
+        flashlab.run(cfg, z, z, z, steps=4)
+    assert str(info.value) == "steps = 4: a Q block index from 0 to 3 (T_r - 1)"
+    with pytest.raises(ValueError, match=r"^steps = 'last': "):
+        flashlab.run(cfg, z, z, z, steps="last")
