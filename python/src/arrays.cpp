@@ -27,29 +27,30 @@ constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t(1) << 31;
 // The record's fields in memory order, little-endian as the record is on every host flashlab
 // runs on (event.hpp: the kernels' device buffer is the same bytes).
 py::dtype event_dtype() {
-  py::list names, formats, offsets;
-  const auto field = [&](const char* name, const char* format, std::size_t offset) {
-    names.append(name);
-    formats.append(format);
-    offsets.append(offset);
+  struct Field {
+    const char* name;
+    const char* format;
+    std::size_t offset;
   };
-  field("block", "<u4", offsetof(Event, block));
-  field("step", "<u4", offsetof(Event, step));
-  field("bytes", "<u8", offsetof(Event, bytes));
-  field("i", "<i4", offsetof(Event, i));
-  field("j", "<i4", offsetof(Event, j));
-  field("rows", "<u4", offsetof(Event, rows));
-  field("cols", "<u4", offsetof(Event, cols));
-  field("op", "u1", offsetof(Event, op));
-  field("tensor", "u1", offsetof(Event, tensor));
-  field("warp", "<i2", offsetof(Event, warp));
-  field("eq", "u1", offsetof(Event, eq));
-  field("pad", "u1", offsetof(Event, pad));
-  field("launch", "<u2", offsetof(Event, launch));
+  static constexpr Field kFields[] = {
+      {"block", "<u4", offsetof(Event, block)}, {"step", "<u4", offsetof(Event, step)},
+      {"bytes", "<u8", offsetof(Event, bytes)}, {"i", "<i4", offsetof(Event, i)},
+      {"j", "<i4", offsetof(Event, j)},         {"rows", "<u4", offsetof(Event, rows)},
+      {"cols", "<u4", offsetof(Event, cols)},   {"op", "u1", offsetof(Event, op)},
+      {"tensor", "u1", offsetof(Event, tensor)}, {"warp", "<i2", offsetof(Event, warp)},
+      {"eq", "u1", offsetof(Event, eq)},        {"pad", "u1", offsetof(Event, pad)},
+      {"launch", "<u2", offsetof(Event, launch)},
+  };
+  py::list names, formats, offsets;
+  for (const Field& f : kFields) {
+    names.append(f.name);
+    formats.append(f.format);
+    offsets.append(f.offset);
+  }
   return py::dtype(names, formats, offsets, sizeof(Event));
 }
 
-// A 1-D array viewing `values`, which the array then owns (freed with the array's last view).
+// An array of `shape` (C order) viewing `values`, which the array then owns (freed with its last view).
 template <typename T>
 py::array owning_array(std::vector<T>&& values, const py::dtype& dtype, std::vector<py::ssize_t> shape) {
   auto* owned = new std::vector<T>(std::move(values));
