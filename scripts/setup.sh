@@ -9,6 +9,7 @@ packages=(
   libimgui-dev libglfw3-dev libstb-dev libgl-dev xvfb xauth
   libplplot-dev plplot-driver-cairo
   clang libclang-rt-14-dev
+  pybind11-dev python3-dev python3-numpy python3-matplotlib python3-pytest
 )
 
 missing=()

@@ -1,6 +1,7 @@
 // config_flags.cpp — one table of configuration flags: name, help text and how each sets a Config.
 #include "flashlab/flags/config_flags.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 #include "flashlab/contract/error.hpp"
@@ -97,36 +98,84 @@ const std::vector<Flag>& flag_table() {
   return table;
 }
 
-}  // namespace
-
-Config ConfigFlags::build() const {
+// Config's defaults with the model preset `model` (a canonical name, "" for none) applied.
+Config with_model(const std::string& model) {
   Config c;
-  const std::string m = model();
-  if (!m.empty()) {
-    const ModelSpec& spec = model_preset(m);
+  if (!model.empty()) {
+    const ModelSpec& spec = model_preset(model);
     c.heads = spec.heads;
     c.kv_heads = spec.kv_heads;
     c.d = spec.d;
     c.n_q = c.n_k = spec.context;
     c.mask = spec.mask;
   }
-  bool heads_given = false, kv_given = false;
+  return c;
+}
+
+// Records which flags were given: --heads over a preset without --kv-heads means one K/V head per
+// query head again, not the preset's (finish()).
+struct GivenHeads {
+  bool heads = false, kv = false;
+  void saw(std::string_view field) {
+    heads = heads || field == "heads";
+    kv = kv || field == "kv-heads";
+  }
+  void finish(Config& c) const {
+    if (heads && !kv) c.kv_heads.reset();
+  }
+};
+
+}  // namespace
+
+const std::vector<std::string>& config_flag_fields() {
+  static const std::vector<std::string> fields = [] {
+    std::vector<std::string> out;
+    for (const Flag& f : flag_table()) out.emplace_back(f.field);
+    return out;
+  }();
+  return fields;
+}
+
+std::string model_name(const std::string& text) {
+  if (text.empty() || text == "none") return "";
+  return model_preset(text).name;  // throws ConfigError for an unknown name
+}
+
+Config build_config(const std::vector<FlagText>& given, const std::string& model) {
+  const auto& table = flag_table();
+  std::vector<std::pair<std::size_t, const FlagText*>> ordered;
+  for (const FlagText& g : given) {
+    std::size_t k = 0;
+    while (k < table.size() && g.field != table[k].field) ++k;
+    if (k == table.size()) throw ConfigError("flag", g.field, "one of " + joined(config_flag_fields()) + "|model");
+    ordered.emplace_back(k, &g);
+  }
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  Config c = with_model(model_name(model));
+  GivenHeads seen;
+  for (const auto& [k, g] : ordered) {
+    table[k].apply(c, table[k].field, g->text);
+    seen.saw(table[k].field);
+  }
+  seen.finish(c);
+  return c;
+}
+
+Config ConfigFlags::build() const {
+  Config c = with_model(model());
+  GivenHeads seen;
   for (const Given& g : given_)
     if (g.option->count() > 0) {
       const Flag& f = flag_table()[g.flag];
       f.apply(c, f.field, g.text);
-      heads_given = heads_given || std::string_view(f.field) == "heads";
-      kv_given = kv_given || std::string_view(f.field) == "kv-heads";
+      seen.saw(f.field);
     }
-  // --heads over a preset without --kv-heads: one K/V head per query head again, not the preset's
-  if (heads_given && !kv_given) c.kv_heads.reset();
+  seen.finish(c);
   return c;
 }
 
 std::string ConfigFlags::model() const {
-  const std::string& name = model_option_->count() > 0 ? model_text_ : default_model_;
-  if (name.empty() || name == "none") return "";
-  return model_preset(name).name;  // throws ConfigError for an unknown name
+  return model_name(model_option_->count() > 0 ? model_text_ : default_model_);
 }
 
 std::string ConfigFlags::model_description() const {

@@ -12,6 +12,7 @@
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
+#include "flashlab/report/report_json.hpp"
 #include "grid_line.hpp"
 #include "predicted_report.hpp"
 #include "progress.hpp"
@@ -20,38 +21,13 @@
 namespace flashlab::cli {
 namespace {
 
-// The rows of the comparison, by catalogue key (flashlab/report/metrics.hpp); "  " marks a part
-// of the row above.
-constexpr const char* kRows[] = {
-    "hbm_read_bytes",    "hbm_write_bytes",    "hbm_total_bytes", "  hbm_s_p_bytes",  "  hbm_o_l_m_read_bytes",
-    "dram_read_bytes",   "dram_write_bytes",   "flops_matmul",    "flops_per_hbm_byte", "ops_exp",
-    "ops_all",           "tiles_visited",      "sram_peak_bytes", "grid_blocks",      "waves",
-    "hbm_seconds",       "matmul_seconds",     "predicted_seconds", "predicted_tflops", "warp_smem_bytes",
-    "warp_barriers",     "warp_extra_ops",
-};
+using report::CompareRow;
+using report::compare_rows;
+using report::ratio_of;
 
-struct Row {
-  const report::Metric& metric;
-  bool part;  // shown indented under the row above
-};
-
-std::vector<Row> rows() {
-  std::vector<Row> out;
-  for (std::string_view key : kRows) {
-    const bool part = key.starts_with("  ");
-    out.push_back({report::metric(part ? key.substr(2) : key), part});
-  }
-  return out;
-}
-
-std::string label(const Row& r, const Problem& p) {
+std::string label(const CompareRow& r, const Problem& p) {
   const std::string l = report::label_of(r.metric, p);
   return r.part ? "  of which " + l : l;
-}
-
-// The ratio a / b of two values, "-" (null in JSON) where either is none or b is 0.
-double ratio_of(const report::Value& a, const report::Value& b) {
-  return a.none() || b.none() || b.as_double() == 0 ? std::nan("") : a.as_double() / b.as_double();
 }
 
 void print_table(const std::vector<report::Figures>& cols, const std::string& model) {
@@ -66,7 +42,7 @@ void print_table(const std::vector<report::Figures>& cols, const std::string& mo
       to_string(cols[1].problem.split), to_string(cols[2].problem.split), p.warps, p.bh());
   std::cout << fmt::format("{:<42}{:>14}{:>14}{:>14}{:>14}{:>10}\n", "", "standard", "V1", "V2", "standard/V2",
                            "V1/V2");
-  for (const Row& r : rows()) {
+  for (const CompareRow& r : compare_rows()) {
     const report::Value s = r.metric.value(cols[0]), v1 = r.metric.value(cols[1]), v2 = r.metric.value(cols[2]);
     const auto shown = [](double x) { return std::isnan(x) ? std::string("-") : report::ratio(x, 1); };
     std::cout << fmt::format("{:<42}{:>14}{:>14}{:>14}{:>14}{:>10}\n", label(r, p), report::human(r.metric, s),
@@ -83,22 +59,6 @@ void print_table(const std::vector<report::Figures>& cols, const std::string& mo
             << (cols.back().time.ceilings && cols.back().time.ceilings->measured ? "measured" : "datasheet")
             << " ceilings (docs/model.md \"Time model\"); warp figures: docs/warps.md; exact counts: flashlab count "
                "--algo ALGO --json\n";
-}
-
-nlohmann::json to_json(const std::vector<report::Figures>& cols, const std::string& model) {
-  nlohmann::json out;
-  out["model"] = model;
-  for (const report::Figures& f : cols) {
-    nlohmann::json a = figures_json(f, model);
-    a["predicted"] = predicted_json(f.time);
-    out["algos"][std::string(to_string(f.problem.algo))] = a;
-  }
-  const auto json_ratio = [](double x) { return std::isnan(x) ? nlohmann::json() : nlohmann::json(x); };
-  for (const Row& r : rows()) {
-    const report::Value s = r.metric.value(cols[0]), v1 = r.metric.value(cols[1]), v2 = r.metric.value(cols[2]);
-    out["ratios"][r.metric.key] = {{"standard/v2", json_ratio(ratio_of(s, v2))}, {"v1/v2", json_ratio(ratio_of(v1, v2))}};
-  }
-  return out;
 }
 
 }  // namespace
@@ -124,7 +84,7 @@ void register_compare(CLI::App& app) {
     }
     progress.clear();
     if (*json)
-      std::cout << to_json(cols, flags->model()).dump(2) << "\n";
+      std::cout << report::compare_json(cols, flags->model()).dump(2) << "\n";
     else
       print_table(cols, flags->model_description());
   });

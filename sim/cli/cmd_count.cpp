@@ -9,6 +9,7 @@
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
+#include "flashlab/report/report_json.hpp"
 #include "grid_line.hpp"
 #include "map_picture.hpp"
 #include "png_output.hpp"
@@ -126,10 +127,7 @@ void register_count(CLI::App& app) {
                           img.height, p.tiling.t_r(), p.tiling.t_c(), map_cell_px(p.tiling.t_r(), p.tiling.t_c()));
     }
     if (*json) {
-      nlohmann::json out = figures_json(f, flags->model());
-      out["grid"]["fits_on_sm"] = fits_on_sm(f.counters);  // false: blocks_per_sm and waves are 0, no wave can run
-      out["predicted"] = predicted_json(f.time);            // the catalogue's predicted.* and per launch
-      std::cout << out.dump(2) << "\n";
+      std::cout << report::count_json(f, flags->model()).dump(2) << "\n";
       if (!wrote.empty()) std::cerr << wrote << "\n";  // stdout stays one JSON object
     } else {
       print_table(f, flags->model_description());

@@ -24,6 +24,7 @@
 #include "flashlab/config/config_json.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
+#include "flashlab/report/report_json.hpp"
 #include "predicted_report.hpp"
 #include "progress.hpp"
 #include "report.hpp"
@@ -103,7 +104,7 @@ nlohmann::json to_json(const std::vector<Point>& pts, const std::string& model) 
     nlohmann::json step = {{"step", p.change.key},
                            {"what", p.change.what},
                            {"switches", config_json(p.f.problem, model)},
-                           {"predicted", predicted_json(p.f.time)}};
+                           {"predicted", report::predicted_json(p.f.time)}};
     for (const char* key : kFigures) step["figures"][key] = report::json_value(report::value_of(key, p.f));
     out["steps"].push_back(step);
   }

@@ -14,8 +14,6 @@ using report::human_bytes;
 using report::human_count;
 
 
-bool fits_on_sm(const Counters& k) { return k.blocks_per_sm > 0; }
-
 std::string grid_line(const Problem& p, const Counters& k) {
   const std::string blocks = fmt::format("Grid: {} thread block{}", group_digits(std::uint64_t(k.grid_blocks)),
                                          k.grid_blocks == 1 ? "" : "s");

@@ -8,11 +8,11 @@
 
 #include "flashlab/config/config.hpp"
 #include "flashlab/executor/counters.hpp"
+#include "flashlab/report/report_json.hpp"
 
 namespace flashlab::cli {
 
-/// True when a thread block of every launch fits on one SM (k.blocks_per_sm > 0).
-bool fits_on_sm(const Counters& k);
+using report::fits_on_sm;  // flashlab/report/report_json.hpp
 
 /// "Grid: 16 thread blocks; 3 blocks per SM on h200 (132 SMs) -> 1 wave", or
 /// "Grid: 1 thread block; a block does not fit on an SM of h200: its SRAM peak 720,896 B

@@ -1,4 +1,4 @@
-// predicted_report.cpp — the L2/DRAM levels and the predicted time as JSON and text.
+// predicted_report.cpp — the L2/DRAM levels and the predicted time as text.
 #include "predicted_report.hpp"
 #include "flashlab/report/format.hpp"
 
@@ -17,41 +17,6 @@ using report::human_count;
 std::string seconds_text(double s) {
   return s >= 1 ? fmt::format("{:.3f} s", s) : s >= 1e-3 ? fmt::format("{:.3f} ms", s * 1e3)
                                                          : fmt::format("{:.1f} us", s * 1e6);
-}
-
-nlohmann::json predicted_json(const TimePrediction& t) {
-  nlohmann::json launches = nlohmann::json::array();
-  for (const LaunchTime& l : t.launches) {
-    nlohmann::json unit = nlohmann::json::object(), share = nlohmann::json::object();
-    for (int u = 0; u < kUnitCount; ++u) {
-      unit[std::string(to_string(Unit(u)))] = l.unit_s[std::size_t(u)];
-      share[std::string(to_string(Unit(u)))] = l.share[std::size_t(u)];
-    }
-    launches.push_back({{"name", l.name},
-                        {"time_s", l.time_s},
-                        {"blocks_s", l.blocks_s},
-                        {"bound", to_string(l.bound)},
-                        {"grid", l.grid},
-                        {"waves", l.waves},
-                        {"blocks_per_sm", l.occupancy.blocks_per_sm},
-                        {"occupancy_limit", l.occupancy.limit},
-                        {"registers_per_thread", l.occupancy.registers_per_thread},
-                        {"sharing", l.sharing},
-                        {"sm_busy", l.sm_busy},
-                        {"dram_read_bytes", l.dram_read_bytes},
-                        {"dram_write_bytes", l.dram_write_bytes},
-                        {"unit_s", unit},
-                        {"share", share}});
-  }
-  return {{"time_s", t.time_s},
-          {"tflops", t.tflops},
-          {"peak_fraction", t.peak_fraction},
-          {"bound", to_string(t.bound)},
-          {"dram_read_bytes", t.dram_read_bytes},
-          {"dram_write_bytes", t.dram_write_bytes},
-          {"ceilings", {{"kind", t.ceilings && t.ceilings->measured ? "measured" : "datasheet"},
-                        {"source", t.ceilings ? t.ceilings->source : ""}}},
-          {"launches", launches}};
 }
 
 std::string predicted_text(const Problem& p, const Counters& k, const TimePrediction& t) {

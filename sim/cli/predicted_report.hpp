@@ -1,10 +1,8 @@
 // predicted_report.hpp — how `count` and `compare` print the L2/DRAM levels and the time model
-// (time/time_model.hpp): the JSON object `predicted` and the text block.
+// (time/time_model.hpp): the text block (the JSON object `predicted`: flashlab/report/report_json.hpp).
 #pragma once
 
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "flashlab/config/config.hpp"
 #include "flashlab/executor/counters.hpp"
@@ -19,12 +17,6 @@ inline constexpr const char* kPapersCountLine =
 
 /// 1.5e-3 -> "1.500 ms" (s, ms or us).
 std::string seconds_text(double s);
-
-/// `predicted`: time_s, tflops, peak_fraction, bound, dram_read_bytes, dram_write_bytes,
-/// ceilings ("measured" or "datasheet" and their source), launches[] (name, time_s, blocks_s,
-/// bound, grid, waves, blocks_per_sm, occupancy_limit, registers_per_thread, sharing, sm_busy,
-/// dram_read_bytes, dram_write_bytes, unit_s.<unit>, share.<unit>).
-nlohmann::json predicted_json(const TimePrediction& t);
 
 /// The text block of `count`: DRAM beside the requests per tensor, then the predicted time per
 /// launch with its bound and the unit breakdown.

@@ -1,9 +1,8 @@
-// report.cpp — the configuration line and the JSON of one configuration's figures (report.hpp).
+// report.cpp — the configuration line (report.hpp).
 #include "report.hpp"
 
 #include <fmt/format.h>
 
-#include "flashlab/config/config_json.hpp"
 #include "flashlab/report/format.hpp"
 
 namespace flashlab::cli {
@@ -26,22 +25,6 @@ std::string config_line(const Problem& p) {
     line += fmt::format("; order {}, grid {}, rescale {}, split {}", to_string(p.order), to_string(p.grid),
                         to_string(p.rescale), to_string(p.split));
   return line;
-}
-
-nlohmann::json figures_json(const report::Figures& f, const std::string& model) {
-  nlohmann::json out = report::metrics_json(f);
-  nlohmann::json launches = nlohmann::json::array();
-  for (const LaunchCounters& l : f.counters.launches)
-    launches.push_back({{"name", l.name},
-                        {"grid", l.grid},
-                        {"read_bytes", l.cost.read_bytes()},
-                        {"write_bytes", l.cost.write_bytes()},
-                        {"sram_peak_bytes", l.sram_peak_bytes},
-                        {"blocks_per_sm", l.blocks_per_sm},
-                        {"waves", l.waves}});
-  out["launches"] = launches;
-  out["config"] = config_json(f.problem, model);
-  return out;
 }
 
 }  // namespace flashlab::cli

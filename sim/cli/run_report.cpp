@@ -15,14 +15,6 @@
 #include "flashlab/report/format.hpp"
 
 namespace flashlab::cli {
-namespace {
-
-// The numerics' size limits (flashlab/numerics/limits.hpp).
-constexpr std::int64_t kMaxScores = kNumericsMaxScores;
-constexpr std::int64_t kMaxWork = kNumericsMaxWork;
-
-}  // namespace
-
 NumericError shown_error(const NumericResult& r, const Reference& ref, NumericError e) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (!r.O.allFinite()) e.max_abs_O = e.rel_fro_O = nan;
@@ -32,22 +24,6 @@ NumericError shown_error(const NumericResult& r, const Reference& ref, NumericEr
     if (bad) e.max_abs_L = nan;
   }
   return e;
-}
-
-void check_numerics_size(const Problem& p) {
-  const std::int64_t n_q = p.tiling.n_q, n_k = p.tiling.n_k;
-  if (n_q > kMaxScores / n_k)
-    throw ConfigError("nq*nk", fmt::format("{}*{} = {} elements", n_q, n_k, report::group_digits(std::uint64_t(n_q * n_k))),
-                      fmt::format("at most 2^28 = {} score elements in numerics (the float64 reference holds "
-                                  "N_q x N_k); lower --nq/--nk/--seq, or use `flashlab count`",
-                                  report::group_digits(std::uint64_t(kMaxScores))));
-  const std::int64_t d = std::max<std::int64_t>(p.tiling.d, 64);
-  if (n_q * n_k > kMaxWork / d)
-    throw ConfigError("nq*nk*max(d,64)",
-                      fmt::format("{}*{}*{} = {}", n_q, n_k, d, report::group_digits(std::uint64_t(n_q * n_k) * std::uint64_t(d))),
-                      fmt::format("at most 2^34 = {} (the work of the float64 reference and of the simulation, "
-                                  "N_q N_k d multiply-adds each); lower --nq/--nk/--seq or --d, or use `flashlab count`",
-                                  report::group_digits(std::uint64_t(kMaxWork))));
 }
 
 std::string error_text(double x, int width) {

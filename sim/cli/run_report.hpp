@@ -13,10 +13,7 @@
 
 namespace flashlab::cli {
 
-/// Numerics of p within reach, or ConfigError: N_q*N_k <= 2^28 ("nq*nk": the float64 reference's
-/// scores, 2 GiB) and N_q*N_k*max(d, 64) <= 2^34 ("nq*nk*max(d,64)": the multiply-adds of the
-/// reference and of the simulation).
-void check_numerics_size(const Problem& p);
+// check_numerics_size(): flashlab/numerics/numerics.hpp.
 
 /// compare()'s error with NaN in place of a figure a non-finite result makes meaningless:
 /// max|O-O_ref| and |O-O_ref|/|O_ref| when O holds a NaN or inf; max|L-L_ref| when some row's L

@@ -49,6 +49,29 @@ class ConfigFlags {
   std::string default_model_;
 };
 
+/// One configuration flag given without a command line (the Python module's keyword arguments):
+/// its field name as errors use it ("nq", "block-skip", "br") and its text ("1024", "on", "auto").
+struct FlagText {
+  std::string field;
+  std::string text;
+};
+
+/// The field names of the configuration flags, in the order build_config() applies them:
+/// algo, seq, nq, nk, d, br, bc, sram, batch, heads, dtype, mask, block-skip, order, grid, rescale,
+/// scale, warps, split, gpu (the model is given apart).
+const std::vector<std::string>& config_flag_fields();
+
+/// The canonical name of a model preset ("" for "" or "none"); ConfigError("model", ...) for an
+/// unknown one.
+std::string model_name(const std::string& text);
+
+/// The Config that the flags `given` make, built as ConfigFlags::build() builds it: Config's
+/// defaults, then the model preset (model_name(model); "" or "none": none), then each flag in
+/// config_flag_fields() order whatever the order of `given` (seq before nq and nk). Throws
+/// ConfigError as the flags do, and ConfigError("flag", field, the field names) for a field that
+/// is no configuration flag.
+Config build_config(const std::vector<FlagText>& given, const std::string& model);
+
 /// Adds the configuration flags to `cmd`. The returned object is filled in when `cmd` is parsed.
 std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigFlagOptions& opt = {});
 

@@ -163,6 +163,14 @@ std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, 
 /// none does), counts that overflow 64 bits (kMaxCountSum), auto block sizes when no tile fits.
 Problem resolve(const Config& c);
 
+/// standard, v1, v2 — the order every multi-algorithm report uses (compare, run, sweep).
+const std::vector<Algo>& all_algos();
+
+/// resolve(c) with c.algo = a. A ConfigError is rethrown with " (algo <a>, <context>)" added to
+/// its field: the algorithm only when another algorithm accepts the config (the SRAM tiles of
+/// standard attention are smaller), the context (e.g. a sweep point) when given.
+Problem resolve_algo(Config c, Algo a, const std::string& context = "");
+
 /// Names used in output and parsing.
 std::string_view to_string(Algo a);
 std::string_view to_string(Dtype t);

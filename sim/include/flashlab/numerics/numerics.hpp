@@ -102,6 +102,12 @@ class NumericsObserver final : public StepObserver {
   std::unique_ptr<State> st_;
 };
 
+/// Numerics of p within reach (limits.hpp), or ConfigError: N_q*N_k <= 2^28 ("nq*nk": the float64
+/// reference's scores, 2 GiB) and N_q*N_k*max(d, 64) <= 2^34 ("nq*nk*max(d,64)": the multiply-adds
+/// of the reference and of the simulation). What `flashlab run`, `trace --stats-blocks` and the
+/// Python module's run() accept.
+void check_numerics_size(const Problem& p);
+
 /// Runs p's schedule through an executor with numerics on, one (batch, head).
 NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt = {});
 

@@ -1,0 +1,50 @@
+"""flashlab from Python: the FlashAttention simulator's library, with NumPy arrays and plots.
+
+    import flashlab
+    cfg = flashlab.Config(seq=1024, d=64, br=64, bc=64, mask="causal")
+    flashlab.count(cfg)["hbm"]["total_bytes"]        # what `flashlab count --json` prints
+    O, L = flashlab.run(cfg, q, k, v)                 # numpy in, numpy out
+    flashlab.plot_tile_map(cfg)                       # the block-skip map on matplotlib
+
+The functions wrap the C++ library (the extension flashlab._flashlab; no subprocess): Config,
+ConfigError, count, compare, trace, tile_map, run. python/README.md documents each with its shapes
+and units; docs/model.md gives every counting rule with its algorithm line.
+"""
+from ._flashlab import (
+    EQS,
+    EVENT_DTYPE,
+    OPS,
+    TENSORS,
+    TILE_CLASSES,
+    TILE_COLOURS,
+    Config,
+    ConfigError,
+    compare,
+    count,
+    run,
+    tile_map,
+    trace,
+)
+from .plot import plot_tile_map, tile_map_image
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "count",
+    "compare",
+    "trace",
+    "tile_map",
+    "run",
+    "plot_tile_map",
+    "tile_map_image",
+    "EVENT_DTYPE",
+    "OPS",
+    "TENSORS",
+    "EQS",
+    "TILE_CLASSES",
+    "TILE_COLOURS",
+]
+
+# The classes live in the extension; they are shown (repr, tracebacks) as the package's.
+Config.__module__ = "flashlab"
+ConfigError.__module__ = "flashlab"

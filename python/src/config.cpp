@@ -1,0 +1,165 @@
+// config.cpp — flashlab.Config: keyword arguments with the command line's names and defaults,
+// validated by the library (flags/config_flags.hpp build_config, config.hpp resolve).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+#include "flashlab/config/config_json.hpp"
+#include "flashlab/flags/config_flags.hpp"
+
+namespace flashlab::python {
+namespace {
+
+// Keyword name -> flag field: block_skip -> block-skip; the other names are the flags' own.
+std::string field_of(const std::string& keyword) {
+  std::string f = keyword;
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+std::string keyword_of(const std::string& field) {
+  std::string k = field;
+  std::replace(k.begin(), k.end(), '-', '_');
+  return k;
+}
+
+// "algo, seq, nq, ..., gpu, model": the keywords Config accepts.
+std::string keywords_text() {
+  std::string s;
+  for (const std::string& f : cli::config_flag_fields()) s += keyword_of(f) + ", ";
+  return s + "model";
+}
+
+// A keyword's value as the text a user would type after its flag: str as is, bool as on/off for
+// block_skip (True/False elsewhere, which those flags refuse by name), an integer (int, numpy
+// integers) in decimal, a float (float, numpy floats) as Python's repr (shortest exact form).
+std::string flag_text(const std::string& keyword, const py::handle& v) {
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::bool_>(v)) {
+    const bool b = v.cast<bool>();
+    if (keyword == "block_skip") return b ? "on" : "off";
+    return b ? "True" : "False";
+  }
+  if (PyIndex_Check(v.ptr())) return py::str(py::int_(py::reinterpret_borrow<py::object>(v))).cast<std::string>();
+  if (PyFloat_Check(v.ptr()) || py::hasattr(v, "__float__"))
+    return py::repr(py::float_(py::reinterpret_borrow<py::object>(v))).cast<std::string>();
+  throw py::type_error("Config(" + keyword + "=...): got a " + std::string(py::str(v.get_type().attr("__name__"))) +
+                       ", expected an int, float, str or bool (the text of the command line's --" +
+                       field_of(keyword) + " flag)");
+}
+
+std::string config_repr(const PyConfig& c) {
+  std::string s = "flashlab.Config(";
+  bool first = true;
+  for (const auto& [k, v] : c.kwargs) {
+    if (!first) s += ", ";
+    s += k.cast<std::string>();
+    s += "=";
+    s += py::repr(v).cast<std::string>();
+    first = false;
+  }
+  return s + ")";
+}
+
+// The keys of config_json (config_json.hpp), each a read-only attribute of Config.
+constexpr const char* kAttributes[] = {"algo",   "n_q",   "n_k",   "d",         "b_r",     "b_c",
+                                       "t_r",    "t_c",   "batch", "heads",     "dtype",   "e_in",
+                                       "mask",   "block_skip", "scale", "warps", "split", "order",
+                                       "grid",   "rescale", "preset", "sram_capacity_bytes", "gpu", "model"};
+
+}  // namespace
+
+PyConfig make_config(const py::dict& kwargs, const std::string& default_model) {
+  PyConfig out;
+  std::vector<cli::FlagText> given;
+  std::string model = default_model;
+  const std::vector<std::string>& fields = cli::config_flag_fields();
+  for (const auto& [key, value] : kwargs) {
+    const std::string keyword = key.cast<std::string>();
+    if (keyword == "model") {
+      if (value.is_none()) model = "";
+      else if (py::isinstance<py::str>(value)) model = value.cast<std::string>();
+      else throw py::type_error("Config(model=...): got a " + std::string(py::str(value.get_type().attr("__name__"))) +
+                                ", expected a str (a model preset name, or 'none')");
+      out.kwargs[key] = value;
+      continue;
+    }
+    if (std::find(fields.begin(), fields.end(), field_of(keyword)) == fields.end() || keyword.find('-') != std::string::npos)
+      throw py::type_error("Config() got an unexpected keyword argument '" + keyword + "'; the keywords are " +
+                           keywords_text());
+    if (value.is_none()) continue;  // the default, as if not given
+    given.push_back({field_of(keyword), flag_text(keyword, value)});
+    out.kwargs[key] = value;
+  }
+  out.model = cli::model_name(model);
+  out.config = cli::build_config(given, model);
+  out.problem = resolve(out.config);
+  return out;
+}
+
+PyConfig config_arg(const py::object& cfg, const py::kwargs& kwargs, const std::string& default_model) {
+  if (cfg.is_none()) {
+    if (default_model.empty() || kwargs.contains("model")) return make_config(kwargs);
+    return make_config(kwargs, default_model);
+  }
+  if (!py::isinstance<PyConfig>(cfg))
+    throw py::type_error("cfg: got a " + std::string(py::str(cfg.get_type().attr("__name__"))) +
+                         ", expected a flashlab.Config or None (then the keyword arguments make one)");
+  const PyConfig& c = cfg.cast<const PyConfig&>();
+  if (kwargs.empty()) return c;
+  py::dict merged = c.kwargs.attr("copy")();  // c stays as it is
+  for (const auto& [k, v] : kwargs) merged[k] = v;
+  return make_config(merged);
+}
+
+void bind_config(py::module_& m) {
+  auto cls = py::class_<PyConfig>(m, "Config", R"doc(
+A validated configuration: the `flashlab` command line's configuration flags as keyword arguments,
+with the same names, defaults and checks (flags/config_flags.hpp, sim/include/flashlab/config/config.hpp).
+
+Keywords (all optional; None means the default):
+  algo        'standard' (FA1 Alg. 0) | 'v1' (FA1 Alg. 1) | 'v2' (FA2 Alg. 1); default 'v2'
+  seq         N_q = N_k (nq or nk given with it override their side)
+  nq, nk      N_q query rows, N_k keys (default 1024 each)
+  d           head dimension (default 64)
+  br, bc      B_r x B_c tile, elements: an int or 'auto' (FA1 Alg. 1 line 1 from M); default FA2's tile for d
+  sram        SRAM capacity M, bytes (default: the GPU preset's shared memory per block)
+  batch, heads   (default 1 each)
+  dtype       'fp16' | 'bf16' | 'fp32' (default 'fp16'; accumulation is fp32)
+  mask        'none' | 'causal' | 'causal-br' | 'window:LEFT,RIGHT'
+  block_skip  True/False or 'on'/'off' (default on for v2, off for v1)
+  order, grid, rescale, split   the switches from V1 to V2 (docs/model.md "Variants")
+  scale       softmax scale (default 1/sqrt(d))
+  warps       warps per thread block (default 4)
+  gpu         GPU preset (default 'h200')
+  model       model preset ('llama3-8b', ...): fills heads, d, N_q = N_k and mask; explicit keywords override
+
+Raises ValueError (flashlab.ConfigError) naming the field, the value and what is allowed, exactly
+as the command line does (its field is the flag's name: 'nq', 'block-skip'); TypeError for an
+unknown keyword or a value that is not an int, float, str or bool.
+Attributes (read-only) are the resolved values, the keys of the config JSON (docs/output.md "Config"):
+algo, n_q, n_k, d, b_r, b_c, t_r, t_c, batch, heads, dtype, e_in, mask, block_skip, scale, warps,
+split, order, grid, rescale, preset (None for standard attention), sram_capacity_bytes, gpu, model.
+)doc");
+  cls.def(py::init([](const py::kwargs& kw) { return make_config(kw); }))
+      .def("to_dict", [](const PyConfig& c) { return to_python(config_json(c.problem, c.model)); },
+           "The resolved configuration as a dict: the config JSON of `flashlab count --json` (docs/output.md \"Config\").")
+      .def("replace", [](const PyConfig& c, const py::kwargs& kw) { return config_arg(py::cast(c), kw); },
+           "A new Config: these keyword arguments over this one's (None: back to the default). Raises as Config().")
+      .def_property_readonly("kwargs", [](const PyConfig& c) { return py::dict(c.kwargs.attr("copy")()); },
+                             "The keyword arguments as given (a copy).")
+      .def("__repr__", &config_repr)
+      .def("__eq__", [](const PyConfig& a, const py::object& b) {
+        return py::isinstance<PyConfig>(b) &&
+               config_json(a.problem, a.model) == config_json(b.cast<const PyConfig&>().problem, b.cast<const PyConfig&>().model);
+      });
+  cls.attr("__hash__") = py::none();
+  for (const char* key : kAttributes)
+    cls.def_property_readonly(key, [key](const PyConfig& c) -> py::object {
+      const nlohmann::json j = config_json(c.problem, c.model);
+      return j.contains(key) ? to_python(j.at(key)) : py::none();
+    });
+}
+
+}  // namespace flashlab::python

@@ -1,0 +1,94 @@
+// module.cpp — the extension flashlab._flashlab: the error type, count() and compare(); the
+// Config class (config.cpp), trace() and tile_map() (arrays.cpp) and run() (run.cpp) are bound
+// from their own files. python/README.md documents the API; flashlab/__init__.py re-exports it.
+#include <vector>
+
+#include "bindings.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/report/metrics.hpp"
+#include "flashlab/report/report_json.hpp"
+
+namespace flashlab::python {
+namespace {
+
+// flashlab.ConfigError(ValueError) carrying the library's three parts as attributes.
+void bind_error(py::module_& m) {
+  static py::exception<ConfigError> error(m, "ConfigError", PyExc_ValueError);
+  error.doc() =
+      "Bad input (a ValueError): str() reads '<field> = <value>: <allowed>', the message of the library's "
+      "ConfigError (sim/include/flashlab/contract/error.hpp) and of the command line; the attributes field, "
+      "value and allowed hold its parts.";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ConfigError& e) {
+      py::object instance = py::handle(error.ptr())(e.what());  // an instance (error(...) would raise)
+      instance.attr("field") = e.field();
+      instance.attr("value") = e.value();
+      instance.attr("allowed") = e.allowed();
+      PyErr_SetObject(error.ptr(), instance.ptr());
+    }
+  });
+}
+
+py::object count(const py::object& cfg, const py::kwargs& kwargs) {
+  const PyConfig c = config_arg(cfg, kwargs);
+  nlohmann::json j;
+  {
+    py::gil_scoped_release free;
+    j = report::count_json(report::measure(c.problem), c.model);
+  }
+  return to_python(j);
+}
+
+py::object compare(const py::object& cfg, const py::kwargs& kwargs) {
+  const PyConfig c = config_arg(cfg, kwargs, "llama3-8b");
+  std::vector<Problem> problems;
+  for (Algo a : all_algos()) problems.push_back(resolve_algo(c.config, a));  // errors name the algorithm
+  nlohmann::json j;
+  {
+    py::gil_scoped_release free;
+    std::vector<report::Figures> cols;
+    for (const Problem& p : problems) cols.push_back(report::measure(p));
+    j = report::compare_json(cols, c.model);
+  }
+  return to_python(j);
+}
+
+}  // namespace
+
+}  // namespace flashlab::python
+
+PYBIND11_MODULE(_flashlab, m) {
+  namespace fp = flashlab::python;
+  m.doc() = "flashlab's simulator library from Python (python/README.md). Import the package `flashlab`.";
+  fp::bind_error(m);
+  fp::bind_config(m);
+  m.def("count", &fp::count, fp::py::arg("cfg") = fp::py::none(), R"doc(
+count(cfg=None, **kwargs) -> dict
+
+Every counter of one configuration, the dict `flashlab count --json` prints (the same keys and
+values; docs/output.md lists each metric with its JSON path and unit): HBM bytes read and written
+per tensor (hbm.read_bytes.Q, ... in bytes, all batch * heads pairs), tiles by class, matmul FLOPs,
+non-matmul ops by kind, SRAM peak and capacity (bytes), grid and waves, memory levels, the warp
+split, "launches", "config" and "predicted" (the L2/DRAM and time models: seconds, TFLOP/s).
+Counting rules: docs/model.md, each with its algorithm line (FA1 Alg. 0 and 1, FA2 Alg. 1).
+
+cfg: a flashlab.Config; keyword arguments make one (Config's keywords) or replace some of cfg's.
+Raises ValueError (flashlab.ConfigError) for an invalid configuration, TypeError for an unknown keyword.
+)doc");
+  m.def("compare", &fp::compare, fp::py::arg("cfg") = fp::py::none(), R"doc(
+compare(cfg=None, **kwargs) -> dict
+
+Standard attention, V1 and V2 on one configuration, the dict `flashlab compare --json` prints:
+"model", "algos" (standard, v1, v2: count()'s figures and "predicted" each) and "ratios" (per
+compared metric, "standard/v2" and "v1/v2"; None where a ratio is undefined). cfg's algo is not
+used: the three are run. With no cfg and no model keyword the default is the command's, the
+Llama-3-8B layer (model='llama3-8b': 32 heads, d = 128, 8192 tokens, causal).
+
+Raises ValueError (flashlab.ConfigError) for a configuration some algorithm refuses (its field
+names that algorithm, e.g. "sram (algo v1)"), TypeError for an unknown keyword.
+)doc");
+  fp::bind_arrays(m);
+  fp::bind_run(m);
+}

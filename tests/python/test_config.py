@@ -1,0 +1,104 @@
+"""flashlab.Config: the command line's names, defaults and validation (flags/config_flags.hpp,
+sim/include/flashlab/config/config.hpp), errors as ValueError with the command's own message."""
+import pytest
+
+import flashlab
+from conftest import cli_error, cli_json
+
+
+def test_defaults_are_the_commands():
+    # Config() is `flashlab count` with no flag: the config JSON of count --json, key for key
+    cfg = flashlab.Config()
+    assert cfg.to_dict() == cli_json("count --json")["config"]
+    # and those defaults are config.hpp's: N_q = N_k = 1024, d = 64, FA2's 128 x 128 tile for d <= 64
+    # (default_blocks), fp16, v2 with block skip, scale 1/sqrt(64), 4 warps, the h200 preset
+    assert (cfg.algo, cfg.n_q, cfg.n_k, cfg.d, cfg.b_r, cfg.b_c) == ("v2", 1024, 1024, 64, 128, 128)
+    assert (cfg.t_r, cfg.t_c) == (8, 8)
+    assert (cfg.dtype, cfg.e_in, cfg.mask, cfg.block_skip) == ("fp16", 2, "none", True)
+    assert (cfg.scale, cfg.warps, cfg.gpu, cfg.model) == (0.125, 4, "h200", "")
+    assert (cfg.batch, cfg.heads) == (1, 1)
+
+
+@pytest.mark.parametrize("kwargs, flags", [
+    (dict(algo="v1", nq=300, nk=500, d=32, br=64, bc=32, mask="causal-br", dtype="bf16"),
+     "--algo v1 --nq 300 --nk 500 --d 32 --br 64 --bc 32 --mask causal-br --dtype bf16"),
+    (dict(seq=512, nq=256), "--seq 512 --nq 256"),                       # nq overrides seq's side
+    (dict(nq=256, seq=512), "--seq 512 --nq 256"),                       # whatever the keyword order
+    (dict(model="llama3-8b", seq=2048), "--model llama3-8b --seq 2048"),  # explicit over the preset
+    (dict(algo="v1", br="auto", bc="auto", sram=65536), "--algo v1 --br auto --bc auto --sram 65536"),
+    (dict(algo="v1", order="q-outer", grid="qblock", block_skip=True),
+     "--algo v1 --order q-outer --grid qblock --block-skip on"),
+    (dict(block_skip="off", scale=0.5, warps=8, split="split-k", batch=2, heads=3, mask="window:4,8"),
+     "--block-skip off --scale 0.5 --warps 8 --split split-k --batch 2 --heads 3 --mask window:4,8"),
+])
+def test_keywords_are_the_flags(kwargs, flags):
+    assert flashlab.Config(**kwargs).to_dict() == cli_json("count --json " + flags)["config"]
+
+
+def test_model_preset_fills_heads_d_seq_mask():
+    cfg = flashlab.Config(model="llama3-8b")
+    assert (cfg.heads, cfg.d, cfg.n_q, cfg.n_k, cfg.mask, cfg.model) == (32, 128, 8192, 8192, "causal", "llama3-8b")
+    assert flashlab.Config(model="none").model == ""
+
+
+@pytest.mark.parametrize("kwargs, flags, field", [
+    (dict(nq=0), "--nq 0", "nq"),
+    (dict(d=5000), "--d 5000", "d"),
+    (dict(dtype="fp8"), "--dtype fp8", "dtype"),
+    (dict(mask="diagonal"), "--mask diagonal", "mask"),
+    (dict(block_skip="maybe"), "--block-skip maybe", "block-skip"),
+    (dict(warps=33), "--warps 33", "warps"),
+    (dict(gpu="a100x"), "--gpu a100x", "gpu"),
+    (dict(scale=0.0), "--scale 0.0", "scale"),
+    (dict(nq=1.5), "--nq 1.5", "nq"),
+    (dict(br=256, bc=256, d=128, sram=65536), "--br 256 --bc 256 --d 128 --sram 65536", "br x bc"),  # tiles over M
+    (dict(model="gpt-9"), "--model gpt-9", "model"),
+])
+def test_bad_values_raise_the_commands_error(kwargs, flags, field):
+    with pytest.raises(ValueError) as info:
+        flashlab.Config(**kwargs)
+    e = info.value
+    assert isinstance(e, flashlab.ConfigError)
+    assert str(e) == cli_error("count " + flags)  # the same words: field, value, what is allowed
+    assert e.field.startswith(field)
+    assert str(e) == "%s = %s: %s" % (e.field, e.value, e.allowed)
+    assert e.allowed
+
+
+def test_unknown_keyword_and_wrong_type_are_type_errors():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'seqlen'.*nq"):
+        flashlab.Config(seqlen=1024)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'block-skip'"):
+        flashlab.Config(**{"block-skip": "on"})
+    with pytest.raises(TypeError, match=r"Config\(nq=\.\.\.\): got a list"):
+        flashlab.Config(nq=[1024])
+
+
+def test_none_is_the_default_and_numpy_integers_work():
+    np = pytest.importorskip("numpy")
+    assert flashlab.Config(br=None, nq=None) == flashlab.Config()
+    assert flashlab.Config(nq=np.int64(300), scale=np.float64(0.25)).to_dict()["n_q"] == 300
+
+
+def test_replace_and_repr():
+    cfg = flashlab.Config(seq=1024, br=64, bc=64)
+    v1 = cfg.replace(algo="v1")
+    assert (v1.algo, v1.n_q, v1.b_r) == ("v1", 1024, 64)
+    assert cfg.algo == "v2"  # unchanged
+    assert cfg.replace(br=None).b_r == 128  # back to the default
+    assert repr(cfg) == "flashlab.Config(seq=1024, br=64, bc=64)"
+    assert eval(repr(cfg), {"flashlab": flashlab}) == cfg
+    assert cfg.kwargs == {"seq": 1024, "br": 64, "bc": 64}
+    cfg.kwargs["nq"] = 5  # a copy: the Config stays as it was
+    assert cfg.n_q == 1024 and "nq" not in cfg.kwargs
+    with pytest.raises(ValueError, match="^nq = 0: "):
+        cfg.replace(nq=0)
+
+
+def test_functions_take_a_config_keywords_or_both():
+    cfg = flashlab.Config(seq=512, br=64, bc=64)
+    a = flashlab.count(cfg)
+    assert flashlab.count(seq=512, br=64, bc=64) == a
+    assert flashlab.count(cfg, algo="v1") == flashlab.count(cfg.replace(algo="v1"))
+    with pytest.raises(TypeError, match="cfg: got a dict"):
+        flashlab.count({"seq": 512})
