@@ -64,7 +64,7 @@ std::string config_repr(const PyConfig& c) {
 
 // The keys of config_json (config_json.hpp), each a read-only attribute of Config.
 constexpr const char* kAttributes[] = {"algo",   "n_q",   "n_k",   "d",         "b_r",     "b_c",
-                                       "t_r",    "t_c",   "batch", "heads",     "dtype",   "e_in",
+                                       "t_r",    "t_c",   "batch", "heads",     "kv_heads", "dtype",   "e_in",
                                        "mask",   "block_skip", "scale", "warps", "split", "order",
                                        "grid",   "rescale", "preset", "sram_capacity_bytes", "gpu", "model"};
 
@@ -126,20 +126,22 @@ Keywords (all optional; None means the default):
   br, bc      B_r x B_c tile, elements: an int or 'auto' (FA1 Alg. 1 line 1 from M); default FA2's tile for d
   sram        SRAM capacity M, bytes (default: the GPU preset's shared memory per block)
   batch, heads   (default 1 each)
+  kv_heads    K/V heads H_k, a divisor of heads (grouped-query attention; default heads, or the model's)
   dtype       'fp16' | 'bf16' | 'fp32' (default 'fp16'; accumulation is fp32)
-  mask        'none' | 'causal' | 'causal-br' | 'window:LEFT,RIGHT'
+  mask        'none' | 'causal' | 'causal-br' | 'window:LEFT,RIGHT' (-1: no limit on that side)
   block_skip  True/False or 'on'/'off' (default on for v2, off for v1)
   order, grid, rescale, split   the switches from V1 to V2 (docs/model.md "Variants")
   scale       softmax scale (default 1/sqrt(d))
   warps       warps per thread block (default 4)
   gpu         GPU preset (default 'h200')
-  model       model preset ('llama3-8b', ...): fills heads, d, N_q = N_k and mask; explicit keywords override
+  model       model preset ('llama3-8b', ...): fills heads, kv_heads, d, N_q = N_k and mask (bottom-right
+              causal); explicit keywords override (heads without kv_heads: one K/V head per head)
 
 Raises ValueError (flashlab.ConfigError) naming the field, the value and what is allowed, exactly
 as the command line does (its field is the flag's name: 'nq', 'block-skip'); TypeError for an
 unknown keyword or a value that is not an int, float, str or bool.
 Attributes (read-only) are the resolved values, the keys of the config JSON (docs/output.md "Config"):
-algo, n_q, n_k, d, b_r, b_c, t_r, t_c, batch, heads, dtype, e_in, mask, block_skip, scale, warps,
+algo, n_q, n_k, d, b_r, b_c, t_r, t_c, batch, heads, kv_heads, dtype, e_in, mask, block_skip, scale, warps,
 split, order, grid, rescale, preset (None for standard attention), sram_capacity_bytes, gpu, model.
 )doc");
   cls.def(py::init([](const py::kwargs& kw) { return make_config(kw); }))

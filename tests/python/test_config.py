@@ -37,7 +37,11 @@ def test_keywords_are_the_flags(kwargs, flags):
 
 def test_model_preset_fills_heads_d_seq_mask():
     cfg = flashlab.Config(model="llama3-8b")
-    assert (cfg.heads, cfg.d, cfg.n_q, cfg.n_k, cfg.mask, cfg.model) == (32, 128, 8192, 8192, "causal", "llama3-8b")
+    # Llama-3-8B: 32 query heads over 8 K/V heads; causal presets are bottom-right (a decode row sees the cache)
+    assert (cfg.heads, cfg.kv_heads, cfg.d, cfg.n_q, cfg.n_k, cfg.mask, cfg.model) == \
+        (32, 8, 128, 8192, 8192, "causal-br", "llama3-8b")
+    assert flashlab.Config(model="llama3-8b", heads=4).kv_heads == 4
+    assert flashlab.Config(model="llama3-8b", heads=4, kv_heads=2).kv_heads == 2
     assert flashlab.Config(model="none").model == ""
 
 
