@@ -36,8 +36,8 @@ def test_keywords_are_the_flags(kwargs, flags):
 
 
 def test_model_preset_fills_heads_d_seq_mask():
-    cfg = flashlab.Config(model="llama3-8b")
-    assert (cfg.heads, cfg.d, cfg.n_q, cfg.n_k, cfg.mask, cfg.model) == (32, 128, 8192, 8192, "causal", "llama3-8b")
+    cfg = flashlab.Config(model="llama3-8b")  # a causal preset is bottom-right (README: a decode row sees the cache)
+    assert (cfg.heads, cfg.d, cfg.n_q, cfg.n_k, cfg.mask, cfg.model) == (32, 128, 8192, 8192, "causal-br", "llama3-8b")
     assert flashlab.Config(model="none").model == ""
 
 
