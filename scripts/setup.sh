@@ -10,6 +10,7 @@ packages=(
   libplplot-dev plplot-driver-cairo
   clang libclang-rt-14-dev
   pybind11-dev python3-dev python3-numpy python3-matplotlib python3-pytest
+  python3-nbclient python3-nbformat python3-ipykernel jupyter-nbconvert
 )
 
 missing=()

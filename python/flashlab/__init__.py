@@ -7,7 +7,7 @@
     flashlab.plot_tile_map(cfg)                       # the block-skip map on matplotlib
 
 The functions wrap the C++ library (the extension flashlab._flashlab; no subprocess): Config,
-ConfigError, count, compare, trace, tile_map, run. python/README.md documents each with its shapes
+ConfigError, count, compare, trace, tile_map, run, v1_to_v2_walk. python/README.md documents each with its shapes
 and units; docs/model.md gives every counting rule with its algorithm line.
 """
 from ._flashlab import (
@@ -24,6 +24,7 @@ from ._flashlab import (
     run,
     tile_map,
     trace,
+    v1_to_v2_walk,
 )
 from .plot import plot_tile_map, tile_map_image
 
@@ -37,6 +38,7 @@ __all__ = [
     "run",
     "plot_tile_map",
     "tile_map_image",
+    "v1_to_v2_walk",
     "EVENT_DTYPE",
     "OPS",
     "TENSORS",

@@ -1,4 +1,5 @@
-// module.cpp — the extension flashlab._flashlab: the error type, count() and compare(); the
+// module.cpp — the extension flashlab._flashlab: the error type, count(), compare() and
+// v1_to_v2_walk(); the
 // Config class (config.cpp), trace() and tile_map() (arrays.cpp) and run() (run.cpp) are bound
 // from their own files. python/README.md documents the API; flashlab/__init__.py re-exports it.
 #include <vector>
@@ -55,6 +56,26 @@ py::object compare(const py::object& cfg, const py::kwargs& kwargs) {
   return to_python(j);
 }
 
+// The steps of `flashlab explain` (v1_to_v2_walk()), each with its switches as Config keywords.
+py::list walk() {
+  py::list out;
+  for (const WalkStep& s : v1_to_v2_walk()) {
+    py::dict switches;
+    switches["algo"] = "v1";  // with_switches(): every step is V1's schedule with some switches on
+    switches["order"] = std::string(to_string(s.switches.order));
+    switches["grid"] = std::string(to_string(s.switches.grid));
+    switches["rescale"] = std::string(to_string(s.switches.rescale));
+    switches["split"] = std::string(to_string(s.switches.split));
+    switches["block_skip"] = s.switches.block_skip;
+    py::dict step;
+    step["key"] = s.key;
+    step["what"] = s.what;
+    step["switches"] = switches;
+    out.append(step);
+  }
+  return out;
+}
+
 }  // namespace
 
 }  // namespace flashlab::python
@@ -88,6 +109,15 @@ Llama-3-8B layer (model='llama3-8b': 32 heads, d = 128, 8192 tokens, causal).
 
 Raises ValueError (flashlab.ConfigError) for a configuration some algorithm refuses (its field
 names that algorithm, e.g. "sram (algo v1)"), TypeError for an unknown keyword.
+)doc");
+  m.def("v1_to_v2_walk", &fp::walk, R"doc(
+v1_to_v2_walk() -> list of dict
+
+The walk of `flashlab explain` from V1 to V2, one change at a time (docs/model.md "Variants"):
+six steps, each a dict with "key" ('v1', 'order', 'grid', 'rescale', 'split', 'block_skip'),
+"what" (the change, as explain prints it) and "switches", the Config keywords of that step
+(algo='v1', order, grid, rescale, split, block_skip), so that count(cfg, **step["switches"]) is
+the step's count; the last step's switches are V2's (FA2 Alg. 1).
 )doc");
   fp::bind_arrays(m);
   fp::bind_run(m);

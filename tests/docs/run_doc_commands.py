@@ -11,6 +11,7 @@ lines are skipped. Each command then falls under exactly one rule:
   gpu       flashlab-gpu, scripts/gpu/                              skipped: needs an NVIDIA GPU
   build     scripts/setup.sh, cmake, ctest                          skipped: this test runs inside that build
   lab       bash docs/labs/NN_*.sh                                  skipped: ctest's lab_NN_* runs it
+  notebook  jupyter ...                                             skipped: ctest's notebook.* run the notebooks
   picture   flashlab ... --map / --plot, in a build without them   skipped: this build cannot draw
             (--no-map, --no-plot: CMake passes them when stb or PLplot is missing)
   flashlab  flashlab ..., build/sim/cli/flashlab ...                run
@@ -56,6 +57,8 @@ SKIP_RULES = [
     ("gpu", "needs an NVIDIA GPU", re.compile(r"flashlab-gpu|scripts/gpu/")),
     ("build", "builds or installs; this test runs inside that build",
      re.compile(r"scripts/setup\.sh|(^|[;&|]\s*)(cmake|ctest)\s")),
+    ("notebook", "opens or executes a notebook; ctest's notebook.* tests run docs/labs/*.ipynb",
+     re.compile(r"(^|\s)jupyter\s")),
 ]
 LAB = re.compile(r"^bash\s+(docs/labs/(\d\d_[A-Za-z0-9_]+)\.sh)\s*$")
 FLASHLAB = re.compile(r"(^|[;&|(]\s*|\s)(build/sim/cli/)?flashlab\s")

@@ -1,0 +1,39 @@
+"""flashlab.v1_to_v2_walk(): the steps of `flashlab explain`, whose switches, given to count(),
+give each step's counts and predicted time — held to `explain --json` for the same config."""
+import flashlab
+from conftest import cli_json
+
+CONFIGS = ["--nq 1024 --nk 1024 --d 64 --br 64 --bc 64 --heads 16",
+           "--nq 2048 --nk 2048 --d 128 --br 64 --bc 64 --heads 4 --mask causal --dtype bf16"]
+
+
+def kwargs_of(args):
+    names = args.replace("--", "").split()
+    return {k: v for k, v in zip(names[::2], names[1::2])}  # strings, read as the flags' text
+
+
+def test_walk_names_the_switches_of_v1_then_v2():
+    walk = flashlab.v1_to_v2_walk()
+    assert [s["key"] for s in walk] == ["v1", "order", "grid", "rescale", "split", "block_skip"]
+    v1 = flashlab.Config(algo="v1")
+    v2 = flashlab.Config(algo="v2")
+    first, last = walk[0]["switches"], walk[-1]["switches"]
+    for name in ("order", "grid", "rescale", "split", "block_skip"):
+        assert first[name] == getattr(v1, name), name
+        assert last[name] == getattr(v2, name), name
+    for before, after in zip(walk, walk[1:]):  # one switch at a time
+        changed = [k for k in after["switches"] if after["switches"][k] != before["switches"][k]]
+        assert changed == [after["key"]]
+
+
+def test_each_step_counts_as_explain_reports_it():
+    for args in CONFIGS:
+        explained = cli_json("explain %s --json" % args)["steps"]
+        cfg = flashlab.Config(**kwargs_of(args))
+        walk = flashlab.v1_to_v2_walk()
+        assert [s["key"] for s in walk] == [s["step"] for s in explained]
+        assert [s["what"] for s in walk] == [s["what"] for s in explained]
+        for step, want in zip(walk, explained):
+            c = flashlab.count(cfg, **step["switches"])
+            assert c["predicted"] == want["predicted"], (args, step["key"])
+            assert c["hbm"]["total_bytes"] == want["figures"]["hbm_total_bytes"], (args, step["key"])
