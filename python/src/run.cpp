@@ -67,8 +67,11 @@ std::int64_t steps_block(const py::object& steps, const Problem& p) {
   const std::string allowed = fmt::format("a Q block index from 0 to {} (T_r - 1)", t_r - 1);
   if (py::isinstance<py::bool_>(steps) || !PyIndex_Check(steps.ptr()))
     throw ConfigError("steps", py::repr(steps).cast<std::string>(), allowed);
-  const auto block = py::int_(steps).cast<std::int64_t>();
-  if (block < 0 || block >= t_r) throw ConfigError("steps", std::to_string(block), allowed);
+  const py::int_ index(steps);
+  // compared as Python ints first: a value past int64 (2**70) is out of range, not a cast failure
+  if (index < py::int_(0) || index >= py::int_(t_r))
+    throw ConfigError("steps", static_cast<std::string>(py::str(py::object(index))), allowed);
+  const auto block = index.cast<std::int64_t>();
   return block;
 }
 

@@ -29,6 +29,11 @@ struct RunArgs {
   bool json = false, show_rows_given = false;  // --show-rows given, even as ""
 };
 
+// The file-name suffix of algorithm q's outputs under --out: none for one algorithm, "_v1" etc. for several.
+std::string out_suffix(const std::vector<Problem>& problems, const Problem& q) {
+  return problems.size() > 1 ? "_" + std::string(to_string(q.algo)) : "";
+}
+
 void print_steps(const Problem& p, std::int64_t block, const std::vector<StatSnapshot>& trace, std::int64_t rows) {
   const std::int64_t r0 = block * p.tiling.b_r, n = p.tiling.rows(block), shown = std::min(rows, n);
   std::cout << fmt::format("\n{}: m and l of Q block {} (rows {}..{}) after every step; rows {}..{} shown{}\n",
@@ -92,7 +97,11 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   const std::uint64_t seed = a.in.spec().seed;
   const std::vector<std::int64_t> shown_rows =
       !a.show_rows_given ? std::vector<std::int64_t>{} : parse_rows(a.show_rows, problems.front().tiling.n_q);
-  if (!a.out.empty()) check_out_dir(a.out);
+  if (!a.out.empty()) {  // before any work: a run never computes what it cannot write
+    std::vector<std::string> suffixes;
+    for (const Problem& q : problems) suffixes.push_back(out_suffix(problems, q));
+    prepare_out_dir(a.out, suffixes);
+  }
 
   const Inputs in = make_run_inputs(problems.front(), a.in.q, a.in.k, a.in.v, seed);  // fills or .npy files
   Progress progress("run", 1 + problems.size());  // on stderr when it is a terminal and the work is long
@@ -151,8 +160,7 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   if (!a.out.empty()) {  // O and L of each algorithm as .npy files (run_inputs.hpp)
     nlohmann::json files = nlohmann::json::array();
     for (std::size_t k = 0; k < problems.size(); ++k) {
-      const std::string suffix = problems.size() > 1 ? "_" + std::string(to_string(problems[k].algo)) : "";
-      for (const std::string& path : write_run_outputs(a.out, suffix, problems[k], results[k])) {
+      for (const std::string& path : write_run_outputs(a.out, out_suffix(problems, problems[k]), problems[k], results[k])) {
         files.push_back(path);
         if (!a.json) std::cout << "wrote " << path << "\n";
       }

@@ -44,7 +44,12 @@ Inputs make_run_inputs(const Problem& p, const std::string& q, const std::string
                        std::uint64_t seed) {
   // Fills first (their errors name the flag), then files; a file's place is filled with zeros.
   const auto fill = [&](const char* field, const std::string& text) {
-    return is_npy_path(text) ? Fill{Fill::Kind::zero} : parse_fill(field, text, p.dtype);
+    if (is_npy_path(text)) return Fill{Fill::Kind::zero};
+    try {
+      return parse_fill(field, text, p.dtype);
+    } catch (const ConfigError& e) {  // the command line also takes a file: say so, and how it is told apart
+      throw ConfigError(e.field(), e.value(), e.allowed() + ", or FILE.npy (a NumPy file: the name ends in .npy)");
+    }
   };
   Inputs in = make_inputs(p, fill("q", q), fill("k", k), fill("v", v), seed);
   const Tiling& t = p.tiling;
@@ -65,18 +70,36 @@ void check_out_dir(const std::string& dir) {
                                       parent.string() + " is not a directory)");
 }
 
-std::vector<std::string> write_run_outputs(const std::string& dir, const std::string& suffix, const Problem& p,
-                                           const NumericResult& r) {
+namespace {
+
+std::string output_file(const std::string& dir, const char* name, const std::string& suffix) {
+  return (fs::path(dir) / (name + suffix + ".npy")).string();
+}
+
+void create_out_dir(const std::string& dir) {
   check_out_dir(dir);
   std::error_code ec;
   fs::create_directory(dir, ec);
   if (ec) throw ConfigError("out", dir, "a directory that can be created (" + ec.message() + ")");
+}
+
+}  // namespace
+
+void prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes) {
+  create_out_dir(dir);
+  for (const std::string& suffix : suffixes)
+    for (const char* name : {"O", "L"}) check_creatable(output_path(output_file(dir, name, suffix)));
+}
+
+std::vector<std::string> write_run_outputs(const std::string& dir, const std::string& suffix, const Problem& p,
+                                           const NumericResult& r) {
+  create_out_dir(dir);
   const Tiling& t = p.tiling;
   const NpyArray o{npy_type(p.dtype), {t.n_q, t.d}, std::vector<float>(r.O.data(), r.O.data() + r.O.size())};
   const NpyArray l{NpyType::f4, {t.n_q}, std::vector<float>(r.L.data(), r.L.data() + r.L.size())};
   std::vector<std::string> written;
   for (const auto& [name, array] : {std::pair<const char*, const NpyArray*>{"O", &o}, {"L", &l}}) {
-    const std::string path = (fs::path(dir) / (name + suffix + ".npy")).string();
+    const std::string path = output_file(dir, name, suffix);
     write_output_file(path, encode_npy(*array));
     written.push_back(path);
   }

@@ -28,6 +28,12 @@ Inputs make_run_inputs(const Problem& p, const std::string& q, const std::string
 /// directory (it is created when the outputs are written). Throws ConfigError("out", dir, ...).
 void check_out_dir(const std::string& dir);
 
+/// Prepares --out DIR before any work, so that a run never computes what it cannot write: checks it
+/// (check_out_dir), creates it when missing, and checks that each DIR/O<suffix>.npy and
+/// DIR/L<suffix>.npy can be written (flashlab/trace/output_file.hpp output_path, check_creatable:
+/// a directory or a device in their place, an unwritable folder). Throws ConfigError.
+void prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes);
+
 /// Writes O and L of one algorithm's result into `dir` (created if missing) as DIR/O<suffix>.npy —
 /// shape (N_q, d) at the input dtype, as the simulator stores O — and DIR/L<suffix>.npy, shape
 /// (N_q,) in fp32 ('<f4'; +inf for a row with no visible key). Each file is written whole or not

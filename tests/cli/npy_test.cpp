@@ -174,6 +174,16 @@ TEST_CASE("bad input files: dtype, shape, values, truncation, not a file, and a 
         std::string::npos);
   CHECK(error_of(run + " --dtype fp32 --out " + dir + "/no/such").find("out = " + dir + "/no/such: a directory, or one") !=
         std::string::npos);
+  // refused before any work (stdout stays empty): a folder that cannot be created, and a directory
+  // where O.npy would go
+  CHECK(error_of(run + " --dtype fp32 --out /proc/flashlab-out").find("out = /proc/flashlab-out: a directory that can be "
+                                                                      "created") != std::string::npos);
+  fs::create_directories(dir + "/odir/O.npy");
+  CHECK(error_of(run + " --dtype fp32 --out " + dir + "/odir").find(dir + "/odir/O.npy") != std::string::npos);
+  // a name without .npy is read as a fill: the message says how a file is told apart
+  CHECK(error_of("run --seq 8 --d 2 --br 4 --bc 4 --q " + dir + "/qnoext")
+            .find(": one of random, zero, index, or a finite number (a constant fill), or FILE.npy (a NumPy file: the "
+                  "name ends in .npy)") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -7,8 +7,9 @@ Each notebook must be committed clean: no code cell with outputs or an execution
 them with `jupyter nbconvert --clear-output --inplace NOTEBOOK.ipynb`); a notebook with any fails
 before it is run. It is then executed top to bottom by nbclient in the kernel `python3` (the
 interpreter's own ipykernel), in a fresh temporary directory, with this process's environment
-(PYTHONPATH: the built module, relative entries made absolute; MPLBACKEND=Agg); any error in any cell fails it. Nothing is
-written back to the notebook.
+(PYTHONPATH: the built module, relative entries made absolute; MPLBACKEND removed, so that the
+kernel draws with matplotlib's inline backend as Jupyter does); any error in any cell fails it, and
+so does a run that draws no plot (each lab has one). Nothing is written back to the notebook.
 
 A lab has an exercise: a code cell tagged `exercise` that the student fills in (shipped
 answered), followed by a cell tagged `check` whose asserts hold the answer to values flashlab
@@ -52,12 +53,20 @@ def execute(nb, timeout):
     return None
 
 
+def plots(nb):
+    """The PNG images among the executed notebook's outputs."""
+    return sum(1 for c in nb.cells for out in c.get("outputs", []) if "image/png" in out.get("data", {}))
+
+
 def run_clean(path, nb, timeout):
     failed = execute(nb, timeout)
     if failed:
         print("%s: cell %d raised %s: %s" % (path, *failed))
         return False
-    print("%s: %d cells ran without an error" % (path, len(nb.cells)))
+    if plots(nb) == 0:
+        print("%s: ran without an error but drew no plot (a lab shows its answer as a figure)" % path)
+        return False
+    print("%s: %d cells ran without an error, %d plot(s)" % (path, len(nb.cells), plots(nb)))
     return True
 
 
@@ -95,6 +104,7 @@ def kernel_environment():
     if paths:
         os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in paths.split(os.pathsep) if p)
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # the debugger's frozen-modules warning
+    os.environ.pop("MPLBACKEND", None)  # Agg would draw nothing into the notebook: inline, as in Jupyter
 
 
 def main():

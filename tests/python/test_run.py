@@ -225,3 +225,7 @@ def test_bad_steps_raise_the_commands_error():
     assert str(info.value) == "steps = 4: a Q block index from 0 to 3 (T_r - 1)"
     with pytest.raises(ValueError, match=r"^steps = 'last': "):
         flashlab.run(cfg, z, z, z, steps="last")
+    # past int64: out of range like any other index, not a failed conversion
+    with pytest.raises(ValueError) as info:
+        flashlab.run(cfg, z, z, z, steps=2**70)
+    assert str(info.value) == f"steps = {2**70}: a Q block index from 0 to 3 (T_r - 1)"

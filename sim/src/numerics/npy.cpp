@@ -7,7 +7,9 @@
 #include <limits>
 
 #include <Eigen/Core>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "flashlab/contract/error.hpp"
 
@@ -263,12 +265,19 @@ NpyArray decode_npy(std::string_view bytes) {
 }
 
 NpyArray read_npy(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) unreadable(path, std::strerror(errno));
+  // Opened without blocking, so that a FIFO is refused by kind instead of waiting for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) unreadable(path, std::strerror(errno));
   struct stat st {};
-  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    std::fclose(f);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
     unreadable(path, "not a regular file");
+  }
+  std::FILE* f = ::fdopen(fd, "rb");
+  if (!f) {
+    const int e = errno;
+    ::close(fd);
+    unreadable(path, std::strerror(e));
   }
   // The header first (at most 12 + 1 MiB bytes), then the data once its size matches the file's.
   std::string bytes(std::size_t(std::min<std::int64_t>(st.st_size, std::int64_t(12 + kMaxHeader))), '\0');

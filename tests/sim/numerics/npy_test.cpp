@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include <sys/stat.h>
+
 #include "flashlab/contract/error.hpp"
 #include "flashlab/numerics/npy.hpp"
 
@@ -212,6 +214,11 @@ TEST_CASE("read_npy names the file, refuses what is not a regular file, checks t
   CHECK_THROWS_WITH_AS(read_npy("/dev/zero"), "npy file = /dev/zero: a readable NumPy .npy file (not a regular file)",
                        ConfigError);
   CHECK_THROWS_AS(read_npy(dir), ConfigError);
+  // a FIFO with no writer: refused by kind at once (opening it for reading would wait for a writer)
+  const std::string fifo = dir + "/fifo.npy";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(read_npy(fifo), ("npy file = " + fifo + ": a readable NumPy .npy file (not a regular file)").c_str(),
+                       ConfigError);
   std::filesystem::remove_all(dir);
 }
 
