@@ -39,18 +39,27 @@ void launches_from_v1(Trace& t) {
 }
 
 void check_trace(const Trace& t) {
-  if (t.header.level == TraceLevel::block)
-    for (std::size_t k = 0; k < t.events.size(); ++k)
-      if (t.events[k].warp != -1)
-        throw ConfigError("trace event " + std::to_string(k) + " warp", std::to_string(t.events[k].warp),
-                          "-1 in a block-level trace");
   const TraceHeader& h = t.header;
+  const Problem p = trace_problem(h);
+  const std::int64_t t_r = p.tiling.t_r(), t_c = p.tiling.t_c();
+  for (std::size_t k = 0; k < t.events.size(); ++k) {
+    const Event& e = t.events[k];
+    const auto where = [&](const char* field) { return "trace event " + std::to_string(k) + " " + field; };
+    if (h.level == TraceLevel::block && e.warp != -1)
+      throw ConfigError(where("warp"), std::to_string(e.warp), "-1 in a block-level trace");
+    // tiles of the header's config (docs/events.md "Fields"): a corrupted index is not a difference
+    if (e.i < -1 || e.i >= t_r)
+      throw ConfigError(where("i"), std::to_string(e.i), "-1 or a Q block index from 0 to T_r - 1 = " + std::to_string(t_r - 1));
+    if (e.j < -1 || e.j >= t_c)
+      throw ConfigError(where("j"), std::to_string(e.j), "-1 or a K/V block index from 0 to T_c - 1 = " + std::to_string(t_c - 1));
+    if (e.op == Op::skip && e.bytes != 0)
+      throw ConfigError(where("bytes"), std::to_string(e.bytes), "0 for a skip event (a skipped tile moves nothing)");
+  }
   const std::vector<BlockStats>& stats = t.stats;
   if (stats.empty() != !h.inputs.has_value())
     throw ConfigError("trace stats", stats.empty() ? "none" : std::to_string(stats.size()) + " blocks",
                       "statistics exactly when the header names their inputs");
   if (stats.empty()) return;
-  const Problem p = trace_problem(h);
   std::int64_t prev = -1;
   for (const BlockStats& b : stats) {
     if (b.i <= prev || b.i >= p.tiling.t_r())

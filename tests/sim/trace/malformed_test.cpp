@@ -146,6 +146,18 @@ TEST_CASE("bad records: enums out of range, pad bytes, warp events in a block-le
   block.events[3].warp = 0;
   rejects(encode_trace(block, TraceFormat::binary), "block-level");
   rejects(encode_trace(block, TraceFormat::text), "block-level");
+  // tile indices outside the config's T_r x T_c, and bytes on a skip event: a corrupted record is
+  // refused, not reported by diff as a difference (i = 255 came from 4 bytes overwritten in a file)
+  const Problem p = trace_problem(t.header);
+  const auto bad = [&](auto edit, const std::string& needle) {
+    Trace c = record_trace(p, TraceLevel::block);
+    edit(c);
+    rejects(encode_trace(c, TraceFormat::binary), needle);
+    rejects(encode_trace(c, TraceFormat::text), needle);
+  };
+  bad([&](Trace& c) { c.events[1].i = std::int32_t(p.tiling.t_r()); }, "i = " + std::to_string(p.tiling.t_r()));
+  bad([&](Trace& c) { c.events[1].j = -2; }, "j = -2");
+  bad([&](Trace& c) { c.events[1].op = Op::skip; c.events[1].bytes = 1ull << 40; }, "0 for a skip event");
 }
 
 TEST_CASE("bad headers: JSON, keys, types, config values, GPU facts") {
