@@ -1,7 +1,7 @@
 // main.cpp — the `flashlab` command: builds the CLI11 app, registers each command, maps errors to
 // the exit statuses of commands.hpp: 0 success; 1 diff: the traces differ; 2 bad input
 // (flashlab::ConfigError, "flashlab: error: <field> = <value>: <allowed>", or a command-line parse
-// error with CLI11's message); 3 numerics out of tolerance (`run`); 4 an output that could not be
+// error: "flashlab: error: <CLI11's message> (flashlab COMMAND --help lists the flags)"); 3 numerics out of tolerance (`run`); 4 an output that could not be
 // written (standard output is checked after every command, standard_output.hpp) or any other error.
 #include <cstdio>
 #include <exception>
@@ -66,7 +66,10 @@ int main(int argc, char** argv) {
     return checked_exit(kExitOk);
   } catch (const CLI::ParseError& e) {
     // --help and --version print to standard output and give 0
-    return app.exit(e) == 0 ? checked_exit(kExitOk) : kExitBadInput;
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? checked_exit(kExitOk) : kExitBadInput;
+    // any other parse error (an unknown flag, a flag given twice, a missing one) in the house form
+    std::fprintf(stderr, "flashlab: error: %s (flashlab COMMAND --help lists the flags)\n", e.what());
+    return kExitBadInput;
   } catch (const flashlab::ConfigError& e) {
     std::fprintf(stderr, "flashlab: error: %s\n", e.what());
     return kExitBadInput;

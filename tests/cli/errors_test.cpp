@@ -61,6 +61,10 @@ TEST_CASE("bad config values: exit 2, the field, the value and what is allowed")
       {"compare --model gpt5", 2, {"flashlab: error: model = gpt5:"}},
       {"count --gpu v100", 2, {"flashlab: error: gpu = v100: one of a100, h100, h200"}},
       {"compare --gpu v100", 2, {"flashlab: error: gpu = v100:"}},
+      // command-line parse errors in the same form: a flag the command does not take, a missing one
+      {"compare --algo v1", 2, {"flashlab: error: The following arguments were not expected", "--help lists the flags"}},
+      {"count --bogus 1", 2, {"flashlab: error: ", "--bogus"}},
+      {"trace --nq 8", 2, {"flashlab: error: ", "--output"}},
   };
   for (const ErrorCase& c : cases) check_error(c);
 }
