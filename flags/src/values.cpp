@@ -20,6 +20,19 @@ void collect(CLI::App& app, std::vector<CLI::Option*>& out) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) collect(*sub, out);
 }
 
+// The whole text as an integer of type T (a leading '+' allowed), or ConfigError(field, text, allowed),
+// "out of range: " first when the digits are fine but do not fit.
+template <class T>
+T parse_integer(const std::string& field, const std::string& text, const std::string& allowed) {
+  T v = 0;
+  const char* first = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
+  const char* last = text.data() + text.size();
+  auto [p, ec] = std::from_chars(first, last, v);
+  if (ec == std::errc::result_out_of_range && p == last) throw ConfigError(field, text, "out of range: " + allowed);
+  if (text.empty() || ec != std::errc() || p != last) throw ConfigError(field, text, allowed);
+  return v;
+}
+
 }  // namespace
 
 std::vector<CLI::Option*> value_options(CLI::App& app) {
@@ -56,13 +69,7 @@ std::string int_range(std::int64_t lo, std::int64_t hi) {
 }
 
 std::int64_t parse_int(const std::string& field, const std::string& text, const std::string& allowed) {
-  std::int64_t v = 0;
-  const char* first = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
-  const char* last = text.data() + text.size();
-  auto [p, ec] = std::from_chars(first, last, v);
-  if (ec == std::errc::result_out_of_range && p == last) throw ConfigError(field, text, "out of range: " + allowed);
-  if (text.empty() || ec != std::errc() || p != last) throw ConfigError(field, text, allowed);
-  return v;
+  return parse_integer<std::int64_t>(field, text, allowed);
 }
 
 std::int64_t parse_int_in(const std::string& field, const std::string& text, std::int64_t lo, std::int64_t hi,
@@ -74,14 +81,7 @@ std::int64_t parse_int_in(const std::string& field, const std::string& text, std
 }
 
 std::uint64_t parse_u64(const std::string& field, const std::string& text) {
-  const std::string allowed = "an integer from 0 to 18446744073709551615 (2^64 - 1)";
-  std::uint64_t v = 0;
-  const char* first = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
-  const char* last = text.data() + text.size();
-  auto [p, ec] = std::from_chars(first, last, v);
-  if (ec == std::errc::result_out_of_range && p == last) throw ConfigError(field, text, "out of range: " + allowed);
-  if (text.empty() || ec != std::errc() || p != last) throw ConfigError(field, text, allowed);
-  return v;
+  return parse_integer<std::uint64_t>(field, text, "an integer from 0 to 18446744073709551615 (2^64 - 1)");
 }
 
 double parse_number(const std::string& field, const std::string& text, const std::string& allowed) {
