@@ -1,6 +1,7 @@
 // predicted_report.cpp — the L2/DRAM levels and the predicted time as text.
 #include "predicted_report.hpp"
 #include "flashlab/report/format.hpp"
+#include "flashlab/report/report_json.hpp"  // fits_on_sm
 
 #include <fmt/format.h>
 
@@ -44,9 +45,14 @@ std::string predicted_text(const Problem& p, const Counters& k, const TimePredic
                    "block); DRAM written: during the launches, {} more still dirty in the L2 at their end\n",
                    human_bytes(double(dirty)));
   s += std::string("  ") + kPapersCountLine + "\n";
-  s += fmt::format("\nPredicted time on {} ({} ceilings): {}  ({:.1f} TFLOP/s, {:.1f}% of the mma.sync peak); bound: {}\n",
-                   p.gpu.name, t.ceilings && t.ceilings->measured ? "measured" : "datasheet", seconds_text(t.time_s),
-                   t.tflops, 100 * t.peak_fraction, to_string(t.bound));
+  if (!report::fits_on_sm(k))
+    s += fmt::format("\nPredicted time on {}: none: a thread block does not fit on an SM, so no wave can run (Grid "
+                     "above); the launches below are what one block per SM would take\n",
+                     p.gpu.name);
+  else
+    s += fmt::format("\nPredicted time on {} ({} ceilings): {}  ({:.1f} TFLOP/s, {:.1f}% of the mma.sync peak); bound: {}\n",
+                     p.gpu.name, t.ceilings && t.ceilings->measured ? "measured" : "datasheet", seconds_text(t.time_s),
+                     t.tflops, 100 * t.peak_fraction, to_string(t.bound));
   for (const LaunchTime& l : t.launches) {
     s += fmt::format("  {:<18} {:>10}  bound {:<7} grid {} in {} wave{} ({} blocks/SM, {}-limited, {} regs/thread; "
                      "{} sharing an SM), SMs busy {:.0f}%\n",

@@ -42,3 +42,21 @@ TEST_CASE("count and compare print requests and DRAM side by side and say which 
   CHECK(c.at("ratios").contains("predicted_seconds"));
   CHECK(c.at("ratios").contains("dram_read_bytes"));
 }
+
+// SRAM M = 512 KiB with auto tiles at d = 64, fp32: the tile fits M, and V1 holds Q_i, K_j, V_j and
+// S_ij in SRAM, (B_r d + 2 B_c d + B_r B_c) x 4 bytes — more than the H200's 233,472 bytes of shared
+// memory per SM. No wave can run, so there is no time to predict.
+TEST_CASE("count: a block that does not fit on an SM has no predicted time (null in JSON, 'none' in text)") {
+  const std::string args = "count --algo v1 --sram 524288 --br auto --bc auto --dtype fp32 --seq 8192 --d 64";
+  const nlohmann::json j = run_json(args + " --json");
+  CHECK(j.at("grid").at("fits_on_sm") == false);
+  const std::uint64_t br = j.at("config").at("b_r"), bc = j.at("config").at("b_c");
+  CHECK(j.at("sram").at("peak_bytes") == (br * 64 + 2 * bc * 64 + br * bc) * 4);
+  CHECK(j.at("sram").at("peak_bytes").get<std::uint64_t>() > 233472);
+  for (const char* key : {"time_s", "tflops", "peak_fraction", "bound"}) CHECK(j.at("predicted").at(key).is_null());
+  const CliResult r = run_cli(args);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("Predicted time on h200: none: a thread block does not fit on an SM") != std::string::npos);
+  // a block that fits keeps its prediction
+  CHECK(run_json("count --algo v1 --seq 8192 --d 64 --json").at("predicted").at("time_s").is_number());
+}

@@ -8,6 +8,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/report/format.hpp"
+#include "flashlab/report/report_json.hpp"  // fits_on_sm
 
 namespace flashlab::report {
 namespace {
@@ -218,8 +219,9 @@ std::vector<Metric> build() {
       });
 
   // The L2 model and the time model (docs/model.md "L2 and DRAM", "Time model").
+  // none where a thread block does not fit on an SM: no wave can run, there is no time to predict
   const auto predicted = [](auto get) {
-    return [get](const Figures& f) { return f.time_model ? get(f.time) : Value{}; };
+    return [get](const Figures& f) { return f.time_model && fits_on_sm(f.counters) ? get(f.time) : Value{}; };
   };
   add("predicted_seconds", "predicted.time_s", "predicted time (time model)", Unit::seconds,
       "The time model's prediction over every launch, launch overhead included (docs/model.md \"Time model\").",

@@ -61,10 +61,23 @@ nlohmann::json predicted_json(const TimePrediction& t) {
           {"launches", launches}};
 }
 
+namespace {
+
+// predicted_json of f, with no time where a thread block does not fit on an SM: no wave can run, so
+// time_s, tflops, peak_fraction and bound are null (the per-launch figures stay, as if one block fit).
+nlohmann::json predicted_of(const Figures& f) {
+  nlohmann::json j = predicted_json(f.time);
+  if (!fits_on_sm(f.counters))
+    for (const char* key : {"time_s", "tflops", "peak_fraction", "bound"}) j[key] = nullptr;
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json count_json(const Figures& f, const std::string& model) {
   nlohmann::json out = figures_json(f, model);
   out["grid"]["fits_on_sm"] = fits_on_sm(f.counters);  // false: blocks_per_sm and waves are 0, no wave can run
-  out["predicted"] = predicted_json(f.time);            // the catalogue's predicted.* and per launch
+  out["predicted"] = predicted_of(f);                   // the catalogue's predicted.* and per launch
   return out;
 }
 
@@ -102,7 +115,7 @@ nlohmann::json compare_json(const std::vector<Figures>& cols, const std::string&
   out["model"] = model;
   for (const Figures& f : cols) {
     nlohmann::json a = figures_json(f, model);
-    a["predicted"] = predicted_json(f.time);
+    a["predicted"] = predicted_of(f);
     out["algos"][std::string(to_string(f.problem.algo))] = a;
   }
   const auto json_ratio = [](double x) { return std::isnan(x) ? nlohmann::json() : nlohmann::json(x); };
