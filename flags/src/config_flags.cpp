@@ -81,6 +81,14 @@ const std::vector<Flag>& flag_table() {
        "step | delayed: normalise O_i at every step (FA1 Alg. 1 line 12) or once at the end (FA2 Alg. 1 "
        "line 12) (default: step for v1, delayed for v2)",
        [](Config& c, const std::string&, const std::string& t) { c.rescale = parse_rescale(t); }},
+      {"--pass", "pass", "PASS",
+       "forward | backward | both: the forward pass, the backward pass (dQ, dK, dV from dO: FA1 Alg. 3/4, "
+       "FA2 Alg. 2), or the forward's launches then the backward's (default forward)",
+       [](Config& c, const std::string&, const std::string& t) { c.pass = parse_pass(t); }},
+      {"--backward-form", "backward-form", "FORM",
+       "released | paper: v2's backward as FA2's kernels run it (dQ accumulated in fp32 with atomics, "
+       "three launches) or as FA2 Alg. 2 prints it (dQ_i read and written at every step) (default released)",
+       [](Config& c, const std::string&, const std::string& t) { c.backward_form = parse_backward_form(t); }},
       {"--scale", "scale", "FLOAT", "softmax scale (default 1/sqrt(d))",
        [](Config& c, const std::string& f, const std::string& t) {
          const std::string allowed = "a number > 0 (decimal and finite), e.g. 0.125";

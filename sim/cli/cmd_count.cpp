@@ -60,10 +60,16 @@ void print_table(const report::Figures& f, const std::string& model) {
   std::cout << fmt::format("  {:<6}{:>34}{:>34}\n", "tensor", "read", "written");
   for (int t = 0; t < kTensorCount; ++t) {
     const std::string name(to_string(Tensor(t)));
+    // the forward's tensors always; the backward's (dO ... dS) where the schedule moves them
+    if (Tensor(t) > Tensor::P && n("read_" + name) == 0 && n("write_" + name) == 0) continue;
     row(name, n("read_" + name), n("write_" + name));
   }
   row("total", n("hbm_read_bytes"), n("hbm_write_bytes"));
-  std::cout << fmt::format("  read + written: {}\n", bytes_both(n("hbm_total_bytes")));
+  if (n("hbm_atomic_bytes") > 0)
+    std::cout << fmt::format("  atomic adds to dQacc (read-modify-write, Nsight Compute's reductions): {}\n",
+                             bytes_both(n("hbm_atomic_bytes")));
+  std::cout << fmt::format("  read + written{}: {}\n", n("hbm_atomic_bytes") > 0 ? " + atomic" : "",
+                           bytes_both(n("hbm_total_bytes")));
   std::cout << "Other memory levels (read, written):\n";
   for (const char* level : {"sector", "sram", "registers"}) {
     const report::Value r = report::value_of(std::string(level) + "_read_bytes", f);
@@ -90,7 +96,7 @@ void print_table(const report::Figures& f, const std::string& model) {
   std::cout << grid_line(p, f.counters) << "\n";  // says so when no block fits on an SM (grid_line.hpp)
   std::cout << fmt::format("Launches ({}):\n", f.counters.launches.size());
   for (const LaunchCounters& l : f.counters.launches)
-    std::cout << fmt::format("  {:<18} grid {:>13}  read {:>28}  written {:>28}\n", l.name,
+    std::cout << fmt::format("  {:<20} grid {:>13}  read {:>28}  written {:>28}\n", l.name,
                              group_digits(std::uint64_t(l.grid)), bytes_both(l.cost.read_bytes()),
                              bytes_both(l.cost.write_bytes()));
   print_warps(f);

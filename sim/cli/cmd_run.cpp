@@ -24,7 +24,7 @@ namespace flashlab::cli {
 namespace {
 
 struct RunArgs {
-  std::string algo = "v2", steps, rows = "4", show_rows, out;
+  std::string algo = "v2", steps, rows = "4", show_rows, out, dO = "random";
   InputFlags in;
   bool json = false, show_rows_given = false;  // --show-rows given, even as ""
 };
@@ -78,6 +78,41 @@ void print_tolerance_notes(const std::vector<Problem>& problems) {
   }
 }
 
+// The backward's errors (--pass backward or both): dQ, dK, dV against the float64 chain rule, one
+// line (or one JSON object) per algorithm. Returns whether every algorithm is within tolerance.
+bool report_grads(const std::vector<Problem>& problems, const std::vector<NumericResult>& results,
+                  const GradReference& ref, bool json, nlohmann::json& out, const std::string& model) {
+  bool all = true;
+  if (!json)
+    std::cout << fmt::format("\nbackward: dQ, dK, dV against the float64 chain rule (FA1 eq. (4))\n{:<10}{:>20}{:>20}{:>20}"
+                             "{:>14}{:>8}{:>10}{:>8}\n",
+                             "algo", "|dQ-ref|/|ref|", "|dK-ref|/|ref|", "|dV-ref|/|ref|", "max|D-D_ref|", "finite",
+                             "tol", "result");
+  for (std::size_t k = 0; k < problems.size(); ++k) {
+    const Problem& p = problems[k];
+    const GradError e = compare_grads(results[k], ref, p);
+    all = all && e.within;
+    const std::string name(to_string(p.algo));
+    if (json) {
+      out["results"][name]["backward"] = {{"rel_fro_dQ", e.rel_fro_dQ}, {"rel_fro_dK", e.rel_fro_dK},
+                                          {"rel_fro_dV", e.rel_fro_dV}, {"max_abs_D", e.max_abs_D},
+                                          {"finite", e.finite},         {"within", e.within},
+                                          {"tolerance", e.tol}};
+      (void)model;
+    } else {
+      std::cout << fmt::format("{:<10}{}{}{}{}{:>8}{:>10.1e}{:>8}\n", name, error_text(e.rel_fro_dQ, 20),
+                               error_text(e.rel_fro_dK, 20), error_text(e.rel_fro_dV, 20), error_text(e.max_abs_D, 14),
+                               e.finite ? "yes" : "NO", e.tol, e.within ? "ok" : "FAIL");
+    }
+  }
+  if (!json)
+    std::cout << fmt::format("tol: 8 u ({}: {:.1e}; fp32 1e-4), plus u sqrt(n) for v1 and v2's paper form, which round "
+                             "dQ_i to {} at each of n steps (docs/model.md \"Backward pass\")\n",
+                             to_string(problems.front().dtype), 8 * unit_roundoff(problems.front().dtype),
+                             to_string(problems.front().dtype));
+  return all;
+}
+
 void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   const std::vector<Algo> algos = parse_algo_list("algo", a.algo);
   std::vector<Problem> problems;
@@ -100,21 +135,24 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   if (!a.out.empty()) {  // before any work: a run never computes what it cannot write
     std::vector<std::string> suffixes;
     for (const Problem& q : problems) suffixes.push_back(out_suffix(problems, q));
-    prepare_out_dir(a.out, suffixes);
+    prepare_out_dir(a.out, suffixes, problems.front().backward());
   }
 
-  const Inputs in = make_run_inputs(problems.front(), a.in.q, a.in.k, a.in.v, seed);  // fills or .npy files
+  const Problem& first = problems.front();
+  const bool backward = first.backward();
+  const Inputs in = make_run_inputs(first, a.in.q, a.in.k, a.in.v, a.dO, seed);  // fills or .npy files
   Progress progress("run", 1 + problems.size());  // on stderr when it is a terminal and the work is long
   progress.label("float64 reference");
   const Reference ref = reference(problems.front(), in);
+  const GradReference grad_ref = backward ? grad_reference(first, in) : GradReference{};
   progress.tick();
   progress.clear();
   nlohmann::json out;
   bool all_within = true;
   if (!a.json) {
     std::cout << shape_line(problems.front()) << "\n";
-    std::cout << fmt::format("inputs Q {}, K {}, V {}, seed {}; one (batch, head); reference: float64 dense\n\n",
-                             a.in.q, a.in.k, a.in.v, seed);
+    std::cout << fmt::format("inputs Q {}, K {}, V {}{}, seed {}; one (batch, head); reference: float64 dense\n\n",
+                             a.in.q, a.in.k, a.in.v, backward ? ", dO " + a.dO : "", seed);
     std::cout << fmt::format("{:<10}{:>14}{:>20}{:>14}{:>8}{:>10}{:>10}{:>8}\n", "algo", "max|O-O_ref|",
                              "|O-O_ref|/|O_ref|", "max|L-L_ref|", "finite", "tol O", "tol L", "result");
   }
@@ -141,10 +179,11 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
     }
   }
   if (!a.json) print_tolerance_notes(problems);
+  if (backward) all_within = report_grads(problems, results, grad_ref, a.json, out, model) && all_within;
   for (std::size_t k = 0; k < problems.size() && !shown_rows.empty(); ++k) {
     const std::string name(to_string(problems[k].algo));
-    if (a.json) out["rows"][name] = rows_json(results[k], shown_rows);
-    else print_rows(name, results[k], shown_rows);
+    if (a.json) out["rows"][name] = rows_json(results[k], shown_rows, backward);
+    else print_rows(name, results[k], shown_rows, backward);
   }
   if (block >= 0)
     for (std::size_t k = 0; k < problems.size(); ++k) {
@@ -170,6 +209,7 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   }
   if (a.json) {
     out["inputs"] = {{"q", a.in.q}, {"k", a.in.k}, {"v", a.in.v}, {"seed", seed}};  // as in a trace header
+    if (backward) out["inputs"]["do"] = a.dO;
     std::cout << out.dump(2) << "\n";
   }
   if (!all_within) throw CommandFailed(kExitTolerance, "numerics out of tolerance (see the result column)");
@@ -191,6 +231,11 @@ void register_run(CLI::App& app) {
       "tensor of the dtype ('<f2' fp16, '<u2' bf16 bits, '<f4' fp32)");
   cmd->get_option("--k")->description("K input, as --q; a file holds (N_k, d)");
   cmd->get_option("--v")->description("V input, as --k");
+  cmd->add_option("--do", args->dO,
+                  "dO, the backward's input (with --pass backward or both): a fill as --q or FILE.npy of (N_q, d) "
+                  "(default random)")
+      ->type_name("FILL")
+      ->group("Inputs");
   cmd->add_option("--out", args->out,
                   "write O (at the input dtype) and L (fp32) to DIR as O.npy and L.npy (several algorithms: "
                   "O_<algo>.npy, L_<algo>.npy); DIR is created if missing")

@@ -97,13 +97,8 @@ Modelled model_with_progress(const Problem& p, Progress& progress) {
 
 NumericResult simulate_with_progress(const Problem& p, const Inputs& in, const NumericsOptions& opt,
                                      Progress& progress) {
-  NumericsObserver numerics(p, in, opt);
   WalkProgress walk(p, progress);
-  Executor e(p);
-  e.add_observer(&numerics);
-  if (progress.enabled()) e.add_observer(&walk);
-  e.run();
-  return numerics.result();
+  return simulate(p, in, opt, progress.enabled() ? &walk : nullptr);
 }
 
 }  // namespace flashlab::cli

@@ -24,6 +24,9 @@ std::string config_line(const Problem& p) {
   if (p.algo != Algo::standard && !(same == preset_switches(p.algo)))
     line += fmt::format("; order {}, grid {}, rescale {}, split {}", to_string(p.order), to_string(p.grid),
                         to_string(p.rescale), to_string(p.split));
+  if (p.backward())
+    line += fmt::format("; pass {}{}", to_string(p.pass),
+                        p.algo == Algo::v2 ? fmt::format(" ({} form)", to_string(p.backward_form)) : "");
   return line;
 }
 

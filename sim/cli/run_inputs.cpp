@@ -41,7 +41,7 @@ MatrixF read_input(const std::string& path, const char* name, std::int64_t rows,
 bool is_npy_path(const std::string& text) { return text.size() > 4 && text.ends_with(".npy"); }
 
 Inputs make_run_inputs(const Problem& p, const std::string& q, const std::string& k, const std::string& v,
-                       std::uint64_t seed) {
+                       const std::string& dO, std::uint64_t seed) {
   // Fills first (their errors name the flag), then files; a file's place is filled with zeros.
   const auto fill = [&](const char* field, const std::string& text) {
     if (is_npy_path(text)) return Fill{Fill::Kind::zero};
@@ -51,11 +51,13 @@ Inputs make_run_inputs(const Problem& p, const std::string& q, const std::string
       throw ConfigError(e.field(), e.value(), e.allowed() + ", or FILE.npy (a NumPy file: the name ends in .npy)");
     }
   };
-  Inputs in = make_inputs(p, fill("q", q), fill("k", k), fill("v", v), seed);
+  const Fill dO_fill = p.backward() ? fill("do", dO) : Fill{};
+  Inputs in = make_inputs(p, fill("q", q), fill("k", k), fill("v", v), dO_fill, seed);
   const Tiling& t = p.tiling;
   if (is_npy_path(q)) in.Q = read_input(q, "Q", t.n_q, p);
   if (is_npy_path(k)) in.K = read_input(k, "K", t.n_k, p);
   if (is_npy_path(v)) in.V = read_input(v, "V", t.n_k, p);
+  if (p.backward() && is_npy_path(dO)) in.dO = read_input(dO, "dO", t.n_q, p);
   return in;
 }
 
@@ -85,10 +87,11 @@ void create_out_dir(const std::string& dir) {
 
 }  // namespace
 
-void prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes) {
+void prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes, bool backward) {
   create_out_dir(dir);
   for (const std::string& suffix : suffixes)
-    for (const char* name : {"O", "L"}) check_creatable(output_path(output_file(dir, name, suffix)));
+    for (const char* name : {"O", "L", "dQ", "dK", "dV"})
+      if (backward || name[0] != 'd') check_creatable(output_path(output_file(dir, name, suffix)));
 }
 
 std::vector<std::string> write_run_outputs(const std::string& dir, const std::string& suffix, const Problem& p,
@@ -97,10 +100,19 @@ std::vector<std::string> write_run_outputs(const std::string& dir, const std::st
   const Tiling& t = p.tiling;
   const NpyArray o{npy_type(p.dtype), {t.n_q, t.d}, std::vector<float>(r.O.data(), r.O.data() + r.O.size())};
   const NpyArray l{NpyType::f4, {t.n_q}, std::vector<float>(r.L.data(), r.L.data() + r.L.size())};
+  std::vector<std::pair<const char*, NpyArray>> arrays{{"O", o}, {"L", l}};
+  if (p.backward()) {
+    const auto rows_of = [&](const MatrixF& x) {
+      return NpyArray{npy_type(p.dtype), {x.rows(), x.cols()}, std::vector<float>(x.data(), x.data() + x.size())};
+    };
+    arrays.push_back({"dQ", rows_of(r.dQ)});
+    arrays.push_back({"dK", rows_of(r.dK)});
+    arrays.push_back({"dV", rows_of(r.dV)});
+  }
   std::vector<std::string> written;
-  for (const auto& [name, array] : {std::pair<const char*, const NpyArray*>{"O", &o}, {"L", &l}}) {
+  for (const auto& [name, array] : arrays) {
     const std::string path = output_file(dir, name, suffix);
-    write_output_file(path, encode_npy(*array));
+    write_output_file(path, encode_npy(array));
     written.push_back(path);
   }
   return written;

@@ -21,8 +21,9 @@ bool is_npy_path(const std::string& text);
 /// read with read_npy. Throws ConfigError naming the flag for a bad fill, and the file (its path
 /// as the field) for a file that cannot be read, is not a valid .npy file, has another dtype or
 /// shape than the config asks for (both named), or holds a value that is not finite.
+/// With a backward pass (p.backward()), dO from `dO` the same way (flag "do", shape (N_q, d)).
 Inputs make_run_inputs(const Problem& p, const std::string& q, const std::string& k, const std::string& v,
-                       std::uint64_t seed);
+                       const std::string& dO, std::uint64_t seed);
 
 /// Checks --out DIR before any work: an existing directory, or a missing one whose parent is a
 /// directory (it is created when the outputs are written). Throws ConfigError("out", dir, ...).
@@ -31,13 +32,16 @@ void check_out_dir(const std::string& dir);
 /// Prepares --out DIR before any work, so that a run never computes what it cannot write: checks it
 /// (check_out_dir), creates it when missing, and checks that each DIR/O<suffix>.npy and
 /// DIR/L<suffix>.npy can be written (flashlab/trace/output_file.hpp output_path, check_creatable:
-/// a directory or a device in their place, an unwritable folder). Throws ConfigError.
-void prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes);
+/// a directory or a device in their place, an unwritable folder) — and with `backward`
+/// DIR/dQ<suffix>.npy, dK, dV. Throws ConfigError.
+void prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes, bool backward = false);
 
 /// Writes O and L of one algorithm's result into `dir` (created if missing) as DIR/O<suffix>.npy —
 /// shape (N_q, d) at the input dtype, as the simulator stores O — and DIR/L<suffix>.npy, shape
 /// (N_q,) in fp32 ('<f4'; +inf for a row with no visible key). Each file is written whole or not
-/// at all (a temporary file renamed, flashlab/trace/output_file.hpp). Returns the paths written.
+/// at all (a temporary file renamed, flashlab/trace/output_file.hpp). With a backward pass also
+/// dQ<suffix>.npy (N_q, d), dK<suffix>.npy and dV<suffix>.npy (N_k, d), at the input dtype.
+/// Returns the paths written.
 std::vector<std::string> write_run_outputs(const std::string& dir, const std::string& suffix, const Problem& p,
                                            const NumericResult& r);
 

@@ -52,29 +52,56 @@ std::vector<std::int64_t> parse_rows(const std::string& text, std::int64_t n_q) 
   return rows;
 }
 
-void print_rows(const std::string& algo, const NumericResult& r, const std::vector<std::int64_t>& rows) {
+namespace {
+
+// The first `cols` values of row `row` of x, as text.
+std::string row_text(const MatrixF& x, std::int64_t row, std::int64_t cols) {
+  std::string line;
+  for (std::int64_t c = 0; c < cols; ++c) {
+    line += ' ';
+    line += value_text(x(row, c));
+  }
+  return line;
+}
+
+}  // namespace
+
+void print_rows(const std::string& algo, const NumericResult& r, const std::vector<std::int64_t>& rows, bool backward) {
   const std::int64_t cols = std::min<std::int64_t>(r.O.cols(), kShownColumns);
   std::cout << fmt::format("\n{}: O[r][0..{}) and L[r]{}\n", algo, cols,
                            cols < r.O.cols() ? fmt::format(" (first {} of d = {} columns)", cols, r.O.cols()) : "");
   std::cout << fmt::format("  {:>8} {:>14} | O[r][0..{})\n", "row r", "L[r]", cols);
+  for (std::int64_t row : rows)
+    std::cout << fmt::format("  {:>8} {:>14} |", row, value_text(r.L[row])) << row_text(r.O, row, cols) << "\n";
+  if (!backward) return;
+  std::cout << fmt::format("{}: dQ[r][0..{}) (query rows), dK[r] and dV[r] (key rows)\n", algo, cols);
   for (std::int64_t row : rows) {
-    std::string line = fmt::format("  {:>8} {:>14} |", row, value_text(r.L[row]));
-    for (std::int64_t c = 0; c < cols; ++c) {
-      line += ' ';
-      line += value_text(r.O(row, c));
-    }
-    std::cout << line << "\n";
+    std::cout << fmt::format("  {:>8} dQ |", row) << row_text(r.dQ, row, cols) << "\n";
+    if (row >= r.dK.rows()) continue;
+    std::cout << fmt::format("  {:>8} dK |", row) << row_text(r.dK, row, cols) << "\n";
+    std::cout << fmt::format("  {:>8} dV |", row) << row_text(r.dV, row, cols) << "\n";
   }
 }
 
-nlohmann::json rows_json(const NumericResult& r, const std::vector<std::int64_t>& rows) {
+nlohmann::json rows_json(const NumericResult& r, const std::vector<std::int64_t>& rows, bool backward) {
   const auto value = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
   const std::int64_t cols = std::min<std::int64_t>(r.O.cols(), kShownColumns);
+  const auto row_of = [&](const MatrixF& x, std::int64_t row) {
+    nlohmann::json o = nlohmann::json::array();
+    for (std::int64_t c = 0; c < cols; ++c) o.push_back(value(x(row, c)));
+    return o;
+  };
   nlohmann::json out = nlohmann::json::array();
   for (std::int64_t row : rows) {
-    nlohmann::json o = nlohmann::json::array();
-    for (std::int64_t c = 0; c < cols; ++c) o.push_back(value(r.O(row, c)));
-    out.push_back({{"row", row}, {"O", o}, {"L", value(r.L[row])}});
+    nlohmann::json item{{"row", row}, {"O", row_of(r.O, row)}, {"L", value(r.L[row])}};
+    if (backward) {
+      item["dQ"] = row_of(r.dQ, row);
+      if (row < r.dK.rows()) {
+        item["dK"] = row_of(r.dK, row);
+        item["dV"] = row_of(r.dV, row);
+      }
+    }
+    out.push_back(item);
   }
   return out;
 }

@@ -27,11 +27,14 @@ std::string error_text(double x, int width);
 /// ConfigError("show-rows", text, allowed).
 std::vector<std::int64_t> parse_rows(const std::string& text, std::int64_t n_q);
 
-/// O[r][0..min(d, 8)) and L[r] for each row r, one line each, under a heading naming `algo`.
-void print_rows(const std::string& algo, const NumericResult& r, const std::vector<std::int64_t>& rows);
-/// The same as JSON: [{"row": r, "O": [...], "L": x}, ...]; JSON has no inf or nan, so a
-/// non-finite value is null (L = +inf for a row with no visible key).
-nlohmann::json rows_json(const NumericResult& r, const std::vector<std::int64_t>& rows);
+/// O[r][0..min(d, 8)) and L[r] for each row r, one line each, under a heading naming `algo`; with
+/// `backward`, dQ[r] (query row r) and dK[r], dV[r] (key row r, where r < N_k) too.
+void print_rows(const std::string& algo, const NumericResult& r, const std::vector<std::int64_t>& rows,
+                bool backward = false);
+/// The same as JSON: [{"row": r, "O": [...], "L": x}, ...] (with `backward` also "dQ", and "dK",
+/// "dV" for r < N_k); JSON has no inf or nan, so a non-finite value is null (L = +inf for a row
+/// with no visible key).
+nlohmann::json rows_json(const NumericResult& r, const std::vector<std::int64_t>& rows, bool backward = false);
 
 /// Values of O shown per row: the first min(d, 8) columns.
 inline constexpr std::int64_t kShownColumns = 8;

@@ -29,27 +29,34 @@ std::int64_t parse_int(std::string_view field, std::string_view text) {
   return v;
 }
 
+// The pass and backward form a fit is checked for.
+struct Passes {
+  Pass pass = Pass::forward;
+  BackwardForm form = BackwardForm::released;
+};
+
 // SRAM bytes the schedule of (a, v) keeps with rows x cols tiles (schedule.hpp sram_bytes: the
 // Q outer order keeps S_ij/P_ij and O_i in registers, the K/V outer order keeps S_ij in SRAM).
-std::int64_t sram_need(Algo a, const Switches& v, std::int64_t rows, std::int64_t cols, std::int64_t d, int e) {
-  return sram_bytes(make_schedule(a, v), rows, cols, d, e);
+std::int64_t sram_need(Algo a, const Switches& v, std::int64_t rows, std::int64_t cols, std::int64_t d, int e,
+                       Passes ps) {
+  return sram_bytes(make_schedule(a, v, ps.pass, ps.form), rows, cols, d, e);
 }
 
 // Largest B <= kMaxBlock with B_r = B_c = B whose tiles fit in `capacity` bytes (0: none does).
 std::int64_t largest_square_tile(Algo a, const Switches& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d, int e,
-                                 std::int64_t capacity) {
+                                 std::int64_t capacity, Passes ps) {
   std::int64_t lo = 0, hi = kMaxBlock;
   while (lo < hi) {
     const std::int64_t mid = (lo + hi + 1) / 2;
-    if (tile_fits(a, v, mid, mid, n_q, n_k, d, e, capacity)) lo = mid; else hi = mid - 1;
+    if (tile_fits(a, v, mid, mid, n_q, n_k, d, e, capacity, ps.pass, ps.form)) lo = mid; else hi = mid - 1;
   }
   return lo;
 }
 
 // What resolve() says about the largest square tile that fits, `fit` from largest_square_tile.
-std::string square_tile_hint(Algo a, const Switches& v, std::int64_t d, int e, std::int64_t fit) {
+std::string square_tile_hint(Algo a, const Switches& v, std::int64_t d, int e, std::int64_t fit, Passes ps) {
   if (fit == 0)
-    return "no tile fits: even B_r = B_c = 1 needs " + std::to_string(sram_need(a, v, 1, 1, d, e)) + " bytes";
+    return "no tile fits: even B_r = B_c = 1 needs " + std::to_string(sram_need(a, v, 1, 1, d, e, ps)) + " bytes";
   if (fit < 16) return "the largest B_r = B_c that fits is " + std::to_string(fit) + " (no multiple of 16 fits)";
   return "the largest B_r = B_c that fits is " + std::to_string(fit) + " (multiple of 16: " +
          std::to_string(fit / 16 * 16) + ")";
@@ -78,9 +85,10 @@ std::string format_double(double v) {
 
 int element_bytes(Dtype t) { return t == Dtype::fp32 ? 4 : 2; }
 
-std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d) {
+std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d, Pass pass) {
   if (d <= 64) return {128, 128};
-  if (d <= 128) return {128, 64};
+  if (d <= 128) return pass == Pass::backward ? std::pair<std::int64_t, std::int64_t>{64, 128}
+                                              : std::pair<std::int64_t, std::int64_t>{128, 64};
   return {64, 64};
 }
 
@@ -121,21 +129,21 @@ Config with_switches(Config c, const Switches& s) {
 }
 
 bool tile_fits(Algo algo, const Switches& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k,
-               std::int64_t d, int e_in, std::int64_t capacity) {
-  return sram_need(algo, v, std::min(b_r, n_q), std::min(b_c, n_k), d, e_in) <= capacity;
+               std::int64_t d, int e_in, std::int64_t capacity, Pass pass, BackwardForm form) {
+  return sram_need(algo, v, std::min(b_r, n_q), std::min(b_c, n_k), d, e_in, {pass, form}) <= capacity;
 }
 
 std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
-                                                  int e_in, std::int64_t capacity) {
+                                                  int e_in, std::int64_t capacity, Pass pass, BackwardForm form) {
   const std::int64_t step = algo == Algo::v2 ? 16 : 1;  // V2: the kernels' tiles are multiples of 16
   const auto fitted = [step](std::int64_t b) { return std::max(step, b / step * step); };
   const std::int64_t m = capacity / e_in;                                      // M in elements
   std::int64_t b_c = fitted(std::min(kMaxBlock, (m + 4 * d - 1) / (4 * d)));  // ceil(M / (4d))
   for (; b_c >= step; b_c -= step) {
     const std::int64_t b_r = fitted(std::min(b_c, d));  // B_r = min(B_c, d)
-    if (tile_fits(algo, v, b_r, b_c, n_q, n_k, d, e_in, capacity)) return {b_r, b_c};
+    if (tile_fits(algo, v, b_r, b_c, n_q, n_k, d, e_in, capacity, pass, form)) return {b_r, b_c};
   }
-  const std::int64_t smallest = sram_need(algo, v, std::min(step, n_q), std::min(step, n_k), d, e_in);
+  const std::int64_t smallest = sram_need(algo, v, std::min(step, n_q), std::min(step, n_k), d, e_in, {pass, form});
   throw ConfigError("sram", std::to_string(capacity),
                     "at least " + std::to_string(smallest) + " bytes for --br auto --bc auto: the smallest tile, B_r = B_c = " +
                         std::to_string(step) + (step > 1 ? " (v2: multiples of 16)" : "") + ", needs " +
@@ -174,15 +182,18 @@ Problem resolve(const Config& c) {
   p.grid = c.grid.value_or(preset.grid);
   p.rescale = c.rescale.value_or(preset.rescale);
   const Switches v = p.switches();
+  p.pass = c.pass;
+  p.backward_form = c.backward_form;
+  const Passes ps{c.pass, c.backward_form};
 
   std::int64_t b_r, b_c;
   if (c.auto_blocks) {
     if (c.b_r || c.b_c)
       throw ConfigError("br/bc", "auto together with explicit sizes",
                         "either --br auto/--bc auto or explicit block sizes, not both");
-    std::tie(b_r, b_c) = auto_blocks(c.algo, v, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity);
+    std::tie(b_r, b_c) = auto_blocks(c.algo, v, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity, c.pass, c.backward_form);
   } else {
-    const auto def = default_blocks(c.d);
+    const auto def = default_blocks(c.d, c.pass);
     b_r = c.b_r.value_or(def.first);
     b_c = c.b_c.value_or(def.second);
   }
@@ -223,13 +234,13 @@ Problem resolve(const Config& c) {
                           "--batch, --heads, --nq, --nk or --d");
 
   // Tiles over the SRAM capacity: the bytes needed, the capacity, the largest tiles that fit.
-  if (!tile_fits(c.algo, v, b_r, b_c, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity)) {
-    const std::int64_t need = sram_need(c.algo, v, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in);
-    const std::int64_t fit = largest_square_tile(c.algo, v, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity);
+  if (!tile_fits(c.algo, v, b_r, b_c, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity, c.pass, c.backward_form)) {
+    const std::int64_t need = sram_need(c.algo, v, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in, ps);
+    const std::int64_t fit = largest_square_tile(c.algo, v, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity, ps);
     throw ConfigError("br x bc", std::to_string(b_r) + " x " + std::to_string(b_c),
                       "tiles needing at most the SRAM capacity: these need " + std::to_string(need) +
                           " bytes, the capacity is " + std::to_string(p.sram_capacity) + " bytes; " +
-                          square_tile_hint(c.algo, v, c.d, p.e_in, fit));
+                          square_tile_hint(c.algo, v, c.d, p.e_in, fit, ps));
   }
   return p;
 }
@@ -256,6 +267,8 @@ std::string_view to_string(WarpSplit s) { return s == WarpSplit::split_q ? "spli
 std::string_view to_string(LoopOrder o) { return o == LoopOrder::kv_outer ? "kv-outer" : "q-outer"; }
 std::string_view to_string(GridKind g) { return g == GridKind::head ? "head" : "qblock"; }
 std::string_view to_string(Rescale r) { return r == Rescale::step ? "step" : "delayed"; }
+std::string_view to_string(Pass p) { return p == Pass::forward ? "forward" : p == Pass::backward ? "backward" : "both"; }
+std::string_view to_string(BackwardForm f) { return f == BackwardForm::released ? "released" : "paper"; }
 
 std::string to_string(const Mask& m) {
   switch (m.kind) {
@@ -309,6 +322,19 @@ bool parse_block_skip(std::string_view t) {
   if (t == "on") return true;
   if (t == "off") return false;
   throw ConfigError("block-skip", std::string(t), "one of on, off");
+}
+
+Pass parse_pass(std::string_view t) {
+  if (t == "forward") return Pass::forward;
+  if (t == "backward") return Pass::backward;
+  if (t == "both") return Pass::both;
+  throw ConfigError("pass", std::string(t), "one of forward, backward, both");
+}
+
+BackwardForm parse_backward_form(std::string_view t) {
+  if (t == "released") return BackwardForm::released;
+  if (t == "paper") return BackwardForm::paper;
+  throw ConfigError("backward-form", std::string(t), "one of released, paper");
 }
 
 Mask parse_mask(std::string_view t) {

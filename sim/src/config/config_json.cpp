@@ -33,7 +33,7 @@ void check_names(const json& j, const std::string& where) {
   check_keys(j, where, pre,
              {"algo", "n_q", "n_k", "d", "b_r", "b_c", "t_r", "t_c", "batch", "heads", "kv_heads", "dtype", "e_in", "mask",
               "block_skip", "scale", "warps", "split", "order", "grid", "rescale", "preset", "sram_capacity_bytes", "gpu",
-              "model", "nq", "nk", "br", "bc", "sram"},
+              "model", "pass", "backward_form", "nq", "nk", "br", "bc", "sram"},
              {"algo", "d", "batch", "heads", "dtype", "mask", "block_skip", "scale", "warps", "split", "gpu"});
   for (const Rename& r : kFormat1Names) {
     if (j.contains(r.old_key) && j.contains(r.key))
@@ -74,7 +74,9 @@ json config_json(const Problem& p, const std::string& model) {
               {"split", to_string(p.split)},
               {"sram_capacity_bytes", p.sram_capacity},
               {"gpu", p.gpu.name},
-              {"model", model}};
+              {"model", model},
+              {"pass", to_string(p.pass)}};
+  if (p.algo == Algo::v2 && p.backward()) j["backward_form"] = to_string(p.backward_form);
   if (p.algo != Algo::standard) {  // the switches of a tiled forward (standard attention walks no tiles)
     j["order"] = to_string(p.order);
     j["grid"] = to_string(p.grid);
@@ -114,6 +116,11 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
   if (j.contains("grid")) c.grid = named(pre + "grid", [&] { return parse_grid(get_string(j, pre, "grid")); });
   if (j.contains("rescale"))
     c.rescale = named(pre + "rescale", [&] { return parse_rescale(get_string(j, pre, "rescale")); });
+  // pass, backward_form: absent from configs written before the backward pass (forward then)
+  if (j.contains("pass")) c.pass = named(pre + "pass", [&] { return parse_pass(get_string(j, pre, "pass")); });
+  if (j.contains("backward_form"))
+    c.backward_form =
+        named(pre + "backward_form", [&] { return parse_backward_form(get_string(j, pre, "backward_form")); });
   c.gpu = get_string(j, pre, "gpu");
   if (j.contains("model")) out.model = get_string(j, pre, "model");
   Problem p;
@@ -124,6 +131,7 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
     for (const Rename& r : kFormat1Names)
       if (field == r.old_key) field = written(j, r.key);  // resolve() names fields by their flags
     if (field == "kv-heads") field = "kv_heads";
+    if (field == "backward-form") field = "backward_form";
     bad(pre + field, e.value(), e.allowed());
   }
   check_derived(j, pre, "t_r", p.tiling.t_r(), "T_r = ceil(N_q / B_r)");

@@ -1,18 +1,16 @@
 // cost.cpp — the counting model: bytes per action, FLOPs and ops per equation (docs/model.md).
 #include "flashlab/executor/action_cost.hpp"
 
+#include "flashlab/schedule/tensor_shape.hpp"
+
 namespace flashlab {
 
 bool row_equation(Eq eq) {
-  return eq == Eq::init_stats || eq == Eq::finalize_v2 || eq == Eq::normalize || eq == Eq::logsumexp;
+  return eq == Eq::init_stats || eq == Eq::finalize_v2 || eq == Eq::normalize || eq == Eq::logsumexp ||
+         eq == Eq::bwd_D || eq == Eq::convert_dq || eq == Eq::zero_dq;
 }
 
-int tensor_element_bytes(const Problem& p, Tensor t) {
-  switch (t) {
-    case Tensor::l: case Tensor::m: case Tensor::L: return 4;  // fp32 statistics
-    default: return p.e_in;
-  }
-}
+int tensor_element_bytes(const Problem& p, Tensor t) { return element_bytes_of(t, p.e_in); }
 
 Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int64_t j) {
   const Tiling& t = p.tiling;
@@ -21,17 +19,20 @@ Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int
       const std::int64_t width = a.eq == Eq::logsumexp ? 1 : t.d;
       return i >= 0 ? Extent{t.rows(i), width} : Extent{t.n_q, width};
     }
+    if (a.eq == Eq::init_grads) return j >= 0 ? Extent{t.cols(j), t.d} : Extent{t.n_k, t.d};  // dK_j, dV_j
     return i >= 0 ? Extent{t.rows(i), t.cols(j)} : Extent{t.n_q, t.n_k};
   }
-  const bool is_stat = a.tensor == Tensor::l || a.tensor == Tensor::m || a.tensor == Tensor::L;
-  const std::int64_t width = is_stat ? 1 : t.d;
+  const std::int64_t width = row_width(a.tensor, t.d);
   switch (a.region) {
     case Region::q_block: return {t.rows(i), width};
     case Region::kv_block: return {t.cols(j), width};
     case Region::whole:
-      if (a.tensor == Tensor::S || a.tensor == Tensor::P) return {t.n_q, t.n_k};
-      if (a.tensor == Tensor::K || a.tensor == Tensor::V) return {t.n_k, width};
-      return {t.n_q, width};
+      switch (tensor_shape(a.tensor).rows) {
+        case RowsOf::score: return {t.n_q, t.n_k};
+        case RowsOf::key: return {t.n_k, width};
+        case RowsOf::query: return {t.n_q, width};
+      }
+      break;
     case Region::none: break;
   }
   return {0, 0};
@@ -116,16 +117,60 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
     case Eq::output_dense:
       k.flops = 2 * r * c * d;  // O = P V
       break;
+
+    // The backward pass (docs/model.md "Backward pass"). Five matmuls per tile, 2 r c d FLOPs
+    // each: S = Q K^T (Eq::scores), dV += P^T dO, dP = dO V^T, dQ += dS K, dK += dS^T Q.
+    case Eq::init_grads: case Eq::zero_dq: case Eq::convert_dq: break;  // fills and a type conversion
+    case Eq::bwd_D:
+      // D = rowsum(dO o O) over an r x d extent: 1 mul per element, d - 1 adds per row
+      add(OpKind::mul, r * d);
+      add(OpKind::add, r * (d - 1));
+      break;
+    case Eq::probs_v1:
+      // FA1 Alg. 4 line 13: P = diag(l)^-1 exp(S - m): sub, exp, div per score
+      add(OpKind::sub, r * c);
+      add(OpKind::exp, r * c);
+      add(OpKind::div, r * c);
+      break;
+    case Eq::probs_v2:
+      // FA2 Alg. 2 line 11: P = exp(S - L): sub, exp per score
+      add(OpKind::sub, r * c);
+      add(OpKind::exp, r * c);
+      break;
+    case Eq::grad_v: case Eq::grad_p: case Eq::grad_v_dense: case Eq::grad_p_dense:
+      k.flops = 2 * r * c * d;  // dV += P^T dO (c x d, r deep) / dP = dO V^T (r x c, d deep)
+      break;
+    case Eq::grad_s:
+      // dS = scale P o (dP - D): sub, mul per score, and the softmax scale (FA1 Alg. 4 lines 20-21
+      // multiply scale dS_ij once for both dQ_i and dK_j; FA2 folds it likewise)
+      add(OpKind::sub, r * c);
+      add(OpKind::mul, 2 * r * c);
+      break;
+    case Eq::grad_s_dense:
+      // FA1 Alg. 3 line 3: D_i = sum_l P_il dP_il (mul per score, c - 1 adds per row), then
+      // dS = scale P o (dP - D): sub, two mul per score
+      add(OpKind::mul, 3 * r * c);
+      add(OpKind::add, r * (c - 1));
+      add(OpKind::sub, r * c);
+      break;
+    case Eq::grad_q: case Eq::grad_q_dense:
+      k.flops = 2 * r * c * d;  // dQ (+)= dS K: r x d, c deep
+      break;
+    case Eq::grad_k: case Eq::grad_k_dense:
+      k.flops = 2 * r * c * d;  // dK (+)= dS^T Q: c x d, r deep
+      break;
   }
   return k;
 }
 
+Dir direction(Op op) { return op == Op::load ? Dir::read : op == Op::store ? Dir::write : Dir::atomic; }
+
 Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t j) {
   const Extent e = action_extent(p, a, i, j);
   Cost k;
-  if (a.op == Op::load || a.op == Op::store) {
+  if (a.op == Op::load || a.op == Op::store || a.op == Op::atomic) {
     const auto bytes = std::uint64_t(e.rows) * std::uint64_t(e.cols) * std::uint64_t(tensor_element_bytes(p, a.tensor));
-    k.hbm[int(a.tensor)][a.op == Op::load ? 0 : 1] = bytes;
+    k.hbm[int(a.tensor)][int(direction(a.op))] = bytes;
   } else if (a.op == Op::compute) {
     // a row equation's extent is rows x d (or x 1); every other equation's is rows x cols
     if (row_equation(a.eq)) return equation_cost(a.eq, e.rows, 0, p.tiling.d);

@@ -67,6 +67,8 @@ void Executor::plan() {
         if (w.dim[lv] == it->dim) w.stride[lv] = weight;
       weight *= loop_extent(it->dim, p_);
     }
+    w.counts_tiles = !l.body.empty() && std::none_of(plans_.begin(), plans_.begin() + std::ptrdiff_t(k),
+                                                        [](const Plan& x) { return x.counts_tiles; });
     split_outer(l.outer_begin, w.begin_visited, w.begin_empty);
     split_outer(l.outer_end, w.end_visited, w.end_empty);
     // A launch that walks no tiles holds full tiles (its kernel's thread block, tile (0, 0)).
@@ -200,19 +202,23 @@ bool Executor::step() {
         const std::int64_t i = q ? outer_index_ : inner_index, j = q ? inner_index : outer_index_;
         ++k_;
         const TileClass cls = tile_class(t, p_.band, i, j);
-        ++tiles_count_.total;
-        count_class(tiles_count_, cls);
         const bool visit = !p_.block_skip || cls != TileClass::skipped;
-        TileStat* ts = tiles_.empty() ? nullptr : &tiles_[std::size_t(i * t.t_c() + j)];
+        if (w.counts_tiles) {
+          ++tiles_count_.total;
+          count_class(tiles_count_, cls);
+        }
+        TileStat* ts = tiles_.empty() || !w.counts_tiles ? nullptr : &tiles_[std::size_t(i * t.t_c() + j)];
         if (ts) ts->cls = cls;
         if (!visit) {
           static const Cost kZero{};
           emit(Level::inner, i, j, {}, kZero, true, cls);
           return true;
         }
-        ++tiles_count_.visited;
-        if (ts) ts->visit = visits_;
-        ++visits_;
+        if (w.counts_tiles) {
+          ++tiles_count_.visited;
+          if (ts) ts->visit = visits_;
+          ++visits_;
+        }
         const int key = (i == t.t_r() - 1 ? 1 : 0) + (j == t.t_c() - 1 ? 2 : 0);
         const Memo& m = memo(w, w.inner_memo[std::size_t(key)], w.launch->body, i, j);
         resident_ = Resident{i, j, m.scores, m.sram};
@@ -312,7 +318,7 @@ Counters Executor::counters() const {
       const Memory home = placement_of(l, Tensor(x));
       if (home == Memory::hbm) continue;  // the launch does not move this tensor
       c.levels[int(home)][x][int(Dir::write)] += lc.cost.hbm[x][int(Dir::read)];
-      c.levels[int(home)][x][int(Dir::read)] += lc.cost.hbm[x][int(Dir::write)];
+      c.levels[int(home)][x][int(Dir::read)] += lc.cost.hbm[x][int(Dir::write)] + lc.cost.hbm[x][int(Dir::atomic)];
     }
     c.cost += lc.cost;
     c.grid_blocks += lc.grid;
@@ -333,7 +339,7 @@ Counters Executor::counters() const {
       c.launches[k].dram = r[k].dram;
       c.launches[k].l2_dirty_at_end = r[k].dirty_at_end;
       for (int x = 0; x < kTensorCount; ++x)
-        for (int d = 0; d < 2; ++d) {
+        for (int d = 0; d < kDirCount; ++d) {
           c.levels[int(Memory::l2)][x][d] += r[k].requests[x][d];
           c.levels[int(Memory::dram)][x][d] += r[k].dram[x][d];
         }

@@ -1,6 +1,9 @@
 // sector_counter.cpp — the walk's loads and stores in 32-byte sectors (sector_counter.hpp).
 #include "flashlab/executor/sector_counter.hpp"
 
+#include "flashlab/executor/action_cost.hpp"  // direction
+#include "flashlab/schedule/tensor_shape.hpp"
+
 #include <numeric>
 
 namespace flashlab {
@@ -36,6 +39,7 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
   };
   query_ = {d * e, kWarp * kChunk, residues(bh, u64(t.n_q) * d * e)};
   key_ = {d * e, kWarp * kChunk, residues(bh, u64(t.n_k) * d * e)};
+  query32_ = {d * 4, kWarp * kChunk, residues(bh, u64(t.n_q) * d * 4)};
   stats_ = {kStatBytes, kWarp * kStatBytes, residues(bh, u64(t.n_q) * kStatBytes)};
   for (const Launch& l : s.launches) {
     Shape sh;
@@ -53,11 +57,9 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
 }
 
 const SectorCounter::Layout& SectorCounter::layout(Tensor t) const {
-  switch (t) {
-    case Tensor::K: case Tensor::V: return key_;
-    case Tensor::l: case Tensor::m: case Tensor::L: return stats_;
-    default: return query_;
-  }
+  if (per_key(t)) return key_;
+  if (is_stat(t)) return stats_;
+  return tensor_shape(t).fp32 ? query32_ : query_;
 }
 
 u64 SectorCounter::rows(const Layout& l, u64 start, u64 n_rows) const {
@@ -89,7 +91,7 @@ u64 SectorCounter::score_row(u64 col0, u64 cols) const {
 
 u64 SectorCounter::whole(const Shape& s, Tensor t) const {
   const Tiling& tl = p_.tiling;
-  if (t == Tensor::S || t == Tensor::P) {
+  if (score_matrix(t)) {
     u64 per_row = 0;
     if (s.kv_tiles)
       for (std::int64_t j = 0; j < tl.t_c(); ++j) per_row += score_row(u64(j * tl.b_c), u64(tl.cols(j)));
@@ -97,7 +99,7 @@ u64 SectorCounter::whole(const Shape& s, Tensor t) const {
       per_row = score_row(0, u64(tl.n_k));
     return per_row * u64(tl.n_q) * u64(p_.bh());
   }
-  if (t == Tensor::K || t == Tensor::V) {
+  if (per_key(t)) {
     const u64 once = s.kv_tiles ? rows(key_, full_kv_blocks_, u64(tl.b_c)) + rows_at(t, (tl.t_c() - 1) * tl.b_c, tl.cols(tl.t_c() - 1))
                                 : rows(key_, 0, u64(tl.n_k));
     return s.blocks * once;
@@ -114,7 +116,7 @@ u64 SectorCounter::whole(const Shape& s, Tensor t) const {
 void SectorCounter::on_step(const StepView& s) {
   const Tiling& t = p_.tiling;
   for (const Action& a : s.actions) {
-    if (a.op != Op::load && a.op != Op::store) continue;
+    if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
     u64 b = 0;
     switch (a.region) {
       case Region::q_block: b = rows_at(a.tensor, s.i * t.b_r, t.rows(s.i)); break;
@@ -122,7 +124,7 @@ void SectorCounter::on_step(const StepView& s) {
       case Region::whole: b = whole(shapes_[s.launch], a.tensor); break;
       case Region::none: break;
     }
-    bytes_[int(a.tensor)][a.op == Op::load ? 0 : 1] += b;
+    bytes_[int(a.tensor)][int(direction(a.op))] += b;
   }
 }
 

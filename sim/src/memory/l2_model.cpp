@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "flashlab/executor/action_cost.hpp"  // tensor_element_bytes
+#include "flashlab/executor/action_cost.hpp"  // tensor_element_bytes, direction
 #include "flashlab/memory/occupancy.hpp"
+#include "flashlab/schedule/tensor_shape.hpp"
 
 namespace flashlab {
 namespace {
@@ -13,10 +14,7 @@ namespace {
 using u64 = std::uint64_t;
 constexpr u64 kSector = 32;
 
-bool per_query(Tensor t) {
-  return t == Tensor::Q || t == Tensor::O || t == Tensor::l || t == Tensor::m || t == Tensor::L;
-}
-bool per_key(Tensor t) { return t == Tensor::K || t == Tensor::V; }
+bool moves_data(const Action& a) { return a.op == Op::load || a.op == Op::store || a.op == Op::atomic; }
 
 // A fully associative LRU over tiles with write-back, bytes counted per head and tensor. A tile is
 // named by its tensor, the (batch, head) whose copy it is (`owner`: a K/V head shared by a group of
@@ -26,7 +24,8 @@ class Lru {
   Lru(double capacity, std::size_t heads) : capacity_(capacity), dram_(heads) {}
 
   void access(std::uint32_t head, std::uint32_t owner, std::uint8_t tensor, std::uint32_t key, std::uint32_t bytes,
-              bool write) {
+              Dir dir) {
+    const bool write = dir == Dir::write;  // a store: no DRAM read; a load or an atomic reads a miss
     const u64 id = (u64(tensor) << 60) | (u64(owner) << 32) | key;
     auto [it, fresh] = index_.try_emplace(id, 0u);
     std::uint32_t n;
@@ -51,7 +50,7 @@ class Lru {
         x.bytes = bytes;
       }
     }
-    if (write) nodes_[n].dirty = true;
+    if (dir != Dir::read) nodes_[n].dirty = true;
     push_front(n);
     while (double(used_) > capacity_ && tail_ != kNone) evict(tail_);
   }
@@ -143,10 +142,10 @@ L2Model::L2Model(const Problem& p, const Schedule& s) : p_(p), s_(&s) {
   requested_.assign(s.launches.size(), TensorBytes{});
 }
 
-void L2Model::add(Program& prog, Tensor t, bool write, u64 key, u64 bytes) const {
+void L2Model::add(Program& prog, Tensor t, Dir dir, u64 key, u64 bytes) const {
   if (bytes == 0) return;
   prog.push_back(Access{std::uint32_t(key), std::uint32_t((bytes + kSector - 1) / kSector * kSector),
-                        std::uint8_t(t), write, false});
+                        std::uint8_t(t), dir, false});
 }
 
 void L2Model::end_step(Program& prog) const {
@@ -157,9 +156,8 @@ void L2Model::end_step(Program& prog) const {
 // block or K/V block when the launch loops over them.
 void L2Model::expand_in_step(Program& prog, const Action& a) const {
   const Tiling& t = p_.tiling;
-  const bool w = a.op == Op::store;
-  const u64 e = u64(tensor_element_bytes(p_, a.tensor)), width = (a.tensor == Tensor::l || a.tensor == Tensor::m ||
-                                                                   a.tensor == Tensor::L) ? 1 : u64(t.d);
+  const Dir w = direction(a.op);
+  const u64 e = u64(tensor_element_bytes(p_, a.tensor)), width = u64(row_width(a.tensor, t.d));
   if (per_query(a.tensor)) {
     for (std::int64_t i = 0; i < t.t_r(); ++i) add(prog, a.tensor, w, u64(i), u64(t.rows(i)) * width * e);
   } else if (per_key(a.tensor)) {
@@ -183,7 +181,7 @@ void L2Model::expand_whole(const StepView& s) {
   Program& scratch = scratch_;
   const u64 e = u64(p_.e_in), d = u64(t.d);
   auto elem = [&](Tensor x) { return u64(tensor_element_bytes(p_, x)); };
-  auto width = [&](Tensor x) { return x == Tensor::l || x == Tensor::m || x == Tensor::L ? u64(1) : d; };
+  auto width = [&](Tensor x) { return u64(row_width(x, t.d)); };
   for (std::int64_t b = 0; b < blocks; ++b) {
     // past the recording budget: counted in requested_, not kept (l2_model.hpp kRecordBudget)
     if (!truncated_[k] && recorded_[k] >= kRecordBudget) {
@@ -201,12 +199,14 @@ void L2Model::expand_whole(const StepView& s) {
     // start: loads of per-query tensors, whole K/V and S/P rows when there is no K/V loop
     for (const Action& a : s.actions) {
       if (a.op != Op::load) continue;
-      if (per_query(a.tensor)) add(prog, a.tensor, false, qkey, u64(nr) * width(a.tensor) * elem(a.tensor));
-      else if (!sh.kv_seq && per_key(a.tensor)) add(prog, a.tensor, false, 0, u64(t.n_k) * d * e);
-      else if (!sh.kv_seq) add(prog, a.tensor, false, qkey, u64(nr) * u64(t.n_k) * e);
+      if (per_query(a.tensor)) add(prog, a.tensor, Dir::read, qkey, u64(nr) * width(a.tensor) * elem(a.tensor));
+      else if (!sh.kv_seq && per_key(a.tensor)) add(prog, a.tensor, Dir::read, 0, u64(t.n_k) * d * e);
+      else if (!sh.kv_seq) add(prog, a.tensor, Dir::read, qkey, u64(nr) * u64(t.n_k) * e);
     }
+    // whole per-key outputs (standard attention's dK, dV) and score matrices without a K/V loop
     for (const Action& a : s.actions)
-      if (a.op == Op::store && !per_query(a.tensor) && !sh.kv_seq) add(prog, a.tensor, true, qkey, u64(nr) * u64(t.n_k) * e);
+      if (a.op == Op::store && !per_query(a.tensor) && !sh.kv_seq)
+        add(prog, a.tensor, Dir::write, qkey, per_key(a.tensor) ? u64(t.n_k) * d * e : u64(nr) * u64(t.n_k) * e);
     end_step(prog);
     // per K/V block j: K_j, V_j, and the (rows, j) piece of S or P
     if (sh.kv_seq)
@@ -214,7 +214,7 @@ void L2Model::expand_whole(const StepView& s) {
         for (const Action& a : s.actions) {
           if (a.op != Op::load && a.op != Op::store) continue;
           if (per_query(a.tensor)) continue;
-          const bool w = a.op == Op::store;
+          const Dir w = direction(a.op);
           if (per_key(a.tensor)) add(prog, a.tensor, w, u64(j), u64(t.cols(j)) * d * e);
           else add(prog, a.tensor, w, qkey * u64(t.t_c()) + u64(j), u64(nr) * u64(t.cols(j)) * e);
         }
@@ -222,9 +222,9 @@ void L2Model::expand_whole(const StepView& s) {
       }
     // end: stores of per-query tensors
     for (const Action& a : s.actions)
-      if (a.op == Op::store && per_query(a.tensor)) add(prog, a.tensor, true, qkey, u64(nr) * width(a.tensor) * elem(a.tensor));
+      if (a.op == Op::store && per_query(a.tensor)) add(prog, a.tensor, Dir::write, qkey, u64(nr) * width(a.tensor) * elem(a.tensor));
     end_step(prog);
-    for (const Access& x : prog) requested_[k][x.tensor][x.write ? 1 : 0] += x.bytes;
+    for (const Access& x : prog) requested_[k][x.tensor][int(x.dir)] += x.bytes;
     if (!truncated_[k]) recorded_[k] += prog.size();
   }
 }
@@ -233,7 +233,7 @@ void L2Model::on_step(const StepView& s) {
   if (s.skip) return;
   const Shape& sh = shapes_[s.launch];
   const bool whole = std::any_of(s.actions.begin(), s.actions.end(), [](const Action& a) {
-    return (a.op == Op::load || a.op == Op::store) && a.region == Region::whole;
+    return moves_data(a) && a.region == Region::whole;
   });
   if (whole && !sh.walks_tiles) {
     expand_whole(s);
@@ -251,9 +251,9 @@ void L2Model::on_step(const StepView& s) {
   Program& prog = record ? progs[s.block] : scratch_;
   const std::size_t before = prog.size();
   for (const Action& a : s.actions) {
-    if (a.op != Op::load && a.op != Op::store) continue;
-    const bool w = a.op == Op::store;
-    const u64 row = a.tensor == Tensor::l || a.tensor == Tensor::m || a.tensor == Tensor::L ? 4 : u64(p_.tiling.d * p_.e_in);
+    if (!moves_data(a)) continue;
+    const Dir w = direction(a.op);
+    const u64 row = u64(row_width(a.tensor, p_.tiling.d)) * u64(tensor_element_bytes(p_, a.tensor));
     switch (a.region) {
       case Region::q_block: add(prog, a.tensor, w, u64(s.i), u64(p_.tiling.rows(s.i)) * row); break;
       case Region::kv_block: add(prog, a.tensor, w, u64(s.j), u64(p_.tiling.cols(s.j)) * row); break;
@@ -261,7 +261,7 @@ void L2Model::on_step(const StepView& s) {
       case Region::none: break;
     }
   }
-  for (std::size_t x = before; x < prog.size(); ++x) requested_[k][prog[x].tensor][prog[x].write ? 1 : 0] += prog[x].bytes;
+  for (std::size_t x = before; x < prog.size(); ++x) requested_[k][prog[x].tensor][int(prog[x].dir)] += prog[x].bytes;
   if (record) recorded_[k] += prog.size() - before;
   end_step(prog);
 }
@@ -334,8 +334,10 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
       const Program& pr = progs[s.block];
       for (;;) {
         const Access& a = pr[s.pos++];
-        lru.access(s.head, per_key(Tensor(a.tensor)) ? kv_owner(s.head) : s.head, a.tensor, a.key, a.bytes, a.write);
-        requests[s.head][a.tensor][a.write ? 1 : 0] += a.bytes;
+        // K and V are shared by the query heads of a group (GQA); their gradients are per query head
+        const bool shared = a.tensor == std::uint8_t(Tensor::K) || a.tensor == std::uint8_t(Tensor::V);
+        lru.access(s.head, shared ? kv_owner(s.head) : s.head, a.tensor, a.key, a.bytes, a.dir);
+        requests[s.head][a.tensor][int(a.dir)] += a.bytes;
         if (a.end_of_step || s.pos == pr.size()) break;
       }
       if (s.pos == pr.size()) take(s);
@@ -347,7 +349,7 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
   TensorBytes dram{}, req{}, dirty{};
   for (std::int64_t h = 0; h < heads; ++h)
     for (int x = 0; x < kTensorCount; ++x)
-      for (int d = 0; d < 2; ++d) {
+      for (int d = 0; d < kDirCount; ++d) {
         if (h < counted) {
           dram[x][d] += lru.dram()[std::size_t(h)][x][d];
           req[x][d] += requests[std::size_t(h)][x][d];
@@ -358,7 +360,7 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
   // blocks times the bytes all blocks request.
   if (cut)
     for (int x = 0; x < kTensorCount; ++x)
-      for (int d = 0; d < 2; ++d) {
+      for (int d = 0; d < kDirCount; ++d) {
         const double all = double(requested_[k][x][d]) * double(counted), part = double(req[x][d]);
         const double f = part > 0 ? all / part : 0;
         dram[x][d] = u64(double(dram[x][d]) * f + 0.5);
@@ -367,7 +369,7 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
   const double scale = double(bh) / double(counted);
   auto scaled = [&](u64 v) { return counted == bh ? v : u64(double(v) * scale + 0.5); };
   for (int x = 0; x < kTensorCount; ++x)
-    for (int d = 0; d < 2; ++d) {
+    for (int d = 0; d < kDirCount; ++d) {
       out.requests[x][d] = scaled(req[x][d]);
       if (blocks == 1) {
         // one head stands for all: its evictions scale; its dirty bytes stay dirty for the last

@@ -116,4 +116,13 @@ Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, std::uint64_t seed)
   return in;
 }
 
+Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, Fill dO, std::uint64_t seed) {
+  Inputs in = make_inputs(p, q, k, v, seed);
+  if (!p.backward()) return in;
+  check_fill("do", shown(dO.value), dO, p.tiling.n_q, p.dtype);
+  in.dO = make_matrix(p.tiling.n_q, p.tiling.d, dO, ~(seed * 3));  // a stream apart from Q, K, V's
+  round_to_dtype(p.dtype, in.dO);
+  return in;
+}
+
 }  // namespace flashlab

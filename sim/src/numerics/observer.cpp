@@ -11,29 +11,17 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/numerics/numerics.hpp"
+#include "grad_steps.hpp"
+#include "hbm_rows.hpp"
 #include "tile_math.hpp"
 
 namespace flashlab {
 namespace {
 
+using numerics_detail::action_rows;
+using numerics_detail::Rows;
+
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-// Rows [first, first + count) of the tensor an action touches.
-struct Rows {
-  std::int64_t first = 0, count = 0;
-};
-
-Rows action_rows(const Problem& p, const Action& a, const StepView& s) {
-  const Tiling& t = p.tiling;
-  switch (a.region) {
-    case Region::q_block: return {s.i * t.b_r, t.rows(s.i)};
-    case Region::kv_block: return {s.j * t.b_c, t.cols(s.j)};
-    case Region::whole:
-    case Region::none: break;
-  }
-  const bool keys = a.tensor == Tensor::K || a.tensor == Tensor::V;
-  return {0, keys ? t.n_k : t.n_q};
-}
 
 void require_shape(const char* field, const MatrixF& x, std::int64_t rows, std::int64_t cols) {
   if (x.rows() != rows || x.cols() != cols)
@@ -67,9 +55,16 @@ struct NumericsObserver::State {
   Eigen::VectorXf hbm_L, hbm_l, hbm_m;  // (N_q) each, fp32
   MatrixF hbm_S, hbm_P;        // (N_q, N_k), standard attention only
   std::vector<std::vector<StatSnapshot>> traces;
+  // The backward's launches (p.backward()): from launch `backward_from` on, steps go to `grad`,
+  // made from the forward's HBM tensors when the first of them arrives.
+  std::size_t backward_from = 0;
+  std::unique_ptr<GradSteps> grad;
 
   State(const Problem& p_, const Inputs& in_, NumericsOptions o)
-      : p(p_), in(in_), opt(std::move(o)), home(stats_home(make_schedule(p_))), traces(opt.trace_blocks.size()) {
+      : p(p_), in(in_), opt(std::move(o)), home(stats_home(make_schedule(p_.algo, p_.switches()))),
+        traces(opt.trace_blocks.size()) {
+    backward_from = p.backward() ? (p.forward() ? make_schedule(p.algo, p.switches()).launches.size() : 0)
+                                 : std::size_t(-1);
     const Tiling& t = p.tiling;
     hbm_O.setConstant(t.n_q, t.d, kNaN);
     hbm_L.setConstant(t.n_q, kNaN);
@@ -94,7 +89,7 @@ struct NumericsObserver::State {
         c.r0 = c.c0 = 0;
         tile_math::set_visible(c, p.band, p.mask.kind == MaskKind::none);
         break;
-      case Tensor::none: throw std::logic_error("numerics: a load without a tensor");
+      default: throw std::logic_error("numerics: a forward launch loads " + std::string(to_string(a.tensor)));
     }
   }
 
@@ -111,8 +106,7 @@ struct NumericsObserver::State {
       case Tensor::L: hbm_L.segment(r.first, r.count) = c.L; break;
       case Tensor::S: hbm_S = c.sram_S; round_to_dtype(p.dtype, hbm_S); break;
       case Tensor::P: hbm_P = c.sram_S; round_to_dtype(p.dtype, hbm_P); break;
-      case Tensor::Q: case Tensor::K: case Tensor::V: case Tensor::none:
-        throw std::logic_error("numerics: a forward schedule stores only O, l, m, L, S or P");
+      default: throw std::logic_error("numerics: a forward launch stores only O, l, m, L, S or P");
     }
   }
 
@@ -137,6 +131,7 @@ struct NumericsObserver::State {
       case Eq::output_dense: output_dense(chip); break;
       case Eq::normalize: normalize(chip); break;
       case Eq::logsumexp: chip.L = logsumexp(chip.m, chip.l); break;
+      default: throw std::logic_error("numerics: a forward launch computes " + std::string(to_string(a.eq)));
     }
   }
 
@@ -175,6 +170,7 @@ NumericsObserver::NumericsObserver(const Problem& p, const Inputs& in, NumericsO
   require_shape("inputs.Q", in.Q, t.n_q, t.d);
   require_shape("inputs.K", in.K, t.n_k, t.d);
   require_shape("inputs.V", in.V, t.n_k, t.d);
+  if (p.backward()) require_shape("inputs.dO", in.dO, t.n_q, t.d);
   for (std::int64_t b : opt.trace_blocks)
     if (b < 0 || b >= t.t_r())
       throw ConfigError("trace block", std::to_string(b),
@@ -186,6 +182,11 @@ NumericsObserver::~NumericsObserver() = default;
 
 void NumericsObserver::on_step(const StepView& s) {
   State& st = *st_;
+  if (s.launch >= st.backward_from) {
+    if (!st.grad) st.grad = std::make_unique<GradSteps>(st.p, st.in, forward_hbm());
+    st.grad->on_step(s);
+    return;
+  }
   if (st.home == StatsHome::q_block_chip && s.i >= 0 && (std::int64_t(s.block) != st.block || s.i != st.q_block)) {
     // A fresh Q block on chip: O = 0, m = -inf, l = 0, L = +inf — what a block that visits no
     // tile writes (FA2's convention for rows with no visible key).
@@ -216,15 +217,41 @@ NumericResult NumericsObserver::result() const {
       break;
   }
   r.traces = st.traces;
+  if (st.grad) st.grad->fill(r);
   return r;
 }
 
-NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt) {
-  NumericsObserver numerics(p, in, opt);
-  Executor e(p);
-  e.add_observer(&numerics);
-  e.run();
-  return numerics.result();
+ForwardHbm NumericsObserver::forward_hbm() const {
+  const State& st = *st_;
+  return {st.hbm_O, st.hbm_L, st.hbm_m, st.hbm_l, st.hbm_P};
+}
+
+NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt, StepObserver* also) {
+  if (p.pass != Pass::backward) {
+    NumericsObserver numerics(p, in, opt);
+    Executor e(p);
+    e.add_observer(&numerics);
+    if (also) e.add_observer(also);
+    e.run();
+    return numerics.result();
+  }
+  // The backward alone: the forward runs first, as a training step's would, for O and its
+  // statistics in HBM; then the backward's launches, from launch 0.
+  Problem forward = p;
+  forward.pass = Pass::forward;
+  NumericsObserver first(forward, in, opt);
+  Executor ef(forward);
+  ef.add_observer(&first);
+  ef.run();
+  NumericResult r = first.result();
+  NumericsObserver second(p, in, {});
+  second.st_->grad = std::make_unique<GradSteps>(p, in, first.forward_hbm());
+  Executor eb(p);
+  eb.add_observer(&second);
+  if (also) eb.add_observer(also);
+  eb.run();
+  second.st_->grad->fill(r);
+  return r;
 }
 
 }  // namespace flashlab

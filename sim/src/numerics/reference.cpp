@@ -37,6 +37,17 @@
 // tol_L(r) = 1e-4 + 2^-22 |L_ref(r)| + ((d + 2) u32 + [standard] u) B_r. For N(0, 1) inputs
 // (B_r ~ 10) it stays near 1e-4; constant Q = K = 100, d = 64 (every logit 80,000): 0.33, above
 // the spacing 7.8e-3 where 1e-4 called an error of 3.7e-3 a failure, yet 4e-6 of |L|.
+//
+// The backward (grad_reference, tolerance_grad). dQ, dK, dV differ from the float64 chain rule on
+// the same inputs through: P rounded to the dtype before dV += P^T dO and dS before dQ += dS K and
+// dK += dS^T Q (each weight off by <= u relative: about 0.6 u of the relative error each); O stored
+// at the dtype, which enters D = rowsum(dO o O) and through dP - D every dS (another u-sized
+// relative term, larger where dP and D nearly cancel); dQ, dK, dV stored at the dtype (0.6 u); for
+// standard attention P, dP and dS stored at the dtype (3 more such terms). tolerance_grad: 8 u
+// covers these with room (fp32: 1e-4, the fp32 sums over N_k and N_q terms). V1 and the paper's V2
+// round dQ_i at each of the n steps that add to it, as V1's forward rounds O_i: u sqrt(n) more, as
+// in tolerance_O. tests/sim/numerics/backward_numerics_test.cpp holds it over every algorithm,
+// form, mask and dtype of its grid.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -118,6 +129,77 @@ Reference reference(const Problem& p, const Inputs& in) {
     }
   }
   return ref;
+}
+
+GradReference grad_reference(const Problem& p, const Inputs& in) {
+  const Tiling& t = p.tiling;
+  if (in.dO.rows() != t.n_q || in.dO.cols() != t.d)
+    throw ConfigError("inputs.dO", std::to_string(in.dO.rows()) + " x " + std::to_string(in.dO.cols()),
+                      "a matrix of " + std::to_string(t.n_q) + " x " + std::to_string(t.d) + " (N_q x d)");
+  const MatrixD Q = in.Q.cast<double>(), K = in.K.cast<double>(), V = in.V.cast<double>();
+  GradReference g{MatrixD::Zero(t.n_q, t.d), MatrixD::Zero(t.n_k, t.d), MatrixD::Zero(t.n_k, t.d),
+                  Eigen::VectorXd::Zero(t.n_q)};
+  const std::int64_t chunk = 256;  // rows of P at a time: (chunk, N_k) in float64
+  MatrixD P, dP;
+  for (std::int64_t r0 = 0; r0 < t.n_q; r0 += chunk) {
+    const std::int64_t rows = std::min(chunk, t.n_q - r0);
+    P.noalias() = p.scale * (Q.middleRows(r0, rows) * K.transpose());
+    for (std::int64_t a = 0; a < rows; ++a) {
+      const KeyRange keys = row_keys(p.band, t.n_k, r0 + a);
+      if (keys.empty()) {
+        P.row(a).setZero();
+        continue;
+      }
+      auto s = P.row(a).segment(keys.first, keys.count());
+      const double m = s.maxCoeff();
+      const Eigen::RowVectorXd e = (s.array() - m).exp().matrix();
+      const double l = e.sum();
+      P.row(a).setZero();
+      P.row(a).segment(keys.first, keys.count()) = e / l;
+    }
+    const MatrixD dO = in.dO.middleRows(r0, rows).cast<double>();
+    g.dV.noalias() += P.transpose() * dO;                  // dV = P^T dO
+    dP.noalias() = dO * V.transpose();                     // dP = dO V^T
+    const Eigen::VectorXd D = P.cwiseProduct(dP).rowwise().sum();  // = rowsum(dO o O), O = P V
+    g.D.segment(r0, rows) = D;
+    const MatrixD dS = P.cwiseProduct(dP.colwise() - D);  // dS = P o (dP - D)
+    g.dQ.middleRows(r0, rows).noalias() = p.scale * (dS * K);
+    g.dK.noalias() += p.scale * (dS.transpose() * Q.middleRows(r0, rows));
+  }
+  return g;
+}
+
+double tolerance_grad(const Problem& p) {
+  const double u = unit_roundoff(p.dtype);
+  const double base = p.dtype == Dtype::fp32 ? 1e-4 : 8 * u;
+  if (p.algo != Algo::v1 && !(p.algo == Algo::v2 && p.backward_form == BackwardForm::paper)) return base;
+  // dQ_i rounded at every step that adds to it: the most tiles a Q block visits
+  const Tiling& t = p.tiling;
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < t.t_r(); ++i) {
+    const BlockRange r = visible_col_blocks(t, p.band, i);
+    n = std::max(n, p.block_skip ? (r.empty() ? 0 : r.last - r.first + 1) : t.t_c());
+  }
+  return base + u * std::sqrt(double(n));
+}
+
+GradError compare_grads(const NumericResult& r, const GradReference& ref, const Problem& p) {
+  const auto rel = [](const MatrixF& x, const MatrixD& want) {
+    if (x.rows() != want.rows() || x.cols() != want.cols())
+      throw ConfigError("result", std::to_string(x.rows()) + " x " + std::to_string(x.cols()),
+                        "the reference's " + std::to_string(want.rows()) + " x " + std::to_string(want.cols()));
+    const double diff = (x.cast<double>() - want).norm(), norm = want.norm();
+    return norm > 0 ? diff / norm : diff;
+  };
+  GradError e;
+  e.finite = r.dQ.allFinite() && r.dK.allFinite() && r.dV.allFinite() && r.D.allFinite();
+  e.rel_fro_dQ = rel(r.dQ, ref.dQ);
+  e.rel_fro_dK = rel(r.dK, ref.dK);
+  e.rel_fro_dV = rel(r.dV, ref.dV);
+  e.max_abs_D = r.D.size() ? (r.D.cast<double>() - ref.D).cwiseAbs().maxCoeff() : 0.0;
+  e.tol = tolerance_grad(p);
+  e.within = e.finite && e.rel_fro_dQ <= e.tol && e.rel_fro_dK <= e.tol && e.rel_fro_dV <= e.tol;
+  return e;
 }
 
 NumericError compare(const NumericResult& r, const Reference& ref, const Problem& p) {

@@ -11,9 +11,18 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// e^x per row with e^-inf = 0 exactly (see exp_rows).
+VectorF exp_or_zero(const VectorF& x) {
+  VectorF e(x.size());
+  for (Eigen::Index a = 0; a < x.size(); ++a) e[a] = x[a] == -kInf ? 0.f : std::exp(x[a]);
+  return e;
+}
+
+}  // namespace
+
 // m where finite, 0 where m = -inf (a row that has seen no visible key): subtracting it gives
 // exp(-inf - 0) = 0 instead of exp(-inf - -inf) = NaN.
-VectorF finite_or_zero(const VectorF& m) { return (m.array() == -kInf).select(0.f, m); }
+VectorF finite_or_zero(const VectorF& m) { return (m.array().abs() == kInf).select(0.f, m); }
 
 // S = exp(S - shift) on each row's visible columns, exactly 0 elsewhere, and rowsum into `sum`.
 // Only the visible segment goes through Eigen's vectorised exp: it clamps its argument at about
@@ -36,15 +45,6 @@ void exp_rows(MatrixF& S, const std::vector<KeyRange>& keys, const VectorF& shif
     row.tail(cols - 1 - k.last).setZero();
   }
 }
-
-// e^x per row with e^-inf = 0 exactly (see exp_rows).
-VectorF exp_or_zero(const VectorF& x) {
-  VectorF e(x.size());
-  for (Eigen::Index a = 0; a < x.size(); ++a) e[a] = x[a] == -kInf ? 0.f : std::exp(x[a]);
-  return e;
-}
-
-}  // namespace
 
 VectorF logsumexp(const VectorF& m, const VectorF& l) {
   return (l.array() == 0).select(kInf, m.array() + l.array().log());

@@ -1,4 +1,5 @@
-// tile_math.hpp — the equations of the three forward algorithms on the tiles resident on chip.
+// tile_math.hpp — the equations of the three forward algorithms on the tiles resident on chip
+// (the backward's: grad_steps.cpp).
 //
 // One function per Eq (event.hpp), each the algorithm line it names, in fp32. The observer
 // (observer.cpp) moves tiles between HBM and these buffers; these functions only compute.
@@ -70,5 +71,12 @@ void output_dense(Chip& c);
 
 /// L = m + ln l per row; +inf where l = 0 (no visible key yet).
 VectorF logsumexp(const VectorF& m, const VectorF& l);
+
+/// m where finite, 0 where m = -inf or +inf (a row that has seen no visible key, or L of a row
+/// that has none): subtracting it gives exp(-inf - 0) = 0 instead of NaN.
+VectorF finite_or_zero(const VectorF& m);
+
+/// S = exp(S - shift) on each row's visible columns (keys), exactly 0 elsewhere; rowsum into `sum`.
+void exp_rows(MatrixF& S, const std::vector<KeyRange>& keys, const VectorF& shift, VectorF& sum);
 
 }  // namespace flashlab::tile_math

@@ -9,6 +9,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/report_json.hpp"  // fits_on_sm
+#include "flashlab/schedule/tensor_shape.hpp"
 
 namespace flashlab::report {
 namespace {
@@ -18,7 +19,8 @@ namespace {
 std::uint64_t hbm(const Figures& f, Tensor t, Dir d) { return f.counters.cost.bytes(t, d); }
 std::uint64_t hbm_read(const Figures& f) { return f.counters.cost.read_bytes(); }
 std::uint64_t hbm_write(const Figures& f) { return f.counters.cost.write_bytes(); }
-std::uint64_t hbm_total(const Figures& f) { return hbm_read(f) + hbm_write(f); }
+std::uint64_t hbm_atomic(const Figures& f) { return f.counters.cost.atomic_bytes(); }
+std::uint64_t hbm_total(const Figures& f) { return hbm_read(f) + hbm_write(f) + hbm_atomic(f); }
 std::uint64_t ops(const Figures& f, OpKind k) { return f.counters.cost.op(k); }
 std::uint64_t all_ops(const Figures& f) {
   std::uint64_t s = 0;
@@ -61,9 +63,8 @@ std::uint64_t extra(const Figures& f, OpKind k) {
 }
 
 std::string tensor_help(Tensor t, const char* verb) {
-  const bool stat = t == Tensor::l || t == Tensor::m || t == Tensor::L;
   return fmt::format("Bytes of {} {} HBM, all (batch, head) pairs ({}).", to_string(t), verb,
-                     stat ? "fp32 statistics, 4 bytes per element" : "e_in bytes per element");
+                     tensor_shape(t).fp32 ? "fp32, 4 bytes per element" : "e_in bytes per element");
 }
 
 std::string op_help(OpKind k) {
@@ -97,17 +98,23 @@ std::vector<Metric> build() {
       "Bytes written to HBM: V1 initialises O, l, m (FA1 Alg. 1 line 2) and writes them back after every tile "
       "(lines 12-13), V2 writes O_i and L_i once (FA2 Alg. 1 lines 14-15), standard writes S, P and O (Alg. 0).",
       integer(hbm_write));
+  add("hbm_atomic_bytes", "hbm.total_atomic_bytes", "HBM atomic adds", Unit::bytes,
+      "Bytes added to HBM by atomic read-modify-writes (FA2's backward adds dQ_i into the fp32 accumulator "
+      "dQacc; Nsight Compute counts them as reductions): 0 for every forward.",
+      integer(hbm_atomic));
   add("hbm_total_bytes", "hbm.total_bytes", "HBM read + written", Unit::bytes,
-      "Bytes read plus bytes written: the papers' HBM accesses.", integer(hbm_total));
-  for (Dir dir : {Dir::read, Dir::write})
+      "Bytes read plus bytes written (plus atomic adds): the papers' HBM accesses.", integer(hbm_total));
+  for (Dir dir : {Dir::read, Dir::write, Dir::atomic})
     for (int n = 0; n < kTensorCount; ++n) {
       const Tensor t = Tensor(n);
-      const bool rd = dir == Dir::read;
-      add(fmt::format("{}_{}", rd ? "read" : "write", to_string(t)),
-          fmt::format("hbm.{}_bytes.{}", rd ? "read" : "write", to_string(t)),
-          fmt::format("HBM {} {}", rd ? "read of" : "written to", to_string(t)), Unit::bytes,
-          tensor_help(t, rd ? "read from" : "written to"),
-          [t, dir](const Figures& f) { return Value::of(hbm(f, t, dir)); });
+      // atomics: dQacc only (the one tensor any schedule adds to), JSON only
+      if (dir == Dir::atomic && t != Tensor::dQacc) continue;
+      const std::string_view verb = dir == Dir::read ? "read from" : dir == Dir::write ? "written to" : "added to";
+      add(fmt::format("{}_{}", to_string(dir), to_string(t)), fmt::format("hbm.{}_bytes.{}", to_string(dir), to_string(t)),
+          fmt::format("HBM {} {}", dir == Dir::read ? "read of" : dir == Dir::write ? "written to" : "atomics on",
+                      to_string(t)),
+          Unit::bytes, tensor_help(t, std::string(verb).c_str()),
+          [t, dir](const Figures& f) { return Value::of(hbm(f, t, dir)); }, dir != Dir::atomic);
     }
 
   // Tiles (i, j) of S by class and by what the schedule did with them.

@@ -6,13 +6,12 @@
 
 #include "flashlab/executor/counters.hpp"  // to_string(Tensor)
 #include "flashlab/schedule/schedule.hpp"
+#include "flashlab/schedule/tensor_shape.hpp"
 
 namespace flashlab {
 namespace {
 
 bool is_tile_dim(Dim d) { return d == Dim::q_block || d == Dim::kv_block; }
-bool per_query(Tensor t) { return t == Tensor::Q || t == Tensor::O || t == Tensor::l || t == Tensor::m || t == Tensor::L; }
-bool per_key(Tensor t) { return t == Tensor::K || t == Tensor::V; }
 
 [[noreturn]] void bad(const Launch& l, const std::string& rule) {
   throw std::logic_error("schedule, launch \"" + l.name + "\": " + rule);
@@ -21,8 +20,9 @@ bool per_key(Tensor t) { return t == Tensor::K || t == Tensor::V; }
 // The regions an action may name at a level where Q block i and/or K/V block j are known.
 void check_actions(const Launch& l, const std::vector<Action>& acts, bool know_i, bool know_j, const char* where) {
   for (const Action& a : acts) {
-    const bool moves_data = a.op == Op::load || a.op == Op::store;
-    if (!moves_data && a.op != Op::compute) bad(l, std::string(where) + " holds an action that is not a load, store or compute");
+    const bool moves_data = a.op == Op::load || a.op == Op::store || a.op == Op::atomic;
+    if (!moves_data && a.op != Op::compute)
+      bad(l, std::string(where) + " holds an action that is not a load, store, atomic or compute");
     if (!moves_data) continue;
     if (a.tensor == Tensor::none) bad(l, std::string(where) + " loads or stores no tensor");
     if (placement_of(l, a.tensor) == Memory::hbm)
@@ -32,7 +32,8 @@ void check_actions(const Launch& l, const std::vector<Action>& acts, bool know_i
         if (!know_i || !per_query(a.tensor)) bad(l, std::string(where) + ": a q_block region needs Q block i and a per-query tensor");
         break;
       case Region::kv_block:
-        if (!know_j || !per_key(a.tensor)) bad(l, std::string(where) + ": a kv_block region needs K/V block j and K or V");
+        if (!know_j || !per_key(a.tensor))
+          bad(l, std::string(where) + ": a kv_block region needs K/V block j and a per-key tensor");
         break;
       case Region::whole: break;
       case Region::none: bad(l, std::string(where) + ": a load or store needs a region");
@@ -83,7 +84,7 @@ bool moves(const Schedule& s, Tensor t) {
   for (const Launch& l : s.launches) {
     auto touches = [t](const std::vector<Action>& acts) {
       return std::any_of(acts.begin(), acts.end(), [t](const Action& a) {
-        return (a.op == Op::load || a.op == Op::store) && a.tensor == t;
+        return (a.op == Op::load || a.op == Op::store || a.op == Op::atomic) && a.tensor == t;
       });
     };
     if (touches(l.outer_begin) || touches(l.outer_end) || touches(l.body)) return true;
@@ -128,24 +129,26 @@ void check_schedule(const Schedule& s) {
 }
 
 std::int64_t tile_bytes(Tensor t, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in) {
-  switch (t) {
-    case Tensor::Q: case Tensor::O: return rows * d * e_in;
-    case Tensor::K: case Tensor::V: return cols * d * e_in;
-    case Tensor::S: case Tensor::P: return rows * cols * e_in;
-    case Tensor::l: case Tensor::m: case Tensor::L: return rows * 4;
-    case Tensor::none: break;
+  if (t == Tensor::none) return 0;
+  const std::int64_t e = element_bytes_of(t, e_in);
+  switch (tensor_shape(t).rows) {
+    case RowsOf::query: return rows * row_width(t, d) * e;
+    case RowsOf::key: return cols * row_width(t, d) * e;
+    case RowsOf::score: return rows * cols * e;
   }
   return 0;
 }
 
 std::int64_t sram_bytes(const Launch& l, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in) {
   std::int64_t bytes = 0;
-  bool scores = false;  // S_ij and P_ij: one buffer
+  bool scores = false, grads = false;  // S_ij and P_ij: one buffer; dP_ij and dS_ij: another
   for (const Placement& x : l.placement) {
     if (x.memory != Memory::sram) continue;
     const bool s = x.tensor == Tensor::S || x.tensor == Tensor::P;
-    if (s && scores) continue;
+    const bool g = x.tensor == Tensor::dP || x.tensor == Tensor::dS;
+    if ((s && scores) || (g && grads)) continue;
     scores = scores || s;
+    grads = grads || g;
     bytes += tile_bytes(x.tensor, rows, cols, d, e_in);
   }
   return bytes;

@@ -1,23 +1,13 @@
-// schedule.cpp — the forward schedules as data: standard attention, and V1, V2 and the variants
+// schedule.cpp — the forward schedules as data (the backward's: backward.cpp): standard attention, and V1, V2 and the variants
 // between them from one builder (docs/model.md cites each line).
 #include "flashlab/schedule/schedule.hpp"
+
+#include "actions.hpp"
 
 namespace flashlab {
 namespace {
 
-Action load(Tensor t, Region r, bool if_visited = false) { return {Op::load, t, r, Eq::none, if_visited}; }
-Action store(Tensor t, Region r, bool if_visited = false) { return {Op::store, t, r, Eq::none, if_visited}; }
-Action compute(Eq e, bool if_visited = false) { return {Op::compute, Tensor::none, Region::none, e, if_visited}; }
-
-constexpr Loop grid(Dim d) { return {d, true, Order::ascending}; }
-constexpr Loop seq(Dim d) { return {d, false, Order::ascending}; }
-
-Launch launch(std::string name, std::vector<Loop> loops) {
-  Launch l;
-  l.name = std::move(name);
-  l.loops = std::move(loops);
-  return l;
-}
+using namespace schedule_words;
 
 // FA1 paper, Algorithm 0 (standard attention): three launches, one step each per (batch, head)
 // over whole tensors, as the algorithm writes its lines. The loops are the project's kernels'
@@ -148,6 +138,14 @@ Schedule make_schedule(Algo a, const Switches& v) {
 
 Schedule make_schedule(Algo a) { return make_schedule(a, preset_switches(a)); }
 
-Schedule make_schedule(const Problem& p) { return make_schedule(p.algo, p.switches()); }
+Schedule make_schedule(Algo a, const Switches& v, Pass pass, BackwardForm form) {
+  if (pass == Pass::backward) return make_backward_schedule(a, form);
+  Schedule s = make_schedule(a, v);
+  if (pass == Pass::both)
+    for (Launch& l : make_backward_schedule(a, form).launches) s.launches.push_back(std::move(l));
+  return s;
+}
+
+Schedule make_schedule(const Problem& p) { return make_schedule(p.algo, p.switches(), p.pass, p.backward_form); }
 
 }  // namespace flashlab

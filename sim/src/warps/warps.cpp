@@ -110,6 +110,11 @@ class StepWalk {
       case Eq::softmax_v2: return split_k_softmax(eq);
       case Eq::output_v1:
       case Eq::output_v2: return split_k_output(eq);
+      case Eq::init_grads: case Eq::probs_v1: case Eq::probs_v2: case Eq::grad_v: case Eq::grad_p:
+      case Eq::grad_s: case Eq::grad_q: case Eq::grad_k:
+        // the backward's tile equations: split by rows whatever the split (docs/warps.md: the warp
+        // model of the backward is not written yet; each of them costs per element of the tile)
+        return by_rows(eq, c_, [&](std::int64_t rw) { return from_cost(equation_cost(eq, rw, c_, d_)); });
       default: return;
     }
   }

@@ -1,6 +1,6 @@
 // config_flags.hpp — the configuration flags every command shares (--algo --nq --nk --seq --d
-// --br --bc --sram --batch --heads --dtype --mask --block-skip --order --grid --rescale --scale
-// --warps --split --gpu --model), and the flashlab::Config they build.
+// --br --bc --sram --batch --heads --kv-heads --dtype --mask --block-skip --order --grid --rescale
+// --pass --backward-form --scale --warps --split --gpu --model), and the flashlab::Config they build.
 //
 // Usage in a command:
 //   auto flags = add_config_flags(*cmd);             // before parsing
@@ -57,8 +57,8 @@ struct FlagText {
 };
 
 /// The field names of the configuration flags, in the order build_config() applies them:
-/// algo, seq, nq, nk, d, br, bc, sram, batch, heads, dtype, mask, block-skip, order, grid, rescale,
-/// scale, warps, split, gpu (the model is given apart).
+/// algo, seq, nq, nk, d, br, bc, sram, batch, heads, kv-heads, dtype, mask, block-skip, order, grid,
+/// rescale, pass, backward-form, scale, warps, split, gpu (the model is given apart).
 const std::vector<std::string>& config_flag_fields();
 
 /// The canonical name of a model preset ("" for "" or "none"); ConfigError("model", ...) for an

@@ -35,6 +35,16 @@ enum class GridKind : std::uint8_t { head = 0, q_block = 1 };
 /// update) or once at the end (FA2 Alg. 1 line 12, one division per element of O).
 enum class Rescale : std::uint8_t { step = 0, delayed = 1 };
 
+/// Which pass a configuration runs (`--pass`): the forward (O and L from Q, K, V), the backward
+/// (dQ, dK, dV from dO, with the forward's O and its statistics given in HBM: FA1 Alg. 4, FA2
+/// Alg. 2), or both, the forward's launches then the backward's.
+enum class Pass : std::uint8_t { forward = 0, backward = 1, both = 2 };
+
+/// V2's backward (`--backward-form`): as FA2's released kernels run it (three launches: D and the
+/// zeroed fp32 dQ accumulator, the main kernel adding dQ_i with atomics, the conversion to dQ) or
+/// as FA2 Alg. 2 prints it (D written first, then dQ_i read and written back at every step).
+enum class BackwardForm : std::uint8_t { released = 0, paper = 1 };
+
 /// The five switches of a tiled forward (docs/model.md "Variants"). V1 and V2 are two of the
 /// 32 corners (preset_switches); every other combination is a variant between them.
 struct Switches {
@@ -87,6 +97,8 @@ struct Config {
   std::optional<LoopOrder> order;   // default: the algorithm's preset (preset_switches)
   std::optional<GridKind> grid;     // default: the algorithm's preset
   std::optional<Rescale> rescale;   // default: the algorithm's preset
+  Pass pass = Pass::forward;        // `--pass`
+  BackwardForm backward_form = BackwardForm::released;  // `--backward-form` (V2's backward)
   std::string gpu = "h200";
 };
 
@@ -110,6 +122,8 @@ struct Problem {
   LoopOrder order = LoopOrder::q_outer;   // V1 / V2 only (standard attention: unused)
   GridKind grid = GridKind::q_block;
   Rescale rescale = Rescale::delayed;
+  Pass pass = Pass::forward;
+  BackwardForm backward_form = BackwardForm::released;
   std::int64_t sram_capacity = 0;   // M, bytes
   GpuSpec gpu;
 
@@ -117,6 +131,8 @@ struct Problem {
   /// Query heads per K/V head: heads / H_k (1 without grouped queries).
   std::int64_t group() const { return heads / kv_heads; }
   Switches switches() const { return {order, grid, rescale, split, block_skip}; }
+  bool forward() const { return pass != Pass::backward; }   // runs the forward's launches
+  bool backward() const { return pass != Pass::forward; }   // runs the backward's launches
   /// Whether the switches are those of the algorithm's preset (`--algo v1` / `--algo v2` as is).
   bool is_preset() const { return algo == Algo::standard || switches() == preset_switches(algo); }
 };
@@ -135,16 +151,20 @@ inline constexpr std::uint64_t kMaxCountSum = std::uint64_t(1) << 57;
 int element_bytes(Dtype t);
 
 /// FA2's forward tile for head dim d on Hopper (the kernels PyTorch 2.11 runs, tests/data/pytorch_fa2_h200_ncu.md):
-/// d <= 64: 128 x 128; d <= 128: 128 x 64; larger: 64 x 64. Returns {B_r, B_c}.
-std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d);
+/// d <= 64: 128 x 128; d <= 128: 128 x 64; larger: 64 x 64. Returns {B_r, B_c}. With
+/// pass = backward, FA2's backward tile (flash_bwd_launch_template.h on sm90): d <= 64: 128 x 128,
+/// d <= 128: 64 x 128, larger: 64 x 64 (`--pass both` runs both passes on the forward's tile).
+std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d, Pass pass = Pass::forward);
 
 /// Whether tiles of B_r x B_c fit in `capacity` bytes of SRAM: the bytes the schedule of `algo`
 /// with switches `v` keeps in SRAM (schedule.hpp sram_bytes: the K/V outer order holds S_ij
 /// there, the Q outer order does not) for the tile as it is held (min(B_r, N_q) x min(B_c, N_k):
 /// a tile larger than the matrix holds the matrix) <= capacity. The one test resolve() and
 /// auto_blocks() both apply.
+/// With a pass that includes the backward, the backward's launches count too (their SRAM: K_j,
+/// V_j, Q_i, dO_i and the B_r x B_c tiles of P and dS).
 bool tile_fits(Algo algo, const Switches& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
-               int e_in, std::int64_t capacity);
+               int e_in, std::int64_t capacity, Pass pass = Pass::forward, BackwardForm form = BackwardForm::released);
 
 /// Block sizes for `--br auto --bc auto`, {B_r, B_c}. First the V1 paper's rule from SRAM size M
 /// (FA1 Alg. 1 line 1, M = capacity / e_in elements): B_c = ceil(M / (4d)), B_r = min(B_c, d), with
@@ -154,7 +174,8 @@ bool tile_fits(Algo algo, const Switches& v, std::int64_t b_r, std::int64_t b_c,
 /// way, down to the largest that fits. Throws ConfigError("sram", capacity, "at least <bytes> ...")
 /// when not even the smallest tile (1 x 1; 16 x 16 for V2) fits.
 std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
-                                                  int e_in, std::int64_t capacity);
+                                                  int e_in, std::int64_t capacity, Pass pass = Pass::forward,
+                                                  BackwardForm form = BackwardForm::released);
 
 /// Validates `c` and fills in defaults. Throws ConfigError naming the field, the value and what
 /// is allowed: sizes outside the k* ranges above (B_r > N_q is allowed: ragged), warps outside
@@ -178,6 +199,8 @@ std::string_view to_string(WarpSplit s);
 std::string_view to_string(LoopOrder o);  // "kv-outer", "q-outer"
 std::string_view to_string(GridKind g);   // "head", "qblock"
 std::string_view to_string(Rescale r);    // "step", "delayed"
+std::string_view to_string(Pass p);       // "forward", "backward", "both"
+std::string_view to_string(BackwardForm f);  // "released", "paper"
 std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window:L,R"
 
 /// Parsers for the command line; throw ConfigError(field, text, allowed).
@@ -189,5 +212,7 @@ LoopOrder parse_order(std::string_view text);    // kv-outer | q-outer
 GridKind parse_grid(std::string_view text);      // head | qblock
 Rescale parse_rescale(std::string_view text);    // step | delayed
 bool parse_block_skip(std::string_view text);    // on | off
+Pass parse_pass(std::string_view text);          // forward | backward | both
+BackwardForm parse_backward_form(std::string_view text);  // released | paper
 
 }  // namespace flashlab

@@ -14,14 +14,20 @@
 namespace flashlab {
 
 /// What an event does.
-enum class Op : std::uint8_t { load = 0, store = 1, compute = 2, skip = 3, barrier = 4, reduce = 5 };
-inline constexpr int kOpCount = 6;
+/// `atomic`: a read-modify-write of HBM done by the memory system (FA2's backward adds dQ_i into
+/// the fp32 accumulator dQacc with atomicAdd; Nsight Compute counts these as reductions, neither
+/// loads nor stores).
+enum class Op : std::uint8_t { load = 0, store = 1, compute = 2, skip = 3, barrier = 4, reduce = 5, atomic = 6 };
+inline constexpr int kOpCount = 7;
 
 /// The tensors that HBM counters and events name (docs/model.md, "Notation").
 /// Q K V O are e_in bytes per element; l m L are fp32 statistics; S P are standard attention's
-/// N_q x N_k matrices (e_in bytes per element).
-enum class Tensor : std::uint8_t { Q = 0, K, V, O, l, m, L, S, P, none };
-inline constexpr int kTensorCount = 9;  // Q..P, `none` excluded
+/// N_q x N_k matrices (e_in bytes per element). The backward pass adds dO (the output's gradient,
+/// N_q x d), dQ (N_q x d), dK, dV (N_k x d), all e_in; D = rowsum(dO o O) (N_q, fp32); dQacc, FA2's
+/// fp32 accumulator of dQ (N_q x d, 4 bytes); dP, dS, standard attention's backward N_q x N_k
+/// matrices (e_in).
+enum class Tensor : std::uint8_t { Q = 0, K, V, O, l, m, L, S, P, dO, dQ, dK, dV, D, dQacc, dP, dS, none };
+inline constexpr int kTensorCount = 17;  // Q..dS, `none` excluded
 
 /// Which equation a compute event evaluates (the algorithm line it stands for; docs/model.md).
 enum class Eq : std::uint8_t {
@@ -37,8 +43,25 @@ enum class Eq : std::uint8_t {
   output_dense,  // standard Alg. 0 line 3: O = P V
   normalize,     // --order kv-outer --rescale delayed, once per Q block at the end: O = diag(l)^-1 O
   logsumexp,     // --order q-outer --rescale step, once per Q block at the end: L = m + log(l)
+  // the backward pass (docs/model.md "Backward pass"; FA1 Alg. 3 and 4, FA2 Alg. 2)
+  bwd_D,         // D = rowsum(dO o O): FA2 Alg. 2 line 4 (rows x d), FA1 Alg. 4 line 18 per tile
+  init_grads,    // dK_j = 0, dV_j = 0: FA1 Alg. 4 lines 2 and 8, FA2 Alg. 2 line 7 (cols x d)
+  zero_dq,       // dQ = 0 (FA1 Alg. 4 line 2, FA2 Alg. 2 line 3) or dQacc = 0 (rows x d)
+  probs_v1,      // P_ij = diag(l_i)^-1 exp(S_ij - m_i): FA1 Alg. 4 line 13
+  probs_v2,      // P_ij = exp(S_ij - L_i): FA2 Alg. 2 line 11
+  grad_v,        // dV_j += P_ij^T dO_i: FA1 line 15, FA2 line 12
+  grad_p,        // dP_ij = dO_i V_j^T: FA1 line 16, FA2 line 13
+  grad_s,        // dS_ij = scale P_ij o (dP_ij - D_i): FA1 line 19 (with lines 20-21's scale), FA2 line 14
+  grad_q,        // dQ_i += dS_ij K_j: FA1 line 20, FA2 line 15
+  grad_k,        // dK_j += dS_ij^T Q_i: FA1 line 21, FA2 line 16
+  convert_dq,    // dQ = dQacc (FA2's released convert launch; rows x d)
+  grad_v_dense,  // standard backward (FA1 Alg. 3) line 1: dV = P^T dO (N_k x d)
+  grad_p_dense,  // line 2: dP = dO V^T (N_q x N_k)
+  grad_s_dense,  // line 3: dS = scale P o (dP - rowsum(P o dP)) (N_q x N_k)
+  grad_q_dense,  // line 4: dQ = dS K (N_q x d)
+  grad_k_dense,  // line 5: dK = dS^T Q (N_k x d)
 };
-inline constexpr int kEqCount = 12;  // none..logsumexp
+inline constexpr int kEqCount = 28;  // none..grad_k_dense
 
 /// One event. 40 bytes, standard layout; -1 marks "not applicable" in i, j and warp.
 /// Stream order is by launch, then block, then step (docs/events.md "Stream order").

@@ -21,11 +21,16 @@ struct Extent {
 Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int64_t j);
 
 /// Whether `eq` works on whole rows of O_i rather than on a tile S_ij: init_stats, finalize_v2,
-/// normalize (extent rows(i) x d) and logsumexp (rows(i) x 1); equation_cost takes c = 0 for them.
+/// normalize, bwd_D, zero_dq, convert_dq (extent rows(i) x d) and logsumexp (rows(i) x 1); equation_cost
+/// takes c = 0 for them. init_grads's extent is cols(j) x d (dK_j, dV_j; N_k x d in a prologue).
 bool row_equation(Eq eq);
 
-/// Bytes per element of tensor t: e_in for Q K V O S P, 4 for the fp32 statistics l m L.
+/// Bytes per element of tensor t: 4 for the fp32 tensors l m L D dQacc, e_in for the others
+/// (tensor_shape.hpp).
 int tensor_element_bytes(const Problem& p, Tensor t);
+
+/// The direction a data action's bytes count in: load read, store write, atomic atomic.
+Dir direction(Op op);
 
 /// The cost of one action on tile (i, j) for one (batch, head).
 Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t j);

@@ -23,10 +23,15 @@ std::string_view to_string(Op o);      // "load", "store", ...
 std::string_view to_string(Eq e);
 std::string_view to_string(TileClass c);  // "full", "partial", "skipped"
 
-enum class Dir : std::uint8_t { read = 0, write = 1 };
+/// The direction of traffic at a level. `atomic`: read-modify-write done by the memory system
+/// (Op::atomic; Nsight Compute's reductions): the bytes of the values added, counted once, apart
+/// from reads and writes.
+enum class Dir : std::uint8_t { read = 0, write = 1, atomic = 2 };
+inline constexpr int kDirCount = 3;
+std::string_view to_string(Dir d);  // "read", "write", "atomic"
 
-/// Bytes per tensor and direction at one memory level: [tensor][read|write].
-using TensorBytes = std::array<std::array<std::uint64_t, 2>, kTensorCount>;
+/// Bytes per tensor and direction at one memory level: [tensor][read|write|atomic].
+using TensorBytes = std::array<std::array<std::uint64_t, kDirCount>, kTensorCount>;
 
 /// Sum over tensors of one direction.
 std::uint64_t total(const TensorBytes& b, Dir d);
@@ -34,7 +39,7 @@ std::uint64_t total(const TensorBytes& b, Dir d);
 /// Work of one step, one tile or a whole run. All counts are exact; bytes are HBM bytes
 /// (global-memory requests, Memory::hbm), what the events carry.
 struct Cost {
-  TensorBytes hbm{};                                             // [tensor][read|write], bytes
+  TensorBytes hbm{};                                             // [tensor][read|write|atomic], bytes
   std::array<std::uint64_t, kOpKindCount> ops{};                 // non-matmul operations by kind
   std::uint64_t flops = 0;                                       // matmul FLOPs (2 per multiply-add)
 
@@ -42,6 +47,7 @@ struct Cost {
   Cost& operator*=(std::uint64_t k);
   std::uint64_t read_bytes() const;
   std::uint64_t write_bytes() const;
+  std::uint64_t atomic_bytes() const;
   std::uint64_t bytes(Tensor t, Dir d) const { return hbm[int(t)][int(d)]; }
   std::uint64_t op(OpKind k) const { return ops[int(k)]; }
 };

@@ -127,6 +127,9 @@ class Executor {
     std::vector<Action> begin_visited, begin_empty, end_visited, end_empty;
     std::array<Memo, 4> inner_memo{}, begin_memo{}, end_memo{};
     std::int64_t sram_peak = 0;
+    // the first launch that walks tiles: its walk is the one tile counts and TileStats record
+    // (`--pass both` walks the tiles twice, forward and backward)
+    bool counts_tiles = false;
   };
   enum class Phase : std::uint8_t { prologue, outer_begin, inner, outer_end, next_launch };
 

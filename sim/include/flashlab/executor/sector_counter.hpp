@@ -17,7 +17,11 @@
 //   - whole-tensor actions (standard attention's lines, V1 line 2) are split among the launch's
 //     thread blocks: per Q block or per row for per-query tensors and S, P; every thread block
 //     reads all of K and V, in K/V blocks when the launch loops over them (so K and V are read
-//     T_r times where Algorithm 0, and the hbm level, read them once).
+//     T_r times where Algorithm 0, and the hbm level, read them once);
+//   - the backward's tensors lie as their forward counterparts (tensor_shape.hpp): dO, dQ as Q,
+//     dK, dV as K, D as L, dP, dS as S; dQacc is fp32 rows of d, moved (and added to: atomics count
+//     as their own direction) in the same 512-byte requests. No kernel of the project runs the
+//     backward yet: these rules are not checked against hardware.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +43,7 @@ class SectorCounter : public StepObserver {
  public:
   SectorCounter(const Problem& p, const Schedule& s);
   void on_step(const StepView& s) override;
-  /// Sector bytes so far, [tensor][read|write], all batch * heads.
+  /// Sector bytes so far, [tensor][read|write|atomic], all batch * heads.
   const TensorBytes& bytes() const { return bytes_; }
 
  private:
@@ -70,7 +74,7 @@ class SectorCounter : public StepObserver {
   std::uint64_t score_row(std::uint64_t col0, std::uint64_t cols) const;
 
   Problem p_;
-  Layout query_, key_, stats_;
+  Layout query_, key_, stats_, query32_;  // query32_: fp32 rows of d (dQacc)
   std::vector<Shape> shapes_;  // by launch
   Residues full_q_blocks_, full_kv_blocks_, all_q_rows_;  // first rows of full blocks, of every row
   TensorBytes bytes_{};

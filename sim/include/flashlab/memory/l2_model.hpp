@@ -67,7 +67,7 @@ class L2Model : public StepObserver {
     std::uint32_t key = 0;    // tile number within (launch, head, tensor)
     std::uint32_t bytes = 0;  // sector bytes
     std::uint8_t tensor = 0;
-    bool write = false;
+    Dir dir = Dir::read;      // an atomic reads the line (a miss fetches it) and leaves it dirty
     bool end_of_step = false;
   };
   using Program = std::vector<Access>;  // one thread block's accesses, steps marked
@@ -78,7 +78,7 @@ class L2Model : public StepObserver {
     std::int64_t blocks = 1;   // thread blocks per (batch, head)
   };
 
-  void add(Program& prog, Tensor t, bool write, std::uint64_t key, std::uint64_t bytes) const;
+  void add(Program& prog, Tensor t, Dir dir, std::uint64_t key, std::uint64_t bytes) const;
   void end_step(Program& prog) const;
   void expand_whole(const StepView& s);
   void expand_in_step(Program& prog, const Action& a) const;

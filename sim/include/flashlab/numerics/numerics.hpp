@@ -44,15 +44,20 @@ Fill parse_fill(std::string_view field, std::string_view text, Dtype t);
 double dtype_max(Dtype t);
 
 /// Q (N_q, d), K (N_k, d), V (N_k, d) of one (batch, head), values already representable in the
-/// problem's dtype (held as float).
+/// problem's dtype (held as float); dO (N_q, d), the gradient of the loss with respect to O, the
+/// backward pass's input (empty for a forward-only problem).
 struct Inputs {
   MatrixF Q, K, V;
+  MatrixF dO;
 };
 /// Builds the inputs of p and rounds them to p.dtype. Throws ConfigError("q" / "k" / "v") for a
 /// constant fill beyond dtype_max(p.dtype), or an index fill whose last row index is beyond it. `seed` drives the random fills: the same
 /// (seed, fill, shape) gives the same values on every machine (mt19937_64 + Box-Muller), and Q,
 /// K, V draw from separate streams, so changing one fill leaves the others as they were.
 Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, std::uint64_t seed);
+/// The same, and when p runs the backward pass (p.backward()) dO from `dO` (field "do"), drawn from
+/// a stream of its own: the same seed gives the same Q, K, V with or without it.
+Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, Fill dO, std::uint64_t seed);
 
 /// Rounds every element of x to the nearest value of dtype t (round to nearest even, through
 /// Eigen::half / Eigen::bfloat16); fp32 leaves x unchanged.
@@ -80,6 +85,20 @@ struct NumericResult {
                                 // V2 stores L; V1 and standard do not, so theirs is m + ln l after
                                 // the run (for comparison, not an HBM write)
   std::vector<std::vector<StatSnapshot>> traces;  // one per NumericsOptions::trace_blocks entry
+  // The backward pass (p.backward(); empty otherwise). dQ (N_q, d), dK and dV (N_k, d) at the input
+  // dtype as the schedule last stored them (NaN where it never did); D (N_q) fp32 as stored by V2
+  // (FA2 Alg. 2 line 4), rowsum(dO o O) recomputed from the stored O for V1 and standard, which
+  // keep it on chip. Rows of dQ with no visible key are 0; keys no query sees get dK = dV = 0.
+  MatrixF dQ, dK, dV;
+  Eigen::VectorXf D;
+};
+
+/// What the forward leaves in HBM for the backward to read: O (N_q, d) at the dtype, and the
+/// statistics of the algorithm's forward — L (V2), m and l (V1), P (N_q, N_k, standard).
+struct ForwardHbm {
+  MatrixF O;
+  Eigen::VectorXf L, m, l;
+  MatrixF P;
 };
 
 /// The numerics as an executor observer. Add it to an Executor of the same Problem before the
@@ -94,10 +113,14 @@ class NumericsObserver final : public StepObserver {
 
   void on_step(const StepView& s) override;
   /// O and L as they stand in HBM (complete once the executor is done; rows not yet written
-  /// read NaN, so a row a schedule never writes shows up), and the traces so far.
+  /// read NaN, so a row a schedule never writes shows up), and the traces so far; with a backward
+  /// pass, dQ, dK, dV and D too.
   NumericResult result() const;
+  /// The forward's tensors in HBM, as the backward's launches read them.
+  ForwardHbm forward_hbm() const;
 
  private:
+  friend NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt, StepObserver* also);
   struct State;
   std::unique_ptr<State> st_;
 };
@@ -108,8 +131,11 @@ class NumericsObserver final : public StepObserver {
 /// Python module's run() accept.
 void check_numerics_size(const Problem& p);
 
-/// Runs p's schedule through an executor with numerics on, one (batch, head).
-NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt = {});
+/// Runs p's schedule through an executor with numerics on, one (batch, head). For p.pass ==
+/// backward the forward's launches run first (not counted anywhere) to leave O and its statistics
+/// in HBM, as a training step's forward would; `in.dO` must then be (N_q, d).
+NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt = {},
+                       StepObserver* also = nullptr);
 
 /// Dense float64 reference: O = softmax(scale Q K^T + mask) V and L = logsumexp per row, on the
 /// same (already rounded) inputs. Rows with no visible key: O = 0, L = +inf.
@@ -122,6 +148,32 @@ struct Reference {
                                 // with; empty: 0 for every row
 };
 Reference reference(const Problem& p, const Inputs& in);
+
+/// Dense float64 gradients (the chain rule through softmax, FA1 paper eq. (4)): P = softmax(scale
+/// Q K^T + mask), dV = P^T dO, dP = dO V^T, D = rowsum(dO o O) = rowsum(P o dP), dS = P o (dP - D),
+/// dQ = scale dS K, dK = scale dS^T Q, on the same rounded inputs (in.dO must be (N_q, d)). Rows
+/// with no visible key have P = 0: dQ = 0 there, and they add nothing to dK, dV; D = 0.
+struct GradReference {
+  MatrixD dQ, dK, dV;  // (N_q, d), (N_k, d), (N_k, d)
+  Eigen::VectorXd D;   // (N_q)
+};
+GradReference grad_reference(const Problem& p, const Inputs& in);
+
+/// Errors of the backward's results against grad_reference: ||x - x_ref||_F / ||x_ref||_F
+/// (||x - x_ref||_F when x_ref = 0) for dQ, dK, dV and the largest |D - D_ref|.
+struct GradError {
+  double rel_fro_dQ = 0, rel_fro_dK = 0, rel_fro_dV = 0, max_abs_D = 0;
+  double tol = 0;        // tolerance_grad(p)
+  bool finite = true;    // no NaN or inf in dQ, dK, dV, D
+  bool within = false;   // finite and the three relative errors <= tol
+};
+GradError compare_grads(const NumericResult& r, const GradReference& ref, const Problem& p);
+
+/// Tolerance on the relative errors of dQ, dK, dV: 8 u of the dtype (fp32: 1e-4) — P and dS are
+/// rounded to the dtype before their matmuls and O, stored at the dtype, enters D — plus, for V1
+/// and V2's paper form, which round dQ_i to the dtype at every step that adds to it, u sqrt(n)
+/// with n the most tiles a Q block visits (as tolerance_O for V1's O). reference.cpp derives it.
+double tolerance_grad(const Problem& p);
 
 /// Errors of a result against the reference. NaN anywhere makes `finite` false.
 struct NumericError {

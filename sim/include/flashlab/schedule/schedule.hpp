@@ -34,15 +34,16 @@ namespace flashlab {
 /// What part of a tensor an action touches, for one (batch, head).
 enum class Region : std::uint8_t {
   none,      // compute actions on the current tile
-  whole,     // the whole tensor: N_q rows (Q O l m L), N_k rows (K V), N_q x N_k (S P)
-  q_block,   // rows(i) rows of a per-query tensor (Q O l m L)
-  kv_block,  // cols(j) rows of K or V
+  whole,     // the whole tensor: N_q rows (Q O l m L dO dQ D dQacc), N_k rows (K V dK dV),
+             // N_q x N_k (S P dP dS) — tensor_shape.hpp
+  q_block,   // rows(i) rows of a per-query tensor
+  kv_block,  // cols(j) rows of a per-key tensor
 };
 
-/// One load, store or compute of a step.
+/// One load, store, atomic (read-modify-write of HBM) or compute of a step.
 struct Action {
   Op op = Op::compute;
-  Tensor tensor = Tensor::none;  // load / store
+  Tensor tensor = Tensor::none;  // load / store / atomic
   Region region = Region::none;
   Eq eq = Eq::none;              // compute
   bool if_visited = false;       // outer-level actions: only when the outer block visits a tile
@@ -104,7 +105,24 @@ Schedule make_schedule(Algo a, const Switches& v);
 /// The preset: make_schedule(a, preset_switches(a)) — V1 is "v1_forward", V2 "v2_forward".
 Schedule make_schedule(Algo a);
 
-/// The schedule problem p runs: make_schedule(p.algo, p.switches()).
+/// The backward pass of `a` as data (docs/model.md "Backward pass"), line by line from FA1 Alg. 3
+/// (standard: five launches over whole tensors, P read back from HBM, dP and dS written and read),
+/// FA1 Alg. 4 (v1: "v1_backward", one thread block per (batch, head), K/V blocks outer; dQ, dK, dV
+/// initialised in HBM, dQ_i read and written at every step) and FA2 Alg. 2 for v2 in `form`:
+/// paper — "v2_backward_dot_do_o" (lines 3-4: D = rowsum(dO o O) and dQ = 0 written) then
+/// "v2_backward" (one thread block per K/V block j; Q_i, O_i, dO_i, dQ_i, L_i, D_i loaded and dQ_i
+/// written at every step); released — FA2's three kernels: "flash_bwd_dot_do_o" (D and the zeroed
+/// fp32 accumulator dQacc, one thread block per Q block), "flash_bwd_dq_dk_dv" (one per K/V block,
+/// Q blocks walked from the last down, Q_i, dO_i, L_i, D_i loaded, dQ_i added to dQacc with
+/// atomics), "flash_bwd_convert_dq" (dQ = dQacc). The backward depends on the algorithm only:
+/// a variant of `--algo v1` runs V1's backward.
+Schedule make_backward_schedule(Algo a, BackwardForm form);
+
+/// The launches of `pass`: the forward's (make_schedule(a, v)), the backward's
+/// (make_backward_schedule), or the forward's followed by the backward's.
+Schedule make_schedule(Algo a, const Switches& v, Pass pass, BackwardForm form);
+
+/// The schedule problem p runs: make_schedule(p.algo, p.switches(), p.pass, p.backward_form).
 Schedule make_schedule(const Problem& p);
 
 /// Throws std::logic_error naming the launch and the rule when `s` cannot be walked: a dimension
@@ -135,12 +153,14 @@ bool moves(const Schedule& s, Tensor t);
 /// Whether any launch of s walks tiles (i, j) (has a body).
 bool has_tiles(const Schedule& s);
 
-/// Bytes of tensor t's tile with `rows` query rows and `cols` keys: Q_i, O_i rows x d; K_j, V_j
-/// cols x d; S_ij, P_ij rows x cols, all at e_in bytes; l_i, m_i, L_i rows x 4 bytes.
+/// Bytes of tensor t's tile with `rows` query rows and `cols` keys (tensor_shape.hpp): Q_i, O_i,
+/// dO_i, dQ_i rows x d; K_j, V_j, dK_j, dV_j cols x d; S_ij, P_ij, dP_ij, dS_ij rows x cols, all at
+/// e_in bytes; l_i, m_i, L_i, D_i rows x 4 bytes; dQacc_i rows x d x 4 bytes.
 std::int64_t tile_bytes(Tensor t, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in);
 
 /// Shared memory one thread block of launch l holds with tiles of rows x cols: the tiles its
-/// placement keeps in SRAM (S_ij and P_ij share one buffer: P overwrites S). rows = 0 or cols = 0
+/// placement keeps in SRAM (S_ij and P_ij share one buffer: P overwrites S; so do dP_ij and dS_ij).
+/// rows = 0 or cols = 0
 /// leaves out the tiles that need them (V2 before its first K/V block holds only Q_i).
 std::int64_t sram_bytes(const Launch& l, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in);
 
