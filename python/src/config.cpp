@@ -11,14 +11,17 @@
 namespace flashlab::python {
 namespace {
 
-// Keyword name -> flag field: block_skip -> block-skip; the other names are the flags' own.
+// Keyword name -> flag field: block_skip -> block-skip, pass_ -> pass (`pass` is a Python keyword);
+// the other names are the flags' own.
 std::string field_of(const std::string& keyword) {
   std::string f = keyword;
+  if (f == "pass_") return "pass";
   std::replace(f.begin(), f.end(), '_', '-');
   return f;
 }
 
 std::string keyword_of(const std::string& field) {
+  if (field == "pass") return "pass_";
   std::string k = field;
   std::replace(k.begin(), k.end(), '-', '_');
   return k;

@@ -99,8 +99,20 @@ py::dict steps_arrays(const std::vector<StatSnapshot>& snaps, std::int64_t rows)
   return out;
 }
 
+// (rows, d) at the dtype, as O: dQ, dK, dV.
+py::dict grads_dict(const NumericResult& r, Dtype t) {
+  py::array_t<float> D(py::ssize_t(r.D.size()));
+  std::memcpy(D.mutable_data(), r.D.data(), sizeof(float) * std::size_t(r.D.size()));
+  py::dict g;
+  g["dQ"] = output_O(r.dQ, t);
+  g["dK"] = output_O(r.dK, t);
+  g["dV"] = output_O(r.dV, t);
+  g["D"] = D;
+  return g;
+}
+
 py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, const py::object& v,
-              const py::object& steps, const py::kwargs& kwargs) {
+              const py::object& steps, const py::object& dO, const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs);
   const Problem& p = c.problem;
   check_numerics_size(p);  // ConfigError("nq*nk", ...): the float64 reference's and the walk's size
@@ -110,6 +122,13 @@ py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, c
   in.Q = input(q, "q", p.tiling.n_q, "N_q", p);
   in.K = input(k, "k", p.tiling.n_k, "N_k", p);
   in.V = input(v, "v", p.tiling.n_k, "N_k", p);
+  if (p.backward()) {
+    if (dO.is_none())
+      throw ConfigError("do", "None", "dO, a numpy.ndarray of shape (N_q, d) of the dtype: the config runs the backward pass");
+    in.dO = input(dO, "do", p.tiling.n_q, "N_q", p);
+  } else if (!dO.is_none()) {
+    throw ConfigError("do", "an array", "None: the config runs the forward pass only (pass_='backward' or 'both' uses dO)");
+  }
   NumericResult r;
   {
     py::gil_scoped_release free;
@@ -117,17 +136,21 @@ py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, c
   }
   py::array_t<float> L(py::ssize_t(r.L.size()));
   std::memcpy(L.mutable_data(), r.L.data(), sizeof(float) * std::size_t(r.L.size()));
-  if (opt.trace_blocks.empty()) return py::make_tuple(output_O(r.O, p.dtype), L);
-  const std::int64_t rows = p.tiling.rows(opt.trace_blocks.front());
-  return py::make_tuple(output_O(r.O, p.dtype), L, steps_arrays(r.traces.front(), rows));
+  py::list out;
+  out.append(output_O(r.O, p.dtype));
+  out.append(L);
+  if (!opt.trace_blocks.empty()) out.append(steps_arrays(r.traces.front(), p.tiling.rows(opt.trace_blocks.front())));
+  if (p.backward()) out.append(grads_dict(r, p.dtype));
+  return py::tuple(out);
 }
 
 }  // namespace
 
 void bind_run(py::module_& m) {
   m.def("run", &run, py::arg("cfg"), py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(),
-        py::arg("steps") = py::none(), R"doc(
-run(cfg, q, k, v, *, steps=None, **kwargs) -> (O, L), or (O, L, steps) with steps=I
+        py::arg("steps") = py::none(), py::arg("do") = py::none(), R"doc(
+run(cfg, q, k, v, *, steps=None, do=None, **kwargs) -> (O, L), (O, L, steps) with steps=I,
+and a last element `grads` when the config runs the backward pass (pass_='backward' or 'both')
 
 The forward pass of cfg's algorithm on your Q, K, V, one (batch, head), computed step by step as
 the schedule walks (docs/model.md "Numerics"): what `flashlab run --q q.npy --k k.npy --v v.npy
@@ -148,6 +171,11 @@ of arrays with one row per step: 'step' (S,) uint32 (the executor's step number)
 (the K/V block of the step's tile, -1: none), 'skip' (S,) bool (the step skipped tile (I, j)),
 'm' and 'l' (S, rows(I)) float32 (the running row max and row sum of exp; m = -inf and l = 0
 before any visible key). FA1 Alg. 1 lines 9-11, FA2 Alg. 1 lines 8-10.
+
+do: with pass_='backward' or 'both', dO (N_q, d) of the dtype, the gradient of the loss with respect
+to O; grads is then a dict of 'dQ' (N_q, d), 'dK', 'dV' (N_k, d) at the input dtype and 'D' (N_q,)
+float32 = rowsum(dO o O), computed as the algorithm's backward schedule walks (FA1 Alg. 3 and 4,
+FA2 Alg. 2; docs/model.md "Backward pass"). Rows with no visible key get dQ = 0.
 
 cfg: a flashlab.Config, or None with keyword arguments that make one.
 Raises ValueError (flashlab.ConfigError) naming the argument (q, k or v), what it got and what is

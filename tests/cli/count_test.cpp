@@ -264,8 +264,8 @@ TEST_CASE("count table lists the launches, one line each") {
   const CliResult r = run_cli("count --algo standard " + kWorked);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("Launches (3):") != std::string::npos);
-  for (const char* line : {"standard_scores    grid            16", "standard_softmax   grid         1,024",
-                           "standard_output    grid            16"})
+  for (const char* line : {"standard_scores      grid            16", "standard_softmax     grid         1,024",
+                           "standard_output      grid            16"})
     CHECK(r.out.find(line) != std::string::npos);
 }
 

@@ -28,7 +28,7 @@ def binary_records(path):
     data = open(path, "rb").read()
     assert data[:8] == b"FLTRACE\x1a"
     version, header_bytes = struct.unpack_from("<II", data, 8)
-    assert version == 2
+    assert version == 3
     (count,) = struct.unpack_from("<Q", data, 16 + header_bytes)
     start = 24 + header_bytes
     return count, data[start:start + 40 * count]
@@ -42,7 +42,7 @@ def test_dtype_is_the_40_byte_record():
     assert offsets == dict(block=0, step=4, bytes=8, i=16, j=20, rows=24, cols=28, op=32, tensor=33,
                            warp=34, eq=36, pad=37, launch=38)
     assert [dt.fields[n][0].str for n in ("block", "bytes", "i", "warp", "launch")] == ["<u4", "<u8", "<i4", "<i2", "<u2"]
-    assert flashlab.OPS == ("load", "store", "compute", "skip", "barrier", "reduce")
+    assert flashlab.OPS == ("load", "store", "compute", "skip", "barrier", "reduce", "atomic")
     assert flashlab.TENSORS[:9] == ("Q", "K", "V", "O", "l", "m", "L", "S", "P")
 
 

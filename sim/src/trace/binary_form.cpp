@@ -107,7 +107,7 @@ FileStart read_binary_start(Reader& r) {
 // The bytes after the header, read for decode_body.
 class BinaryBody final : public BodySource {
  public:
-  explicit BinaryBody(Reader& r) : r_(r) {
+  BinaryBody(Reader& r, std::uint32_t version) : r_(r), version_(version) {
     left_ = r_.get<std::uint64_t>("event count");
     if (left_ > r_.left() / sizeof(Event))
       bad("event count", std::to_string(left_),
@@ -117,6 +117,9 @@ class BinaryBody final : public BodySource {
     if (left_ == 0) return false;
     --left_;
     std::memcpy(&e, r_.take(sizeof(Event), "events").data(), sizeof(Event));
+    // versions 1 and 2 numbered `none` 9 (the backward's tensors took 9..16 in version 3); a byte
+    // above 9 there is no tensor (255: check_event refuses it)
+    if (version_ < 3 && std::uint8_t(e.tensor) >= 9) e.tensor = std::uint8_t(e.tensor) == 9 ? Tensor::none : Tensor(255);
     return true;
   }
   std::uint64_t stats_count() override { return r_.get<std::uint32_t>("statistics count"); }
@@ -149,6 +152,7 @@ class BinaryBody final : public BodySource {
 
  private:
   Reader& r_;
+  std::uint32_t version_;
   std::uint64_t left_ = 0;  // events not yet read
 };
 
@@ -162,7 +166,7 @@ FileStart binary_start(std::string_view bytes) {
 Trace binary_decode(std::string_view bytes) {
   Reader r(bytes);
   const FileStart start = read_binary_start(r);
-  BinaryBody body(r);
+  BinaryBody body(r, start.version);
   return decode_body(start, body);
 }
 

@@ -16,7 +16,7 @@ namespace flashlab::trace_form {
 inline constexpr std::uint32_t kOldestTraceVersion = 1;
 /// True for a version this build reads: kOldestTraceVersion to kTraceVersion.
 constexpr bool readable_version(std::uint32_t v) { return v >= kOldestTraceVersion && v <= kTraceVersion; }
-/// What a reader says it accepts: "version 1 or 2 (this build writes 2)".
+/// What a reader says it accepts: "version 1, 2 or 3 (this build writes 3)".
 std::string readable_versions();
 
 /// A file's form, told apart by its first bytes. Throws ConfigError("trace magic", ...) for neither.
@@ -36,8 +36,10 @@ FileStart read_start(std::string_view bytes);
 std::string header_json(const TraceHeader& h);
 TraceHeader parse_header(std::string_view json);
 
-/// Throws ConfigError unless e's enums are in range, its pad byte is 0 and warp >= -1; in a
+/// Throws ConfigError unless e's enums are in the range of its format version (versions 1 and 2:
+/// no backward tensor, atomic op or backward equation), its pad byte is 0 and warp >= -1; in a
 /// version-1 file, whose record had three pad bytes where `launch` is now, launch must be 0 too.
+/// A binary reader maps versions 1 and 2's tensor byte 9 (none) to Tensor::none first.
 void check_event(const Event& e, std::uint64_t index, std::uint32_t version);
 /// Sets the launch of every event of a version-1 trace, which does not record it: standard
 /// attention's step k is launch k (standard_launch_of_step), every other algorithm has launch 0.

@@ -59,14 +59,14 @@ TEST_CASE("bad magic, bad version") {
   const std::string txt = encode_trace(sample(), TraceFormat::text);
   rejects("GIF89a......", "trace magic");
   rejects("", "trace magic");
-  for (std::uint32_t v : {0u, 3u}) {
+  for (std::uint32_t v : {0u, 4u}) {
     std::string b = bin;
     poke<std::uint32_t>(b, kVersionAt, v);
-    rejects(b, "version = " + std::to_string(v) + ": version 1 or 2");
+    rejects(b, "version = " + std::to_string(v) + ": version 1, 2 or 3 (this build writes 3)");
   }
   std::string x = txt;
-  x.replace(x.find(" 2\n"), 3, " 9\n");
-  rejects(x, "version = 9: version 1 or 2");
+  x.replace(x.find(" 3\n"), 3, " 9\n");
+  rejects(x, "version = 9: version 1, 2 or 3");
 }
 
 TEST_CASE("absurd counts and sizes are refused before anything is allocated") {
@@ -131,7 +131,8 @@ TEST_CASE("bad records: enums out of range, pad bytes, warp events in a block-le
     std::size_t offset;
     std::uint8_t value;
     const char* needle;
-  } pokes[] = {{32, 6, "op"}, {33, 10, "tensor"}, {36, std::uint8_t(kEqCount), "eq"}, {37, 1, "pad"}};
+  } pokes[] = {{32, std::uint8_t(kOpCount), "op"}, {33, std::uint8_t(int(Tensor::none) + 1), "tensor"},
+               {36, std::uint8_t(kEqCount), "eq"}, {37, 1, "pad"}};
   for (const auto& pk : pokes) {
     std::string b = bin;
     b[first + pk.offset] = char(pk.value);

@@ -1,5 +1,6 @@
-// Events carry the launch they belong to (format version 2), and version-1 files, which do not
-// record it, still read: docs/events.md "The record" and "Versions".
+// Events carry the launch they belong to (format version 2), version-1 files, which do not record
+// it, still read, and so do version-2 files, which numbered the tensor `none` 9 before version 3
+// added the backward's tensors: docs/events.md "The record" and "Versions".
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -43,7 +44,10 @@ std::string as_v1(const std::string& file, std::size_t events) {
     std::memcpy(b.data() + 8, &one, 4);
     std::uint32_t h = 0;
     std::memcpy(&h, b.data() + 12, 4);
-    for (std::size_t k = 0; k < events; ++k) b[16 + h + 8 + 40 * k + 38] = b[16 + h + 8 + 40 * k + 39] = 0;
+    for (std::size_t k = 0; k < events; ++k) {
+      b[16 + h + 8 + 40 * k + 38] = b[16 + h + 8 + 40 * k + 39] = 0;
+      if (b[16 + h + 8 + 40 * k + 33] == char(Tensor::none)) b[16 + h + 8 + 40 * k + 33] = 9;  // none before version 3
+    }
     return b;
   }
   std::string out = "flashlab-trace text 1\n";
@@ -88,10 +92,25 @@ TEST_CASE("events carry their launch: standard attention's S, softmax and PV are
   }
 }
 
-TEST_CASE("format version 2: the text form shows the launch first, the binary record holds it at offset 38") {
+// The same file as format version 2 wrote it: version 2, the tensor `none` numbered 9.
+std::string as_v2(const std::string& file, std::size_t events) {
+  std::string b = file;
+  if (file.rfind("FLTRACE", 0) == 0) {
+    const std::uint32_t two = 2;
+    std::memcpy(b.data() + 8, &two, 4);
+    std::uint32_t h = 0;
+    std::memcpy(&h, b.data() + 12, 4);
+    for (std::size_t k = 0; k < events; ++k)
+      if (b[16 + h + 8 + 40 * k + 33] == char(Tensor::none)) b[16 + h + 8 + 40 * k + 33] = 9;
+    return b;
+  }
+  return "flashlab-trace text 2" + b.substr(b.find('\n'));
+}
+
+TEST_CASE("format version 3: the text form shows the launch first, the binary record holds it at offset 38") {
   const Trace s = sample(Algo::standard, TraceLevel::block, false);
   const std::string text = encode_trace(s, TraceFormat::text);
-  CHECK(text.rfind("flashlab-trace text 2\n", 0) == 0);
+  CHECK(text.rfind("flashlab-trace text 3\n", 0) == 0);
   // N_q = 37, N_k = 29, fp16: P is 37 x 29 x 2 bytes, written by launch 1 (step 1)
   CHECK(text.find("\n1 0 1 store P -1 -1 37 29 2146 -1 -\n") != std::string::npos);
   CHECK(text.find("\n2 0 2 compute - -1 -1 37 29 0 -1 output_dense\n") != std::string::npos);  // over P
@@ -99,7 +118,8 @@ TEST_CASE("format version 2: the text form shows the launch first, the binary re
   std::uint32_t version = 0, h = 0;
   std::memcpy(&version, bin.data() + 8, 4);
   std::memcpy(&h, bin.data() + 12, 4);
-  CHECK(version == 2);
+  CHECK(version == 3);
+  CHECK(std::uint8_t(bin[16 + h + 8 + 40 * 2 + 33]) == 17);  // the third record, compute scores: tensor none
   std::uint16_t launch = 0;
   std::memcpy(&launch, bin.data() + 16 + h + 8 + 40 * 10 + 38, 2);  // the last record: store O, launch 2
   CHECK(launch == 2);
@@ -118,8 +138,27 @@ TEST_CASE("version-1 files read: standard attention's launch is its step, every 
           REQUIRE(v1 != encode_trace(t, f));
           const Trace back = decode_trace(v1);
           CHECK(test::same_trace(back, t));  // launches as the simulator records them
-          CHECK(encode_trace(back, f) == encode_trace(t, f));  // written back as version 2
+          CHECK(encode_trace(back, f) == encode_trace(t, f));  // written back as version 3
         }
+}
+
+TEST_CASE("version-2 files read: the tensor byte 9 is none; bytes of version 3's tensors are refused") {
+  for (Algo a : {Algo::standard, Algo::v1, Algo::v2})
+    for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
+      CAPTURE(to_string(a));
+      CAPTURE(to_string(f));
+      const Trace t = sample(a, TraceLevel::warp, true);
+      const std::string v2 = as_v2(encode_trace(t, f), t.events.size());
+      REQUIRE(v2 != encode_trace(t, f));
+      CHECK(test::same_trace(decode_trace(v2), t));
+    }
+  // a backward trace's dO in a version-2 file: no such tensor then
+  Config c = test::small(Algo::v2, 8, 8, 4, 4, 4, Mask{});
+  c.pass = Pass::backward;
+  const Trace t = record_trace(resolve(c), TraceLevel::block);
+  const std::string text = as_v2(encode_trace(t, TraceFormat::text), t.events.size());
+  rejects(text, "tensor = 10: Q K V O l m L S P or none in format version 2");
+  rejects(as_v2(encode_trace(t, TraceFormat::binary), t.events.size()), "tensor = 255");
 }
 
 TEST_CASE("a version-1 record's launch bytes were pad: non-zero is refused; version 2's pad byte too") {
