@@ -25,7 +25,7 @@ std::string reason(const Problem& p, Tensor t) {
 std::vector<ByteDifference> explain_differences(const Problem& p, const TensorBytes& sim, const TensorBytes& kernel) {
   std::vector<ByteDifference> out;
   for (int x = 0; x < kTensorCount; ++x)
-    for (int w = 0; w < 2; ++w)
+    for (int w = 0; w < 2; ++w)  // atomics (the backward's dQacc) are compared by scripts/gpu/ncu.py
       if (sim[x][w] != kernel[x][w])
         out.push_back({Tensor(x), w == 1, sim[x][w], kernel[x][w], reason(p, Tensor(x))});
   return out;

@@ -52,12 +52,14 @@ std::string joined_args(int argc, char** argv) {
 }
 
 void list_tiles() {
-  for (Algo algo : {Algo::standard, Algo::v1, Algo::v2})
-    for (int d : {32, 64, 128}) {
-      std::printf("%-8s d=%-3d:", std::string(to_string(algo)).c_str(), d);
-      for (const TileShape& s : compiled_tiles(algo, d)) std::printf(" %dx%dx%d", s.b_r, s.b_c, s.warps);
-      std::printf("\n");
-    }
+  for (bool backward : {false, true})
+    for (Algo algo : {Algo::standard, Algo::v1, Algo::v2})
+      for (int d : {32, 64, 128}) {
+        if (backward && algo == Algo::standard) continue;
+        std::printf("%-8s %-8s d=%-3d:", std::string(to_string(algo)).c_str(), backward ? "backward" : "forward", d);
+        for (const TileShape& s : compiled_tiles(algo, d, backward)) std::printf(" %dx%dx%d", s.b_r, s.b_c, s.warps);
+        std::printf("\n");
+      }
 }
 
 }  // namespace

@@ -19,8 +19,9 @@ std::string fmt(const char* f, double x) {
 nlohmann::json bytes_json(const TensorBytes& b) {
   nlohmann::json per = nlohmann::json::object();
   for (int x = 0; x < kTensorCount; ++x)
-    if (b[x][0] || b[x][1]) per[std::string(to_string(Tensor(x)))] = {{"ld", b[x][0]}, {"st", b[x][1]}};
-  return {{"ld", total(b, Dir::read)}, {"st", total(b, Dir::write)}, {"tensors", per}};
+    if (b[x][0] || b[x][1] || b[x][2])
+      per[std::string(to_string(Tensor(x)))] = {{"ld", b[x][0]}, {"st", b[x][1]}, {"red", b[x][2]}};
+  return {{"ld", total(b, Dir::read)}, {"st", total(b, Dir::write)}, {"red", total(b, Dir::atomic)}, {"tensors", per}};
 }
 
 }  // namespace
@@ -43,8 +44,13 @@ std::string summary_line(const RunResult& r) {
       s += " L " + fmt("%.2e", h.error.max_abs_L) + " (" + fmt("%.3f", h.error.L_over_tol) + " of its row's tol)";
     s += h.error.within ? " ok" : " FAIL";
   }
+  for (const HeadGradError& h : r.grads)
+    s += " | head " + std::to_string(h.bh) + ": dQ " + fmt("%.2e", h.error.rel_fro_dQ) + " dK " +
+         fmt("%.2e", h.error.rel_fro_dK) + " dV " + fmt("%.2e", h.error.rel_fro_dV) + " (tol " + fmt("%.1e", h.error.tol) +
+         ")" + (h.error.within ? " ok" : " FAIL");
   if (!r.canary_intact) s += " | CANARY OVERWRITTEN";
   if (r.median_ms > 0) s += " | " + fmt("%.4f", r.median_ms) + " ms " + fmt("%.1f", r.tflops) + " TFLOP/s";
+  if (p.backward()) s = "backward " + s;
   return s;
 }
 
@@ -66,6 +72,12 @@ nlohmann::json to_json(const RunResult& r, const std::string& model) {
   j["numbers"] = {{"heads", nums}, {"within", r.numbers_within}, {"tol_O", tolerance_O(p)},
                   {"L_compared", p.algo != Algo::standard},
                   {"canary_intact", r.canary_intact}};
+  nlohmann::json grads = nlohmann::json::array();
+  for (const HeadGradError& h : r.grads)
+    grads.push_back({{"bh", h.bh}, {"rel_fro_dQ", h.error.rel_fro_dQ}, {"rel_fro_dK", h.error.rel_fro_dK},
+                     {"rel_fro_dV", h.error.rel_fro_dV}, {"max_abs_D", h.error.max_abs_D}, {"tol", h.error.tol},
+                     {"finite", h.error.finite}, {"within", h.error.within}});
+  j["grads"] = {{"heads", grads}, {"within", r.grads_within}};
   j["timing"] = {{"median_ms", r.median_ms}, {"flops", r.flops}, {"tflops", r.tflops}, {"reps", r.ms.size()}};
   nlohmann::json diffs = nlohmann::json::array();
   for (const ByteDifference& d : explain_differences(p, r.sim_bytes, r.kernel_bytes))

@@ -52,8 +52,21 @@ void require_supported(const Problem& p) {
     throw ConfigError("kv-heads", std::to_string(p.kv_heads),
                       std::to_string(p.heads) + " (= heads: the kernels read one K/V head per query head; the simulator "
                                                  "counts grouped-query attention)");
+  if (p.pass == Pass::both)
+    throw ConfigError("pass", "both", "forward or backward (flashlab-gpu runs one pass at a time; the simulator "
+                                      "counts both together)");
+  if (p.backward() && p.algo == Algo::standard)
+    throw ConfigError("algo", "standard", "v1 or v2 with --pass backward (no CUDA kernel runs standard attention's "
+                                          "backward; the simulator counts it)");
+  if (p.backward() && p.algo == Algo::v2 && p.backward_form != BackwardForm::released)
+    throw ConfigError("backward-form", "paper", "released (the CUDA kernels run FA2's released backward; the "
+                                                "simulator counts the paper's form)");
   const TileShape shape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
-  const auto tiles = compiled_tiles(p.algo, int(p.tiling.d));
+  auto tiles = compiled_tiles(p.algo, int(p.tiling.d), p.backward());
+  if (p.backward()) {  // the forward that writes O and L runs on the same tile
+    const auto forward = compiled_tiles(p.algo, int(p.tiling.d));
+    std::erase_if(tiles, [&](const TileShape& s) { return std::find(forward.begin(), forward.end(), s) == forward.end(); });
+  }
   if (std::find(tiles.begin(), tiles.end(), shape) == tiles.end()) {
     std::string list;
     for (const TileShape& s : tiles)
@@ -61,7 +74,11 @@ void require_supported(const Problem& p) {
     throw ConfigError("br x bc x warps",
                       std::to_string(shape.b_r) + "x" + std::to_string(shape.b_c) + "x" + std::to_string(shape.warps),
                       "one of the shapes compiled for " + std::string(to_string(p.algo)) + " at d = " +
-                          std::to_string(p.tiling.d) + ": " + (list.empty() ? "none (d must be 32, 64 or 128)" : list));
+                          std::to_string(p.tiling.d) + (p.backward() ? " (backward)" : "") + ": " +
+                          (list.empty() ? (p.backward() ? "none (the backward runs on a tile that both its kernels and "
+                                                          "the forward's, which writes O first, compile at this d)"
+                                                        : "none (d must be 32, 64 or 128)")
+                                        : list));
   }
 }
 
@@ -89,6 +106,7 @@ std::vector<std::int64_t> checked_heads(const Problem& p, int wanted) {
 
 struct HostInputs {
   std::vector<std::uint16_t> q, k, v;            // (bh, N, d) bits of the input type
+  std::vector<std::uint16_t> d_o;                // (bh, N_q, d): the backward's dO (random, the head's seed)
   std::vector<std::pair<std::int64_t, Inputs>> kept;  // the checked heads' inputs
 };
 
@@ -99,8 +117,9 @@ HostInputs make_host_inputs(const Problem& p, const InputSpec& spec, const std::
   h.q.resize(std::size_t(p.bh() * t.n_q * t.d));
   h.k.resize(std::size_t(p.bh() * t.n_k * t.d));
   h.v.resize(h.k.size());
+  if (p.backward()) h.d_o.resize(h.q.size());
   for (std::int64_t bh = 0; bh < p.bh(); ++bh) {
-    Inputs in = make_inputs(p, fq, fk, fv, spec.seed + std::uint64_t(bh));
+    Inputs in = make_inputs(p, fq, fk, fv, Fill{}, spec.seed + std::uint64_t(bh));
     auto pack = [&](const MatrixF& x, std::vector<std::uint16_t>& out) {
       const std::size_t base = std::size_t(bh) * std::size_t(x.size());
       for (Eigen::Index r = 0; r < x.size(); ++r) out[base + std::size_t(r)] = to_bits(x.data()[r], p.dtype);
@@ -108,6 +127,7 @@ HostInputs make_host_inputs(const Problem& p, const InputSpec& spec, const std::
     pack(in.Q, h.q);
     pack(in.K, h.k);
     pack(in.V, h.v);
+    if (p.backward()) pack(in.dO, h.d_o);
     if (std::find(keep.begin(), keep.end(), bh) != keep.end()) h.kept.emplace_back(bh, std::move(in));
   }
   return h;
@@ -116,6 +136,8 @@ HostInputs make_host_inputs(const Problem& p, const InputSpec& spec, const std::
 struct DeviceTensors {
   DeviceBuffer<std::uint16_t> q, k, v, o, s, p;
   DeviceBuffer<float> lse, m, l;
+  DeviceBuffer<std::uint16_t> d_o, dq, dk, dv;  // the backward
+  DeviceBuffer<float> d_sum, dq_acc;
 };
 
 DeviceTensors upload(const Problem& p, const HostInputs& h) {
@@ -140,6 +162,16 @@ DeviceTensors upload(const Problem& p, const HostInputs& h) {
     d.s = DeviceBuffer<std::uint16_t>(rows * std::size_t(standard_ld(t.n_k)));
     d.p = DeviceBuffer<std::uint16_t>(rows * std::size_t(standard_ld(t.n_k)));
   }
+  if (p.backward()) {
+    const std::size_t keys = std::size_t(p.bh() * t.n_k) * std::size_t(t.d);
+    d.d_o = DeviceBuffer<std::uint16_t>(h.d_o.size());
+    d.d_o.upload(h.d_o);
+    d.dq = DeviceBuffer<std::uint16_t>(rows * std::size_t(t.d) + kCanary);
+    d.dk = DeviceBuffer<std::uint16_t>(keys + kCanary);
+    d.dv = DeviceBuffer<std::uint16_t>(keys + kCanary);
+    if (moves(s, Tensor::D)) d.d_sum = DeviceBuffer<float>(rows + kCanary);
+    if (moves(s, Tensor::dQacc)) d.dq_acc = DeviceBuffer<float>(rows * std::size_t(t.d) + kCanary);
+  }
   return d;
 }
 
@@ -147,6 +179,8 @@ Args make_args(const Problem& p, const DeviceTensors& d) {
   Args a;
   a.q = d.q.get(), a.k = d.k.get(), a.v = d.v.get(), a.o = d.o.get();
   a.lse = d.lse.get(), a.m = d.m.get(), a.l = d.l.get(), a.s = d.s.get(), a.p = d.p.get();
+  a.d_o = d.d_o.get(), a.dq = d.dq.get(), a.dk = d.dk.get(), a.dv = d.dv.get();
+  a.d_sum = d.d_sum.get(), a.dq_acc = d.dq_acc.get();
   a.bh = p.bh();
   a.n_q = p.tiling.n_q, a.n_k = p.tiling.n_k, a.d = int(p.tiling.d);
   a.band = p.band;
@@ -164,14 +198,23 @@ std::uint32_t stats_thread_block(const Problem& p, std::int64_t i) {
   return has_tiles(e.schedule()) ? e.tile_step(i, 0).block : 0;
 }
 
+// The launches of p's pass (the backward's after its forward has left O and its statistics).
+void launch_pass(const Problem& p, const Args& args, const TraceBuffers* trace) {
+  if (p.backward()) launch_backward(p.algo, args, trace, nullptr);
+  else launch(p.algo, args, trace, nullptr);
+}
+
 void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunResult& r) {
+  // m and l are compared for the forward; the backward's events only (its numbers: check_grads)
+  const bool stats_on = !p.backward();
   const std::int64_t block = opt.stats_block.value_or(p.tiling.t_r() - 1);
   flashlab::Trace sim = record_trace(p, TraceLevel::block);
-  add_stats(sim, p, {block}, opt.inputs);
-  const std::uint32_t stats_tb = stats_thread_block(p, block);
+  if (stats_on) add_stats(sim, p, {block}, opt.inputs);
+  const std::uint32_t stats_tb = stats_on ? stats_thread_block(p, block) : 0;
   std::uint32_t steps = 0;
-  for (const Event& e : sim.events)
-    if (e.block == stats_tb) steps = std::max(steps, e.step + 1);
+  if (stats_on)
+    for (const Event& e : sim.events)
+      if (e.block == stats_tb) steps = std::max(steps, e.step + 1);
 
   DeviceBuffer<Event> events(sim.events.size() + kTraceEventSlack);
   DeviceBuffer<unsigned> count(1);
@@ -183,9 +226,9 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
   TraceBuffers tr;
   tr.events = events.get(), tr.count = count.get(), tr.capacity = unsigned(events.size());
   tr.stats = stats.get(), tr.stat_written = written.get(), tr.stat_steps = steps;
-  tr.stat_block = int(block);
+  tr.stat_block = stats_on ? int(block) : -1;
   tr.traced_bh = 0;
-  launch(p.algo, args, &tr, nullptr);
+  launch_pass(p, args, &tr);
   check(cudaDeviceSynchronize(), "instrumented run");
 
   flashlab::Trace gpu;
@@ -196,7 +239,7 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
                               opt.commit.empty() ? "unknown" : opt.commit};
   gpu.header.command = opt.command;
   gpu.header.model = opt.model;
-  gpu.header.inputs = opt.inputs;
+  if (stats_on) gpu.header.inputs = opt.inputs;
   const unsigned n = std::min<unsigned>(count.download()[0], unsigned(events.size()));
   std::vector<Event> all = events.download();
   gpu.events.assign(all.begin(), all.begin() + n);
@@ -220,7 +263,7 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
     s.l.assign(m_l.begin() + std::ptrdiff_t((step * 2 + 1) * b_r), m_l.begin() + std::ptrdiff_t((step * 2 + 1) * b_r + rows));
     bs.snapshots.push_back(std::move(s));
   }
-  gpu.stats.push_back(std::move(bs));
+  if (stats_on) gpu.stats.push_back(std::move(bs));
 
   const DiffResult d = diff_traces(sim, gpu);
   r.events_run = true;
@@ -279,6 +322,42 @@ void check_numbers(const Problem& p, const HostInputs& h, const DeviceTensors& d
   }
 }
 
+// The backward's dQ, dK, dV (and D) of the checked heads against the float64 chain rule, with the
+// simulator's tolerance (numerics.hpp compare_grads).
+void check_grads(const Problem& p, const HostInputs& h, const DeviceTensors& d, RunResult& r) {
+  const Tiling& t = p.tiling;
+  const std::size_t q_elems = std::size_t(p.bh() * t.n_q * t.d), k_elems = std::size_t(p.bh() * t.n_k * t.d);
+  const std::vector<std::uint16_t> dq = d.dq.download(), dk = d.dk.download(), dv = d.dv.download(),
+                                   o = d.o.download();
+  r.canary_intact = r.canary_intact && canary_intact(dq, q_elems) && canary_intact(dk, k_elems) &&
+                    canary_intact(dv, k_elems);
+  std::vector<float> d_sum;
+  if (d.d_sum.size()) {
+    d_sum = d.d_sum.download();
+    r.canary_intact = r.canary_intact && canary_intact(d_sum, std::size_t(p.bh() * t.n_q));
+  }
+  const auto matrix = [&](const std::vector<std::uint16_t>& x, std::int64_t bh, std::int64_t rows) {
+    MatrixF m(rows, t.d);
+    const std::size_t base = std::size_t(bh * rows * t.d);
+    for (Eigen::Index k = 0; k < m.size(); ++k) m.data()[k] = from_bits(x[base + std::size_t(k)], p.dtype);
+    return m;
+  };
+  for (const auto& [bh, in] : h.kept) {
+    NumericResult got;
+    got.dQ = matrix(dq, bh, t.n_q);
+    got.dK = matrix(dk, bh, t.n_k);
+    got.dV = matrix(dv, bh, t.n_k);
+    if (!d_sum.empty()) {  // V2 writes D
+      got.D = Eigen::Map<const Eigen::VectorXf>(d_sum.data() + bh * t.n_q, t.n_q);
+    } else {  // V1 keeps D on chip: rowsum(dO o O) of the O its forward stored
+      got.D = in.dO.cwiseProduct(matrix(o, bh, t.n_q)).rowwise().sum();
+    }
+    const GradError e = compare_grads(got, grad_reference(p, in), p);
+    r.grads.push_back({bh, e});
+    r.grads_within = r.grads_within && e.within;
+  }
+}
+
 void dump(const std::string& dir, const Problem& p, const HostInputs& h, const DeviceTensors& d) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
@@ -297,10 +376,17 @@ void dump(const std::string& dir, const Problem& p, const HostInputs& h, const D
   const std::vector<std::uint16_t> o = d.o.download();
   write("o.bin", o.data(), rows * std::size_t(p.tiling.d) * 2);
   if (moves(make_schedule(p), Tensor::L)) write("lse.bin", d.lse.download().data(), rows * 4);
+  if (p.backward()) {  // dO and the gradients, (bh, N, d) bits of the input type
+    const std::size_t keys = std::size_t(p.bh() * p.tiling.n_k * p.tiling.d);
+    write("do.bin", h.d_o.data(), h.d_o.size() * 2);
+    write("dq.bin", d.dq.download().data(), rows * std::size_t(p.tiling.d) * 2);
+    write("dk.bin", d.dk.download().data(), keys * 2);
+    write("dv.bin", d.dv.download().data(), keys * 2);
+  }
   nlohmann::json meta = {{"batch", p.batch}, {"heads", p.heads}, {"n_q", p.tiling.n_q}, {"n_k", p.tiling.n_k},
                          {"d", p.tiling.d}, {"dtype", to_string(p.dtype)}, {"mask", to_string(p.mask)},
                          {"band_lo", p.band.lo}, {"band_hi", p.band.hi}, {"scale", p.scale},
-                         {"algo", to_string(p.algo)}};
+                         {"algo", to_string(p.algo)}, {"pass", to_string(p.pass)}};
   const std::string text = meta.dump(2);
   write("meta.json", text.data(), text.size());
 }
@@ -326,23 +412,30 @@ RunResult run_config(const Problem& p, const RunOptions& opt) {
   r.sim_bytes = r.sim.counters.levels[int(Memory::hbm)];
   r.kernel_bytes = r.sim.counters.levels[int(Memory::sector)];
 
-  if (opt.events && !opt.profile) run_events(p, opt, args, r);
-
   for (auto* b : {&d.o}) b->fill_bytes(0xFF);  // poison: an element the kernel misses stays NaN
   for (auto* b : {&d.lse, &d.m, &d.l}) b->fill_bytes(0xFF);
-  launch(p.algo, args, nullptr, nullptr);
+  if (p.backward()) {  // the forward leaves O and its statistics for the backward (not checked here)
+    launch(p.algo, args, nullptr, nullptr);
+    check(cudaDeviceSynchronize(), "forward run");
+  }
+  if (opt.events && !opt.profile) run_events(p, opt, args, r);
+
+  for (auto* b : {&d.dq, &d.dk, &d.dv}) b->fill_bytes(0xFF);
+  for (auto* b : {&d.d_sum, &d.dq_acc}) b->fill_bytes(0xFF);
+  launch_pass(p, args, nullptr);
   check(cudaDeviceSynchronize(), "plain run");
   if (opt.profile) return r;
-  if (opt.check) check_numbers(p, h, d, r);
+  if (opt.check && p.backward()) check_grads(p, h, d, r);
+  else if (opt.check) check_numbers(p, h, d, r);
   if (!opt.dump_dir.empty()) dump(opt.dump_dir, p, h, d);
 
   if (opt.time) {
-    r.ms = time_launches([&] { launch(p.algo, args, nullptr, nullptr); }, opt.warmup, opt.reps);
+    r.ms = time_launches([&] { launch_pass(p, args, nullptr); }, opt.warmup, opt.reps);
     std::vector<float> sorted = r.ms;
     std::sort(sorted.begin(), sorted.end());
     r.median_ms = sorted.size() % 2 ? sorted[sorted.size() / 2]
                                     : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
-    r.flops = attention_flops(p);
+    r.flops = attention_flops(p) * (p.backward() ? 2.5 : 1.0);  // five matmuls per tile instead of two
     r.tflops = r.median_ms > 0 ? r.flops / (r.median_ms * 1e-3) / 1e12 : 0;
   }
   return r;

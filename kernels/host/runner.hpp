@@ -40,6 +40,11 @@ struct HeadError {
   NumericError error;
 };
 
+struct HeadGradError {
+  std::int64_t bh = 0;
+  GradError error;
+};
+
 struct RunResult {
   Problem problem;
   DeviceInfo device;
@@ -51,6 +56,9 @@ struct RunResult {
   // Level 2: O and L of the plain build.
   std::vector<HeadError> numbers;
   bool numbers_within = true, canary_intact = true;
+  // Level 2 of the backward (--pass backward): dQ, dK, dV of the plain build.
+  std::vector<HeadGradError> grads;
+  bool grads_within = true;
   // Timing of the plain build.
   std::vector<float> ms;
   double median_ms = 0, flops = 0, tflops = 0;
@@ -59,11 +67,13 @@ struct RunResult {
   TensorBytes sim_bytes{}, kernel_bytes{};
   report::Figures sim;  // the simulator's figures of the same configuration (all heads, sectors and warp model)
 
-  bool passed() const { return (!events_run || events_agree) && numbers_within && canary_intact; }
+  bool passed() const { return (!events_run || events_agree) && numbers_within && grads_within && canary_intact; }
 };
 
-/// Runs p on the current device. Throws ConfigError for a config the kernels do not support
-/// (dtype fp32, d, tile shape, split, sizes), std::runtime_error for CUDA failures.
+/// Runs p on the current device: its forward, or (--pass backward) its forward and then its backward,
+/// whose events, dQ, dK, dV and time are checked. Throws ConfigError for a config the kernels do not
+/// support (dtype fp32, d, tile shape, split, sizes, --pass both, V2's paper form), std::runtime_error
+/// for CUDA failures.
 RunResult run_config(const Problem& p, const RunOptions& opt);
 
 /// Matmul FLOPs of the visible (row, key) pairs, 4 d per pair (Q K^T and P V), all heads: the

@@ -10,18 +10,21 @@
 
 namespace flashlab::gpu {
 
-std::vector<TileShape> compiled_tiles(Algo algo, int d) {
+std::vector<TileShape> compiled_tiles(Algo algo, int d, bool backward) {
   std::vector<TileShape> out;
   for (int compiled_d : kHeadDims)
     if (d == compiled_d) {
-      const TileList list = listed_tiles(algo);
+      const TileList list = backward ? listed_backward_tiles(algo) : listed_tiles(algo);
       for (int k = 0; k < list.count; ++k)
-        if (fits(algo, list.shape[k], d)) out.push_back(list.shape[k]);
+        if (fits(algo, list.shape[k], d, backward)) out.push_back(list.shape[k]);
     }
   return out;
 }
 
-void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
+namespace {
+
+// The checks every launch shares: sizes, scale, the input and output pointers.
+void check_common(const Args& a) {
   if (a.bh < 1 || a.bh > 65535)
     throw ConfigError("batch*heads", std::to_string(a.bh), "from 1 to 65535 (the grid's y dimension)");
   if (a.n_q < 1 || a.n_k < 1)
@@ -29,6 +32,30 @@ void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t st
   if (!(a.scale > 0)) throw ConfigError("scale", std::to_string(a.scale), "a finite number > 0");
   if (a.q == nullptr || a.k == nullptr || a.v == nullptr || a.o == nullptr)
     throw ConfigError("q/k/v/o", "null", "device pointers to the inputs and the output");
+}
+
+}  // namespace
+
+void launch_backward(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
+  check_common(a);
+  if (a.d_o == nullptr || a.dq == nullptr || a.dk == nullptr || a.dv == nullptr)
+    throw ConfigError("do/dq/dk/dv", "null", "device pointers to dO and the gradients");
+  switch (algo) {
+    case Algo::standard:
+      throw ConfigError("algo", "standard", "v1 or v2 (the CUDA backward kernels; the simulator counts standard "
+                                            "attention's backward)");
+    case Algo::v1:
+      if (a.m == nullptr || a.l == nullptr) throw ConfigError("m/l", "null", "V1's m and l as its forward wrote them");
+      return launch_v1_backward(a, trace, stream);
+    case Algo::v2:
+      if (a.lse == nullptr || a.d_sum == nullptr || a.dq_acc == nullptr)
+        throw ConfigError("lse/d_sum/dq_acc", "null", "L, and buffers for D and the fp32 dQ accumulator");
+      return launch_v2_backward(a, trace, stream);
+  }
+}
+
+void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
+  check_common(a);
   switch (algo) {
     case Algo::standard:
       if (a.s == nullptr || a.p == nullptr)

@@ -23,7 +23,8 @@ struct TileList {
   int count = 0;
 };
 
-/// The tile shapes listed for algorithm `algo` (before the register check of `fits`):
+/// The tile shapes listed for algorithm `algo` (before the register check of `fits`); with
+/// `backward`, listed_backward_tiles:
 /// - V2 (split-Q): each warp owns B_r / W rows, a multiple of 16. 128 x 64 with 4 warps gives a
 ///   warp 32 rows, as FA2's kernels do at d = 64 and 128: every K_j, V_j fragment read from SRAM
 ///   serves twice the rows, which halves the SRAM reads per FLOP. At d = 128 it needs 192
@@ -41,15 +42,31 @@ constexpr TileList listed_tiles(Algo algo) {
   return {};
 }
 
+/// The tile shapes of the backward kernels: their warps split the B_c keys of K_j (S^T, dP^T, dK_j,
+/// dV_j, 16 keys per warp) and then the B_r rows of Q_i (dQ_i = dS_ij K_j, 16 rows per warp), so
+/// B_c / W = B_r / W = 16: FA2's 128 x 128 with 8 warps (its d = 64 tile) and 64 x 64 with 4.
+/// Standard attention has no backward kernel.
+constexpr TileList listed_backward_tiles(Algo algo) {
+  switch (algo) {
+    case Algo::v1: return {{{64, 64, 4}}, 1};
+    case Algo::v2: return {{{64, 64, 4}, {128, 128, 8}}, 2};
+    case Algo::standard: break;
+  }
+  return {};
+}
+
 /// fp32 accumulator registers per thread that a shape needs at head dim d.
 constexpr int v2_acc_registers(TileShape s, int d) { return (s.b_r / s.warps) * (d + s.b_c) / 32; }
 constexpr int v1_acc_registers(TileShape s, int d) { return s.b_r * (d + s.b_c / s.warps) / 32; }
+/// The backward's warp: dK_j and dV_j of its keys (keys x d each), S^T and dP^T (keys x B_r each).
+constexpr int backward_acc_registers(TileShape s, int d) { return 2 * (s.b_c / s.warps) * (d + s.b_r) / 32; }
 
 /// Whether shape s is compiled for algorithm `algo` at head dim d: at most 192 accumulator
 /// registers for split-Q warps (V2, standard) and 160 for V1's split-K warps, under the
 /// 255-register limit. The build prints ptxas's -warn-spills report: the V2 shapes at 192 spill
 /// about a hundred bytes, the others at most a few dozen.
-constexpr bool fits(Algo algo, TileShape s, int d) {
+constexpr bool fits(Algo algo, TileShape s, int d, bool backward = false) {
+  if (backward) return algo != Algo::standard && backward_acc_registers(s, d) <= 192;
   switch (algo) {
     case Algo::v2: case Algo::standard: return v2_acc_registers(s, d) <= 192;
     case Algo::v1: return v1_acc_registers(s, d) <= 160;

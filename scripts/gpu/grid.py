@@ -16,6 +16,8 @@ class GridConfig:
     covers: str    # what the row is there for
     trace: bool = False  # commit its GPU trace to tests/data/gpu/
     torch: bool = False  # compare its O with PyTorch's scaled_dot_product_attention
+    ncu: bool = False    # backward rows: profile its kernels with Nsight Compute
+    sanitize: bool = False  # backward rows: compute-sanitizer memcheck and racecheck
 
 
 def _c(name, flags, covers, trace=False, torch=False):
@@ -107,3 +109,31 @@ def by_name():
     names = [g.name for g in GRID]
     assert len(names) == len(set(names)), "grid names must be unique"
     return {g.name: g for g in GRID}
+
+
+def _b(name, flags, covers, trace=False, torch=False, ncu=False, sanitize=False):
+    return GridConfig(name, "--pass backward " + flags, covers, trace, torch, ncu, sanitize)
+
+
+# The backward (scripts/gpu/backward_validate.py): V2 as FA2 releases it (three launches, dQ added
+# into an fp32 accumulator with atomics) and V1 (FA1 Alg. 4, dQ_i through HBM at every step). Each
+# row runs the forward first, then the backward; every mask, ragged tiles on both axes, rows with no
+# key, d = 32/64/128, fp16/bf16, both compiled tiles, batch * heads > 1, block skip on and off.
+BACKWARD_GRID = [
+    _b("bwd-v2-none", "--algo v2 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4", "dense, ragged last tile", True, True, True, True),
+    _b("bwd-v2-causal", "--algo v2 --nq 1024 --nk 1024 --d 64 --br 128 --bc 128 --warps 8 --mask causal", "causal, FA2's d = 64 tile, Q blocks walked down from the diagonal", True, True, True),
+    _b("bwd-v2-causalbr-nokey", "--algo v2 --nq 700 --nk 500 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br", "N_q > N_k: rows with no key (dQ = 0)", True, True),
+    _b("bwd-v2-causalbr-short-q", "--algo v2 --nq 300 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br --dtype bf16", "N_q < N_k, bf16: K/V blocks no query sees (dK = dV = 0)", False, True),
+    _b("bwd-v2-window", "--algo v2 --nq 513 --nk 1031 --d 64 --br 64 --bc 64 --warps 4 --mask window:50,70", "window on both sides, ragged both axes", False, True, True),
+    _b("bwd-v2-d32", "--algo v2 --nq 257 --nk 511 --d 32 --br 128 --bc 128 --warps 8 --mask causal-br --dtype bf16", "d = 32, 128 x 128 x 8, bf16", True),
+    _b("bwd-v2-d128", "--algo v2 --nq 1000 --nk 1000 --d 128 --br 64 --bc 64 --warps 4 --mask causal", "d = 128 causal", False, True, True),
+    _b("bwd-v2-d128-bf16-heads", "--algo v2 --nq 600 --nk 400 --d 128 --br 64 --bc 64 --warps 4 --dtype bf16 --batch 2 --heads 3", "d = 128 bf16, batch * heads = 6"),
+    _b("bwd-v2-heads", "--algo v2 --nq 900 --nk 1300 --d 64 --br 128 --bc 128 --warps 8 --mask causal-br --batch 2 --heads 4", "batch * heads = 8", False, False, True),
+    _b("bwd-v2-n1", "--algo v2 --nq 1 --nk 1 --d 32 --br 64 --bc 64 --warps 4", "N_q = N_k = 1"),
+    _b("bwd-v2-nk1", "--algo v2 --nq 100 --nk 1 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br", "one key: 99 rows with no key"),
+    _b("bwd-v2-dense", "--algo v2 --nq 500 --nk 500 --d 64 --br 64 --bc 64 --warps 4 --mask causal --block-skip off", "block skip off: masked tiles visited"),
+    _b("bwd-v1-none", "--algo v1 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4", "V1: dQ_i through HBM at every step, one thread block per head", True, True, True, True),
+    _b("bwd-v1-causal-bf16", "--algo v1 --nq 700 --nk 900 --d 64 --br 64 --bc 64 --warps 4 --mask causal --dtype bf16", "V1 causal bf16, dense loop", False, True),
+    _b("bwd-v1-skip-window", "--algo v1 --nq 257 --nk 700 --d 32 --br 64 --bc 64 --warps 4 --mask window:30,10 --block-skip on", "V1 block skip on, window, ragged", True),
+    _b("bwd-v1-nokey-heads", "--algo v1 --nq 600 --nk 400 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br --batch 2 --heads 2", "V1 rows with no key, batch * heads = 4", False, False, True),
+]

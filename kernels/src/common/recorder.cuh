@@ -37,6 +37,10 @@ class Recorder {
   __device__ void store(std::uint32_t step, Tensor x, int i, int j, std::int64_t rows, std::int64_t cols, int e) {
     put(step, Op::store, x, Eq::none, i, j, rows, cols, std::uint64_t(rows) * std::uint64_t(cols) * e);
   }
+  /// An atomic read-modify-write (the backward's dQ_i added to dQacc): bytes of the values added.
+  __device__ void atomic(std::uint32_t step, Tensor x, int i, int j, std::int64_t rows, std::int64_t cols, int e) {
+    put(step, Op::atomic, x, Eq::none, i, j, rows, cols, std::uint64_t(rows) * std::uint64_t(cols) * e);
+  }
   __device__ void compute(std::uint32_t step, Eq eq, int i, int j, std::int64_t rows, std::int64_t cols) {
     put(step, Op::compute, Tensor::none, eq, i, j, rows, cols, 0);
   }

@@ -29,9 +29,9 @@ void append_block_events(const Problem& p, const StepView& s, std::vector<Event>
     e.rows = std::uint32_t(x.rows);
     e.cols = std::uint32_t(x.cols);
     e.bytes = 0;
-    if (a.op == Op::load || a.op == Op::store) {
+    if (a.op == Op::load || a.op == Op::store || a.op == Op::atomic) {
       const Cost c = action_cost(p, a, s.i, s.j);
-      e.bytes = c.bytes(a.tensor, a.op == Op::load ? Dir::read : Dir::write);
+      e.bytes = c.bytes(a.tensor, direction(a.op));
     }
     out.push_back(e);
   }

@@ -212,7 +212,7 @@ void L2Model::expand_whole(const StepView& s) {
     if (sh.kv_seq)
       for (std::int64_t j = 0; j < t.t_c(); ++j) {
         for (const Action& a : s.actions) {
-          if (a.op != Op::load && a.op != Op::store) continue;
+          if (!moves_data(a)) continue;
           if (per_query(a.tensor)) continue;
           const Dir w = direction(a.op);
           if (per_key(a.tensor)) add(prog, a.tensor, w, u64(j), u64(t.cols(j)) * d * e);

@@ -18,6 +18,7 @@ nlohmann::json figures_json(const Figures& f, const std::string& model) {
                         {"grid", l.grid},
                         {"read_bytes", l.cost.read_bytes()},
                         {"write_bytes", l.cost.write_bytes()},
+                        {"atomic_bytes", l.cost.atomic_bytes()},
                         {"sram_peak_bytes", l.sram_peak_bytes},
                         {"blocks_per_sm", l.blocks_per_sm},
                         {"waves", l.waves}});

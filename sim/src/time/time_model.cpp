@@ -110,9 +110,9 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
       }
       continue;
     }
-    if (a.op != Op::load && a.op != Op::store) continue;
+    if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
     has_loads = has_loads || a.op == Op::load;
-    const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][a.op == Op::load ? 0 : 1];
+    const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
     if (placement_of(l, a.tensor) == Memory::sram) smem += double(b);
   }

@@ -36,8 +36,9 @@ struct TileShape {
 };
 
 /// The tile shapes compiled for algorithm `algo` at head dim d (empty for a d not compiled), in
-/// the order of kernels/src/tiles.hpp; launch() rejects any other shape with ConfigError.
-std::vector<TileShape> compiled_tiles(Algo algo, int d);
+/// the order of kernels/src/tiles.hpp; launch() rejects any other shape with ConfigError. With
+/// `backward`, those of the algorithm's backward kernels (launch_backward).
+std::vector<TileShape> compiled_tiles(Algo algo, int d, bool backward = false);
 
 /// One attention forward launch. Pointers are device pointers; unused ones may be null
 /// (L: V2 only; m, l: V1 only; S, P: standard only).
@@ -51,6 +52,13 @@ struct Args {
   float* l = nullptr;       // running row sum in HBM, (bh, N_q) fp32   (V1)
   void* s = nullptr;        // S = scale Q K^T, (bh, N_q, standard_ld(N_k))   (standard)
   void* p = nullptr;        // P = softmax(S), (bh, N_q, standard_ld(N_k))    (standard)
+  // The backward (launch_backward): o, lse (V2) or m, l (V1) as the forward wrote them, and
+  const void* d_o = nullptr;  // dO, (bh, N_q, d) at e_in
+  void* dq = nullptr;         // dQ, (bh, N_q, d) at e_in
+  void* dk = nullptr;         // dK, (bh, N_k, d) at e_in
+  void* dv = nullptr;         // dV, (bh, N_k, d) at e_in
+  float* d_sum = nullptr;     // D = rowsum(dO o O), (bh, N_q) fp32               (V2)
+  float* dq_acc = nullptr;    // dQacc, the fp32 accumulator of dQ, (bh, N_q, d)  (V2)
   std::int64_t bh = 1;      // batch * heads
   std::int64_t n_q = 0, n_k = 0;
   int d = 0;
@@ -85,5 +93,15 @@ struct TraceBuffers {
 /// or size the kernels do not support, and std::runtime_error with the CUDA error text when a
 /// launch fails.
 void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t stream);
+
+/// Launches the backward of `algo` (docs/model.md "Backward pass"), plain or instrumented, and sets
+/// TraceBuffers::launch per kernel as the simulator numbers the launches of `--pass backward`:
+/// V2 as FA2 releases it, three kernels — fl_v2_bwd_dot_do_o (D, dQacc = 0; launch 0),
+/// fl_v2_bwd_dq_dk_dv (one thread block per K/V block, Q blocks from the last down, dQ_i added to
+/// dQacc with atomicAdd; launch 1), fl_v2_bwd_convert_dq (dQ = dQacc; launch 2); V1 (FA1 Alg. 4)
+/// one kernel, fl_v1_backward, one thread block per (batch, head), dQ_i read and written at every
+/// step. Throws ConfigError for an algorithm without a backward kernel (standard attention), a d or
+/// tile shape not compiled, or a null buffer the algorithm needs.
+void launch_backward(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t stream);
 
 }  // namespace flashlab::gpu

@@ -1,0 +1,204 @@
+// v2_backward.cu — FlashAttention-2's backward (FA2 paper, Algorithm 2) as FA2's released kernels
+// run it (csrc/flash_attn/src/flash_bwd_*): three launches, as the simulator's released schedule
+// (sim/src/schedule/backward.cpp) writes them.
+//
+//   fl_v2_bwd_dot_do_o    grid (T_r, bh)   D_i = rowsum(dO_i o O_i) (line 4), dQacc_i = 0
+//   fl_v2_bwd_dq_dk_dv    grid (T_c, bh)   K/V block j: load K_j, V_j (line 6), dK_j = dV_j = 0
+//                                          (line 7); Q blocks i from the last visible one down:
+//                                          lines 9-16 (grad_tile.cuh), dQ_i's part added to
+//                                          dQacc_i with atomicAdd; write dK_j, dV_j (line 18)
+//   fl_v2_bwd_convert_dq  grid (T_r, bh)   dQ_i = dQacc_i at the input type
+//
+// Step numbers are the simulator's (executor.hpp StepView::step): a thread block's steps count on
+// across launches for the same block number, so K/V block j of the main kernel starts at 1 when
+// block j of the first launch ran (j < T_r), and the convert launch's block i after both.
+#include "common/grad_tile.cuh"
+#include "common/launch.cuh"
+#include "common/recorder.cuh"
+#include "launchers.hpp"
+
+namespace flashlab::gpu {
+namespace {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+/// D_i = rowsum(dO_i o O_i) in fp32 and dQacc_i = 0, for Q block i = blockIdx.x. Threads take
+/// 16-byte chunks of the rows (whole sectors) and add their partial dot products into SRAM.
+template <class K>
+__global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dot_do_o(const Args a, const TraceBuffers trace) {
+  using Sh = GradShape<K>;
+  using T = typename K::T;
+  constexpr int D = K::D, BR = K::BR, e = sizeof(T);
+  const int i = blockIdx.x;
+  const std::int64_t bh = blockIdx.y;
+  Recorder<K::kRecord> rec(trace, bh, std::uint32_t(i));
+  const Tiling t{a.n_q, a.n_k, D, BR, K::BC};
+  const int rows = int(t.rows(i));
+  const std::int64_t first = bh * a.n_q + std::int64_t(i) * BR;  // this block's first row, all heads
+  const T* o = static_cast<const T*>(a.o) + first * D;
+  const T* d_o = static_cast<const T*>(a.d_o) + first * D;
+  __shared__ float sum[BR];
+  if (int(threadIdx.x) < BR) sum[threadIdx.x] = 0.f;
+  __syncthreads();
+  for_each_chunk<BR, D, Sh::kThreads>([&](int r, int col) {
+    if (r >= rows) return;
+    const uint4 x = *reinterpret_cast<const uint4*>(o + r * D + col);
+    const uint4 y = *reinterpret_cast<const uint4*>(d_o + r * D + col);
+    const T* xs = reinterpret_cast<const T*>(&x);
+    const T* ys = reinterpret_cast<const T*>(&y);
+    float part = 0.f;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) part += ElemTraits<T>::to_float(xs[k]) * ElemTraits<T>::to_float(ys[k]);
+    atomicAdd(&sum[r], part);
+  });
+  __syncthreads();
+  if (int(threadIdx.x) < rows) a.d_sum[first + threadIdx.x] = sum[threadIdx.x];
+  float4* acc = reinterpret_cast<float4*>(a.dq_acc + first * D);
+  for (int c = int(threadIdx.x); c < rows * D / 4; c += Sh::kThreads) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+  rec.load(0, Tensor::O, i, -1, rows, D, e);
+  rec.load(0, Tensor::dO, i, -1, rows, D, e);
+  rec.compute(0, Eq::bwd_D, i, -1, rows, D);
+  rec.store(0, Tensor::D, i, -1, rows, 1, 4);
+  rec.compute(0, Eq::zero_dq, i, -1, rows, D);
+  rec.store(0, Tensor::dQacc, i, -1, rows, D, 4);
+}
+
+/// Lines 5-19 for K/V block j = blockIdx.x of (batch, head) blockIdx.y.
+template <class K>
+__global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, const TraceBuffers trace) {
+  using Sh = GradShape<K>;
+  using T = typename K::T;
+  constexpr int D = K::D, BR = K::BR, BC = K::BC, e = sizeof(T);
+  const int j = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::int64_t bh = blockIdx.y;
+  Recorder<K::kRecord> rec(trace, bh, std::uint32_t(j));
+  const Tiling t{a.n_q, a.n_k, D, BR, BC};
+  const int cols = int(t.cols(j)), key0 = warp * Sh::kKeysPerWarp, row0 = warp * Sh::kRowsPerWarp;
+  const BlockRange range = a.block_skip ? visible_row_blocks(t, a.band, j) : BlockRange{0, t.t_r() - 1};
+  const std::uint32_t step0 = j < t.t_r() ? 1 : 0;  // block j of fl_v2_bwd_dot_do_o ran step 0
+  extern __shared__ __align__(16) unsigned char smem[];
+  const GradSram<T> sram = grad_sram<Sh>(smem);
+  const T* q = static_cast<const T*>(a.q) + bh * a.n_q * D;
+  const T* d_o = static_cast<const T*>(a.d_o) + bh * a.n_q * D;
+  const float* lse = a.lse + bh * a.n_q;
+  const float* d_sum = a.d_sum + bh * a.n_q;
+  float* dq_acc = a.dq_acc + bh * a.n_q * D;
+
+  GradAcc<Sh> acc;
+  acc.zero();  // line 7
+  if (!range.empty()) {  // line 6
+    rec.load(step0, Tensor::K, -1, j, cols, D, e);
+    rec.load(step0, Tensor::V, -1, j, cols, D, e);
+    load_tile_async<T, BC, D, Sh::kThreads>(sram.K, static_cast<const T*>(a.k) + (bh * a.n_k + std::int64_t(j) * BC) * D,
+                                            D, cols, D);
+    load_tile_async<T, BC, D, Sh::kThreads>(sram.V, static_cast<const T*>(a.v) + (bh * a.n_k + std::int64_t(j) * BC) * D,
+                                            D, cols, D);
+    cp_async_commit();
+  }
+  rec.compute(step0, Eq::init_grads, -1, j, cols, D);
+
+  for (std::int64_t k = 0; k < t.t_r(); ++k) {  // line 8, from the last Q block down
+    const int i = int(t.t_r() - 1 - k);
+    const std::uint32_t step = step0 + 1 + std::uint32_t(k);
+    const int rows = int(t.rows(i));
+    if (i < range.first || i > range.last) {
+      rec.skip(step, i, j, rows, cols);
+      continue;
+    }
+    // line 9: Q_i, dO_i into SRAM; L_i, D_i one row per thread
+    const std::int64_t r0 = std::int64_t(i) * BR;
+    load_tile_async<T, BR, D, Sh::kThreads>(sram.Q, q + r0 * D, D, rows, D);
+    load_tile_async<T, BR, D, Sh::kThreads>(sram.dO, d_o + r0 * D, D, rows, D);
+    cp_async_commit();
+    if (int(threadIdx.x) < BR) {
+      const bool in = int(threadIdx.x) < rows;
+      sram.shift[threadIdx.x] = in ? lse[r0 + threadIdx.x] * kLog2e : INFINITY;
+      sram.D[threadIdx.x] = in ? d_sum[r0 + threadIdx.x] : 0.f;
+    }
+    rec.load(step, Tensor::Q, i, j, rows, D, e);
+    rec.load(step, Tensor::dO, i, j, rows, D, e);
+    rec.load(step, Tensor::L, i, j, rows, 1, 4);
+    rec.load(step, Tensor::D, i, j, rows, 1, 4);
+    cp_async_wait<0>();
+    __syncthreads();
+    const GradTile tile{r0, std::int64_t(j) * BC, rows, cols,
+                        tile_class(t, a.band, i, j) != TileClass::full || rows < BR || cols < BC};
+    grad_keys<Sh>(sram, acc, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0);  // lines 10-14, 16
+    __syncthreads();
+    float dq[Sh::kMQ][Sh::kDT][4];
+    grad_dq<Sh>(dq, sram, lane, row0);  // line 15: dS_ij K_j, added to dQacc_i
+    for_each_pair<Sh::kMQ, Sh::kDT>(lane, [&](int mt, int dt, int h, int row, int col) {
+      if (row0 + row >= rows) return;
+      float* x = dq_acc + (r0 + row0 + row) * D + col;
+      atomicAdd(x, dq[mt][dt][2 * h]);
+      atomicAdd(x + 1, dq[mt][dt][2 * h + 1]);
+    });
+    for (Eq eq : {Eq::scores, Eq::probs_v2, Eq::grad_v, Eq::grad_p, Eq::grad_s, Eq::grad_q})
+      rec.compute(step, eq, i, j, rows, cols);
+    rec.atomic(step, Tensor::dQacc, i, j, rows, D, 4);
+    rec.compute(step, Eq::grad_k, i, j, rows, cols);
+    __syncthreads();  // every warp is done with Q_i, dO_i, dS_ij before the next Q block
+  }
+  // line 18: write dK_j, dV_j (zeros for a K/V block that no query sees)
+  const std::uint32_t end = step0 + 1 + std::uint32_t(t.t_r());
+  store_grads<Sh>(sram.Q, acc, static_cast<T*>(a.dk) + (bh * a.n_k + std::int64_t(j) * BC) * D,
+                  static_cast<T*>(a.dv) + (bh * a.n_k + std::int64_t(j) * BC) * D, cols, lane, key0);
+  rec.store(end, Tensor::dK, -1, j, cols, D, e);
+  rec.store(end, Tensor::dV, -1, j, cols, D, e);
+}
+
+/// dQ_i = dQacc_i at the input type, for Q block i = blockIdx.x.
+template <class K>
+__global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_convert_dq(const Args a, const TraceBuffers trace) {
+  using Sh = GradShape<K>;
+  using T = typename K::T;
+  constexpr int D = K::D, BR = K::BR, e = sizeof(T);
+  const int i = blockIdx.x;
+  const std::int64_t bh = blockIdx.y;
+  const Tiling t{a.n_q, a.n_k, D, BR, K::BC};
+  // block i ran step 0 in the first launch and, when it is also a K/V block, T_r + 2 in the main one
+  const std::uint32_t step = 1 + (i < t.t_c() ? std::uint32_t(t.t_r()) + 2 : 0);
+  Recorder<K::kRecord> rec(trace, bh, std::uint32_t(i));
+  const int rows = int(t.rows(i));
+  const std::int64_t first = bh * a.n_q + std::int64_t(i) * BR;
+  const float* acc = a.dq_acc + first * D;
+  T* dq = static_cast<T*>(a.dq) + first * D;
+  for_each_chunk<BR, D, Sh::kThreads>([&](int r, int col) {
+    if (r >= rows) return;
+    const float4 x = *reinterpret_cast<const float4*>(acc + r * D + col);
+    const float4 y = *reinterpret_cast<const float4*>(acc + r * D + col + 4);
+    uint4 out;
+    out.x = ElemTraits<T>::pack(x.x, x.y);
+    out.y = ElemTraits<T>::pack(x.z, x.w);
+    out.z = ElemTraits<T>::pack(y.x, y.y);
+    out.w = ElemTraits<T>::pack(y.z, y.w);
+    *reinterpret_cast<uint4*>(dq + r * D + col) = out;
+  });
+  rec.load(step, Tensor::dQacc, i, -1, rows, D, 4);
+  rec.compute(step, Eq::convert_dq, i, -1, rows, D);
+  rec.store(step, Tensor::dQ, i, -1, rows, D, e);
+}
+
+struct V2BackwardLauncher {
+  template <class K>
+  static void run(const Args& a, const TraceBuffers& trace, cudaStream_t stream) {
+    using Sh = GradShape<K>;
+    const unsigned t_r = unsigned((a.n_q + K::BR - 1) / K::BR), t_c = unsigned((a.n_k + K::BC - 1) / K::BC);
+    TraceBuffers tr = trace;
+    tr.launch = 0;
+    launch_kernel(fl_v2_bwd_dot_do_o<K>, dim3(t_r, unsigned(a.bh)), Sh::kThreads, 0, stream, a, tr);
+    tr.launch = 1;
+    launch_kernel(fl_v2_bwd_dq_dk_dv<K>, dim3(t_c, unsigned(a.bh)), Sh::kThreads, grad_smem_bytes<Sh>(), stream, a,
+                  tr);
+    tr.launch = 2;
+    launch_kernel(fl_v2_bwd_convert_dq<K>, dim3(t_r, unsigned(a.bh)), Sh::kThreads, 0, stream, a, tr);
+  }
+};
+
+}  // namespace
+
+void launch_v2_backward(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
+  dispatch<Algo::v2, V2BackwardLauncher, true>(a, trace, stream);
+}
+
+}  // namespace flashlab::gpu

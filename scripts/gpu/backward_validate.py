@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Validates the backward kernels (V1: FA1 Alg. 4; V2: FA2 Alg. 2 as released) on a GPU machine.
+
+    python3 scripts/gpu/backward_validate.py --out OUT [--build-dir DIR] [--commit SHA]
+
+  1. events and numbers: for every row of BACKWARD_GRID (scripts/gpu/grid.py), flashlab-gpu
+     --pass backward runs the forward, then the instrumented backward, whose block-level events must
+     equal the simulator's (flashlab diff), then the plain backward, whose dQ, dK, dV must be within
+     the simulator's tolerance of the float64 chain rule (numerics.hpp compare_grads);
+  2. PyTorch: dQ, dK, dV of the rows marked torch against torch.autograd on
+     scaled_dot_product_attention (the flash backend where the mask allows it) on the same inputs;
+  3. Nsight Compute: global load, store and reduction (atomic) bytes of each backward kernel against
+     the simulator's request bytes per launch (`flashlab count --pass backward --json`);
+  4. compute-sanitizer memcheck and racecheck on two small rows;
+  5. time: the V2 backward against PyTorch's flash backward (fp16, batch 4, 16 heads, N = 4096,
+     d = 64 and 128, no mask and causal), TFLOP/s of the five matmuls.
+Writes OUT/backward_report.md, OUT/backward_results.json, OUT/backward_traces.tar.gz (text GPU
+traces of the rows marked trace) and OUT/backward_logs.tar.gz. Exit 0 when every check passed.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import grid as grid_mod  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+METRICS = {
+    "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
+    "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
+    "red": "l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum",
+    "atom": "l1tex__t_bytes_pipe_lsu_mem_global_op_atom.sum",
+    "dram_rd": "dram__bytes_read.sum",
+    "dram_wr": "dram__bytes_write.sum",
+}
+PERF = [  # (name, flashlab-gpu flags, d, causal)
+    ("perf-d64-none", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 64 --br 128 --bc 128 --warps 8 --batch 4 --heads 16", 64, False),
+    ("perf-d64-causal", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 64 --br 128 --bc 128 --warps 8 --batch 4 --heads 16 --mask causal", 64, True),
+    ("perf-d128-none", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 128 --br 64 --bc 64 --warps 4 --batch 4 --heads 16", 128, False),
+    ("perf-d128-causal", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 128 --br 64 --bc 64 --warps 4 --batch 4 --heads 16 --mask causal", 128, True),
+]
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
+
+
+def run_grid(gpu, rows, work, logs):
+    """flashlab-gpu on every row, one process; returns {name: result json}."""
+    lines = []
+    for g in rows:
+        extra = f" --trace {work / 'traces' / (g.name + '.trace')} --trace-format text" if g.trace else ""
+        extra += f" --dump {work / 'dumps' / g.name}" if g.torch else ""
+        lines.append(g.flags + extra)
+    (work / "traces").mkdir(parents=True, exist_ok=True)
+    cfg = work / "backward_configs.txt"
+    cfg.write_text("\n".join(lines) + "\n")
+    out = work / "grid.json"
+    p = sh([str(gpu), "--configs", str(cfg), "--json", str(out)])
+    (logs / "grid.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr)
+    results = json.loads(out.read_text()) if out.exists() else []
+    return {g.name: r for g, r in zip(rows, results)}, p.returncode
+
+
+def torch_compare(folder):
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    meta = json.loads((folder / "meta.json").read_text())
+    b, h, nq, nk, d = meta["batch"], meta["heads"], meta["n_q"], meta["n_k"], meta["d"]
+    dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[meta["dtype"]]
+
+    def t(name, n, grad=False):
+        raw = np.fromfile(folder / name, dtype=np.int16)
+        x = torch.from_numpy(raw).view(dt).reshape(b, h, n, d).cuda()
+        return x.requires_grad_(grad)
+
+    q, k, v = t("q.bin", nq, True), t("k.bin", nk, True), t("v.bin", nk, True)
+    do = t("do.bin", nq)
+    r = torch.arange(nq, device="cuda").unsqueeze(1)
+    c = torch.arange(nk, device="cuda").unsqueeze(0)
+    visible = ((c - r) >= max(meta["band_lo"], -(1 << 40))) & ((c - r) <= min(meta["band_hi"], 1 << 40))
+    rows = visible.any(dim=1)
+    if meta["mask"] in ("none", "causal") and nq == nk:
+        backend = "flash"
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=meta["mask"] == "causal", scale=meta["scale"])
+    else:
+        backend = "math (attn_mask)"
+        with sdpa_kernel(SDPBackend.MATH):
+            o = F.scaled_dot_product_attention(q, k, v, attn_mask=visible, scale=meta["scale"])
+    o = torch.where(rows.view(1, 1, nq, 1), o, torch.zeros_like(o))  # rows with no key: O = 0 (FA2)
+    dq_ref, dk_ref, dv_ref = torch.autograd.grad(o, (q, k, v), do)
+    out = {"backend": backend}
+    for name, ref, n in (("dq", dq_ref, nq), ("dk", dk_ref, nk), ("dv", dv_ref, nk)):
+        got = t(name + ".bin", n).float()
+        ref = torch.nan_to_num(ref.float())
+        out["rel_fro_" + name] = (got - ref).norm().item() / max(ref.norm().item(), 1e-30)
+    return out
+
+
+def torch_time(d, causal, batch=4, heads=16, n=4096, warmup=5, reps=20):
+    """Median ms of PyTorch's flash backward (autograd.grad of sdpa under the flash backend)."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q, k, v = (torch.randn(batch, heads, n, d, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
+    do = torch.randn(batch, heads, n, d, device="cuda", dtype=torch.float16)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for k_ in range(warmup + reps):
+            start.record()
+            torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+            stop.record()
+            torch.cuda.synchronize()
+            if k_ >= warmup:
+                times.append(start.elapsed_time(stop))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def ncu_profile(gpu, flashlab, rows, work, logs):
+    """Per backward kernel of each row: ncu's bytes beside the simulator's per-launch request bytes."""
+    cfg = work / "ncu_configs.txt"
+    cfg.write_text("".join(f"{g.flags} --profile\n" for g in rows))
+    cmd = ["ncu", "--clock-control", "none", "--metrics", ",".join(METRICS.values()), "--csv", "--print-units", "base",
+           "--kernel-name", "regex:^fl_v2_bwd|^fl_v1_backward", str(gpu), "--configs", str(cfg)]
+    p = sh(cmd)
+    (logs / "ncu.log").write_text(" ".join(cmd) + "\n\n" + p.stdout + "\n--- stderr ---\n" + p.stderr)
+    import csv
+    import io
+    start = p.stdout.find('"ID"')
+    launches = {}
+    for row in csv.DictReader(io.StringIO(p.stdout[start:] if start >= 0 else "")):
+        key = next((k for k, m in METRICS.items() if m == row["Metric Name"]), None)
+        if key is None:
+            continue
+        e = launches.setdefault(int(row["ID"]), {"name": row["Kernel Name"]})
+        e[key] = int(float(row["Metric Value"].replace(",", "")))
+    ordered = [launches[i] for i in sorted(launches)]
+    out, pos = [], 0
+    for g in rows:
+        sim = json.loads(sh([str(flashlab), "count", "--json"] + g.flags.split()).stdout)
+        n = len(sim["launches"])
+        for k, (hw, sl) in enumerate(zip(ordered[pos:pos + n], sim["launches"])):
+            out.append({"row": g.name, "kernel": sl["name"], "ncu_kernel": hw["name"].split("<")[0].split("::")[-1],
+                        "ncu": {m: hw.get(m, 0) for m in METRICS},
+                        "sim": {"ld": sl["read_bytes"], "st": sl["write_bytes"], "red": sl["atomic_bytes"]}})
+        pos += n
+    return out, p.returncode, len(ordered)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--build-dir", default="build-gpu")
+    ap.add_argument("--commit", default="")
+    a = ap.parse_args()
+    out = Path(a.out)
+    work, logs = out / "work", out / "logs"
+    work.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
+    gpu = ROOT / a.build_dir / "kernels" / "flashlab-gpu"
+    flashlab = ROOT / a.build_dir / "sim" / "cli" / "flashlab"
+    meta = {"gpu": sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader").stdout.strip(),
+            "torch": sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip(),
+            "commit": a.commit, "command": " ".join(sys.argv)}
+    ok = True
+
+    rows = grid_mod.BACKWARD_GRID
+    results, rc = run_grid(gpu, rows, work, logs)
+    grid_rows = []
+    for g in rows:
+        r = results.get(g.name)
+        if r is None:
+            grid_rows.append({"name": g.name, "flags": g.flags, "error": "no result"})
+            ok = False
+            continue
+        heads = r["grads"]["heads"]
+        grid_rows.append({"name": g.name, "flags": g.flags, "covers": g.covers, "events_agree": r["events"]["agree"],
+                          "gpu_events": r["events"]["gpu"], "sim_events": r["events"]["sim"],
+                          "worst_dQ": max(h["rel_fro_dQ"] for h in heads), "worst_dK": max(h["rel_fro_dK"] for h in heads),
+                          "worst_dV": max(h["rel_fro_dV"] for h in heads), "tol": heads[0]["tol"] if heads else None,
+                          "within": r["grads"]["within"], "canary": r["numbers"]["canary_intact"],
+                          "passed": r["passed"]})
+        ok = ok and r["passed"]
+
+    torch_rows = []
+    for g in rows:
+        if g.torch:
+            try:
+                torch_rows.append({"name": g.name} | torch_compare(work / "dumps" / g.name))
+            except Exception as e:  # noqa: BLE001 - reported, not fatal to the other checks
+                torch_rows.append({"name": g.name, "error": repr(e)})
+
+    ncu_rows, ncu_rc, ncu_kernels = ncu_profile(gpu, flashlab, [g for g in rows if g.ncu], work, logs)
+
+    sanitizer = []
+    for g in [g for g in rows if g.sanitize]:
+        for tool in ("memcheck", "racecheck"):
+            p = sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(gpu)] + g.flags.split() + ["--no-events"])
+            (logs / f"sanitizer-{tool}-{g.name}.log").write_text(p.stdout + p.stderr)
+            sanitizer.append({"row": g.name, "tool": tool, "rc": p.returncode,
+                              "summary": (p.stdout + p.stderr).strip().splitlines()[-1:]})
+            ok = ok and p.returncode == 0
+
+    perf = []
+    for name, flags, d, causal in PERF:
+        p = sh([str(gpu), "--json", str(work / f"{name}.json"), "--time", "--reps", "20", "--no-events"] + flags.split())
+        (logs / f"{name}.log").write_text(p.stdout + p.stderr)
+        r = json.loads((work / f"{name}.json").read_text())[0] if (work / f"{name}.json").exists() else None
+        torch_ms = torch_time(d, causal)
+        flops = r["timing"]["flops"] if r else 0
+        perf.append({"name": name, "ms": r["timing"]["median_ms"] if r else None, "tflops": r["timing"]["tflops"] if r else None,
+                     "torch_ms": torch_ms, "torch_tflops": flops / (torch_ms * 1e-3) / 1e12 if flops else None,
+                     "ratio": (torch_ms / r["timing"]["median_ms"]) if r and r["timing"]["median_ms"] else None,
+                     "grads_within": r["grads"]["within"] if r else None})
+
+    res = {"meta": meta, "grid": grid_rows, "torch": torch_rows, "ncu": ncu_rows, "ncu_rc": ncu_rc,
+           "ncu_kernels": ncu_kernels, "sanitizer": sanitizer, "perf": perf, "passed": ok}
+    (out / "backward_results.json").write_text(json.dumps(res, indent=1))
+    md = [f"# Backward kernels on {meta['gpu']}", "", f"torch {meta['torch']}, commit {meta['commit']}", "",
+          "| row | events (gpu/sim) | dQ | dK | dV | tol | result |", "|---|---|---|---|---|---|---|"]
+    for r in grid_rows:
+        if "error" in r:
+            md.append(f"| {r['name']} | {r['error']} | | | | | FAIL |")
+            continue
+        md.append(f"| {r['name']} | {'agree' if r['events_agree'] else 'DIFFER'} ({r['gpu_events']}/{r['sim_events']}) | "
+                  f"{r['worst_dQ']:.2e} | {r['worst_dK']:.2e} | {r['worst_dV']:.2e} | {r['tol']:.1e} | "
+                  f"{'ok' if r['passed'] else 'FAIL'} |")
+    md += ["", "PyTorch (rel. Frobenius error of flashlab's gradients against torch.autograd on sdpa):", "",
+           "| row | backend | dQ | dK | dV |", "|---|---|---|---|---|"]
+    for r in torch_rows:
+        md.append(f"| {r['name']} | {r.get('backend', r.get('error'))} | {r.get('rel_fro_dq', float('nan')):.2e} | "
+                  f"{r.get('rel_fro_dk', float('nan')):.2e} | {r.get('rel_fro_dv', float('nan')):.2e} |")
+    md += ["", f"Nsight Compute (bytes; ncu rc {ncu_rc}, {ncu_kernels} kernels profiled):", "",
+           "| row | kernel | ld ncu / sim | st ncu / sim | red ncu / sim | atom | DRAM rd / wr |", "|---|---|---|---|---|---|---|"]
+    for r in ncu_rows:
+        n, s = r["ncu"], r["sim"]
+        md.append(f"| {r['row']} | {r['kernel']} | {n['ld']:,} / {s['ld']:,} | {n['st']:,} / {s['st']:,} | "
+                  f"{n['red']:,} / {s['red']:,} | {n['atom']:,} | {n['dram_rd']:,} / {n['dram_wr']:,} |")
+    md += ["", "compute-sanitizer:", ""] + [f"- {s['row']} {s['tool']}: rc {s['rc']} {s['summary']}" for s in sanitizer]
+    md += ["", "Time (fp16, batch 4, 16 heads, N = 4096; TFLOP/s of the five backward matmuls, causal halved):", "",
+           "| config | flashlab V2 ms | TFLOP/s | PyTorch flash ms | TFLOP/s | V2 / PyTorch |", "|---|---|---|---|---|---|"]
+    for r in perf:
+        md.append(f"| {r['name']} | {r['ms']} | {r['tflops']} | {r['torch_ms']:.4f} | {r['torch_tflops']} | {r['ratio']} |")
+    md += ["", f"passed: {ok}"]
+    (out / "backward_report.md").write_text("\n".join(md) + "\n")
+    with tarfile.open(out / "backward_traces.tar.gz", "w:gz") as t:
+        t.add(work / "traces", arcname="traces")
+    with tarfile.open(out / "backward_logs.tar.gz", "w:gz") as t:
+        t.add(logs, arcname="logs")
+    print("\n".join(md))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
