@@ -66,7 +66,8 @@ constexpr int backward_acc_registers(TileShape s, int d) { return 2 * (s.b_c / s
 /// 255-register limit. The build prints ptxas's -warn-spills report: the V2 shapes at 192 spill
 /// about a hundred bytes, the others at most a few dozen.
 constexpr bool fits(Algo algo, TileShape s, int d, bool backward = false) {
-  if (backward) return algo != Algo::standard && backward_acc_registers(s, d) <= 192;
+  // a backward shape needs the forward on the same tile too (it writes O and L first)
+  if (backward) return algo != Algo::standard && backward_acc_registers(s, d) <= 192 && fits(algo, s, d, false);
   switch (algo) {
     case Algo::v2: case Algo::standard: return v2_acc_registers(s, d) <= 192;
     case Algo::v1: return v1_acc_registers(s, d) <= 160;

@@ -55,6 +55,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
   const int key0 = warp * Sh::kKeysPerWarp, row0 = warp * Sh::kRowsPerWarp;
   extern __shared__ __align__(16) unsigned char smem[];
   const GradSram<T> sram = grad_sram<Sh>(smem);
+  T* sram_dq = reinterpret_cast<T*>(smem + Sh::kSmemBytes);  // dQ_i (B_r, d), read and written whole
   const T* q = static_cast<const T*>(a.q) + bh * a.n_q * D;
   const T* o = static_cast<const T*>(a.o) + bh * a.n_q * D;
   const T* d_o = static_cast<const T*>(a.d_o) + bh * a.n_q * D;
@@ -97,11 +98,12 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
         rec.skip(step, int(i), int(j), rows, cols);
         continue;
       }
-      // line 10: Q_i, dO_i into SRAM; l_i, m_i one row per thread (as the shift m + ln l); O_i and
-      // dQ_i are read below, where they are used
+      // line 10: Q_i, dO_i, dQ_i into SRAM; l_i, m_i one row per thread (as the shift m + ln l);
+      // O_i is read below, where it is used
       const std::int64_t r0 = i * BR;
       load_tile_async<T, BR, D, Sh::kThreads>(sram.Q, q + r0 * D, D, rows, D);
       load_tile_async<T, BR, D, Sh::kThreads>(sram.dO, d_o + r0 * D, D, rows, D);
+      load_tile_async<T, BR, D, Sh::kThreads>(sram_dq, dq + r0 * D, D, rows, D);
       cp_async_commit();
       if (int(threadIdx.x) < BR) {
         const int r = threadIdx.x;
@@ -119,14 +121,15 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
       __syncthreads();
       float part[Sh::kMQ][Sh::kDT][4];
       grad_dq<Sh>(part, sram, lane, row0);
-      // line 20: dQ_i <- dQ_i + dS_ij K_j, read and written at the input type (each thread its own elements)
+      // line 20: dQ_i <- dQ_i + dS_ij K_j at the input type (each warp its rows), written back whole
       for_each_pair<Sh::kMQ, Sh::kDT>(lane, [&](int mt, int dt, int h, int row, int col) {
-        if (row0 + row >= rows) return;
-        T* x = dq + (r0 + row0 + row) * D + col;
+        T* x = sram_dq + swizzle<D>(row0 + row, col);
         const float x0 = ElemTraits<T>::to_float(x[0]) + part[mt][dt][2 * h];
         const float x1 = ElemTraits<T>::to_float(x[1]) + part[mt][dt][2 * h + 1];
         *reinterpret_cast<std::uint32_t*>(x) = ElemTraits<T>::pack(x0, x1);
       });
+      __syncthreads();
+      store_tile<T, BR, D, Sh::kThreads>(dq + r0 * D, D, sram_dq, rows, D);
       for (Tensor x : {Tensor::Q, Tensor::O, Tensor::dO, Tensor::dQ}) rec.load(step, x, int(i), int(j), rows, D, e);
       rec.load(step, Tensor::l, int(i), int(j), rows, 1, 4);
       rec.load(step, Tensor::m, int(i), int(j), rows, 1, 4);
@@ -151,7 +154,8 @@ struct V1BackwardLauncher {
     using Sh = GradShape<K>;
     TraceBuffers tr = trace;
     tr.launch = 0;
-    launch_kernel(fl_v1_backward<K>, dim3(1, unsigned(a.bh)), Sh::kThreads, grad_smem_bytes<Sh>(), stream, a, tr);
+    launch_kernel(fl_v1_backward<K>, dim3(1, unsigned(a.bh)), Sh::kThreads,
+                  Sh::kSmemBytes + K::BR * K::D * int(sizeof(typename K::T)), stream, a, tr);
   }
 };
 

@@ -84,6 +84,16 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
   const float* d_sum = a.d_sum + bh * a.n_q;
   float* dq_acc = a.dq_acc + bh * a.n_q * D;
 
+  // Q_i and dO_i are double-buffered: the next visited Q block's copy starts before this one's math
+  T* q_buf[2] = {sram.Q, reinterpret_cast<T*>(smem + Sh::kSmemBytes)};
+  T* do_buf[2] = {sram.dO, q_buf[1] + BR * D};
+  const auto fetch = [&](int i, int buf) {
+    const std::int64_t r0 = std::int64_t(i) * BR;
+    load_tile_async<T, BR, D, Sh::kThreads>(q_buf[buf], q + r0 * D, D, int(t.rows(i)), D);
+    load_tile_async<T, BR, D, Sh::kThreads>(do_buf[buf], d_o + r0 * D, D, int(t.rows(i)), D);
+    cp_async_commit();
+  };
+
   GradAcc<Sh> acc;
   acc.zero();  // line 7
   if (!range.empty()) {  // line 6
@@ -94,9 +104,11 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
     load_tile_async<T, BC, D, Sh::kThreads>(sram.V, static_cast<const T*>(a.v) + (bh * a.n_k + std::int64_t(j) * BC) * D,
                                             D, cols, D);
     cp_async_commit();
+    fetch(int(range.last), 0);
   }
   rec.compute(step0, Eq::init_grads, -1, j, cols, D);
 
+  int buf = 0;
   for (std::int64_t k = 0; k < t.t_r(); ++k) {  // line 8, from the last Q block down
     const int i = int(t.t_r() - 1 - k);
     const std::uint32_t step = step0 + 1 + std::uint32_t(k);
@@ -105,11 +117,10 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
       rec.skip(step, i, j, rows, cols);
       continue;
     }
-    // line 9: Q_i, dO_i into SRAM; L_i, D_i one row per thread
+    // line 9: Q_i, dO_i into SRAM (fetched ahead); L_i, D_i one row per thread
     const std::int64_t r0 = std::int64_t(i) * BR;
-    load_tile_async<T, BR, D, Sh::kThreads>(sram.Q, q + r0 * D, D, rows, D);
-    load_tile_async<T, BR, D, Sh::kThreads>(sram.dO, d_o + r0 * D, D, rows, D);
-    cp_async_commit();
+    const bool more = i > range.first;
+    if (more) fetch(i - 1, buf ^ 1);
     if (int(threadIdx.x) < BR) {
       const bool in = int(threadIdx.x) < rows;
       sram.shift[threadIdx.x] = in ? lse[r0 + threadIdx.x] * kLog2e : INFINITY;
@@ -119,25 +130,34 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
     rec.load(step, Tensor::dO, i, j, rows, D, e);
     rec.load(step, Tensor::L, i, j, rows, 1, 4);
     rec.load(step, Tensor::D, i, j, rows, 1, 4);
-    cp_async_wait<0>();
+    if (more) cp_async_wait<1>();  // this Q block's copy has landed; the next one's may not have
+    else cp_async_wait<0>();
     __syncthreads();
+    GradSram<T> cur = sram;
+    cur.Q = q_buf[buf];
+    cur.dO = do_buf[buf];
     const GradTile tile{r0, std::int64_t(j) * BC, rows, cols,
                         tile_class(t, a.band, i, j) != TileClass::full || rows < BR || cols < BC};
-    grad_keys<Sh>(sram, acc, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0);  // lines 10-14, 16
+    grad_keys<Sh>(cur, acc, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0);  // lines 10-14, 16
     __syncthreads();
     float dq[Sh::kMQ][Sh::kDT][4];
-    grad_dq<Sh>(dq, sram, lane, row0);  // line 15: dS_ij K_j, added to dQacc_i
+    grad_dq<Sh>(dq, cur, lane, row0);  // line 15: dS_ij K_j, added to dQacc_i
     for_each_pair<Sh::kMQ, Sh::kDT>(lane, [&](int mt, int dt, int h, int row, int col) {
       if (row0 + row >= rows) return;
       float* x = dq_acc + (r0 + row0 + row) * D + col;
+#if __CUDA_ARCH__ >= 900
+      atomicAdd(reinterpret_cast<float2*>(x), make_float2(dq[mt][dt][2 * h], dq[mt][dt][2 * h + 1]));
+#else
       atomicAdd(x, dq[mt][dt][2 * h]);
       atomicAdd(x + 1, dq[mt][dt][2 * h + 1]);
+#endif
     });
     for (Eq eq : {Eq::scores, Eq::probs_v2, Eq::grad_v, Eq::grad_p, Eq::grad_s, Eq::grad_q})
       rec.compute(step, eq, i, j, rows, cols);
     rec.atomic(step, Tensor::dQacc, i, j, rows, D, 4);
     rec.compute(step, Eq::grad_k, i, j, rows, cols);
-    __syncthreads();  // every warp is done with Q_i, dO_i, dS_ij before the next Q block
+    __syncthreads();  // every warp is done with this Q block's buffers, L_i, D_i, dS_ij
+    buf ^= 1;
   }
   // line 18: write dK_j, dV_j (zeros for a K/V block that no query sees)
   const std::uint32_t end = step0 + 1 + std::uint32_t(t.t_r());
@@ -163,17 +183,13 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_convert_dq(const Args a, 
   const std::int64_t first = bh * a.n_q + std::int64_t(i) * BR;
   const float* acc = a.dq_acc + first * D;
   T* dq = static_cast<T*>(a.dq) + first * D;
-  for_each_chunk<BR, D, Sh::kThreads>([&](int r, int col) {
-    if (r >= rows) return;
-    const float4 x = *reinterpret_cast<const float4*>(acc + r * D + col);
-    const float4 y = *reinterpret_cast<const float4*>(acc + r * D + col + 4);
-    uint4 out;
-    out.x = ElemTraits<T>::pack(x.x, x.y);
-    out.y = ElemTraits<T>::pack(x.z, x.w);
-    out.z = ElemTraits<T>::pack(y.x, y.y);
-    out.w = ElemTraits<T>::pack(y.z, y.w);
-    *reinterpret_cast<uint4*>(dq + r * D + col) = out;
-  });
+  // four fp32 values in, four of the input type out per thread and pass: whole sectors both ways
+  const float4* in = reinterpret_cast<const float4*>(acc);
+  uint2* out = reinterpret_cast<uint2*>(dq);
+  for (int c = int(threadIdx.x); c < rows * D / 4; c += Sh::kThreads) {
+    const float4 x = in[c];
+    out[c] = make_uint2(ElemTraits<T>::pack(x.x, x.y), ElemTraits<T>::pack(x.z, x.w));
+  }
   rec.load(step, Tensor::dQacc, i, -1, rows, D, 4);
   rec.compute(step, Eq::convert_dq, i, -1, rows, D);
   rec.store(step, Tensor::dQ, i, -1, rows, D, e);
@@ -188,8 +204,8 @@ struct V2BackwardLauncher {
     tr.launch = 0;
     launch_kernel(fl_v2_bwd_dot_do_o<K>, dim3(t_r, unsigned(a.bh)), Sh::kThreads, 0, stream, a, tr);
     tr.launch = 1;
-    launch_kernel(fl_v2_bwd_dq_dk_dv<K>, dim3(t_c, unsigned(a.bh)), Sh::kThreads, grad_smem_bytes<Sh>(), stream, a,
-                  tr);
+    launch_kernel(fl_v2_bwd_dq_dk_dv<K>, dim3(t_c, unsigned(a.bh)), Sh::kThreads,
+                  Sh::kSmemBytes + 2 * K::BR * K::D * int(sizeof(typename K::T)), stream, a, tr);
     tr.launch = 2;
     launch_kernel(fl_v2_bwd_convert_dq<K>, dim3(t_r, unsigned(a.bh)), Sh::kThreads, 0, stream, a, tr);
   }

@@ -7,7 +7,7 @@
 // diag(l)^-1 exp(S - m)), dV_w += P^T dO_i (line 12), dS^T = scale P^T o (dP^T - D) (line 14, the
 // scale of FA1 lines 20-21 folded in once) and dK_w += dS^T Q_i (line 16): each warp's keys are
 // its own, so dK_j and dV_j accumulate in its registers with no communication. dQ_i = dS_ij K_j
-// (line 15) sums over the keys, which the warps split: dS goes through SRAM, and the warps then
+// (line 15) sums over the keys, which the warps split: dS^T goes through SRAM, and the warps then
 // split the B_r rows of Q_i (16 per warp) for dQ_i's contribution, which the caller adds to HBM
 // (V2: atomically into the fp32 accumulator; V1: read, add, write at the input type).
 #pragma once
@@ -32,9 +32,13 @@ struct GradShape : K {
   static constexpr int kMQ = kRowsPerWarp / 16;
   static_assert(kKeysPerWarp % 16 == 0 && kRowsPerWarp % 16 == 0 && K::BR % 16 == 0 && K::BC % 32 == 0);
   static_assert(K::BR <= kThreads, "one thread per row of Q_i loads L_i and D_i");
+  /// Bytes of GradSram (a kernel may add buffers after them: their start is 16-byte aligned).
+  static constexpr int kSmemBytes = (2 * K::BC + 2 * K::BR) * K::D * int(sizeof(typename K::T)) +
+                                    K::BR * K::BC * int(sizeof(typename K::T)) + 2 * K::BR * int(sizeof(float));
+  static_assert(kSmemBytes % 16 == 0);
 };
 
-/// SRAM of a backward thread block: K_j, V_j (B_c, d); Q_i, dO_i (B_r, d); dS_ij (B_r, B_c);
+/// SRAM of a backward thread block: K_j, V_j (B_c, d); Q_i, dO_i (B_r, d); dS_ij^T (B_c, B_r);
 /// per row of Q_i, L_i log2(e) (the exponent shift) and D_i (fp32).
 template <class T>
 struct GradSram {
@@ -46,12 +50,6 @@ struct GradSram {
   float* shift;
   float* D;
 };
-
-template <class Sh>
-constexpr int grad_smem_bytes() {
-  return (2 * Sh::BC + 2 * Sh::BR) * Sh::D * int(sizeof(typename Sh::T)) +
-         Sh::BR * Sh::BC * int(sizeof(typename Sh::T)) + 2 * Sh::BR * int(sizeof(float));
-}
 
 template <class Sh>
 __device__ __forceinline__ GradSram<typename Sh::T> grad_sram(unsigned char* smem) {
@@ -129,11 +127,11 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
     p_fragment<T>(pa, ds, kc);
     pv_chunk<T, kMK, D>(acc.dk, pa, sram.Q + kc * 16 * D, lane);
   }
-  // dS_ij (B_r, B_c) into SRAM at the input type, transposed back from the warp's dS^T
+  // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
+  // grad_dq reads it back transposed
   for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e)
-      sram.dS[swizzle<Sh::BC>(col + e, key0 + row)] = ElemTraits<T>::from_float(ds[mt][nt][2 * h + e]);
+    *reinterpret_cast<std::uint32_t*>(sram.dS + swizzle<Sh::BR>(key0 + row, col)) =
+        ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]);
   });
 }
 
@@ -150,7 +148,7 @@ __device__ __forceinline__ void grad_dq(float (&dq)[Sh::kMQ][Sh::kDT][4], const 
 #pragma unroll
   for (int kc = 0; kc < Sh::BC / 16; ++kc) {
     std::uint32_t pa[Sh::kMQ][4];
-    p_fragment_sram<T, Sh::kMQ, Sh::BC>(pa, sram.dS + row0 * Sh::BC, kc, lane);
+    a_fragment_sram_t<T, Sh::kMQ, Sh::BR>(pa, sram.dS, row0, kc, lane);
     pv_chunk<T, Sh::kMQ, Sh::D>(dq, pa, sram.K + kc * 16 * Sh::D, lane);
   }
 }
