@@ -69,7 +69,8 @@ std::string config_repr(const PyConfig& c) {
 constexpr const char* kAttributes[] = {"algo",   "n_q",   "n_k",   "d",         "b_r",     "b_c",
                                        "t_r",    "t_c",   "batch", "heads",     "kv_heads", "dtype",   "e_in",
                                        "mask",   "block_skip", "scale", "warps", "split", "order",
-                                       "grid",   "rescale", "preset", "sram_capacity_bytes", "gpu", "model"};
+                                       "grid",   "rescale", "preset", "sram_capacity_bytes", "gpu", "model",
+                                       "pass",   "backward_form"};
 
 }  // namespace
 
@@ -92,8 +93,12 @@ PyConfig make_config(const py::dict& kwargs, const std::string& default_model) {
       throw py::type_error("Config() got an unexpected keyword argument '" + keyword + "'; the keywords are " +
                            keywords_text());
     if (value.is_none()) continue;  // the default, as if not given
-    given.push_back({field_of(keyword), flag_text(keyword, value)});
-    out.kwargs[key] = value;
+    const std::string field = field_of(keyword);
+    if (std::any_of(given.begin(), given.end(), [&](const cli::FlagText& g) { return g.field == field; }))
+      throw py::type_error("Config() got the same setting twice: '" + keyword + "' and '" + keyword_of(field) +
+                           "' (pass_ is the keyword of --pass; 'pass' is a Python keyword)");
+    given.push_back({field, flag_text(keyword, value)});
+    out.kwargs[py::str(keyword_of(field))] = value;  // repr() gives keywords that eval back (pass_)
   }
   out.model = cli::model_name(model);
   out.config = cli::build_config(given, model);
@@ -112,7 +117,11 @@ PyConfig config_arg(const py::object& cfg, const py::kwargs& kwargs, const std::
   const PyConfig& c = cfg.cast<const PyConfig&>();
   if (kwargs.empty()) return c;
   py::dict merged = c.kwargs.attr("copy")();  // c stays as it is
-  for (const auto& [k, v] : kwargs) merged[k] = v;
+  for (const auto& [k, v] : kwargs) {
+    const std::string keyword = k.cast<std::string>();
+    // the canonical keyword (pass -> pass_), so that a replacement overrides the setting it names
+    merged[py::str(keyword == "model" ? keyword : keyword_of(field_of(keyword)))] = v;
+  }
   return make_config(merged);
 }
 
@@ -134,6 +143,8 @@ Keywords (all optional; None means the default):
   mask        'none' | 'causal' | 'causal-br' | 'window:LEFT,RIGHT' (-1: no limit on that side)
   block_skip  True/False or 'on'/'off' (default on for v2, off for v1)
   order, grid, rescale, split   the switches from V1 to V2 (docs/model.md "Variants")
+  pass_       'forward' | 'backward' | 'both' (the command line's --pass; `pass` is a Python keyword)
+  backward_form  'released' | 'paper': V2's backward as FA2's kernels run it or as FA2 Alg. 2 prints it
   scale       softmax scale (default 1/sqrt(d))
   warps       warps per thread block (default 4)
   gpu         GPU preset (default 'h200')
@@ -161,7 +172,8 @@ split, order, grid, rescale, preset (None for standard attention), sram_capacity
       });
   cls.attr("__hash__") = py::none();
   for (const char* key : kAttributes)
-    cls.def_property_readonly(key, [key](const PyConfig& c) -> py::object {
+    // `pass` is a Python keyword: c.pass would not parse, so the attribute is pass_ as the keyword
+    cls.def_property_readonly(std::string(key) == "pass" ? "pass_" : key, [key](const PyConfig& c) -> py::object {
       const nlohmann::json j = config_json(c.problem, c.model);
       return j.contains(key) ? to_python(j.at(key)) : py::none();
     });

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grid as grid_mod  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
+COMMIT = [""]  # --commit: recorded in the GPU traces' headers
 METRICS = {
     "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
     "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
@@ -60,7 +61,7 @@ def run_grid(gpu, rows, work, logs):
     cfg = work / "backward_configs.txt"
     cfg.write_text("\n".join(lines) + "\n")
     out = work / "grid.json"
-    p = sh([str(gpu), "--configs", str(cfg), "--json", str(out)])
+    p = sh([str(gpu), "--configs", str(cfg), "--json", str(out)] + (["--commit", COMMIT[0]] if COMMIT[0] else []))
     (logs / "grid.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr)
     results = json.loads(out.read_text()) if out.exists() else []
     return {g.name: r for g, r in zip(rows, results)}, p.returncode
@@ -163,6 +164,7 @@ def main():
     ap.add_argument("--build-dir", default="build-gpu")
     ap.add_argument("--commit", default="")
     a = ap.parse_args()
+    COMMIT[0] = a.commit
     out = Path(a.out)
     work, logs = out / "work", out / "logs"
     work.mkdir(parents=True, exist_ok=True)

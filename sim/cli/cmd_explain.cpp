@@ -130,6 +130,10 @@ void register_explain(CLI::App& app) {
     if (c.rescale) throw ConfigError("--rescale", std::string(to_string(*c.rescale)), allowed);
     if (c.split) throw ConfigError("--split", std::string(to_string(*c.split)), allowed);
     if (c.block_skip) throw ConfigError("--block-skip", *c.block_skip ? "on" : "off", allowed);
+    if (c.pass != Pass::forward)
+      throw ConfigError("--pass", std::string(to_string(c.pass)),
+                        "forward: the walk switches the forward's loop order, grid, rescaling, warps and block skip; "
+                        "the backward depends on --algo only (compare --pass backward shows V1's and V2's)");
     const std::vector<WalkStep> steps = v1_to_v2_walk();
     Progress progress("explain", steps.size());  // on stderr when it is a terminal and the work is long
     std::vector<Point> pts;

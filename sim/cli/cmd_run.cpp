@@ -106,10 +106,11 @@ bool report_grads(const std::vector<Problem>& problems, const std::vector<Numeri
     }
   }
   if (!json)
-    std::cout << fmt::format("tol: 8 u ({}: {:.1e}; fp32 1e-4), plus u sqrt(n) for v1 and v2's paper form, which round "
-                             "dQ_i to {} at each of n steps (docs/model.md \"Backward pass\")\n",
-                             to_string(problems.front().dtype), 8 * unit_roundoff(problems.front().dtype),
-                             to_string(problems.front().dtype));
+    std::cout << fmt::format("tol: {} (u = {:.1e}), plus u sqrt(n) for v1 and v2's paper form, which round dQ_i to {} "
+                             "at each of n steps (docs/model.md \"Backward pass\")\n",
+                             problems.front().dtype == Dtype::fp32 ? std::string("1e-4 for fp32")
+                                                                   : fmt::format("8 u = {:.1e}", 8 * unit_roundoff(problems.front().dtype)),
+                             unit_roundoff(problems.front().dtype), to_string(problems.front().dtype));
   return all;
 }
 
@@ -252,9 +253,12 @@ void register_run(CLI::App& app) {
       ->type_name("R1,R2")
       ->group("Inputs");
   cmd->add_flag("--json", args->json, "print one JSON object instead of the tables");
-  cmd->callback([flags, args, show_rows] {
+  cmd->callback([flags, args, show_rows, cmd] {
     args->show_rows_given = show_rows->count() > 0;
-    run_numerics(flags->build(), flags->model(), *args);
+    const Config c = flags->build();
+    if (cmd->get_option("--do")->count() > 0 && c.pass == Pass::forward)
+      throw ConfigError("do", args->dO, "no value with --pass forward (dO is the backward's input: --pass backward or both)");
+    run_numerics(c, flags->model(), *args);
   });
 }
 

@@ -29,7 +29,7 @@ MatrixF read_input(const std::string& path, const char* name, std::int64_t rows,
   if (a.shape != shape)
     throw ConfigError(path, fmt::format("{} of shape {}", name, npy_shape_text(a.shape)),
                       fmt::format("the shape {} ({}, d) of the config, one (batch, head)", npy_shape_text(shape),
-                                  name[0] == 'Q' ? "N_q" : "N_k"));
+                                  rows == p.tiling.n_q && (name[0] == 'Q' || name[0] == 'd') ? "N_q" : "N_k"));
   for (std::size_t k = 0; k < a.values.size(); ++k)
     if (!std::isfinite(a.values[k]))
       throw ConfigError(path, fmt::format("{} element {} (C order) = {}", name, k, a.values[k]), "finite values only");

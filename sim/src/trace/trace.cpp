@@ -38,6 +38,7 @@ Config resolved_config(const Problem& p) {
   c.sram_bytes = p.sram_capacity;
   c.batch = p.batch;
   c.heads = p.heads;
+  c.kv_heads = p.kv_heads;
   c.dtype = p.dtype;
   c.mask = p.mask;
   c.block_skip = p.block_skip;
@@ -47,6 +48,8 @@ Config resolved_config(const Problem& p) {
   c.order = p.order;
   c.grid = p.grid;
   c.rescale = p.rescale;
+  c.pass = p.pass;
+  c.backward_form = p.backward_form;
   c.gpu = p.gpu.name;
   return c;
 }
