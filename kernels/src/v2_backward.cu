@@ -94,6 +94,17 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
     cp_async_commit();
   };
 
+  // L_i (as L_i log2 e) and D_i of the next visited Q block, one row per thread < B_r, read into
+  // registers a tile ahead so that their latency hides behind the current tile's math
+  float next_shift = INFINITY, next_d = 0.f;
+  const auto read_stats = [&](int i) {
+    if (int(threadIdx.x) >= BR) return;
+    const std::int64_t r = std::int64_t(i) * BR + threadIdx.x;
+    const bool in = int(threadIdx.x) < int(t.rows(i));
+    next_shift = in ? lse[r] * kLog2e : INFINITY;
+    next_d = in ? d_sum[r] : 0.f;
+  };
+
   GradAcc<Sh> acc;
   acc.zero();  // line 7
   if (!range.empty()) {  // line 6
@@ -105,6 +116,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
                                             D, cols, D);
     cp_async_commit();
     fetch(int(range.last), 0);
+    read_stats(int(range.last));
   }
   rec.compute(step0, Eq::init_grads, -1, j, cols, D);
 
@@ -120,11 +132,13 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
     // line 9: Q_i, dO_i into SRAM (fetched ahead); L_i, D_i one row per thread
     const std::int64_t r0 = std::int64_t(i) * BR;
     const bool more = i > range.first;
-    if (more) fetch(i - 1, buf ^ 1);
     if (int(threadIdx.x) < BR) {
-      const bool in = int(threadIdx.x) < rows;
-      sram.shift[threadIdx.x] = in ? lse[r0 + threadIdx.x] * kLog2e : INFINITY;
-      sram.D[threadIdx.x] = in ? d_sum[r0 + threadIdx.x] : 0.f;
+      sram.shift[threadIdx.x] = next_shift;
+      sram.D[threadIdx.x] = next_d;
+    }
+    if (more) {
+      fetch(i - 1, buf ^ 1);
+      read_stats(i - 1);
     }
     rec.load(step, Tensor::Q, i, j, rows, D, e);
     rec.load(step, Tensor::dO, i, j, rows, D, e);

@@ -41,6 +41,7 @@ METRICS = {
 PERF = [  # (name, flashlab-gpu flags, d, causal)
     ("perf-d64-none", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 64 --br 128 --bc 128 --warps 8 --batch 4 --heads 16", 64, False),
     ("perf-d64-causal", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 64 --br 128 --bc 128 --warps 8 --batch 4 --heads 16 --mask causal", 64, True),
+    ("perf-d64-none-64x64", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 64 --br 64 --bc 64 --warps 4 --batch 4 --heads 16", 64, False),
     ("perf-d128-none", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 128 --br 64 --bc 64 --warps 4 --batch 4 --heads 16", 128, False),
     ("perf-d128-causal", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 128 --br 64 --bc 64 --warps 4 --batch 4 --heads 16 --mask causal", 128, True),
 ]
