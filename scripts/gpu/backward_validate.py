@@ -174,7 +174,9 @@ def main():
     flashlab = ROOT / a.build_dir / "sim" / "cli" / "flashlab"
     meta = {"gpu": sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader").stdout.strip(),
             "torch": sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip(),
-            "commit": a.commit, "command": " ".join(sys.argv)}
+            "commit": a.commit, "command": " ".join(sys.argv),
+            "cuda": (sh("nvcc --version").stdout.strip().splitlines() or ["unknown"])[-1],
+            "date": sh("date -u '+%Y-%m-%d %H:%M UTC'").stdout.strip()}
     ok = True
 
     rows = grid_mod.BACKWARD_GRID
