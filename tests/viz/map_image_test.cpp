@@ -1,6 +1,8 @@
 // The pictures of the block-skip map and of one tile, against classes and owners derived by hand.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "flashlab/config/config.hpp"
 #include "model/map_image.hpp"
 #include "model/palette.hpp"
@@ -149,4 +151,30 @@ TEST_CASE("tile mask: visible elements in their owning warp's colour, masked one
   CHECK(col.at(41, 63) == palette::warp_colour(1));
   CHECK(col.at(42, 63) == palette::warp_colour(2));
   CHECK(col.at(42, 41) == palette::masked_element);
+}
+
+// The released V2 backward (FA2's kernels): one thread block per K/V block j walks the Q blocks from
+// the last visible one down; each visited tile adds rows(i) x d x 4 bytes to dQacc with atomics.
+// R4's causal 4 x 4 tiles, column by column: (3,0)=0 (2,0)=1 (1,0)=2 (0,0)=3; (3,1)=4 (2,1)=5
+// (1,1)=6; (3,2)=7 (2,2)=8; (3,3)=9.
+TEST_CASE("backward heat maps: visit order down each K/V column, dQ atomics on every visited tile") {
+  Config c;
+  c.algo = Algo::v2;
+  c.n_q = c.n_k = 256;
+  c.d = 64;
+  c.b_r = c.b_c = 64;
+  c.mask = kCausal;
+  c.pass = Pass::backward;
+  const TileAnalysis an(resolve(c));
+  CHECK(an.metric(Metric::visit_order, 3, 0) == 0);
+  CHECK(an.metric(Metric::visit_order, 0, 0) == 3);
+  CHECK(an.metric(Metric::visit_order, 3, 1) == 4);
+  CHECK(an.metric(Metric::visit_order, 3, 3) == 9);
+  CHECK(an.metric(Metric::atomic_bytes, 2, 1) == 64.0 * 64 * 4);
+  CHECK(std::isnan(an.metric(Metric::atomic_bytes, 0, 3)));  // skipped: not computed
+  CHECK(an.metric_range(Metric::atomic_bytes) == std::pair{64.0 * 64 * 4, 64.0 * 64 * 4});
+  // the forward adds nothing atomically
+  c.pass = Pass::forward;
+  const TileAnalysis fwd(resolve(c));
+  CHECK(fwd.metric(Metric::atomic_bytes, 2, 1) == 0);
 }

@@ -84,7 +84,7 @@ struct CommandLine {
     option("--height", height, "PX", "window height in pixels, 300 to 8192 (default 720)");
     option("--tab", tab, "TAB", "inspector tab: tile | playback | compare | sweep | traces (default tile)");
     option("--map", map, "MAP", "map colours: classes | heat (default classes)");
-    option("--metric", metric, "METRIC", "heat-map metric: hbm | flops | exp | visit (default hbm)");
+    option("--metric", metric, "METRIC", "heat-map metric: hbm | flops | exp | visit | atomic (default hbm)");
     option("--select", select, "I,J", "select tile I,J (0 <= I < T_r, 0 <= J < T_c)");
     option("--hover", hover, "I,J", "with --frames or --screenshot: put the mouse on tile I,J of the map");
     option("--step", step, "K", "start the playback at step K (0 to the schedule's steps)");
@@ -151,7 +151,8 @@ ParseOutcome parse_options(int argc, const char* const* argv, AppOptions& out) {
     out.tab = pick<Tab>("tab", cl.tab, {{"tile", Tab::tile}, {"playback", Tab::playback}, {"compare", Tab::compare}, {"sweep", Tab::sweep}, {"traces", Tab::traces}});
     out.map_mode = pick<MapMode>("map", cl.map, {{"classes", MapMode::classes}, {"heat", MapMode::heat}});
     out.metric = pick<Metric>("metric", cl.metric, {{"hbm", Metric::hbm_bytes}, {"flops", Metric::flops},
-                                                   {"exp", Metric::exp_ops}, {"visit", Metric::visit_order}});
+                                                   {"exp", Metric::exp_ops}, {"visit", Metric::visit_order},
+                                                   {"atomic", Metric::atomic_bytes}});
     out.sweep_axis = pick<SweepAxis>("sweep", cl.sweep, {{"block", SweepAxis::block}, {"sram", SweepAxis::sram}});
     if (!cl.select.empty()) out.select = parse_tile("select", cl.select, p);
     if (!cl.hover.empty()) out.hover = parse_tile("hover", cl.hover, p);

@@ -15,6 +15,7 @@ std::string_view to_string(Metric m) {
     case Metric::flops: return "matmul FLOPs";
     case Metric::exp_ops: return "exp count";
     case Metric::visit_order: return "visit order";
+    case Metric::atomic_bytes: return "dQ atomics";
   }
   return "?";
 }
@@ -32,7 +33,12 @@ std::string_view describe(Metric m) {
              "the per-row rescaling factors exp(m_old - m_new).";
     case Metric::visit_order:
       return "Order in which the schedule computes the tiles: V2 walks K/V blocks j inside each Q "
-             "block i, V1 walks Q blocks i inside each K/V block j.";
+             "block i, V1 walks Q blocks i inside each K/V block j; the backward's thread blocks own "
+             "K/V blocks j and walk the Q blocks (FA2's released kernel from the last one down).";
+    case Metric::atomic_bytes:
+      return "Bytes the tile's step adds to the fp32 dQ accumulator with atomics (the released V2 "
+             "backward: rows(i) x d x 4 per visited tile); 0 for every forward and for V1's and the "
+             "paper's backward, which read and write dQ_i instead.";
   }
   return "";
 }
@@ -80,9 +86,10 @@ double TileAnalysis::metric(Metric m, std::int64_t i, std::int64_t j) const {
   }
   const Cost c = cost(i, j);
   switch (m) {
-    case Metric::hbm_bytes: return double(c.read_bytes() + c.write_bytes());
+    case Metric::hbm_bytes: return double(c.read_bytes() + c.write_bytes() + c.atomic_bytes());
     case Metric::flops: return double(c.flops);
     case Metric::exp_ops: return double(c.op(OpKind::exp));
+    case Metric::atomic_bytes: return double(c.atomic_bytes());
     case Metric::visit_order: break;
   }
   return 0;

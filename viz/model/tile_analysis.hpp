@@ -19,9 +19,10 @@
 namespace flashlab::viz {
 
 /// Per-tile quantities the block-skip map can colour by.
-enum class Metric : std::uint8_t { hbm_bytes = 0, flops, exp_ops, visit_order };
-inline constexpr int kMetricCount = 4;
-std::string_view to_string(Metric m);   // "HBM bytes", "matmul FLOPs", "exp count", "visit order"
+enum class Metric : std::uint8_t { hbm_bytes = 0, flops, exp_ops, visit_order, atomic_bytes };
+inline constexpr int kMetricCount = 5;
+/// "HBM bytes", "matmul FLOPs", "exp count", "visit order", "dQ atomics"
+std::string_view to_string(Metric m);
 std::string_view describe(Metric m);    // one sentence for the hover help
 
 /// Per-tile records are kept up to this many tiles (8 bytes each); above it the map shows

@@ -174,6 +174,19 @@ void ConfigPanel::draw(Session& s) {
                    "standard writes S and P to HBM; V1 loops over K/V blocks j outside and Q blocks i "
                    "inside, keeping O, l, m in HBM; V2 loops over Q blocks i outside and keeps O_i on chip.");
   c.algo = Algo(algo);
+  int pass = int(c.pass);
+  changed |= combo("pass", pass, {"forward", "backward", "both"},
+                   "forward: O and L from Q, K, V; backward: dQ, dK, dV from dO (FA1 Alg. 3 and 4, FA2 Alg. 2) - its "
+                   "thread blocks own K/V column blocks and walk the Q blocks; both: the forward's launches, then "
+                   "the backward's. The map shows the first launch that walks tiles.");
+  c.pass = Pass(pass);
+  if (c.algo == Algo::v2 && c.pass != Pass::forward) {
+    int form = int(c.backward_form);
+    changed |= combo("backward form", form, {"released (FA2's kernels)", "paper (FA2 Alg. 2)"},
+                     "released: dQ_i added to an fp32 accumulator with atomics, three launches; paper: dQ_i read "
+                     "and written back at every step, as Algorithm 2 prints it.");
+    c.backward_form = BackwardForm(form);
+  }
 
   section("sizes");
   changed |= int_field("N_q", c.n_q, 64, "Query rows (sequence length of Q); Q and O are (N_q, d).");
