@@ -40,6 +40,9 @@ void print_table(const std::vector<report::Figures>& cols, const std::string& mo
       "all {} (batch, head) pairs)\n\n",
       cols[1].problem.block_skip ? "on" : "off", cols[2].problem.block_skip ? "on" : "off",
       to_string(cols[1].problem.split), to_string(cols[2].problem.split), p.warps, p.bh());
+  if (p.backward())  // the backward's schedules (docs/model.md "Backward pass")
+    std::cout << fmt::format("pass {}: standard FA1 Alg. 3, V1 FA1 Alg. 4, V2 FA2 Alg. 2 ({} form)\n\n",
+                             to_string(p.pass), to_string(cols[2].problem.backward_form));
   std::cout << fmt::format("{:<42}{:>14}{:>14}{:>14}{:>14}{:>10}\n", "", "standard", "V1", "V2", "standard/V2",
                            "V1/V2");
   for (const CompareRow& r : compare_rows()) {
