@@ -170,7 +170,9 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
       rec.compute(step, eq, i, j, rows, cols);
     rec.atomic(step, Tensor::dQacc, i, j, rows, D, 4);
     rec.compute(step, Eq::grad_k, i, j, rows, cols);
-    __syncthreads();  // every warp is done with this Q block's buffers, L_i, D_i, dS_ij
+    // No barrier here: past the one above, the warps read only dS_ij and K_j. The next Q block's
+    // L_i, D_i and its prefetch (into this block's buffer) overwrite nothing they read, and its
+    // dS_ij is written only after its first barrier, which every warp reaches once done here.
     buf ^= 1;
   }
   // line 18: write dK_j, dV_j (zeros for a K/V block that no query sees)
