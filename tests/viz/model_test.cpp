@@ -113,6 +113,54 @@ TEST_CASE("a track seeks forward and back to the same step") {
   CHECK(t.position() == 8);
 }
 
+// The released V2 backward at N = 128, B = 64: flash_bwd_dot_do_o (one step per Q block: 2),
+// flash_bwd_dq_dk_dv (per K/V block j: K_j, V_j; Q block 1, then Q block 0; dK_j, dV_j: 4 steps,
+// 8 in all), flash_bwd_convert_dq (2): 12 steps. Playback walks K/V column block 0 from the
+// bottom up.
+TEST_CASE("a track plays the backward: a K/V column block's steps, Q blocks from the last down") {
+  Config c;
+  c.n_q = c.n_k = 128;
+  c.b_r = c.b_c = 64;
+  c.pass = Pass::backward;
+  Track t(resolve(c));
+  CHECK(t.total_steps() == 12);
+  t.seek(3);  // the main kernel's first step: K/V block 0 loads K_0, V_0
+  CHECK(t.last()->launch == 1);
+  CHECK(t.last()->level == Level::outer_begin);
+  CHECK(t.last()->j == 0);
+  t.seek(4);
+  CHECK(t.last()->i == 1);
+  CHECK(t.last()->j == 0);
+  CHECK(t.executor().resident().q_block == 1);
+  CHECK(t.executor().resident().kv_block == 0);
+  t.seek(5);
+  CHECK(t.last()->i == 0);
+  t.seek(6);
+  CHECK(t.last()->level == Level::outer_end);  // dK_0, dV_0 written
+}
+
+// V1's and V2's backward side by side on the worked example (fp16), from the rules of docs/model.md
+// "Backward pass": V1 reads 2Nd e + 256 (4 B d e + 2 B 4) = 8,781,824 bytes and writes 3Nd e +
+// 256 B d e + 2Nd e = 2,752,512; V2 released reads 2Nd e + 2Nd e + 256 (2 B d e + 2 B 4) + Nd 4 =
+// 5,111,808, writes N 4 + Nd 4 + 2Nd e + Nd e = 659,456 and adds 256 B d 4 = 4,194,304 atomically.
+TEST_CASE("V1 vs V2 backward on the worked example: the bytes of each, atomics included") {
+  Config cfg = worked_example();
+  cfg.pass = Pass::backward;
+  Comparison c;
+  c.reset(cfg);
+  REQUIRE(c.v1().analysis);
+  REQUIRE(c.v2().analysis);
+  const auto value = [](const char* key, const report::Figures& f) { return report::value_of(key, f).as_double(); };
+  const report::Figures &v1 = c.v1().analysis->figures(), &v2 = c.v2().analysis->figures();
+  CHECK(value("hbm_read_bytes", v1) == 8'781'824);
+  CHECK(value("hbm_write_bytes", v1) == 2'752'512);
+  CHECK(value("hbm_atomic_bytes", v1) == 0);
+  CHECK(value("hbm_read_bytes", v2) == 5'111'808);
+  CHECK(value("hbm_write_bytes", v2) == 659'456);
+  CHECK(value("hbm_atomic_bytes", v2) == 4'194'304);
+  CHECK(value("hbm_total_bytes", v2) == 5'111'808 + 659'456 + 4'194'304);
+}
+
 TEST_CASE("the playback clock: speed, carry of fractions, pause at the end, step and scrub") {
   Playback p;
   p.set_total(5);
