@@ -48,12 +48,17 @@ int main(int argc, char** argv) {
     WarpSplit split;
     Mask mask;
     bool stats, gpu;
+    Pass pass = Pass::forward;
   };
   const Seed seeds[] = {
       {"v2_block", Algo::v2, TraceLevel::block, WarpSplit::split_q, Mask{MaskKind::causal_tl, 0, 0}, false, false},
       {"v2_warp_stats", Algo::v2, TraceLevel::warp, WarpSplit::split_q, Mask{MaskKind::causal_br, 0, 0}, true, false},
       {"v1_warp_splitk", Algo::v1, TraceLevel::warp, WarpSplit::split_k, Mask{}, true, false},
       {"standard_gpu", Algo::standard, TraceLevel::block, WarpSplit::split_q, Mask{MaskKind::window, 2, 1}, false, true},
+      // the backward (format version 3): its tensors, atomics and equations
+      {"v2_backward_warp", Algo::v2, TraceLevel::warp, WarpSplit::split_q, Mask{MaskKind::causal_tl, 0, 0}, false, false,
+       Pass::backward},
+      {"v1_backward_block", Algo::v1, TraceLevel::block, WarpSplit::split_k, Mask{}, false, false, Pass::both},
   };
   for (const Seed& s : seeds) {
     Config c;
@@ -66,6 +71,7 @@ int main(int argc, char** argv) {
     c.warps = 2;
     c.split = s.split;
     c.mask = s.mask;
+    c.pass = s.pass;
     const Problem p = resolve(c);
     Trace t = record_trace(p, s.level);
     if (s.stats) add_stats(t, p, {0, 1}, InputSpec{"random", "index", "0.5", 3});
