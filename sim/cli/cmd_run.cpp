@@ -84,7 +84,7 @@ bool report_grads(const std::vector<Problem>& problems, const std::vector<Numeri
                   const GradReference& ref, bool json, nlohmann::json& out, const std::string& model) {
   bool all = true;
   if (!json)
-    std::cout << fmt::format("\nbackward: dQ, dK, dV against the float64 chain rule (FA1 eq. (4))\n{:<10}{:>20}{:>20}{:>20}"
+    std::cout << fmt::format("\nbackward: dQ, dK, dV against the float64 chain rule (FA1 App. B.2)\n{:<10}{:>20}{:>20}{:>20}"
                              "{:>14}{:>8}{:>10}{:>8}\n",
                              "algo", "|dQ-ref|/|ref|", "|dK-ref|/|ref|", "|dV-ref|/|ref|", "max|D-D_ref|", "finite",
                              "tol", "result");

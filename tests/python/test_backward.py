@@ -1,6 +1,6 @@
 """The backward pass from Python: Config(pass_=...), run(..., do=dO) -> (O, L, grads), and count()'s
 backward tensors. Gradients are held to a float64 chain rule written here from its definition
-(FA1 eq. (4); docs/model.md "Numerics of the backward"), bytes to docs/model.md's backward tables."""
+(FA1 Appendix B.2; docs/model.md "Numerics of the backward"), bytes to docs/model.md's backward tables."""
 import numpy as np
 import pytest
 

@@ -149,7 +149,7 @@ struct Reference {
 };
 Reference reference(const Problem& p, const Inputs& in);
 
-/// Dense float64 gradients (the chain rule through softmax, FA1 paper eq. (4)): P = softmax(scale
+/// Dense float64 gradients (the chain rule through softmax, FA1 paper Appendix B.2): P = softmax(scale
 /// Q K^T + mask), dV = P^T dO, dP = dO V^T, D = rowsum(dO o O) = rowsum(P o dP), dS = P o (dP - D),
 /// dQ = scale dS K, dK = scale dS^T Q, on the same rounded inputs (in.dO must be (N_q, d)). Rows
 /// with no visible key have P = 0: dQ = 0 there, and they add nothing to dK, dV; D = 0.
