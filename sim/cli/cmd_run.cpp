@@ -84,8 +84,11 @@ bool report_grads(const std::vector<Problem>& problems, const std::vector<Numeri
                   const GradReference& ref, bool json, nlohmann::json& out, const std::string& model) {
   bool all = true;
   if (!json)
-    std::cout << fmt::format("\nbackward: dQ, dK, dV against the float64 chain rule (FA1 App. B.2)\n{:<10}{:>20}{:>20}{:>20}"
+    std::cout << fmt::format("\nbackward ({}): dQ, dK, dV against the float64 chain rule (FA1 App. B.2)\n{:<10}{:>20}{:>20}{:>20}"
                              "{:>14}{:>8}{:>10}{:>8}\n",
+                             "standard FA1 Alg. 3, v1 FA1 Alg. 4, v2 FA2 Alg. 2 as " +
+                                 std::string(problems.front().backward_form == BackwardForm::released
+                                                 ? "FA2's kernels run it" : "the paper prints it"),
                              "algo", "|dQ-ref|/|ref|", "|dK-ref|/|ref|", "|dV-ref|/|ref|", "max|D-D_ref|", "finite",
                              "tol", "result");
   for (std::size_t k = 0; k < problems.size(); ++k) {
@@ -133,15 +136,14 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   const std::uint64_t seed = a.in.spec().seed;
   const std::vector<std::int64_t> shown_rows =
       !a.show_rows_given ? std::vector<std::int64_t>{} : parse_rows(a.show_rows, problems.front().tiling.n_q);
-  if (!a.out.empty()) {  // before any work: a run never computes what it cannot write
-    std::vector<std::string> suffixes;
-    for (const Problem& q : problems) suffixes.push_back(out_suffix(problems, q));
-    prepare_out_dir(a.out, suffixes, problems.front().backward());
-  }
-
   const Problem& first = problems.front();
   const bool backward = first.backward();
   const Inputs in = make_run_inputs(first, a.in.q, a.in.k, a.in.v, a.dO, seed);  // fills or .npy files
+  if (!a.out.empty()) {  // inputs checked, before any work: a run never computes what it cannot write
+    std::vector<std::string> suffixes;
+    for (const Problem& q : problems) suffixes.push_back(out_suffix(problems, q));
+    prepare_out_dir(a.out, suffixes, backward);
+  }
   Progress progress("run", 1 + problems.size());  // on stderr when it is a terminal and the work is long
   progress.label("float64 reference");
   const Reference ref = reference(problems.front(), in);

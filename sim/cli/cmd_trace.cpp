@@ -62,6 +62,10 @@ void write(const Config& c, const std::string& model, const TraceArgs& a) {
   stats.header.command = a.command;
   stats.header.model = model;
   const std::vector<std::int64_t> blocks = a.stats_given ? parse_blocks(a.stats_blocks) : std::vector<std::int64_t>{};
+  if (!blocks.empty() && p.backward())
+    throw ConfigError("stats-blocks", a.stats_blocks,
+                      "no value with --pass " + std::string(to_string(p.pass)) +
+                          ": m and l are the forward's statistics (trace --pass forward --stats-blocks I records them)");
   check_size(p, stats.header, format, a, blocks.size());
   if (!blocks.empty()) {
     check_numerics_size(p);  // the statistics run the numerics of the whole (batch, head)

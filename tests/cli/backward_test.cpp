@@ -135,7 +135,9 @@ TEST_CASE("count --pass both: the forward's bytes plus the backward's, tensor by
   for (const std::string algo : {"standard", "v1", "v2", "v2 --backward-form paper", "v2 --mask causal"}) {
     CAPTURE(algo);
     const std::string flags = "count --json --algo " + algo + " " + kSmall;
-    const nlohmann::json f = run_json(flags + "--pass forward"), b = run_json(flags + "--pass backward"),
+    // the forward takes no --backward-form (refused with --pass forward): its own flags
+    const std::string forward = algo.find("--backward-form") == std::string::npos ? flags : "count --json --algo v2 " + kSmall;
+    const nlohmann::json f = run_json(forward + "--pass forward"), b = run_json(flags + "--pass backward"),
                          both = run_json(flags + "--pass both");
     for (const char* dir : {"read_bytes", "write_bytes"})
       for (const char* t : kTensors) {
@@ -228,7 +230,8 @@ TEST_CASE("run --pass backward --json --show-rows 0,1: every algorithm's gradien
   }
   const CliResult text = run_cli("run --algo all --pass backward --show-rows 0 " + kSmall);
   REQUIRE(text.code == 0);
-  CHECK(text.out.find("backward: dQ, dK, dV against the float64 chain rule") != std::string::npos);
+  CHECK(text.out.find("dQ, dK, dV against the float64 chain rule") != std::string::npos);
+  CHECK(text.out.find("v2 FA2 Alg. 2 as FA2's kernels run it") != std::string::npos);
   CHECK(text.out.find("v2: dQ[r][0..8) (query rows), dK[r] and dV[r] (key rows)") != std::string::npos);
   CHECK(text.out.find("FAIL") == std::string::npos);
 }
@@ -319,4 +322,29 @@ TEST_CASE("--pass, --backward-form, --do: a bad value exits 2 naming the flag an
   const CliResult missing = run_cli(small + "--do /nonexistent/dO.npy");
   CHECK(missing.code == 2);
   CHECK(missing.err.find("/nonexistent/dO.npy") != std::string::npos);
+}
+
+// A backward-only choice given where it cannot apply is refused, not ignored.
+TEST_CASE("--backward-form without a backward pass and trace --stats-blocks with one are refused") {
+  const CliResult form = run_cli("count --backward-form paper " + kSmall);
+  CHECK(form.code == 2);
+  CHECK(form.err.find("backward-form = paper: released (the default) with --pass forward") != std::string::npos);
+  const CliResult stats = run_cli("trace --pass backward --stats-blocks 0 -o /dev/null " + kSmall);
+  CHECK(stats.code == 2);
+  CHECK(stats.err.find("stats-blocks = 0: no value with --pass backward") != std::string::npos);
+}
+
+// FA2's backward tile at d = 64 (128 x 128) holds K_j, V_j, Q_i, dO_i and the B_r x B_c tiles of P
+// and dS: (4 x 128 x 64 + 2 x 128 x 128) x 4 = 262,144 bytes in fp32, over the H200's 232,448. The
+// default halves B_c: (2 x 128 x 64 + 2 x 64 x 64 + 2 x 128 x 64) x 4 = 40,960 x 4 = 163,840 bytes fit.
+TEST_CASE("the backward's default tile shrinks to fit the SRAM (fp32 at d = 64: 128 x 64)") {
+  const nlohmann::json j = run_json("count --json --pass backward --seq 1024 --d 64 --dtype fp32");
+  CHECK(j.at("config").at("b_r") == 128);
+  CHECK(j.at("config").at("b_c") == 64);
+  CHECK(u64_at(j, "sram.peak_bytes") == 163'840);
+  // fp16 keeps FA2's tile
+  const nlohmann::json h = run_json("count --json --pass backward --seq 1024 --d 64");
+  CHECK(h.at("config").at("b_c") == 128);
+  // given sizes are never changed: a tile that does not fit is refused as before
+  CHECK(run_cli("count --pass backward --seq 1024 --d 64 --dtype fp32 --br 128 --bc 128").code == 2);
 }

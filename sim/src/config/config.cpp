@@ -184,6 +184,9 @@ Problem resolve(const Config& c) {
   const Switches v = p.switches();
   p.pass = c.pass;
   p.backward_form = c.backward_form;
+  if (c.backward_form != BackwardForm::released && c.pass == Pass::forward)
+    throw ConfigError("backward-form", std::string(to_string(c.backward_form)),
+                      "released (the default) with --pass forward: the form is V2's backward's (--pass backward or both)");
   const Passes ps{c.pass, c.backward_form};
 
   std::int64_t b_r, b_c;
@@ -196,6 +199,15 @@ Problem resolve(const Config& c) {
     const auto def = default_blocks(c.d, c.pass);
     b_r = c.b_r.value_or(def.first);
     b_c = c.b_c.value_or(def.second);
+    // FA2's backward tile holds more than its forward's (K_j, V_j, Q_i, dO_i and the tiles of P
+    // and dS): where the default does not fit (fp32; V1, which keeps every tile in SRAM), halve
+    // B_c, then B_r, down to 16, as FA2's launchers pick smaller tiles for less shared memory
+    if (!c.b_r && !c.b_c && c.pass != Pass::forward)
+      while (!tile_fits(c.algo, v, b_r, b_c, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity, c.pass, c.backward_form) &&
+             (b_c > 16 || b_r > 16)) {
+        if (b_c >= b_r && b_c > 16) b_c /= 2;
+        else b_r /= 2;
+      }
   }
   require_range("br", b_r, 1, kMaxBlock);
   require_range("bc", b_c, 1, kMaxBlock);

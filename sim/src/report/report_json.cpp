@@ -86,7 +86,7 @@ namespace {
 
 // The rows of the comparison, by catalogue key (metrics.hpp); "  " marks a part of the row above.
 constexpr const char* kRows[] = {
-    "hbm_read_bytes",    "hbm_write_bytes",    "hbm_total_bytes", "  hbm_s_p_bytes",  "  hbm_o_l_m_read_bytes",
+    "hbm_read_bytes",    "hbm_write_bytes",    "hbm_atomic_bytes",  "hbm_total_bytes", "  hbm_s_p_bytes",  "  hbm_o_l_m_read_bytes",
     "dram_read_bytes",   "dram_write_bytes",   "flops_matmul",    "flops_per_hbm_byte", "ops_exp",
     "ops_all",           "tiles_visited",      "sram_peak_bytes", "grid_blocks",      "waves",
     "hbm_seconds",       "matmul_seconds",     "predicted_seconds", "predicted_tflops", "warp_smem_bytes",

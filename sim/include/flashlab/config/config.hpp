@@ -154,6 +154,8 @@ int element_bytes(Dtype t);
 /// d <= 64: 128 x 128; d <= 128: 128 x 64; larger: 64 x 64. Returns {B_r, B_c}. With
 /// pass = backward, FA2's backward tile (flash_bwd_launch_template.h on sm90): d <= 64: 128 x 128,
 /// d <= 128: 64 x 128, larger: 64 x 64 (`--pass both` runs both passes on the forward's tile).
+/// resolve() halves a backward default (B_c first, then B_r, down to 16) until it fits the SRAM
+/// (fp32 inputs; V1's backward keeps every tile in SRAM).
 std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d, Pass pass = Pass::forward);
 
 /// Whether tiles of B_r x B_c fit in `capacity` bytes of SRAM: the bytes the schedule of `algo`
