@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/flags/config_flags.hpp"
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/trace/trace.hpp"
 #include "flashlab/trace/trace_io.hpp"
@@ -36,31 +37,14 @@ nlohmann::json results() {
   return nlohmann::json::parse(s.str());
 }
 
-// The Problem of a flashlab-gpu flag line ("--pass backward --algo v2 --nq 1000 ..."), resolved as
-// the command line would: only the flags the grid uses.
+// The Problem of a flashlab-gpu flag line ("--pass backward --algo v2 --nq 1000 ..."), built by the
+// flags' own builder (flags/config_flags.hpp build_config), as the command line builds it.
 Problem problem_of(const std::string& flags) {
   std::istringstream in(flags);
   std::vector<std::string> w{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
-  Config c;
-  for (std::size_t k = 0; k + 1 < w.size(); k += 2) {
-    const std::string& f = w[k];
-    const std::string& v = w[k + 1];
-    if (f == "--pass") c.pass = parse_pass(v);
-    else if (f == "--algo") c.algo = parse_algo(v);
-    else if (f == "--nq") c.n_q = std::stoll(v);
-    else if (f == "--nk") c.n_k = std::stoll(v);
-    else if (f == "--d") c.d = std::stoll(v);
-    else if (f == "--br") c.b_r = std::stoll(v);
-    else if (f == "--bc") c.b_c = std::stoll(v);
-    else if (f == "--warps") c.warps = std::stoi(v);
-    else if (f == "--batch") c.batch = std::stoll(v);
-    else if (f == "--heads") c.heads = std::stoll(v);
-    else if (f == "--mask") c.mask = parse_mask(v);
-    else if (f == "--dtype") c.dtype = parse_dtype(v);
-    else if (f == "--block-skip") c.block_skip = parse_block_skip(v);
-    else FAIL("a flag this test does not read: " << f);
-  }
-  return resolve(c);
+  std::vector<cli::FlagText> given;
+  for (std::size_t k = 0; k + 1 < w.size(); k += 2) given.push_back({w[k].substr(2), w[k + 1]});
+  return resolve(cli::build_config(given, ""));
 }
 
 }  // namespace
