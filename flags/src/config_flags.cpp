@@ -89,6 +89,16 @@ const std::vector<Flag>& flag_table() {
        "released | paper: v2's backward as FA2's kernels run it (dQ accumulated in fp32 with atomics, "
        "three launches) or as FA2 Alg. 2 prints it (dQ_i read and written at every step) (default released)",
        [](Config& c, const std::string&, const std::string& t) { c.backward_form = parse_backward_form(t); }},
+      {"--splits", "splits", "N|auto",
+       "split-KV: v2's K/V blocks in N splits (1 to 128), each a thread block per Q block writing a partial O "
+       "and L in fp32, merged by a combine launch (Flash-Decoding; FA2's splitkv kernels); auto: FA2's "
+       "num_splits_heuristic on the GPU (default 1; with --kernel fa2, auto)",
+       [](Config& c, const std::string&, const std::string& t) { c.splits = parse_splits(t); }},
+      {"--kernel", "kernel", "KERNEL",
+       "flashlab | fa2: this project's kernels with the flags as given, or what FA2's mha_fwd launches "
+       "(PyTorch's flash backend): FA2's tile per d, --splits auto, a decode step's grouped query heads "
+       "folded into rows (default flashlab)",
+       [](Config& c, const std::string&, const std::string& t) { c.kernel = parse_kernel(t); }},
       {"--scale", "scale", "FLOAT", "softmax scale (default 1/sqrt(d))",
        [](Config& c, const std::string& f, const std::string& t) {
          const std::string allowed = "a number > 0 (decimal and finite), e.g. 0.125";

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/schedule/schedule.hpp"
@@ -150,7 +151,31 @@ std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, 
                         std::to_string(smallest) + " bytes at d = " + std::to_string(d));
 }
 
-Problem resolve(const Config& c) {
+std::pair<std::int64_t, std::int64_t> split_blocks(std::int64_t d) {
+  return {64, d <= 64 ? 256 : d <= 128 ? 128 : 64};
+}
+
+std::int64_t split_heuristic(std::int64_t work, std::int64_t slots, std::int64_t kv_blocks, std::int64_t max_splits) {
+  if (double(work) >= 0.8 * double(slots)) return 1;  // enough thread blocks to almost fill the GPU
+  const std::int64_t most = std::min({max_splits, slots, kv_blocks});
+  const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+  // s splits that leave ceil(kv_blocks / s) as for s - 1 are s - 1 splits with an empty one
+  const auto eligible = [&](std::int64_t s) { return s == 1 || ceil_div(kv_blocks, s) != ceil_div(kv_blocks, s - 1); };
+  std::vector<double> eff(std::size_t(std::max<std::int64_t>(most, 0)) + 1, 0.0);
+  double best = 0;
+  for (std::int64_t s = 1; s <= most; ++s) {
+    if (!eligible(s)) continue;
+    const double waves = double(work * s) / double(slots);
+    eff[std::size_t(s)] = waves / std::ceil(waves);
+    best = std::max(best, eff[std::size_t(s)]);
+  }
+  for (std::int64_t s = 1; s <= most; ++s)
+    if (eligible(s) && eff[std::size_t(s)] >= 0.85 * best) return s;
+  return 1;
+}
+
+Problem resolve(const Config& given) {
+  Config c = given;
   Problem p;
   p.algo = c.algo;
   require_range("nq", c.n_q, 1, kMaxSeq);
@@ -183,6 +208,40 @@ Problem resolve(const Config& c) {
   p.rescale = c.rescale.value_or(preset.rescale);
   const Switches v = p.switches();
   p.pass = c.pass;
+  p.kernel = c.kernel;
+  if (c.kernel == Kernel::fa2) {
+    // what FA2's mha_fwd launches (flash_api.cpp): V2's forward with FA2's choices
+    if (c.algo != Algo::v2 || !p.is_preset())
+      throw ConfigError("kernel", "fa2", "with --algo v2 and V2's switches as preset (FA2's forward kernels are V2's)");
+    if (c.pass != Pass::forward)
+      throw ConfigError("kernel", "fa2", "with --pass forward (FA2's backward: --algo v2 --pass backward)");
+    if (c.d > 256) throw ConfigError("d", std::to_string(c.d), "at most 256 with --kernel fa2 (FA2's largest head dim)");
+    if (c.mask.kind == MaskKind::causal_tl && c.n_q != c.n_k)
+      throw ConfigError("mask", "causal", "causal-br with --kernel fa2 and N_q != N_k (FA2's causal mask is bottom-right)");
+    if (c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
+      c.mask = Mask{};  // mha_fwd: seqlen_q == 1 sets is_causal = false (bottom-right, one query sees every key)
+    // seqlenq_ngroups_swapped: one query row per head, grouped heads, no window: the group's query
+    // heads become the rows of one K/V head's problem
+    if (c.n_q == 1 && p.kv_heads < c.heads && c.mask.kind != MaskKind::window && c.d % 8 == 0) {
+      c.n_q = c.heads / p.kv_heads;
+      c.heads = p.kv_heads;
+      p.heads = p.kv_heads;
+      p.folded = true;
+    }
+  }
+  const std::int64_t want_splits = c.splits.value_or(c.kernel == Kernel::fa2 ? 0 : 1);
+  if (want_splits < 0 || want_splits > 128)
+    throw ConfigError("splits", std::to_string(want_splits), "auto or an integer from 1 to 128 (FA2's limit)");
+  const std::string splits_text = want_splits == 0 ? "auto" : std::to_string(want_splits);
+  if (want_splits != 1) {
+    if (c.algo != Algo::v2 || p.order != LoopOrder::q_outer || p.grid != GridKind::q_block || p.rescale != Rescale::delayed)
+      throw ConfigError("splits", splits_text,
+                        "1 unless the forward is V2's loop (--algo v2 with --order q-outer --grid qblock --rescale "
+                        "delayed): split-KV splits V2's K/V loop");
+    if (c.pass != Pass::forward)
+      throw ConfigError("splits", splits_text, "1 with --pass " + std::string(to_string(c.pass)) +
+                                                   " (split-KV is a forward schedule; FA2's backward does not split)");
+  }
   p.backward_form = c.backward_form;
   if (c.backward_form != BackwardForm::released && c.pass == Pass::forward)
     throw ConfigError("backward-form", std::string(to_string(c.backward_form)),
@@ -196,7 +255,13 @@ Problem resolve(const Config& c) {
                         "either --br auto/--bc auto or explicit block sizes, not both");
     std::tie(b_r, b_c) = auto_blocks(c.algo, v, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity, c.pass, c.backward_form);
   } else {
-    const auto def = default_blocks(c.d, c.pass);
+    const bool split_tile = want_splits != 1 && !c.b_r && !c.b_c;
+    auto def = split_tile ? split_blocks(c.d) : default_blocks(c.d, c.pass);
+    if (split_tile && want_splits == 0) {
+      // auto: FA2 sizes the split on its split tile and runs the non-split kernel when it gives 1
+      const Tiling t{c.n_q, c.n_k, c.d, def.first, def.second};
+      if (split_heuristic(c.batch * c.heads * t.t_r(), 2 * p.gpu.sms, t.t_c()) == 1) def = default_blocks(c.d, c.pass);
+    }
     b_r = c.b_r.value_or(def.first);
     b_c = c.b_c.value_or(def.second);
     // FA2's backward tile holds more than its forward's (K_j, V_j, Q_i, dO_i and the tiles of P
@@ -212,6 +277,8 @@ Problem resolve(const Config& c) {
   require_range("br", b_r, 1, kMaxBlock);
   require_range("bc", b_c, 1, kMaxBlock);
   p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
+  p.splits = want_splits != 0 ? want_splits
+                              : split_heuristic(c.batch * c.heads * p.tiling.t_r(), 2 * p.gpu.sms, p.tiling.t_c());
 
   p.mask = c.mask;
   if (c.mask.kind == MaskKind::window) {
@@ -281,6 +348,7 @@ std::string_view to_string(GridKind g) { return g == GridKind::head ? "head" : "
 std::string_view to_string(Rescale r) { return r == Rescale::step ? "step" : "delayed"; }
 std::string_view to_string(Pass p) { return p == Pass::forward ? "forward" : p == Pass::backward ? "backward" : "both"; }
 std::string_view to_string(BackwardForm f) { return f == BackwardForm::released ? "released" : "paper"; }
+std::string_view to_string(Kernel k) { return k == Kernel::flashlab ? "flashlab" : "fa2"; }
 
 std::string to_string(const Mask& m) {
   switch (m.kind) {
@@ -347,6 +415,21 @@ BackwardForm parse_backward_form(std::string_view t) {
   if (t == "released") return BackwardForm::released;
   if (t == "paper") return BackwardForm::paper;
   throw ConfigError("backward-form", std::string(t), "one of released, paper");
+}
+
+Kernel parse_kernel(std::string_view t) {
+  if (t == "flashlab") return Kernel::flashlab;
+  if (t == "fa2") return Kernel::fa2;
+  throw ConfigError("kernel", std::string(t), "one of flashlab (this project's kernels), fa2 (what FA2's mha_fwd launches)");
+}
+
+std::int64_t parse_splits(std::string_view t) {
+  if (t == "auto") return 0;
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size() || v < 1 || v > 128)
+    throw ConfigError("splits", std::string(t), "auto or an integer from 1 to 128 (FA2's limit)");
+  return v;
 }
 
 Mask parse_mask(std::string_view t) {

@@ -33,7 +33,7 @@ void check_names(const json& j, const std::string& where) {
   check_keys(j, where, pre,
              {"algo", "n_q", "n_k", "d", "b_r", "b_c", "t_r", "t_c", "batch", "heads", "kv_heads", "dtype", "e_in", "mask",
               "block_skip", "scale", "warps", "split", "order", "grid", "rescale", "preset", "sram_capacity_bytes", "gpu",
-              "model", "pass", "backward_form", "nq", "nk", "br", "bc", "sram"},
+              "model", "pass", "backward_form", "splits", "kernel", "nq", "nk", "br", "bc", "sram"},
              {"algo", "d", "batch", "heads", "dtype", "mask", "block_skip", "scale", "warps", "split", "gpu"});
   for (const Rename& r : kFormat1Names) {
     if (j.contains(r.old_key) && j.contains(r.key))
@@ -75,8 +75,10 @@ json config_json(const Problem& p, const std::string& model) {
               {"sram_capacity_bytes", p.sram_capacity},
               {"gpu", p.gpu.name},
               {"model", model},
-              {"pass", to_string(p.pass)}};
+              {"pass", to_string(p.pass)},
+              {"splits", p.splits}};
   if (p.algo == Algo::v2 && p.backward()) j["backward_form"] = to_string(p.backward_form);
+  if (p.kernel != Kernel::flashlab) j["kernel"] = to_string(p.kernel);
   if (p.algo != Algo::standard) {  // the switches of a tiled forward (standard attention walks no tiles)
     j["order"] = to_string(p.order);
     j["grid"] = to_string(p.grid);
@@ -121,6 +123,15 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
   if (j.contains("backward_form"))
     c.backward_form =
         named(pre + "backward_form", [&] { return parse_backward_form(get_string(j, pre, "backward_form")); });
+  // splits, kernel: absent before split-KV (one split, this project's kernels). The values are the
+  // resolved ones (a decode step's query heads already folded into n_q, the mask FA2 applies, the
+  // split count the heuristic chose): resolving them again with the kernel gives the same problem.
+  if (j.contains("splits")) {
+    const std::int64_t s = integer("splits");
+    if (s < 1 || s > 128) bad(pre + "splits", std::to_string(s), "an integer from 1 to 128");
+    c.splits = s;
+  }
+  if (j.contains("kernel")) c.kernel = named(pre + "kernel", [&] { return parse_kernel(get_string(j, pre, "kernel")); });
   c.gpu = get_string(j, pre, "gpu");
   if (j.contains("model")) out.model = get_string(j, pre, "model");
   Problem p;

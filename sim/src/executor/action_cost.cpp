@@ -7,7 +7,7 @@ namespace flashlab {
 
 bool row_equation(Eq eq) {
   return eq == Eq::init_stats || eq == Eq::finalize_v2 || eq == Eq::normalize || eq == Eq::logsumexp ||
-         eq == Eq::bwd_D || eq == Eq::convert_dq || eq == Eq::zero_dq;
+         eq == Eq::bwd_D || eq == Eq::convert_dq || eq == Eq::zero_dq || eq == Eq::finalize_split || eq == Eq::combine;
 }
 
 int tensor_element_bytes(const Problem& p, Tensor t) { return element_bytes_of(t, p.e_in); }
@@ -26,6 +26,7 @@ Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int
   switch (a.region) {
     case Region::q_block: return {t.rows(i), width};
     case Region::kv_block: return {t.cols(j), width};
+    case Region::q_block_splits: return {t.rows(i) * p.splits, width};  // rows(i) of each split's copy
     case Region::whole:
       switch (tensor_shape(a.tensor).rows) {
         case RowsOf::score: return {t.n_q, t.n_k};
@@ -90,6 +91,7 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
       add(OpKind::add, r * d);
       break;
     case Eq::finalize_v2:
+    case Eq::finalize_split:  // the same on the split's keys (its L_s,i is -inf where l_i = 0)
       // line 12: O = diag(l)^-1 O: 1 div per O element (r x d extent); line 13: L = m + log(l)
       add(OpKind::div, r * d);
       add(OpKind::log, r);
@@ -117,6 +119,19 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
     case Eq::output_dense:
       k.flops = 2 * r * c * d;  // O = P V
       break;
+    case Eq::combine: {
+      // c = splits S. Per row: mx = max_s L_s (S - 1 max); L = mx + log(sum_s exp(L_s - mx)) (S sub,
+      // S exp, S - 1 add, 1 log, 1 add); the weights exp(L_s - L) (S sub, S exp). Per O element:
+      // sum_s w_s O_s (S mul, S - 1 add).
+      const u s = c;
+      add(OpKind::max, r * (s - 1));
+      add(OpKind::sub, 2 * r * s);
+      add(OpKind::exp, 2 * r * s);
+      add(OpKind::add, r * (s - 1) + r + r * d * (s - 1));
+      add(OpKind::log, r);
+      add(OpKind::mul, r * d * s);
+      break;
+    }
 
     // The backward pass (docs/model.md "Backward pass"). Five matmuls per tile, 2 r c d FLOPs
     // each: S = Q K^T (Eq::scores), dV += P^T dO, dP = dO V^T, dQ += dS K, dK += dS^T Q.
@@ -173,6 +188,7 @@ Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t
     k.hbm[int(a.tensor)][int(direction(a.op))] = bytes;
   } else if (a.op == Op::compute) {
     // a row equation's extent is rows x d (or x 1); every other equation's is rows x cols
+    if (a.eq == Eq::combine) return equation_cost(a.eq, e.rows, p.splits, p.tiling.d);  // c: the splits
     if (row_equation(a.eq)) return equation_cost(a.eq, e.rows, 0, p.tiling.d);
     k = equation_cost(a.eq, e.rows, e.cols, p.tiling.d);
   }

@@ -46,7 +46,7 @@ std::string_view to_string(OpKind k) {
 
 std::string_view to_string(Tensor t) {
   static constexpr std::string_view names[] = {"Q",  "K",  "V",  "O", "l",     "m",  "L",  "S", "P",
-                                                "dO", "dQ", "dK", "dV", "D", "dQacc", "dP", "dS", "-"};
+                                                "dO", "dQ", "dK", "dV", "D", "dQacc", "dP", "dS", "Oacc", "Lacc", "-"};
   static_assert(std::size(names) == kTensorCount + 1);
   return names[int(t)];
 }
@@ -64,7 +64,7 @@ std::string_view to_string(Eq e) {
                                                 "bwd_D",      "init_grads", "zero_dq",       "probs_v1",      "probs_v2",
                                                 "grad_v",     "grad_p",     "grad_s",        "grad_q",
                                                 "grad_k",     "convert_dq", "grad_v_dense",  "grad_p_dense",
-                                                "grad_s_dense", "grad_q_dense", "grad_k_dense"};
+                                                "grad_s_dense", "grad_q_dense", "grad_k_dense", "finalize_split", "combine"};
   static_assert(std::size(names) == kEqCount);
   return names[int(e)];
 }

@@ -65,6 +65,10 @@ void Executor::plan() {
       if (!it->thread_block || it->dim == Dim::batch || it->dim == Dim::head) continue;
       for (int lv = 0; lv < w.depth; ++lv)
         if (w.dim[lv] == it->dim) w.stride[lv] = weight;
+      if (it->dim == Dim::kv_split) {
+        w.splits = loop_extent(Dim::kv_split, p_);
+        w.split_stride = weight;
+      }
       weight *= loop_extent(it->dim, p_);
     }
     w.counts_tiles = !l.body.empty() && std::none_of(plans_.begin(), plans_.begin() + std::ptrdiff_t(k),
@@ -85,10 +89,16 @@ void Executor::plan() {
   }
 }
 
+void Executor::enter_split(const Plan& w, std::int64_t s) {
+  sp_ = s;
+  split_ = w.splits > 0 ? split_range(p_, s) : SplitRange{0, p_.tiling.t_c()};
+}
+
 void Executor::start_launch() {
   phase_ = Phase::prologue;
   pro_ = 0;
   o_ = k_ = 0;
+  enter_split(plans_[launch_], 0);
   block_ = 0;  // the prologue's block, and the first one dispatched
   const auto it = carried_.find(0);
   next_step_ = it == carried_.end() ? 0 : it->second;
@@ -120,10 +130,12 @@ const Executor::Memo& Executor::memo(const Plan& w, Memo& m, std::span<const Act
   return m;
 }
 
-bool Executor::outer_visits(Dim d, std::int64_t index) const {
+bool Executor::outer_visits(const Plan& w, Dim d, std::int64_t index) const {
+  if (w.splits > 0 && split_.empty()) return false;  // a split past the last K/V block
   if (!p_.block_skip) return true;
   const BlockRange r = d == Dim::q_block ? visible_col_blocks(p_.tiling, p_.band, index)
                                          : visible_row_blocks(p_.tiling, p_.band, index);
+  if (w.splits > 0) return std::max(r.first, split_.first) < std::min(r.last + 1, split_.end);
   return !r.empty();
 }
 
@@ -146,6 +158,7 @@ void Executor::emit(Level level, std::int64_t i, std::int64_t j, std::span<const
   view_.level = level;
   view_.i = i;
   view_.j = j;
+  view_.split = plans_[launch_].splits > 0 ? sp_ : -1;
   view_.skip = skip;
   view_.cls = cls;
   view_.actions = acts;
@@ -171,12 +184,17 @@ bool Executor::step() {
 
       case Phase::outer_begin: {
         if (o_ >= w.n[0]) {
+          if (sp_ + 1 < w.splits) {  // the next split walks the Q blocks again
+            enter_split(w, sp_ + 1);
+            o_ = 0;
+            break;
+          }
           phase_ = Phase::next_launch;
           break;
         }
-        if (w.stride[0] > 0) enter_block(std::uint32_t(o_ * w.stride[0]));
+        if (w.stride[0] > 0) enter_block(std::uint32_t(sp_ * w.split_stride + o_ * w.stride[0]));
         outer_index_ = index_of(w, 0, o_);
-        outer_visited_ = outer_visits(w.dim[0], outer_index_);
+        outer_visited_ = outer_visits(w, w.dim[0], outer_index_);
         phase_ = w.depth == 2 ? Phase::inner : Phase::outer_end;
         k_ = 0;
         const auto& acts = outer_visited_ ? w.begin_visited : w.begin_empty;
@@ -192,7 +210,7 @@ bool Executor::step() {
       }
 
       case Phase::inner: {
-        if (k_ >= w.n[1]) {
+        if (k_ >= extent_of(w, 1)) {
           phase_ = Phase::outer_end;
           break;
         }
@@ -277,6 +295,11 @@ StepView Executor::tile_step(std::int64_t i, std::int64_t j) const {
     for (int lv = 0; lv < 2; ++lv) {
       const std::int64_t index = w.dim[lv] == Dim::q_block ? i : j;
       block += w.stride[lv] * (w.descending[lv] ? w.n[lv] - 1 - index : index);
+    }
+    if (w.splits > 0) {  // the split whose K/V blocks hold j
+      const std::int64_t per = (p_.tiling.t_c() + w.splits - 1) / w.splits;
+      s.split = j / per;
+      block += w.split_stride * s.split;
     }
     s.block = std::uint32_t(block);
     s.launch = std::uint16_t(k);

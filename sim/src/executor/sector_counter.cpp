@@ -4,6 +4,7 @@
 #include "flashlab/executor/action_cost.hpp"  // direction
 #include "flashlab/schedule/tensor_shape.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 namespace flashlab {
@@ -41,6 +42,16 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
   key_ = {d * e, kWarp * kChunk, residues(bh, u64(t.n_k) * d * e)};
   query32_ = {d * 4, kWarp * kChunk, residues(bh, u64(t.n_q) * d * 4)};
   stats_ = {kStatBytes, kWarp * kStatBytes, residues(bh, u64(t.n_q) * kStatBytes)};
+  // split s's copies: the bh slices from s bh on, each N_q rows
+  const auto split_layout = [&](u64 row, u64 request, std::int64_t s) {
+    Residues r = residues(bh, u64(t.n_q) * row);
+    for (auto& [res, count] : r) res = (res + u64(s) * bh * u64(t.n_q) * row) % kSector;
+    return Layout{row, request, std::move(r)};
+  };
+  for (std::int64_t s = 0; s < p.splits; ++s) {
+    oacc_.push_back(split_layout(d * 4, kWarp * kChunk, s));
+    lacc_.push_back(split_layout(kStatBytes, kWarp * kStatBytes, s));
+  }
   for (const Launch& l : s.launches) {
     Shape sh;
     sh.blocks = u64(blocks_per_head(l, p));
@@ -56,7 +67,9 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
   all_q_rows_ = residues(u64(t.n_q), 1);
 }
 
-const SectorCounter::Layout& SectorCounter::layout(Tensor t) const {
+const SectorCounter::Layout& SectorCounter::layout(Tensor t, std::int64_t s) const {
+  if (t == Tensor::Oacc) return oacc_[std::size_t(s)];
+  if (t == Tensor::Lacc) return lacc_[std::size_t(s)];
   if (per_key(t)) return key_;
   if (is_stat(t)) return stats_;
   return tensor_shape(t).fp32 ? query32_ : query_;
@@ -79,8 +92,8 @@ u64 SectorCounter::rows(const Layout& l, const Residues& starts, u64 n_rows) con
   return b;
 }
 
-u64 SectorCounter::rows_at(Tensor t, std::int64_t first, std::int64_t n_rows) const {
-  const Layout& l = layout(t);
+u64 SectorCounter::rows_at(Tensor t, std::int64_t first, std::int64_t n_rows, std::int64_t s) const {
+  const Layout& l = layout(t, s);
   return rows(l, u64(first) * l.row % kSector, u64(n_rows));
 }
 
@@ -119,7 +132,10 @@ void SectorCounter::on_step(const StepView& s) {
     if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
     u64 b = 0;
     switch (a.region) {
-      case Region::q_block: b = rows_at(a.tensor, s.i * t.b_r, t.rows(s.i)); break;
+      case Region::q_block: b = rows_at(a.tensor, s.i * t.b_r, t.rows(s.i), std::max<std::int64_t>(s.split, 0)); break;
+      case Region::q_block_splits:
+        for (std::int64_t x = 0; x < p_.splits; ++x) b += rows_at(a.tensor, s.i * t.b_r, t.rows(s.i), x);
+        break;
       case Region::kv_block: b = rows_at(a.tensor, s.j * t.b_c, t.cols(s.j)); break;
       case Region::whole: b = whole(shapes_[s.launch], a.tensor); break;
       case Region::none: break;

@@ -255,7 +255,13 @@ void L2Model::on_step(const StepView& s) {
     const Dir w = direction(a.op);
     const u64 row = u64(row_width(a.tensor, p_.tiling.d)) * u64(tensor_element_bytes(p_, a.tensor));
     switch (a.region) {
-      case Region::q_block: add(prog, a.tensor, w, u64(s.i), u64(p_.tiling.rows(s.i)) * row); break;
+      case Region::q_block:  // a per-split tensor: split s's copy, keyed apart from the other splits'
+        add(prog, a.tensor, w, u64(std::max<std::int64_t>(s.split, 0) * p_.tiling.t_r() + s.i), u64(p_.tiling.rows(s.i)) * row);
+        break;
+      case Region::q_block_splits:
+        for (std::int64_t x = 0; x < p_.splits; ++x)
+          add(prog, a.tensor, w, u64(x * p_.tiling.t_r() + s.i), u64(p_.tiling.rows(s.i)) * row);
+        break;
       case Region::kv_block: add(prog, a.tensor, w, u64(s.j), u64(p_.tiling.cols(s.j)) * row); break;
       case Region::whole: expand_in_step(prog, a); break;
       case Region::none: break;

@@ -14,12 +14,13 @@ struct Rows {
   std::int64_t first = 0, count = 0;
 };
 
-/// The rows action a touches in step s: Q block i's, K/V block j's, or all of them (N_k for a
-/// per-key tensor, N_q otherwise).
+/// The rows action a touches in step s: Q block i's (of every split's copy for q_block_splits),
+/// K/V block j's, or all of them (N_k for a per-key tensor, N_q otherwise).
 inline Rows action_rows(const Problem& p, const Action& a, const StepView& s) {
   const Tiling& t = p.tiling;
   switch (a.region) {
-    case Region::q_block: return {s.i * t.b_r, t.rows(s.i)};
+    case Region::q_block:
+    case Region::q_block_splits: return {s.i * t.b_r, t.rows(s.i)};  // in one split's copy, or in each
     case Region::kv_block: return {s.j * t.b_c, t.cols(s.j)};
     case Region::whole:
     case Region::none: break;

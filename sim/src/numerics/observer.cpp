@@ -54,6 +54,10 @@ struct NumericsObserver::State {
   MatrixF hbm_O;               // (N_q, d), at the input dtype
   Eigen::VectorXf hbm_L, hbm_l, hbm_m;  // (N_q) each, fp32
   MatrixF hbm_S, hbm_P;        // (N_q, N_k), standard attention only
+  std::vector<MatrixF> hbm_Oacc;  // split-KV: one (N_q, d) partial O per split, fp32
+  MatrixF hbm_Lacc;               // (N_q, splits): the splits' partial L, fp32
+  std::vector<MatrixF> parts_O;   // the combine's Oacc_i of every split, on chip
+  MatrixF parts_L;                // its Lacc_i, (rows, splits)
   std::vector<std::vector<StatSnapshot>> traces;
   // The backward's launches (p.backward()): from launch `backward_from` on, steps go to `grad`,
   // made from the forward's HBM tensors when the first of them arrives.
@@ -61,15 +65,18 @@ struct NumericsObserver::State {
   std::unique_ptr<GradSteps> grad;
 
   State(const Problem& p_, const Inputs& in_, NumericsOptions o)
-      : p(p_), in(in_), opt(std::move(o)), home(stats_home(make_schedule(p_.algo, p_.switches()))),
+      : p(p_), in(in_), opt(std::move(o)), home(stats_home(make_forward_schedule(p_))),
         traces(opt.trace_blocks.size()) {
-    backward_from = p.backward() ? (p.forward() ? make_schedule(p.algo, p.switches()).launches.size() : 0)
-                                 : std::size_t(-1);
+    backward_from = p.backward() ? (p.forward() ? make_forward_schedule(p).launches.size() : 0) : std::size_t(-1);
     const Tiling& t = p.tiling;
     hbm_O.setConstant(t.n_q, t.d, kNaN);
     hbm_L.setConstant(t.n_q, kNaN);
     hbm_l.setConstant(t.n_q, kNaN);
     hbm_m.setConstant(t.n_q, kNaN);
+    if (p.splits > 1) {
+      hbm_Oacc.assign(std::size_t(p.splits), MatrixF::Constant(t.n_q, t.d, kNaN));
+      hbm_Lacc.setConstant(t.n_q, p.splits, kNaN);
+    }
   }
 
   void load(const Action& a, const StepView& s) {
@@ -83,6 +90,11 @@ struct NumericsObserver::State {
       case Tensor::l: c.l = hbm_l.segment(r.first, r.count); break;
       case Tensor::m: c.m = hbm_m.segment(r.first, r.count); break;
       case Tensor::L: c.L = hbm_L.segment(r.first, r.count); break;
+      case Tensor::Oacc:  // the combine: Q block i of every split
+        parts_O.resize(hbm_Oacc.size());
+        for (std::size_t x = 0; x < hbm_Oacc.size(); ++x) parts_O[x] = hbm_Oacc[x].middleRows(r.first, r.count);
+        break;
+      case Tensor::Lacc: parts_L = hbm_Lacc.middleRows(r.first, r.count); break;
       case Tensor::S:
       case Tensor::P:  // P takes S's place on chip; both are the whole (N_q, N_k) matrix here
         c.sram_S = a.tensor == Tensor::S ? hbm_S : hbm_P;
@@ -104,9 +116,15 @@ struct NumericsObserver::State {
       case Tensor::l: hbm_l.segment(r.first, r.count) = c.l; break;
       case Tensor::m: hbm_m.segment(r.first, r.count) = c.m; break;
       case Tensor::L: hbm_L.segment(r.first, r.count) = c.L; break;
+      case Tensor::Oacc: hbm_Oacc[std::size_t(s.split)].middleRows(r.first, r.count) = c.sram_O; break;  // fp32
+      case Tensor::Lacc:
+        // a split that visited no tile never ran finalize_split: its rows have l = 0, L_s = -inf
+        for (std::int64_t k = 0; k < r.count; ++k)
+          hbm_Lacc(r.first + k, s.split) = c.l(k) > 0 ? c.L(k) : -std::numeric_limits<float>::infinity();
+        break;
       case Tensor::S: hbm_S = c.sram_S; round_to_dtype(p.dtype, hbm_S); break;
       case Tensor::P: hbm_P = c.sram_S; round_to_dtype(p.dtype, hbm_P); break;
-      default: throw std::logic_error("numerics: a forward launch stores only O, l, m, L, S or P");
+      default: throw std::logic_error("numerics: a forward launch stores only O, l, m, L, S, P, Oacc or Lacc");
     }
   }
 
@@ -131,6 +149,13 @@ struct NumericsObserver::State {
       case Eq::output_dense: output_dense(chip); break;
       case Eq::normalize: normalize(chip); break;
       case Eq::logsumexp: chip.L = logsumexp(chip.m, chip.l); break;
+      case Eq::finalize_split: finalize_split(chip); break;
+      case Eq::combine: {
+        Merged m = merge_splits(parts_O, parts_L);
+        chip.sram_O = std::move(m.O);
+        chip.L = std::move(m.L);
+        break;
+      }
       default: throw std::logic_error("numerics: a forward launch computes " + std::string(to_string(a.eq)));
     }
   }
@@ -145,7 +170,7 @@ struct NumericsObserver::State {
       const Eigen::VectorXf* l = &chip.l;
       switch (home) {
         case StatsHome::q_block_chip:  // Q outer order: on chip, while the Q block's steps run
-          if (s.i != b) continue;
+          if (s.i != b || (p.splits > 1 && s.split < 0)) continue;  // (not in split-KV's combine)
           offset = 0;
           break;
         case StatsHome::hbm:  // V1: HBM, after line 2 and after each tile (b, j)

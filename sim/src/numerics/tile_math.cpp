@@ -116,6 +116,13 @@ void finalize_v2(Chip& c) {
   c.L = logsumexp(c.m, c.l);
 }
 
+void finalize_split(Chip& c) {
+  normalize(c);
+  c.L = logsumexp(c.m, c.l);
+  for (Eigen::Index r = 0; r < c.L.size(); ++r)
+    if (!(c.l(r) > 0)) c.L(r) = -std::numeric_limits<float>::infinity();
+}
+
 void softmax_v1(Chip& c) {
   c.m_tilde = c.sram_S.rowwise().maxCoeff();           // line 10: m~_ij = rowmax(S_ij)
   exp_rows(c.sram_S, c.keys, finite_or_zero(c.m_tilde), c.l_tilde);  // P~_ij = exp(S_ij - m~_ij), l~_ij

@@ -52,6 +52,11 @@ void output_v2(Chip& c, Dtype t);
 /// V2 lines 12-13: O = diag(l)^-1 O, L = m + ln l; rows with l = 0: O = 0, L = +inf.
 void finalize_v2(Chip& c);
 
+/// Split-KV, a split's epilogue: O = diag(l)^-1 O, L = m + ln l on the split's keys; rows with
+/// l = 0 (no visible key in the split): O = 0, L = -inf (FA2's empty-split convention, so that the
+/// combine weighs them 0).
+void finalize_split(Chip& c);
+
 /// The K/V outer order with delayed rescaling, at the end of a Q block: O = diag(l)^-1 O (FA2
 /// Alg. 1 line 12's division alone; L comes from m and l in HBM); rows with l = 0: O = 0.
 void normalize(Chip& c);

@@ -30,10 +30,16 @@ void check_actions(const Launch& l, const std::vector<Action>& acts, bool know_i
     switch (a.region) {
       case Region::q_block:
         if (!know_i || !per_query(a.tensor)) bad(l, std::string(where) + ": a q_block region needs Q block i and a per-query tensor");
+        if (per_split(a.tensor) && std::none_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.dim == Dim::kv_split; }))
+          bad(l, std::string(where) + ": a q_block region of a per-split tensor needs a kv_split loop (which split's copy)");
         break;
       case Region::kv_block:
         if (!know_j || !per_key(a.tensor))
           bad(l, std::string(where) + ": a kv_block region needs K/V block j and a per-key tensor");
+        break;
+      case Region::q_block_splits:
+        if (!know_i || !per_split(a.tensor))
+          bad(l, std::string(where) + ": a q_block_splits region needs Q block i and a per-split tensor");
         break;
       case Region::whole: break;
       case Region::none: bad(l, std::string(where) + ": a load or store needs a region");
@@ -55,6 +61,7 @@ std::int64_t loop_extent(Dim d, const Problem& p) {
     case Dim::q_block: return p.tiling.t_r();
     case Dim::kv_block: return p.tiling.t_c();
     case Dim::q_row: return p.tiling.n_q;
+    case Dim::kv_split: return p.splits;
   }
   return 1;
 }
@@ -102,7 +109,7 @@ void check_schedule(const Schedule& s) {
   if (s.launches.empty()) throw std::logic_error("schedule: no launch");
   if (s.launches.size() > 0xFFFF) throw std::logic_error("schedule: more than 65535 launches");
   for (const Launch& l : s.launches) {
-    bool seen[5] = {}, sequential = false;
+    bool seen[kDimCount] = {}, sequential = false;
     for (const Loop& x : l.loops) {
       if (seen[int(x.dim)]) bad(l, "a dimension appears twice");
       seen[int(x.dim)] = true;
@@ -116,6 +123,8 @@ void check_schedule(const Schedule& s) {
     if (has_loop_actions) {
       if (walked.empty() || walked.size() > 2) bad(l, "loop actions need one or two tile loops (q_block, kv_block)");
       if (seen[int(Dim::q_row)]) bad(l, "a q_row loop in a launch that walks tiles");
+      if (seen[int(Dim::kv_split)] && (walked.size() != 2 || walked[1].dim != Dim::kv_block || walked[1].thread_block))
+        bad(l, "a kv_split loop needs a sequential K/V-block loop inside a Q-block loop (each split walks its K/V blocks)");
       if (!l.body.empty() && walked.size() != 2) bad(l, "a body needs two tile loops");
       if (walked.back().thread_block && walked.size() == 2 && (!l.outer_begin.empty() || !l.outer_end.empty()))
         bad(l, "outer actions around an inner loop of thread blocks (one thread block per tile has no outer level)");
@@ -132,7 +141,7 @@ std::int64_t tile_bytes(Tensor t, std::int64_t rows, std::int64_t cols, std::int
   if (t == Tensor::none) return 0;
   const std::int64_t e = element_bytes_of(t, e_in);
   switch (tensor_shape(t).rows) {
-    case RowsOf::query: return rows * row_width(t, d) * e;
+    case RowsOf::query: return rows * row_width(t, d) * e;  // one split's copy of Oacc, Lacc
     case RowsOf::key: return cols * row_width(t, d) * e;
     case RowsOf::score: return rows * cols * e;
   }

@@ -2,6 +2,8 @@
 // between them from one builder (docs/model.md cites each line).
 #include "flashlab/schedule/schedule.hpp"
 
+#include <algorithm>
+
 #include "actions.hpp"
 
 namespace flashlab {
@@ -132,6 +134,34 @@ Schedule flash_schedule(const Switches& v) {
 
 }  // namespace
 
+// Split-KV (docs/model.md "Split-KV"): FA2's compute_attn_1rowblock_splitkv and
+// combine_attn_seqk_parallel, as the project's kernels run them.
+Schedule make_split_schedule() {
+  Launch split = launch("v2_forward_split",
+                        {grid(Dim::batch), grid(Dim::head), grid(Dim::kv_split), grid(Dim::q_block), seq(Dim::kv_block)});
+  // FA2 Alg. 1 lines 4-5 for the split's thread block; a split with no visible tile exits before
+  // loading Q_i
+  split.outer_begin = {load(Tensor::Q, Region::q_block, true), compute(Eq::init_stats, true)};
+  split.body = {load(Tensor::K, Region::kv_block), load(Tensor::V, Region::kv_block),  // line 7
+                compute(Eq::scores), compute(Eq::softmax_v2), compute(Eq::output_v2)};  // lines 8-10
+  // lines 12-13 on the split's keys, kept in fp32 for the combine: O_s,i = diag(l)^-1 O_i,
+  // L_s,i = m_i + log(l_i); every split writes its slot (0 and -inf when it saw no key)
+  split.outer_end = {compute(Eq::finalize_split, true), store(Tensor::Oacc, Region::q_block),
+                     store(Tensor::Lacc, Region::q_block)};
+  split.placement = {{Tensor::Q, Memory::sram},       {Tensor::K, Memory::sram},       {Tensor::V, Memory::sram},
+                     {Tensor::S, Memory::registers}, {Tensor::P, Memory::registers}, {Tensor::O, Memory::registers},
+                     {Tensor::l, Memory::registers}, {Tensor::m, Memory::registers}, {Tensor::Oacc, Memory::registers},
+                     {Tensor::Lacc, Memory::registers}};
+
+  Launch combine = launch("flash_combine", {grid(Dim::batch), grid(Dim::head), grid(Dim::q_block)});
+  // every split's L_s,i, then O_s,i: L_i = log sum_s exp(L_s,i), O_i = sum_s exp(L_s,i - L_i) O_s,i
+  combine.outer_begin = {load(Tensor::Lacc, Region::q_block_splits), load(Tensor::Oacc, Region::q_block_splits),
+                         compute(Eq::combine), store(Tensor::O, Region::q_block), store(Tensor::L, Region::q_block)};
+  combine.placement = {{Tensor::Lacc, Memory::registers}, {Tensor::Oacc, Memory::registers},
+                       {Tensor::O, Memory::registers}, {Tensor::L, Memory::registers}};
+  return {{std::move(split), std::move(combine)}};
+}
+
 Schedule make_schedule(Algo a, const Switches& v) {
   return a == Algo::standard ? standard_schedule() : flash_schedule(v);
 }
@@ -146,6 +176,21 @@ Schedule make_schedule(Algo a, const Switches& v, Pass pass, BackwardForm form) 
   return s;
 }
 
-Schedule make_schedule(const Problem& p) { return make_schedule(p.algo, p.switches(), p.pass, p.backward_form); }
+Schedule make_forward_schedule(const Problem& p) {
+  return p.splits > 1 ? make_split_schedule() : make_schedule(p.algo, p.switches());
+}
+
+Schedule make_schedule(const Problem& p) {
+  Schedule s;
+  if (p.forward()) s = make_forward_schedule(p);
+  if (p.backward())
+    for (Launch& l : make_backward_schedule(p.algo, p.backward_form).launches) s.launches.push_back(std::move(l));
+  return s;
+}
+
+SplitRange split_range(const Problem& p, std::int64_t s) {
+  const std::int64_t t_c = p.tiling.t_c(), n = (t_c + p.splits - 1) / p.splits;
+  return {std::min(s * n, t_c), std::min((s + 1) * n, t_c)};
+}
 
 }  // namespace flashlab

@@ -117,9 +117,12 @@ class BinaryBody final : public BodySource {
     if (left_ == 0) return false;
     --left_;
     std::memcpy(&e, r_.take(sizeof(Event), "events").data(), sizeof(Event));
-    // versions 1 and 2 numbered `none` 9 (the backward's tensors took 9..16 in version 3); a byte
-    // above 9 there is no tensor (255: check_event refuses it)
-    if (version_ < 3 && std::uint8_t(e.tensor) >= 9) e.tensor = std::uint8_t(e.tensor) == 9 ? Tensor::none : Tensor(255);
+    // versions 1 and 2 numbered `none` 9 (the backward's tensors took 9..16 in version 3), version
+    // 3 numbered it 17 (split-KV's Oacc and Lacc took 17, 18 in version 4); a byte above `none`
+    // there is no tensor (255: check_event refuses it)
+    const std::uint8_t old_none = version_ < 3 ? 9 : version_ < 4 ? 17 : 0;
+    if (old_none != 0 && std::uint8_t(e.tensor) >= old_none)
+      e.tensor = std::uint8_t(e.tensor) == old_none ? Tensor::none : Tensor(255);
     return true;
   }
   std::uint64_t stats_count() override { return r_.get<std::uint32_t>("statistics count"); }

@@ -22,18 +22,22 @@ std::string readable_versions() {
 void check_event(const Event& e, std::uint64_t index, std::uint32_t version) {
   const auto where = [&](const char* field) { return "trace event " + std::to_string(index) + " " + field; };
   // what each version's writers could write (docs/events.md "Versions"): version 3 added the
-  // backward's tensors, the atomic op and the backward's equations
-  const bool v3 = version >= 3;
-  const int ops = v3 ? kOpCount : int(Op::reduce) + 1, eqs = v3 ? kEqCount : int(Eq::logsumexp) + 1;
+  // backward's tensors, the atomic op and the backward's equations, version 4 split-KV's tensors
+  // and equations
+  const bool v3 = version >= 3, v4 = version >= 4;
+  const int ops = v3 ? kOpCount : int(Op::reduce) + 1;
+  const int eqs = v4 ? kEqCount : v3 ? int(Eq::grad_k_dense) + 1 : int(Eq::logsumexp) + 1;
   if (std::uint8_t(e.op) >= ops)
     throw ConfigError(where("op"), std::to_string(unsigned(e.op)),
                       v3 ? "0 to 6 (load store compute skip barrier reduce atomic)"
                          : "0 to 5 (load store compute skip barrier reduce) in format version " + std::to_string(version));
-  const bool tensor_ok = e.tensor == Tensor::none || (v3 ? std::uint8_t(e.tensor) < kTensorCount : e.tensor <= Tensor::P);
+  const Tensor last = v4 ? Tensor::Lacc : v3 ? Tensor::dS : Tensor::P;
+  const bool tensor_ok = e.tensor == Tensor::none || e.tensor <= last;
   if (!tensor_ok)
     throw ConfigError(where("tensor"), std::to_string(unsigned(e.tensor)),
-                      v3 ? "0 to 17 (Q K V O l m L S P dO dQ dK dV D dQacc dP dS none)"
-                         : "Q K V O l m L S P or none in format version " + std::to_string(version));
+                      v4   ? "0 to 19 (Q K V O l m L S P dO dQ dK dV D dQacc dP dS Oacc Lacc none)"
+                      : v3 ? "Q K V O l m L S P dO dQ dK dV D dQacc dP dS or none in format version 3"
+                           : "Q K V O l m L S P or none in format version " + std::to_string(version));
   if (int(e.eq) >= eqs)
     throw ConfigError(where("eq"), std::to_string(unsigned(e.eq)),
                       "0 to " + std::to_string(eqs - 1) + " (docs/events.md \"Fields\")");

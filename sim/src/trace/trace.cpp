@@ -50,6 +50,8 @@ Config resolved_config(const Problem& p) {
   c.rescale = p.rescale;
   c.pass = p.pass;
   c.backward_form = p.backward_form;
+  c.splits = p.splits;
+  c.kernel = p.kernel;
   c.gpu = p.gpu.name;
   return c;
 }

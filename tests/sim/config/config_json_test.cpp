@@ -61,7 +61,9 @@ TEST_CASE("config_json: the schema's keys and values") {
   CHECK(j.at("kv_heads") == 3);  // one K/V head per head unless given
   CHECK(j.at("pass") == "forward");
   CHECK(!j.contains("backward_form"));  // V2's backward only
-  CHECK(j.size() == 26);  // 21 config keys, model, and the 4 switch keys of a tiled forward
+  CHECK(j.at("splits") == 1);
+  CHECK(!j.contains("kernel"));  // --kernel fa2 only
+  CHECK(j.size() == 27);  // 22 config keys, model, and the 4 switch keys of a tiled forward
 }
 
 TEST_CASE("config_json: the switches of V1 and V2 (order, grid, rescale, preset); none for standard attention") {

@@ -59,14 +59,14 @@ TEST_CASE("bad magic, bad version") {
   const std::string txt = encode_trace(sample(), TraceFormat::text);
   rejects("GIF89a......", "trace magic");
   rejects("", "trace magic");
-  for (std::uint32_t v : {0u, 4u}) {
+  for (std::uint32_t v : {0u, 5u}) {
     std::string b = bin;
     poke<std::uint32_t>(b, kVersionAt, v);
-    rejects(b, "version = " + std::to_string(v) + ": version 1, 2 or 3 (this build writes 3)");
+    rejects(b, "version = " + std::to_string(v) + ": version 1, 2, 3 or 4 (this build writes 4)");
   }
   std::string x = txt;
-  x.replace(x.find(" 3\n"), 3, " 9\n");
-  rejects(x, "version = 9: version 1, 2 or 3");
+  x.replace(x.find(" 4\n"), 3, " 9\n");
+  rejects(x, "version = 9: version 1, 2, 3 or 4");
 }
 
 TEST_CASE("absurd counts and sizes are refused before anything is allocated") {

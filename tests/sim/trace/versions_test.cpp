@@ -107,10 +107,10 @@ std::string as_v2(const std::string& file, std::size_t events) {
   return "flashlab-trace text 2" + b.substr(b.find('\n'));
 }
 
-TEST_CASE("format version 3: the text form shows the launch first, the binary record holds it at offset 38") {
+TEST_CASE("format version 4: the text form shows the launch first, the binary record holds it at offset 38") {
   const Trace s = sample(Algo::standard, TraceLevel::block, false);
   const std::string text = encode_trace(s, TraceFormat::text);
-  CHECK(text.rfind("flashlab-trace text 3\n", 0) == 0);
+  CHECK(text.rfind("flashlab-trace text 4\n", 0) == 0);
   // N_q = 37, N_k = 29, fp16: P is 37 x 29 x 2 bytes, written by launch 1 (step 1)
   CHECK(text.find("\n1 0 1 store P -1 -1 37 29 2146 -1 -\n") != std::string::npos);
   CHECK(text.find("\n2 0 2 compute - -1 -1 37 29 0 -1 output_dense\n") != std::string::npos);  // over P
@@ -118,8 +118,8 @@ TEST_CASE("format version 3: the text form shows the launch first, the binary re
   std::uint32_t version = 0, h = 0;
   std::memcpy(&version, bin.data() + 8, 4);
   std::memcpy(&h, bin.data() + 12, 4);
-  CHECK(version == 3);
-  CHECK(std::uint8_t(bin[16 + h + 8 + 40 * 2 + 33]) == 17);  // the third record, compute scores: tensor none
+  CHECK(version == 4);
+  CHECK(std::uint8_t(bin[16 + h + 8 + 40 * 2 + 33]) == 19);  // the third record, compute scores: tensor none
   std::uint16_t launch = 0;
   std::memcpy(&launch, bin.data() + 16 + h + 8 + 40 * 10 + 38, 2);  // the last record: store O, launch 2
   CHECK(launch == 2);
@@ -138,7 +138,7 @@ TEST_CASE("version-1 files read: standard attention's launch is its step, every 
           REQUIRE(v1 != encode_trace(t, f));
           const Trace back = decode_trace(v1);
           CHECK(test::same_trace(back, t));  // launches as the simulator records them
-          CHECK(encode_trace(back, f) == encode_trace(t, f));  // written back as version 3
+          CHECK(encode_trace(back, f) == encode_trace(t, f));  // written back as version 4
         }
 }
 
@@ -157,8 +157,51 @@ TEST_CASE("version-2 files read: the tensor byte 9 is none; bytes of version 3's
   c.pass = Pass::backward;
   const Trace t = record_trace(resolve(c), TraceLevel::block);
   const std::string text = as_v2(encode_trace(t, TraceFormat::text), t.events.size());
-  rejects(text, "tensor = 10: Q K V O l m L S P or none in format version 2");
-  rejects(as_v2(encode_trace(t, TraceFormat::binary), t.events.size()), "tensor = 255");
+  // (event 1 loads dO: tensor 9, which the binary form of version 2 reads as none; event 2 computes
+  // D, an equation version 2 did not have)
+  rejects(text, "tensor = 9: Q K V O l m L S P or none in format version 2");
+  rejects(as_v2(encode_trace(t, TraceFormat::binary), t.events.size()), "eq = 12: 0 to 11");
+}
+
+// The same file as format version 3 wrote it: version 3, the tensor `none` numbered 17.
+std::string as_v3(const std::string& file, std::size_t events) {
+  std::string b = file;
+  if (file.rfind("FLTRACE", 0) == 0) {
+    const std::uint32_t three = 3;
+    std::memcpy(b.data() + 8, &three, 4);
+    std::uint32_t h = 0;
+    std::memcpy(&h, b.data() + 12, 4);
+    for (std::size_t k = 0; k < events; ++k) {
+      char& t = b[16 + h + 8 + 40 * k + 33];
+      if (t == char(Tensor::none)) t = 17;
+    }
+    return b;
+  }
+  return "flashlab-trace text 3" + b.substr(b.find('\n'));
+}
+
+TEST_CASE("version-3 files read: the tensor byte 17 is none; split-KV's tensors and equations are refused") {
+  for (Algo a : {Algo::standard, Algo::v1, Algo::v2})
+    for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
+      CAPTURE(to_string(a));
+      CAPTURE(to_string(f));
+      const Trace t = sample(a, TraceLevel::warp, true);
+      const std::string v3 = as_v3(encode_trace(t, f), t.events.size());
+      REQUIRE(v3 != encode_trace(t, f));
+      CHECK(test::same_trace(decode_trace(v3), t));
+    }
+  // a backward trace reads as version 3 unchanged (its tensors 9..16 are version 3's)
+  Config b = test::small(Algo::v2, 8, 8, 4, 4, 4, Mask{});
+  b.pass = Pass::backward;
+  const Trace tb = record_trace(resolve(b), TraceLevel::block);
+  CHECK(test::same_trace(decode_trace(as_v3(encode_trace(tb, TraceFormat::binary), tb.events.size())), tb));
+  // a split-KV trace: its first Oacc store is no tensor of version 3 (text: 17 = Oacc; binary:
+  // 17 reads as none, 18 = Lacc as no tensor), its finalize_split no equation
+  Config c = test::small(Algo::v2, 8, 8, 4, 4, 4, Mask{});
+  c.splits = 2;
+  const Trace t = record_trace(resolve(c), TraceLevel::block);
+  rejects(as_v3(encode_trace(t, TraceFormat::text), t.events.size()), "eq = 28: 0 to 27");
+  rejects(as_v3(encode_trace(t, TraceFormat::binary), t.events.size()), "eq = 28: 0 to 27");
 }
 
 TEST_CASE("a version-1 record's launch bytes were pad: non-zero is refused; version 2's pad byte too") {

@@ -45,6 +45,13 @@ enum class Pass : std::uint8_t { forward = 0, backward = 1, both = 2 };
 /// as FA2 Alg. 2 prints it (D written first, then dQ_i read and written back at every step).
 enum class BackwardForm : std::uint8_t { released = 0, paper = 1 };
 
+/// Whose launch choices a configuration takes (`--kernel`): this project's kernels' (the flags as
+/// given, FA2's tile per d by default), or what FA2's mha_fwd launches for the call (PyTorch's
+/// scaled_dot_product_attention, flash backend): its tile per d, the split-KV decision
+/// (num_splits_heuristic) and, for a decode step with grouped queries, the query heads of a K/V
+/// head folded into the rows (resolve() says how).
+enum class Kernel : std::uint8_t { flashlab = 0, fa2 = 1 };
+
 /// The five switches of a tiled forward (docs/model.md "Variants"). V1 and V2 are two of the
 /// 32 corners (preset_switches); every other combination is a variant between them.
 struct Switches {
@@ -99,6 +106,9 @@ struct Config {
   std::optional<Rescale> rescale;   // default: the algorithm's preset
   Pass pass = Pass::forward;        // `--pass`
   BackwardForm backward_form = BackwardForm::released;  // `--backward-form` (V2's backward)
+  std::optional<std::int64_t> splits;  // `--splits`: K/V splits of split-KV V2; 0 = auto (split_heuristic);
+                                       // default 1 (--kernel fa2: auto)
+  Kernel kernel = Kernel::flashlab;  // `--kernel`
   std::string gpu = "h200";
 };
 
@@ -124,6 +134,9 @@ struct Problem {
   Rescale rescale = Rescale::delayed;
   Pass pass = Pass::forward;
   BackwardForm backward_form = BackwardForm::released;
+  std::int64_t splits = 1;          // splits of the K/V blocks (> 1: make_split_schedule)
+  Kernel kernel = Kernel::flashlab;
+  bool folded = false;              // --kernel fa2 decode with grouped queries: heads = H_k, N_q = group
   std::int64_t sram_capacity = 0;   // M, bytes
   GpuSpec gpu;
 
@@ -168,6 +181,18 @@ std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d, Pass pass =
 bool tile_fits(Algo algo, const Switches& v, std::int64_t b_r, std::int64_t b_c, std::int64_t n_q, std::int64_t n_k, std::int64_t d,
                int e_in, std::int64_t capacity, Pass pass = Pass::forward, BackwardForm form = BackwardForm::released);
 
+/// FA2's split-KV tile for head dim d (run_mha_fwd_splitkv_dispatch, flash_api.cpp
+/// set_params_splitkv): B_r = 64 and B_c = 256 (d <= 64), 128 (d <= 128), 64 (larger).
+std::pair<std::int64_t, std::int64_t> split_blocks(std::int64_t d);
+
+/// FA2's num_splits_heuristic (csrc/flash_attn/flash_api.cpp), for `--splits auto`: with
+/// `work` = batch x heads x Q blocks thread blocks, `slots` = thread blocks the GPU runs at once
+/// (FA2 passes 2 x SMs) and `kv_blocks` = T_c: 1 when work >= 0.8 slots; otherwise, among the
+/// split counts s <= min(max_splits, slots, kv_blocks) that change ceil(kv_blocks / s), the
+/// smallest whose wave efficiency (work s / slots) / ceil(work s / slots) is at least 0.85 of the
+/// best. Returns s >= 1.
+std::int64_t split_heuristic(std::int64_t work, std::int64_t slots, std::int64_t kv_blocks, std::int64_t max_splits = 128);
+
 /// Block sizes for `--br auto --bc auto`, {B_r, B_c}. First the V1 paper's rule from SRAM size M
 /// (FA1 Alg. 1 line 1, M = capacity / e_in elements): B_c = ceil(M / (4d)), B_r = min(B_c, d), with
 /// B_c at most kMaxBlock; for V2 both rounded down to multiples of 16, at least 16 (the kernels'
@@ -179,7 +204,15 @@ std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, 
                                                   int e_in, std::int64_t capacity, Pass pass = Pass::forward,
                                                   BackwardForm form = BackwardForm::released);
 
-/// Validates `c` and fills in defaults. Throws ConfigError naming the field, the value and what
+/// Validates `c` and fills in defaults. Splits: `--splits N` (1 to 128) or auto (0) split V2's K/V
+/// loop (algo v2, order q-outer, grid qblock, rescale delayed, pass forward); auto applies
+/// split_heuristic(batch x heads x T_r, 2 x SMs, T_c); with splits other than 1 and no block sizes
+/// given, the tile is split_blocks(d) (auto: split_blocks when the heuristic splits, else the
+/// default). `--kernel fa2` (algo v2, pass forward, d <= 256, a bottom-right causal mask if any):
+/// splits auto unless given; for N_q = 1 the mask is dropped (FA2 sets causal false for one query:
+/// bottom-right, it sees every key) and, with grouped queries and no window, the group's query
+/// heads become its rows (FA2's seqlenq_ngroups_swapped: heads = H_k, N_q = heads / H_k, folded).
+/// Throws ConfigError naming the field, the value and what
 /// is allowed: sizes outside the k* ranges above (B_r > N_q is allowed: ragged), warps outside
 /// [1, 32], negative window sides, unknown GPU, more than kMaxTiles tiles, tiles over the SRAM
 /// capacity (the bytes the schedule keeps in SRAM, the capacity and the largest square tiles that fit, or that
@@ -203,6 +236,7 @@ std::string_view to_string(GridKind g);   // "head", "qblock"
 std::string_view to_string(Rescale r);    // "step", "delayed"
 std::string_view to_string(Pass p);       // "forward", "backward", "both"
 std::string_view to_string(BackwardForm f);  // "released", "paper"
+std::string_view to_string(Kernel k);        // "flashlab", "fa2"
 std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window:L,R"
 
 /// Parsers for the command line; throw ConfigError(field, text, allowed).
@@ -216,5 +250,7 @@ Rescale parse_rescale(std::string_view text);    // step | delayed
 bool parse_block_skip(std::string_view text);    // on | off
 Pass parse_pass(std::string_view text);          // forward | backward | both
 BackwardForm parse_backward_form(std::string_view text);  // released | paper
+Kernel parse_kernel(std::string_view text);      // flashlab | fa2
+std::int64_t parse_splits(std::string_view text);  // auto (0) | an integer from 1 to 128
 
 }  // namespace flashlab

@@ -25,9 +25,11 @@ inline constexpr int kOpCount = 7;
 /// N_q x N_k matrices (e_in bytes per element). The backward pass adds dO (the output's gradient,
 /// N_q x d), dQ (N_q x d), dK, dV (N_k x d), all e_in; D = rowsum(dO o O) (N_q, fp32); dQacc, FA2's
 /// fp32 accumulator of dQ (N_q x d, 4 bytes); dP, dS, standard attention's backward N_q x N_k
-/// matrices (e_in).
-enum class Tensor : std::uint8_t { Q = 0, K, V, O, l, m, L, S, P, dO, dQ, dK, dV, D, dQacc, dP, dS, none };
-inline constexpr int kTensorCount = 17;  // Q..dS, `none` excluded
+/// matrices (e_in). Split-KV (FA2's flash_fwd_splitkv kernels, Flash-Decoding) adds Oacc, one
+/// partial O per split of the K/V blocks (splits x N_q x d, fp32; FA2's out_accum), and Lacc, its
+/// log-sum-exp (splits x N_q, fp32; FA2's softmax_lse_accum), read back by the combine launch.
+enum class Tensor : std::uint8_t { Q = 0, K, V, O, l, m, L, S, P, dO, dQ, dK, dV, D, dQacc, dP, dS, Oacc, Lacc, none };
+inline constexpr int kTensorCount = 19;  // Q..Lacc, `none` excluded
 
 /// Which equation a compute event evaluates (the algorithm line it stands for; docs/model.md).
 enum class Eq : std::uint8_t {
@@ -60,8 +62,12 @@ enum class Eq : std::uint8_t {
   grad_s_dense,  // line 3: dS = scale P o (dP - rowsum(P o dP)) (N_q x N_k)
   grad_q_dense,  // line 4: dQ = dS K (N_q x d)
   grad_k_dense,  // line 5: dK = dS^T Q (N_k x d)
+  // split-KV (docs/model.md "Split-KV"): FA2's flash_fwd_splitkv kernel and its combine kernel
+  finalize_split,  // a split's epilogue: O_s = diag(l)^-1 O, L_s = m + log(l); L_s = -inf, O_s = 0 for
+                   // a row with no visible key in the split (rows x d)
+  combine,       // L = max_s L_s + log(sum_s exp(L_s - max)), O = sum_s exp(L_s - L) O_s (rows x d)
 };
-inline constexpr int kEqCount = 28;  // none..grad_k_dense
+inline constexpr int kEqCount = 30;  // none..combine
 
 /// One event. 40 bytes, standard layout; -1 marks "not applicable" in i, j and warp.
 /// Stream order is by launch, then block, then step (docs/events.md "Stream order").

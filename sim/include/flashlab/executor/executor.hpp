@@ -35,6 +35,7 @@ struct StepView {
   std::uint16_t launch = 0;  // index of the launch in the schedule (event.hpp Event::launch)
   Level level = Level::prologue;
   std::int64_t i = -1, j = -1;  // tile indices (-1 where the step has none)
+  std::int64_t split = -1;      // the K/V split s of a launch that loops over splits (-1: none)
   bool skip = false;            // a skipped tile: no action runs, one `skip` event
   TileClass cls = TileClass::full;  // inner steps: the tile's class
   std::span<const Action> actions;  // what the step runs (if_visited already applied)
@@ -124,6 +125,8 @@ class Executor {
     std::array<bool, 2> descending{};
     std::array<std::int64_t, 2> n{};    // extents
     std::array<std::int64_t, 2> stride{};  // block-number weight of a thread-block tile loop (0: none)
+    // a kv_split loop: its extent and block-number weight; the inner K/V loop walks split_range
+    std::int64_t splits = 0, split_stride = 0;
     std::vector<Action> begin_visited, begin_empty, end_visited, end_empty;
     std::array<Memo, 4> inner_memo{}, begin_memo{}, end_memo{};
     std::int64_t sram_peak = 0;
@@ -138,11 +141,19 @@ class Executor {
   void enter_block(std::uint32_t block);
   void emit(Level level, std::int64_t i, std::int64_t j, std::span<const Action> acts, const Cost& c, bool skip,
             TileClass cls);
-  bool outer_visits(Dim d, std::int64_t index) const;
+  bool outer_visits(const Plan& w, Dim d, std::int64_t index) const;
   Cost sum_cost(std::span<const Action> acts, std::int64_t i, std::int64_t j) const;
+  // The index the k-th iteration of loop `level` visits: within the current split's K/V blocks
+  // for the inner loop of a split launch.
   std::int64_t index_of(const Plan& w, int level, std::int64_t k) const {
+    if (level == 1 && w.splits > 0) return w.descending[1] ? split_.end - 1 - k : split_.first + k;
     return w.descending[level] ? w.n[level] - 1 - k : k;
   }
+  // Iterations of loop `level`: the current split's K/V blocks for the inner loop of a split launch.
+  std::int64_t extent_of(const Plan& w, int level) const {
+    return level == 1 && w.splits > 0 ? split_.end - split_.first : w.n[level];
+  }
+  void enter_split(const Plan& w, std::int64_t s);
   Resident resident_at(const Plan& w, std::int64_t i, std::int64_t j) const;
   const Memo& memo(const Plan& w, Memo& m, std::span<const Action> acts, std::int64_t i, std::int64_t j) const;
 
@@ -159,6 +170,8 @@ class Executor {
   bool done_ = false;
   std::size_t pro_ = 0;
   std::int64_t o_ = 0, k_ = 0, outer_index_ = 0;
+  std::int64_t sp_ = 0;  // the split a split launch is walking
+  SplitRange split_;     // its K/V blocks
   bool outer_visited_ = false;
   std::uint32_t block_ = 0, next_step_ = 0;
   std::unordered_map<std::uint32_t, std::uint32_t> carried_;  // next step of a block, for later launches

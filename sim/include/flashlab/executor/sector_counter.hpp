@@ -18,6 +18,8 @@
 //     thread blocks: per Q block or per row for per-query tensors and S, P; every thread block
 //     reads all of K and V, in K/V blocks when the launch loops over them (so K and V are read
 //     T_r times where Algorithm 0, and the hbm level, read them once);
+//   - split-KV's Oacc (splits, bh, N_q, d) and Lacc (splits, bh, N_q), fp32, split-major: a split's
+//     copy of a (batch, head) starts (s bh + b H + h) N_q rows in, moved like dQacc and L;
 //   - the backward's tensors lie as their forward counterparts (tensor_shape.hpp): dO, dQ as Q,
 //     dK, dV as K, D as L, dP, dS as S; dQacc is fp32 rows of d, moved (and added to: atomics count
 //     as their own direction) in the same 512-byte requests. No kernel of the project runs the
@@ -64,17 +66,19 @@ class SectorCounter : public StepObserver {
     std::uint64_t blocks = 1;   // thread blocks per (batch, head)
   };
 
-  const Layout& layout(Tensor t) const;
+  // Tensor t's layout; a per-split tensor's, split s's copy.
+  const Layout& layout(Tensor t, std::int64_t s = 0) const;
   // n_rows rows from offset `start` (bytes, mod 32) within every (batch, head)'s tensor.
   std::uint64_t rows(const Layout& l, std::uint64_t start, std::uint64_t n_rows) const;
   // The same for every start in `starts`, each counted its number of times.
   std::uint64_t rows(const Layout& l, const Residues& starts, std::uint64_t n_rows) const;
-  std::uint64_t rows_at(Tensor t, std::int64_t first, std::int64_t n_rows) const;
+  std::uint64_t rows_at(Tensor t, std::int64_t first, std::int64_t n_rows, std::int64_t s = 0) const;
   std::uint64_t whole(const Shape& s, Tensor t) const;
   std::uint64_t score_row(std::uint64_t col0, std::uint64_t cols) const;
 
   Problem p_;
   Layout query_, key_, stats_, query32_;  // query32_: fp32 rows of d (dQacc)
+  std::vector<Layout> oacc_, lacc_;       // by split: Oacc (fp32 rows of d), Lacc (fp32 statistics)
   std::vector<Shape> shapes_;  // by launch
   Residues full_q_blocks_, full_kv_blocks_, all_q_rows_;  // first rows of full blocks, of every row
   TensorBytes bytes_{};

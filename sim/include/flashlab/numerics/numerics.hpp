@@ -137,6 +137,19 @@ void check_numerics_size(const Problem& p);
 NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt = {},
                        StepObserver* also = nullptr);
 
+/// Split-KV's combine (FA2's combine_attn_seqk_parallel, Flash-Decoding's reduction; docs/model.md
+/// "Split-KV"), in fp32, row by row: with mx = max_s L_s and a its first argmax,
+/// L = mx + log1p(sum_{s != a} exp(L_s - mx)) and O = sum_s exp(L_s - L) O_s. Every exponent is
+/// <= 0, so nothing overflows: partial results whose L differ by 200 give L = the larger and O =
+/// its O. A row whose L_s are all -inf (no split saw a visible key) gives O = 0, L = +inf (what
+/// the unsplit V2 writes). `parts_O`: one (rows, d) matrix per split; `parts_L`: (rows, splits).
+/// Throws std::invalid_argument when the shapes disagree.
+struct Merged {
+  MatrixF O;          // (rows, d)
+  Eigen::VectorXf L;  // (rows)
+};
+Merged merge_splits(const std::vector<MatrixF>& parts_O, const MatrixF& parts_L);
+
 /// Dense float64 reference: O = softmax(scale Q K^T + mask) V and L = logsumexp per row, on the
 /// same (already rounded) inputs. Rows with no visible key: O = 0, L = +inf.
 struct Reference {

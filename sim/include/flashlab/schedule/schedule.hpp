@@ -36,8 +36,11 @@ enum class Region : std::uint8_t {
   none,      // compute actions on the current tile
   whole,     // the whole tensor: N_q rows (Q O l m L dO dQ D dQacc), N_k rows (K V dK dV),
              // N_q x N_k (S P dP dS) — tensor_shape.hpp
-  q_block,   // rows(i) rows of a per-query tensor
+  q_block,   // rows(i) rows of a per-query tensor (of a per-split tensor: split s's copy, in a
+             // launch that loops over the splits)
   kv_block,  // cols(j) rows of a per-key tensor
+  q_block_splits,  // rows(i) rows of every split's copy of a per-split tensor (Oacc, Lacc: the
+                   // combine reads all the splits' partial results of Q block i)
 };
 
 /// One load, store, atomic (read-modify-write of HBM) or compute of a step.
@@ -49,16 +52,16 @@ struct Action {
   bool if_visited = false;       // outer-level actions: only when the outer block visits a tile
 };
 
-/// What a loop runs over. Extents (loop_extent): batch, heads, T_r, T_c, N_q.
-/// New dimensions (a split of the K/V blocks for split-KV, a K/V head for grouped queries) are new
-/// values here.
+/// What a loop runs over. Extents (loop_extent): batch, heads, T_r, T_c, N_q, splits.
 enum class Dim : std::uint8_t {
   batch,
   head,
   q_block,   // Q blocks i
   kv_block,  // K/V blocks j
   q_row,     // single query rows (standard attention's softmax: one thread block per row)
+  kv_split,  // splits s of the K/V blocks (split-KV): split s walks K/V blocks split_range(p, s)
 };
+inline constexpr int kDimCount = 6;
 
 enum class Order : std::uint8_t { ascending, descending };
 
@@ -122,8 +125,30 @@ Schedule make_backward_schedule(Algo a, BackwardForm form);
 /// (make_backward_schedule), or the forward's followed by the backward's.
 Schedule make_schedule(Algo a, const Switches& v, Pass pass, BackwardForm form);
 
-/// The schedule problem p runs: make_schedule(p.algo, p.switches(), p.pass, p.backward_form).
+/// Split-KV V2 (FA2's flash_fwd_splitkv kernel and its combine kernel; Flash-Decoding), two
+/// launches. "v2_forward_split": grid (Q block i fastest, split s, batch x head), each thread block
+/// walks the K/V blocks of its split (split_range) as V2 does (FA2 Alg. 1 lines 4-11) and ends
+/// with its partial result: O_s,i = diag(l)^-1 O_i and L_s,i = m_i + log(l_i) stored in fp32 as
+/// Oacc and Lacc (a split with no visible tile stores O_s,i = 0, L_s,i = -inf without loading Q_i).
+/// "flash_combine": one thread block per (batch, head, Q block) reads Lacc_i and Oacc_i of every
+/// split and writes L_i = log sum_s exp(L_s,i) and O_i = sum_s exp(L_s,i - L_i) O_s,i.
+Schedule make_split_schedule();
+
+/// The forward launches problem p runs: make_split_schedule() when p.splits > 1, else
+/// make_schedule(p.algo, p.switches()).
+Schedule make_forward_schedule(const Problem& p);
+
+/// The schedule problem p runs: the forward's launches (make_forward_schedule) when p.forward(),
+/// then the backward's (make_backward_schedule(p.algo, p.backward_form)) when p.backward().
 Schedule make_schedule(const Problem& p);
+
+/// The K/V blocks split s walks: [s n, min((s + 1) n, T_c)) with n = ceil(T_c / p.splits) (FA2's
+/// n_blocks_per_split), empty for a split past the last block; all of [0, T_c) without splits.
+struct SplitRange {
+  std::int64_t first = 0, end = 0;  // K/V blocks first .. end - 1
+  bool empty() const { return first >= end; }
+};
+SplitRange split_range(const Problem& p, std::int64_t s);
 
 /// Throws std::logic_error naming the launch and the rule when `s` cannot be walked: a dimension
 /// twice in one launch; a thread-block loop after a sequential one; tile loops other than one or
@@ -132,7 +157,7 @@ Schedule make_schedule(const Problem& p);
 /// placement; a placement other than sram or registers.
 void check_schedule(const Schedule& s);
 
-/// The extent of dimension `d` for problem p: batch, heads, T_r, T_c or N_q.
+/// The extent of dimension `d` for problem p: batch, heads, T_r, T_c, N_q or p.splits.
 std::int64_t loop_extent(Dim d, const Problem& p);
 
 /// The tile loops the executor walks, outer first: the launch's q_block and kv_block loops when
