@@ -13,7 +13,7 @@ std::string reason(const Problem& p, Tensor t) {
              "serves the re-reads)";
     case Tensor::S: case Tensor::P:
       return "each row of N_k elements is moved in whole 32-byte sectors (rows padded to 16 elements)";
-    case Tensor::l: case Tensor::m: case Tensor::L:
+    case Tensor::l: case Tensor::m: case Tensor::L: case Tensor::Lacc:
       return "fp32 rows moved 32 per warp request; a run that starts or ends inside a 32-byte sector "
              "counts the whole sector";
     default: return "not expected: the kernels move these rows exactly";

@@ -52,12 +52,13 @@ std::string joined_args(int argc, char** argv) {
 }
 
 void list_tiles() {
-  for (bool backward : {false, true})
+  for (Family f : {Family::forward, Family::backward, Family::split})
     for (Algo algo : {Algo::standard, Algo::v1, Algo::v2})
       for (int d : {32, 64, 128}) {
-        if (backward && algo == Algo::standard) continue;
-        std::printf("%-8s %-8s d=%-3d:", std::string(to_string(algo)).c_str(), backward ? "backward" : "forward", d);
-        for (const TileShape& s : compiled_tiles(algo, d, backward)) std::printf(" %dx%dx%d", s.b_r, s.b_c, s.warps);
+        if ((f == Family::backward && algo == Algo::standard) || (f == Family::split && algo != Algo::v2)) continue;
+        const char* family = f == Family::forward ? "forward" : f == Family::backward ? "backward" : "split-kv";
+        std::printf("%-8s %-8s d=%-3d:", std::string(to_string(algo)).c_str(), family, d);
+        for (const TileShape& s : compiled_tiles(algo, d, f)) std::printf(" %dx%dx%d", s.b_r, s.b_c, s.warps);
         std::printf("\n");
       }
 }
@@ -65,8 +66,8 @@ void list_tiles() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"flashlab-gpu — runs standard attention, FlashAttention V1 or V2 on the GPU and checks it against\n"
-               "the simulator (events, m and l) and a float64 reference (O, L); times the plain build.",
+  CLI::App app{"flashlab-gpu — runs standard attention, FlashAttention V1 or V2 (split-KV with --splits) on the GPU\n"
+               "and checks it against the simulator (events, m and l) and a float64 reference (O, L); times the plain build.",
                "flashlab-gpu"};
   ProgramFlags all;
   all.commit = FLASHLAB_GIT_COMMIT;

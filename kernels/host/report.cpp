@@ -32,7 +32,9 @@ std::string summary_line(const RunResult& r) {
   std::string s = std::string(to_string(p.algo)) + " " + std::string(to_string(p.dtype)) + " bh=" +
                   std::to_string(p.bh()) + " N_q=" + std::to_string(t.n_q) + " N_k=" + std::to_string(t.n_k) +
                   " d=" + std::to_string(t.d) + " " + std::to_string(t.b_r) + "x" + std::to_string(t.b_c) + "x" +
-                  std::to_string(p.warps) + " " + to_string(p.mask) + (p.block_skip ? " skip" : " dense") + ":";
+                  std::to_string(p.warps) + (p.splits > 1 ? " splits=" + std::to_string(p.splits) : "") +
+                  (p.kv_heads != p.heads ? " kv_heads=" + std::to_string(p.kv_heads) : "") + " " + to_string(p.mask) +
+                  (p.block_skip ? " skip" : " dense") + ":";
   if (r.events_run)
     s += std::string(" events ") + (r.events_agree ? "agree" : "DIFFER") + " (" + std::to_string(r.gpu_events) +
          " gpu, " + std::to_string(r.sim_events) + " sim; m/l " + std::to_string(r.stat_values - r.stat_differing) +

@@ -48,10 +48,12 @@ void require_supported(const Problem& p) {
   if (p.dtype == Dtype::fp32)
     throw ConfigError("dtype", "fp32", "fp16 or bf16 (the kernels run on fp16/bf16 tensor cores)");
   require_compiled_variant(p);
-  if (p.kv_heads != p.heads)
+  if (p.backward() && p.kv_heads != p.heads)
     throw ConfigError("kv-heads", std::to_string(p.kv_heads),
-                      std::to_string(p.heads) + " (= heads: the kernels read one K/V head per query head; the simulator "
-                                                 "counts grouped-query attention)");
+                      std::to_string(p.heads) + " (= heads) with --pass backward: the backward kernels read one K/V "
+                                                 "head per query head (dK, dV of a shared K/V head would sum over its "
+                                                 "query heads); the forward kernels and the simulator take grouped K/V "
+                                                 "heads");
   if (p.pass == Pass::both)
     throw ConfigError("pass", "both", "forward or backward (flashlab-gpu runs one pass at a time; the simulator "
                                       "counts both together)");
@@ -62,7 +64,8 @@ void require_supported(const Problem& p) {
     throw ConfigError("backward-form", "paper", "released (the CUDA kernels run FA2's released backward; the "
                                                 "simulator counts the paper's form)");
   const TileShape shape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
-  auto tiles = compiled_tiles(p.algo, int(p.tiling.d), p.backward());
+  const Family family = p.backward() ? Family::backward : p.splits > 1 ? Family::split : Family::forward;
+  auto tiles = compiled_tiles(p.algo, int(p.tiling.d), family);
   if (p.backward()) {  // the forward that writes O and L runs on the same tile
     const auto forward = compiled_tiles(p.algo, int(p.tiling.d));
     std::erase_if(tiles, [&](const TileShape& s) { return std::find(forward.begin(), forward.end(), s) == forward.end(); });
@@ -74,10 +77,12 @@ void require_supported(const Problem& p) {
     throw ConfigError("br x bc x warps",
                       std::to_string(shape.b_r) + "x" + std::to_string(shape.b_c) + "x" + std::to_string(shape.warps),
                       "one of the shapes compiled for " + std::string(to_string(p.algo)) + " at d = " +
-                          std::to_string(p.tiling.d) + (p.backward() ? " (backward)" : "") + ": " +
-                          (list.empty() ? (p.backward() ? "none (the backward runs on a tile that both its kernels and "
-                                                          "the forward's, which writes O first, compile at this d)"
-                                                        : "none (d must be 32, 64 or 128)")
+                          std::to_string(p.tiling.d) +
+                          (p.backward() ? " (backward)" : p.splits > 1 ? " (split-KV, --splits > 1)" : "") + ": " +
+                          (list.empty() ? (p.backward()      ? "none (the backward runs on a tile that both its kernels and "
+                                                               "the forward's, which writes O first, compile at this d)"
+                                           : p.splits > 1 ? "none (split-KV's kernels are built for d = 64 and 128)"
+                                                          : "none (d must be 32, 64 or 128)")
                                         : list));
   }
 }
@@ -105,29 +110,39 @@ std::vector<std::int64_t> checked_heads(const Problem& p, int wanted) {
 }
 
 struct HostInputs {
-  std::vector<std::uint16_t> q, k, v;            // (bh, N, d) bits of the input type
+  std::vector<std::uint16_t> q, k, v;            // Q (bh, N_q, d), K and V (batch * H_k, N_k, d): bits of the input type
   std::vector<std::uint16_t> d_o;                // (bh, N_q, d): the backward's dO (random, the head's seed)
   std::vector<std::pair<std::int64_t, Inputs>> kept;  // the checked heads' inputs
 };
 
+// Head bh's inputs are those of seed + bh, except K and V under grouped-query attention: a group's
+// query heads all read the K/V head of its first one (query head bh reads K/V head bh / group).
 HostInputs make_host_inputs(const Problem& p, const InputSpec& spec, const std::vector<std::int64_t>& keep) {
   const Tiling& t = p.tiling;
   const Fill fq = parse_fill("q", spec.q), fk = parse_fill("k", spec.k), fv = parse_fill("v", spec.v);
+  const std::int64_t group = p.group();
   HostInputs h;
   h.q.resize(std::size_t(p.bh() * t.n_q * t.d));
-  h.k.resize(std::size_t(p.bh() * t.n_k * t.d));
+  h.k.resize(std::size_t(p.bh() / group * t.n_k * t.d));
   h.v.resize(h.k.size());
   if (p.backward()) h.d_o.resize(h.q.size());
+  MatrixF group_K, group_V;  // the K/V head of the current group
   for (std::int64_t bh = 0; bh < p.bh(); ++bh) {
     Inputs in = make_inputs(p, fq, fk, fv, Fill{}, spec.seed + std::uint64_t(bh));
-    auto pack = [&](const MatrixF& x, std::vector<std::uint16_t>& out) {
-      const std::size_t base = std::size_t(bh) * std::size_t(x.size());
+    auto pack = [&](const MatrixF& x, std::vector<std::uint16_t>& out, std::int64_t slot) {
+      const std::size_t base = std::size_t(slot) * std::size_t(x.size());
       for (Eigen::Index r = 0; r < x.size(); ++r) out[base + std::size_t(r)] = to_bits(x.data()[r], p.dtype);
     };
-    pack(in.Q, h.q);
-    pack(in.K, h.k);
-    pack(in.V, h.v);
-    if (p.backward()) pack(in.dO, h.d_o);
+    pack(in.Q, h.q, bh);
+    if (bh % group == 0) {
+      pack(in.K, h.k, bh / group);
+      pack(in.V, h.v, bh / group);
+      if (group > 1) group_K = in.K, group_V = in.V;
+    } else {
+      in.K = group_K;
+      in.V = group_V;
+    }
+    if (p.backward()) pack(in.dO, h.d_o, bh);
     if (std::find(keep.begin(), keep.end(), bh) != keep.end()) h.kept.emplace_back(bh, std::move(in));
   }
   return h;
@@ -136,6 +151,7 @@ HostInputs make_host_inputs(const Problem& p, const InputSpec& spec, const std::
 struct DeviceTensors {
   DeviceBuffer<std::uint16_t> q, k, v, o, s, p;
   DeviceBuffer<float> lse, m, l;
+  DeviceBuffer<float> o_acc, lse_acc;           // split-KV's partial results
   DeviceBuffer<std::uint16_t> d_o, dq, dk, dv;  // the backward
   DeviceBuffer<float> d_sum, dq_acc;
 };
@@ -162,6 +178,10 @@ DeviceTensors upload(const Problem& p, const HostInputs& h) {
     d.s = DeviceBuffer<std::uint16_t>(rows * std::size_t(standard_ld(t.n_k)));
     d.p = DeviceBuffer<std::uint16_t>(rows * std::size_t(standard_ld(t.n_k)));
   }
+  if (p.splits > 1) {  // (splits, bh, N_q, d) and (splits, bh, N_q)
+    d.o_acc = DeviceBuffer<float>(std::size_t(p.splits) * rows * std::size_t(t.d) + kCanary);
+    d.lse_acc = DeviceBuffer<float>(std::size_t(p.splits) * rows + kCanary);
+  }
   if (p.backward()) {
     const std::size_t keys = std::size_t(p.bh() * t.n_k) * std::size_t(t.d);
     d.d_o = DeviceBuffer<std::uint16_t>(h.d_o.size());
@@ -181,7 +201,10 @@ Args make_args(const Problem& p, const DeviceTensors& d) {
   a.lse = d.lse.get(), a.m = d.m.get(), a.l = d.l.get(), a.s = d.s.get(), a.p = d.p.get();
   a.d_o = d.d_o.get(), a.dq = d.dq.get(), a.dk = d.dk.get(), a.dv = d.dv.get();
   a.d_sum = d.d_sum.get(), a.dq_acc = d.dq_acc.get();
+  a.o_acc = d.o_acc.get(), a.lse_acc = d.lse_acc.get();
+  a.splits = int(p.splits);
   a.bh = p.bh();
+  a.group = p.group();
   a.n_q = p.tiling.n_q, a.n_k = p.tiling.n_k, a.d = int(p.tiling.d);
   a.band = p.band;
   a.scale = float(p.scale);
@@ -198,6 +221,12 @@ std::uint32_t stats_thread_block(const Problem& p, std::int64_t i) {
   return has_tiles(e.schedule()) ? e.tile_step(i, 0).block : 0;
 }
 
+// A thread block whose m, l snapshots of the traced Q block are compared: its number, and the
+// `steps` slots from slot0 on that hold them.
+struct StatBlock {
+  std::uint32_t slot0, block, steps;
+};
+
 // The launches of p's pass (the backward's after its forward has left O and its statistics).
 void launch_pass(const Problem& p, const Args& args, const TraceBuffers* trace) {
   if (p.backward()) launch_backward(p.algo, args, trace, nullptr);
@@ -210,22 +239,32 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
   const std::int64_t block = opt.stats_block.value_or(p.tiling.t_r() - 1);
   flashlab::Trace sim = record_trace(p, TraceLevel::block);
   if (stats_on) add_stats(sim, p, {block}, opt.inputs);
-  const std::uint32_t stats_tb = stats_on ? stats_thread_block(p, block) : 0;
-  std::uint32_t steps = 0;
-  if (stats_on)
+  // The thread blocks that snapshot Q block `block`, each with its slots (api.hpp TraceBuffers): the
+  // one that runs its tiles, or under split-KV each split's, split s's from slot s * split_block_steps.
+  std::vector<StatBlock> stat_blocks;
+  if (stats_on && p.splits > 1) {
+    const auto per = std::uint32_t(split_block_steps(p.tiling.t_c(), p.splits));
+    for (std::int64_t s = 0; s < p.splits; ++s)
+      stat_blocks.push_back({std::uint32_t(s) * per, std::uint32_t(s * p.tiling.t_r() + block), per});
+  } else if (stats_on) {
+    StatBlock sb{0, stats_thread_block(p, block), 0};
     for (const Event& e : sim.events)
-      if (e.block == stats_tb) steps = std::max(steps, e.step + 1);
+      if (e.block == sb.block) sb.steps = std::max(sb.steps, e.step + 1);
+    stat_blocks.push_back(sb);
+  }
+  std::uint32_t slots = 0;
+  for (const StatBlock& sb : stat_blocks) slots = std::max(slots, sb.slot0 + sb.steps);
 
   DeviceBuffer<Event> events(sim.events.size() + kTraceEventSlack);
   DeviceBuffer<unsigned> count(1);
-  DeviceBuffer<float> stats(std::size_t(steps) * 2 * std::size_t(p.tiling.b_r));
-  DeviceBuffer<int> written(steps);
+  DeviceBuffer<float> stats(std::size_t(slots) * 2 * std::size_t(p.tiling.b_r));
+  DeviceBuffer<int> written(slots);
   count.fill_bytes(0);
   stats.fill_bytes(0xFF);
   written.fill_bytes(0);
   TraceBuffers tr;
   tr.events = events.get(), tr.count = count.get(), tr.capacity = unsigned(events.size());
-  tr.stats = stats.get(), tr.stat_written = written.get(), tr.stat_steps = steps;
+  tr.stats = stats.get(), tr.stat_written = written.get(), tr.stat_steps = slots;
   tr.stat_block = stats_on ? int(block) : -1;
   tr.traced_bh = 0;
   launch_pass(p, args, &tr);
@@ -251,18 +290,20 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
   const std::vector<int> w = written.download();
   BlockStats bs{block, {}};
   const std::size_t rows = std::size_t(p.tiling.rows(block)), b_r = std::size_t(p.tiling.b_r);
-  for (std::uint32_t step = 0; step < steps; ++step) {
-    if (!w[step]) continue;
-    StatSnapshot s{step, -1, {}, {}};
-    for (const Event& e : gpu.events)
-      if (e.block == stats_tb && e.step == step) {
-        s.j = e.j;
-        break;
-      }
-    s.m.assign(m_l.begin() + std::ptrdiff_t((step * 2 + 0) * b_r), m_l.begin() + std::ptrdiff_t((step * 2 + 0) * b_r + rows));
-    s.l.assign(m_l.begin() + std::ptrdiff_t((step * 2 + 1) * b_r), m_l.begin() + std::ptrdiff_t((step * 2 + 1) * b_r + rows));
-    bs.snapshots.push_back(std::move(s));
-  }
+  for (const StatBlock& sb : stat_blocks)
+    for (std::uint32_t step = 0; step < sb.steps; ++step) {
+      const std::size_t slot = sb.slot0 + step;
+      if (!w[slot]) continue;
+      StatSnapshot s{step, -1, false, {}, {}};
+      for (const Event& e : gpu.events)  // the K/V block of the step (launch 0's: split-KV's combine continues block i)
+        if (e.block == sb.block && e.step == step && (p.splits == 1 || e.launch == 0)) {
+          s.j = e.j;
+          break;
+        }
+      s.m.assign(m_l.begin() + std::ptrdiff_t((slot * 2 + 0) * b_r), m_l.begin() + std::ptrdiff_t((slot * 2 + 0) * b_r + rows));
+      s.l.assign(m_l.begin() + std::ptrdiff_t((slot * 2 + 1) * b_r), m_l.begin() + std::ptrdiff_t((slot * 2 + 1) * b_r + rows));
+      bs.snapshots.push_back(std::move(s));
+    }
   if (stats_on) gpu.stats.push_back(std::move(bs));
 
   const DiffResult d = diff_traces(sim, gpu);
@@ -302,6 +343,9 @@ void check_numbers(const Problem& p, const HostInputs& h, const DeviceTensors& d
     l = d.l.download();
     r.canary_intact = r.canary_intact && canary_intact(m, rows) && canary_intact(l, rows);
   }
+  if (p.splits > 1)  // split-KV's partial results: every split wrote exactly its (bh, N_q) slice
+    r.canary_intact = r.canary_intact && canary_intact(d.o_acc.download(), std::size_t(p.splits) * rows * std::size_t(t.d)) &&
+                      canary_intact(d.lse_acc.download(), std::size_t(p.splits) * rows);
   for (const auto& [bh, in] : h.kept) {
     const Reference ref = reference(p, in);
     NumericResult got;
@@ -383,7 +427,7 @@ void dump(const std::string& dir, const Problem& p, const HostInputs& h, const D
     write("dk.bin", d.dk.download().data(), keys * 2);
     write("dv.bin", d.dv.download().data(), keys * 2);
   }
-  nlohmann::json meta = {{"batch", p.batch}, {"heads", p.heads}, {"n_q", p.tiling.n_q}, {"n_k", p.tiling.n_k},
+  nlohmann::json meta = {{"batch", p.batch}, {"heads", p.heads}, {"kv_heads", p.kv_heads}, {"n_q", p.tiling.n_q}, {"n_k", p.tiling.n_k},
                          {"d", p.tiling.d}, {"dtype", to_string(p.dtype)}, {"mask", to_string(p.mask)},
                          {"band_lo", p.band.lo}, {"band_hi", p.band.hi}, {"scale", p.scale},
                          {"algo", to_string(p.algo)}, {"pass", to_string(p.pass)}};
@@ -413,7 +457,7 @@ RunResult run_config(const Problem& p, const RunOptions& opt) {
   r.kernel_bytes = r.sim.counters.levels[int(Memory::sector)];
 
   for (auto* b : {&d.o}) b->fill_bytes(0xFF);  // poison: an element the kernel misses stays NaN
-  for (auto* b : {&d.lse, &d.m, &d.l}) b->fill_bytes(0xFF);
+  for (auto* b : {&d.lse, &d.m, &d.l, &d.o_acc, &d.lse_acc}) b->fill_bytes(0xFF);
   if (p.backward()) {  // the forward leaves O and its statistics for the backward (not checked here)
     launch(p.algo, args, nullptr, nullptr);
     check(cudaDeviceSynchronize(), "forward run");

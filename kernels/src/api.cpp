@@ -10,13 +10,13 @@
 
 namespace flashlab::gpu {
 
-std::vector<TileShape> compiled_tiles(Algo algo, int d, bool backward) {
+std::vector<TileShape> compiled_tiles(Algo algo, int d, Family f) {
   std::vector<TileShape> out;
   for (int compiled_d : kHeadDims)
     if (d == compiled_d) {
-      const TileList list = backward ? listed_backward_tiles(algo) : listed_tiles(algo);
+      const TileList list = family_tiles(algo, f, d);
       for (int k = 0; k < list.count; ++k)
-        if (fits(algo, list.shape[k], d, backward)) out.push_back(list.shape[k]);
+        if (fits(algo, list.shape[k], d, f)) out.push_back(list.shape[k]);
     }
   return out;
 }
@@ -32,12 +32,19 @@ void check_common(const Args& a) {
   if (!(a.scale > 0)) throw ConfigError("scale", std::to_string(a.scale), "a finite number > 0");
   if (a.q == nullptr || a.k == nullptr || a.v == nullptr || a.o == nullptr)
     throw ConfigError("q/k/v/o", "null", "device pointers to the inputs and the output");
+  if (a.group < 1 || a.bh % a.group != 0)
+    throw ConfigError("group", std::to_string(a.group), "a divisor of batch*heads (query heads per K/V head)");
 }
 
 }  // namespace
 
 void launch_backward(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
   check_common(a);
+  if (a.group != 1)
+    throw ConfigError("kv-heads", "grouped (" + std::to_string(a.group) + " query heads per K/V head)",
+                      "one K/V head per query head for the backward kernels (dK and dV of a shared K/V head would "
+                      "sum over its query heads; the simulator counts grouped-query attention's backward)");
+  if (a.splits != 1) throw ConfigError("splits", std::to_string(a.splits), "1 for the backward kernels");
   if (a.d_o == nullptr || a.dq == nullptr || a.dk == nullptr || a.dv == nullptr)
     throw ConfigError("do/dq/dk/dv", "null", "device pointers to dO and the gradients");
   switch (algo) {
@@ -58,16 +65,23 @@ void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t st
   check_common(a);
   switch (algo) {
     case Algo::standard:
+      if (a.splits != 1) throw ConfigError("splits", std::to_string(a.splits), "1 for standard attention");
       if (a.s == nullptr || a.p == nullptr)
         throw ConfigError("s/p", "null", "device buffers for S and P (standard attention writes them)");
       return launch_standard(a, trace, stream);
     case Algo::v1:
+      if (a.splits != 1) throw ConfigError("splits", std::to_string(a.splits), "1 for V1 (split-KV splits V2's loop)");
       if (a.m == nullptr || a.l == nullptr)
         throw ConfigError("m/l", "null", "device buffers for m and l (V1 keeps them in HBM)");
       return launch_v1(a, trace, stream);
     case Algo::v2:
       if (a.lse == nullptr) throw ConfigError("lse", "null", "a device buffer for L (V2 writes it)");
-      return launch_v2(a, trace, stream);
+      if (a.splits < 1 || a.splits > 128)
+        throw ConfigError("splits", std::to_string(a.splits), "from 1 to 128 (FA2's limit)");
+      if (a.splits == 1) return launch_v2(a, trace, stream);
+      if (a.o_acc == nullptr || a.lse_acc == nullptr)
+        throw ConfigError("o_acc/lse_acc", "null", "device buffers for Oacc and Lacc (split-KV's partial results)");
+      return launch_v2_split(a, trace, stream);
   }
 }
 

@@ -76,7 +76,7 @@ __global__ void fl_standard_scores(const Args a, const TraceBuffers trace) {
   T* sram_Qi = reinterpret_cast<T*>(smem);  // (B_r, d)
   T* sram_Kj = sram_Qi + BR * D;            // (B_c, d)
   T* sram_Sij = sram_Kj + BC * D;           // (B_r, B_c)
-  const T* hbm_K = static_cast<const T*>(a.k) + bh * a.n_k * D;
+  const T* hbm_K = static_cast<const T*>(a.k) + kv_head(a, bh) * a.n_k * D;
   T* hbm_Si = static_cast<T*>(a.s) + (bh * a.n_q + std::int64_t(i) * BR) * ld;  // (rows_i, ld)
 
   load_q_k<Sh>(sram_Qi, sram_Kj, static_cast<const T*>(a.q) + (bh * a.n_q + std::int64_t(i) * BR) * D, hbm_K,
@@ -232,7 +232,7 @@ __global__ void fl_standard_output(const Args a, const TraceBuffers trace) {
   T* sram_Vj = sram_Pij + BR * BC;           // (B_c, d)
   T* sram_Oi = sram_Pij;                     // (B_r, d), at the end
   const T* hbm_Pi = static_cast<const T*>(a.p) + (bh * a.n_q + std::int64_t(i) * BR) * ld;
-  const T* hbm_V = static_cast<const T*>(a.v) + bh * a.n_k * D;
+  const T* hbm_V = static_cast<const T*>(a.v) + kv_head(a, bh) * a.n_k * D;
 
   float o[kMT][Sh::kDT][4];  // O_i, the warp's rows: (B_r/W, d) in registers
 #pragma unroll

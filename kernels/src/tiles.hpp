@@ -1,5 +1,5 @@
-// tiles.hpp — what is compiled: the head dims and, per algorithm, the tile shapes (B_r x B_c,
-// warps per thread block). The dispatch chain (common/launch.cuh) instantiates exactly these,
+// tiles.hpp — what is compiled: the head dims and, per algorithm and kernel family (forward,
+// backward, split-KV), the tile shapes (B_r x B_c, warps per thread block). The dispatch chain (common/launch.cuh) instantiates exactly these,
 // and compiled_tiles (api.cpp) lists them; nothing else names a shape.
 //
 // A short list per algorithm, chosen for validation (small, ragged-friendly tiles) and speed
@@ -55,19 +55,44 @@ constexpr TileList listed_backward_tiles(Algo algo) {
   return {};
 }
 
+/// The tile shapes of split-KV's kernels (v2_split.cu: the split kernel and its combine) at head
+/// dim d: FA2's split tiles (flash_fwd_launch_template.h run_mha_fwd_splitkv_dispatch: B_r = 64,
+/// B_c = 256 at d = 64, 128 at d = 128; the simulator's split_blocks) and the smaller 64 x 64 and
+/// 64 x 128, with 4 warps. Few on purpose: each is one more split kernel for every dtype (compile
+/// time). None at d = 32.
+constexpr TileList listed_split_tiles(int d) {
+  switch (d) {
+    case 64: return {{{64, 64, 4}, {64, 128, 4}, {64, 256, 4}}, 3};
+    case 128: return {{{64, 64, 4}, {64, 128, 4}}, 2};
+    default: return {};
+  }
+}
+
+/// The tiles of one kernel family of `algo` at head dim d (split: V2's split-KV kernels only).
+constexpr TileList family_tiles(Algo algo, Family f, int d) {
+  switch (f) {
+    case Family::forward: return listed_tiles(algo);
+    case Family::backward: return listed_backward_tiles(algo);
+    case Family::split: return algo == Algo::v2 ? listed_split_tiles(d) : TileList{};
+  }
+  return {};
+}
+
 /// fp32 accumulator registers per thread that a shape needs at head dim d.
 constexpr int v2_acc_registers(TileShape s, int d) { return (s.b_r / s.warps) * (d + s.b_c) / 32; }
 constexpr int v1_acc_registers(TileShape s, int d) { return s.b_r * (d + s.b_c / s.warps) / 32; }
 /// The backward's warp: dK_j and dV_j of its keys (keys x d each), S^T and dP^T (keys x B_r each).
 constexpr int backward_acc_registers(TileShape s, int d) { return 2 * (s.b_c / s.warps) * (d + s.b_r) / 32; }
 
-/// Whether shape s is compiled for algorithm `algo` at head dim d: at most 192 accumulator
-/// registers for split-Q warps (V2, standard) and 160 for V1's split-K warps, under the
-/// 255-register limit. The build prints ptxas's -warn-spills report: the V2 shapes at 192 spill
-/// about a hundred bytes, the others at most a few dozen.
-constexpr bool fits(Algo algo, TileShape s, int d, bool backward = false) {
+/// Whether shape s is compiled for family f of algorithm `algo` at head dim d: at most 192
+/// accumulator registers for split-Q warps (V2, its split kernel, standard) and 160 for V1's
+/// split-K warps, under the 255-register limit. The build prints ptxas's -warn-spills report: the
+/// V2 shapes at 192 spill about a hundred bytes, the others at most a few dozen.
+constexpr bool fits(Algo algo, TileShape s, int d, Family f = Family::forward) {
   // a backward shape needs the forward on the same tile too (it writes O and L first)
-  if (backward) return algo != Algo::standard && backward_acc_registers(s, d) <= 192 && fits(algo, s, d, false);
+  if (f == Family::backward)
+    return algo != Algo::standard && backward_acc_registers(s, d) <= 192 && fits(algo, s, d, Family::forward);
+  if (f == Family::split) return algo == Algo::v2 && v2_acc_registers(s, d) <= 192;
   switch (algo) {
     case Algo::v2: case Algo::standard: return v2_acc_registers(s, d) <= 192;
     case Algo::v1: return v1_acc_registers(s, d) <= 160;

@@ -369,8 +369,8 @@ __global__ void fl_v1_forward(const Args a, const TraceBuffers trace) {
   float* sram_max = sram_PV + W * BR * Sh::kPitchPV;
   const V1Sram<T> sram{sram_Kj,  sram_Kj + BC * D,         sram_Kj + 2 * BC * D,          sram_PV,
                        sram_max, sram_max + W * BR,        sram_max + 2 * W * BR,         sram_max + 2 * W * BR + BR};
-  const V1Hbm<T> hbm{static_cast<const T*>(a.q) + bh * a.n_q * D, static_cast<const T*>(a.k) + bh * a.n_k * D,
-                     static_cast<const T*>(a.v) + bh * a.n_k * D, static_cast<T*>(a.o) + bh * a.n_q * D,
+  const V1Hbm<T> hbm{static_cast<const T*>(a.q) + bh * a.n_q * D, static_cast<const T*>(a.k) + kv_head(a, bh) * a.n_k * D,
+                     static_cast<const T*>(a.v) + kv_head(a, bh) * a.n_k * D, static_cast<T*>(a.o) + bh * a.n_q * D,
                      a.l + bh * a.n_q,                            a.m + bh * a.n_q};
 
   init_hbm<Sh>(a, trace, t, hbm, rec);    // line 2

@@ -166,7 +166,7 @@ struct V1BackwardLauncher {
 }  // namespace
 
 void launch_v1_backward(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
-  dispatch<Algo::v1, V1BackwardLauncher, true>(a, trace, stream);
+  dispatch<Algo::v1, V1BackwardLauncher, Family::backward>(a, trace, stream);
 }
 
 }  // namespace flashlab::gpu

@@ -230,7 +230,7 @@ struct V2BackwardLauncher {
 }  // namespace
 
 void launch_v2_backward(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
-  dispatch<Algo::v2, V2BackwardLauncher, true>(a, trace, stream);
+  dispatch<Algo::v2, V2BackwardLauncher, Family::backward>(a, trace, stream);
 }
 
 }  // namespace flashlab::gpu

@@ -137,3 +137,31 @@ BACKWARD_GRID = [
     _b("bwd-v1-skip-window", "--algo v1 --nq 257 --nk 700 --d 32 --br 64 --bc 64 --warps 4 --mask window:30,10 --block-skip on", "V1 block skip on, window, ragged", True),
     _b("bwd-v1-nokey-heads", "--algo v1 --nq 600 --nk 400 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br --batch 2 --heads 2", "V1 rows with no key, batch * heads = 4", False, False, True),
 ]
+
+
+def _s(name, flags, covers, trace=False, sanitize=False):
+    return GridConfig(name, flags, covers, trace, False, True, sanitize)
+
+
+# Split-KV (scripts/gpu/split_validate.py): V2's K/V loop cut into splits (fl_v2_forward_split, each
+# split's partial O and L in fp32) and merged by fl_v2_combine, with grouped-query attention's K/V
+# heads (query head h reads K/V head h / (heads / H_k)) with and without splits. Splits 2, 3, 4, 7,
+# 32 and auto; splits with no visible tile and past the last K/V block; every mask; ragged N; rows
+# no split sees (O = 0, L = +inf); block skip off; d = 64 and 128, every split tile; fp16 and bf16;
+# a decode step (N_q = 1, 32 query heads over 8 K/V heads, the split count FA2's heuristic picks).
+SPLIT_GRID = [
+    _s("split-none-s2", "--algo v2 --splits 2 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4", "2 splits, dense, ragged last tiles", True, True),
+    _s("split-causal-s3", "--algo v2 --splits 3 --nq 777 --nk 777 --d 64 --br 64 --bc 128 --warps 4 --mask causal", "top-left causal: later splits of early Q blocks see no key"),
+    _s("split-causalbr-s3", "--algo v2 --splits 3 --nq 300 --nk 700 --d 64 --br 64 --bc 128 --warps 4 --mask causal-br --stats-blocks 1", "bottom-right causal, N_q < N_k, a split with a skipped tile", True),
+    _s("split-nokey-s4", "--algo v2 --splits 4 --nq 1000 --nk 700 --d 64 --br 64 --bc 128 --warps 4 --mask causal-br --stats-blocks 0", "N_q > N_k: rows no split sees (L = +inf); split 3 past the last K/V block", True, True),
+    _s("split-window-s7-bf16", "--algo v2 --splits 7 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --mask window:128,0 --dtype bf16", "7 splits of 16 K/V blocks (the last one empty), sliding window, bf16"),
+    _s("split-d128-dense-bf16", "--algo v2 --splits 2 --nq 513 --nk 1031 --d 128 --br 64 --bc 128 --warps 4 --mask window:50,70 --dtype bf16 --block-skip off", "d = 128, window both sides, block skip off (masked tiles visited)"),
+    _s("split-d128-auto", "--algo v2 --splits auto --nq 300 --nk 4096 --d 128 --heads 4", "auto: FA2's heuristic and split tile (64 x 128 at d = 128)"),
+    _s("split-d64-auto-bf16", "--algo v2 --splits auto --nq 128 --nk 8192 --d 64 --dtype bf16 --batch 2 --heads 2", "auto: 32 splits of one K/V block each, FA2's 64 x 256 tile"),
+    _s("gqa-v2-kv2", "--algo v2 --nq 500 --nk 700 --d 64 --br 64 --bc 64 --warps 4 --heads 8 --kv-heads 2 --mask causal-br", "GQA without splits: 8 query heads over 2 K/V heads"),
+    _s("gqa-split-kv1", "--algo v2 --splits 3 --nq 200 --nk 2000 --d 128 --br 64 --bc 64 --warps 4 --heads 8 --kv-heads 1 --batch 2", "MQA (one K/V head) with 3 splits, batch 2"),
+    _s("gqa-split-kv2-bf16", "--algo v2 --splits 4 --nq 64 --nk 3000 --d 64 --br 64 --bc 256 --warps 4 --heads 8 --kv-heads 2 --dtype bf16 --mask causal-br", "GQA with 4 splits, 64 x 256 tile, bf16"),
+    _s("decode-gqa-auto", "--algo v2 --splits auto --nq 1 --nk 4096 --d 128 --heads 32 --kv-heads 8 --mask causal-br", "decode step: N_q = 1, 32 query heads over 8 K/V heads, FA2's split count", True),
+    _s("gqa-v1-kv2", "--algo v1 --nq 300 --nk 400 --d 64 --br 64 --bc 64 --warps 4 --heads 4 --kv-heads 2", "GQA on V1"),
+    _s("gqa-std-kv1", "--algo standard --nq 200 --nk 300 --d 64 --br 64 --bc 64 --warps 4 --heads 4 --kv-heads 1 --mask causal", "MQA on standard attention"),
+]

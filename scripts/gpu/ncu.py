@@ -2,7 +2,8 @@
 
 One ncu process profiles every configuration (flashlab-gpu --configs with --profile lines, which
 launch each plain kernel once). Launches are matched to configurations in order: standard
-attention runs 3 kernels, V1 and V2 one each. Clocks are left as they are (--clock-control none).
+attention runs 3 kernels, V1 and V2 one each, split-KV V2 (--splits N > 1) two (the split kernel
+and the combine). Clocks are left as they are (--clock-control none).
 """
 
 import csv
@@ -16,15 +17,32 @@ METRICS = {
     "dram_wr": "dram__bytes_write.sum",
 }
 KERNELS_PER_ALGO = {"standard": 3, "v1": 1, "v2": 1}
+SPLIT_KERNELS = 2  # --algo v2 --splits N > 1: fl_v2_forward_split, fl_v2_combine
+
+
+def flag_value(flags, name, default=None):
+    words = flags.split()
+    return words[words.index(name) + 1] if name in words else default
 
 
 def algo_of(flags):
-    words = flags.split()
-    return words[words.index("--algo") + 1]
+    return flag_value(flags, "--algo")
 
 
-def profile(binary, grid, workdir, log):
-    """Returns one dict per grid config: {"ld", "st", "dram_rd", "dram_wr", "kernels"} (bytes)."""
+def kernels_of(flags):
+    """Kernels one run of these flags launches. `--splits auto` depends on the GPU's size: resolve it
+    first (the simulator's `flashlab count --json` lists the launches) and pass the count to profile."""
+    splits = flag_value(flags, "--splits", "1")
+    if splits == "auto":
+        raise ValueError(f"--splits auto: pass the resolved kernel count to ncu.profile ({flags})")
+    return SPLIT_KERNELS if algo_of(flags) == "v2" and int(splits) > 1 else KERNELS_PER_ALGO[algo_of(flags)]
+
+
+def profile(binary, grid, workdir, log, kernels=None, per_kernel=False):
+    """Returns one dict per grid config: {"ld", "st", "dram_rd", "dram_wr", "kernels"} (bytes), the
+    sums over its kernels; with per_kernel, "launches" too: each kernel's own. `kernels`: how many
+    each config launches (default: kernels_of its flags)."""
+    counts = kernels if kernels is not None else [kernels_of(g.flags) for g in grid]
     lines = workdir / "ncu_configs.txt"
     lines.write_text("".join(f"{g.flags} --profile\n" for g in grid))
     cmd = ["ncu", "--clock-control", "none", "--metrics", ",".join(METRICS.values()), "--csv",
@@ -43,13 +61,15 @@ def profile(binary, grid, workdir, log):
         entry = launches.setdefault(int(row["ID"]), {"name": row["Kernel Name"]})
         entry[key] = int(float(row["Metric Value"].replace(",", "")))
     ordered = [launches[i] for i in sorted(launches)]
-    expected = sum(KERNELS_PER_ALGO[algo_of(g.flags)] for g in grid)
+    expected = sum(counts)
     if len(ordered) != expected:
         raise RuntimeError(f"ncu profiled {len(ordered)} kernels, expected {expected}")
     out, pos = [], 0
-    for g in grid:
-        n = KERNELS_PER_ALGO[algo_of(g.flags)]
+    for n in counts:
         group = ordered[pos:pos + n]
         pos += n
-        out.append({k: sum(x.get(k, 0) for x in group) for k in METRICS} | {"kernels": [x["name"] for x in group]})
+        row = {k: sum(x.get(k, 0) for x in group) for k in METRICS} | {"kernels": [x["name"] for x in group]}
+        if per_kernel:
+            row["launches"] = [{"name": x["name"]} | {k: x.get(k, 0) for k in METRICS} for x in group]
+        out.append(row)
     return out

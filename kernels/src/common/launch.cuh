@@ -5,7 +5,7 @@
 //
 // Each level turns one runtime value of Args into a template argument of `Instance`, and the last
 // calls the algorithm's launcher with it: Launcher::run<Instance<T, D, BR, BC, W, kRecord>>.
-// The values compiled are those of tiles.hpp (kHeadDims, listed_tiles, fits); a value outside
+// The values compiled are those of tiles.hpp (kHeadDims, family_tiles, fits); a value outside
 // them is a ConfigError naming the field. A new compile-time switch of the kernels is one more
 // member of Instance and one more level here.
 #pragma once
@@ -35,17 +35,13 @@ struct Instance {
   static constexpr bool kRecord = kRecord_;
 };
 
-[[noreturn]] inline void unsupported_tile(Algo algo, const TileShape& s, int d, bool backward) {
+[[noreturn]] inline void unsupported_tile(Algo algo, const TileShape& s, int d, Family f) {
   const char* name = algo == Algo::standard ? "standard" : algo == Algo::v1 ? "v1" : "v2";
+  const char* family = f == Family::backward ? " backward" : f == Family::split ? " split-KV" : "";
   throw ConfigError("br x bc x warps",
                     std::to_string(s.b_r) + " x " + std::to_string(s.b_c) + " x " + std::to_string(s.warps),
-                    std::string("a tile shape compiled for the ") + name + (backward ? " backward" : "") +
-                        " kernel at d = " + std::to_string(d) + " (flashlab-gpu --list-tiles shows them)");
-}
-
-/// The tiles of a kernel family: the forward's (listed_tiles) or the backward's.
-constexpr TileList family_tiles(Algo algo, bool backward) {
-  return backward ? listed_backward_tiles(algo) : listed_tiles(algo);
+                    std::string("a tile shape compiled for the ") + name + family + " kernel at d = " +
+                        std::to_string(d) + " (flashlab-gpu --list-tiles shows them)");
 }
 
 namespace dispatch_level {
@@ -59,11 +55,11 @@ void record(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
 
 // Level 3, one entry of the tile list: launches it if it is the requested shape (and is compiled
 // at this d); returns whether it did.
-template <Algo kAlgo, bool kBackward, class Launcher, class T, int D, std::size_t I>
+template <Algo kAlgo, Family kFamily, class Launcher, class T, int D, std::size_t I>
 bool tile_entry(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
-  constexpr TileList kList = family_tiles(kAlgo, kBackward);
+  constexpr TileList kList = family_tiles(kAlgo, kFamily, D);
   constexpr TileShape kShape = kList.shape[I];
-  if constexpr (int(I) < kList.count && fits(kAlgo, kShape, D, kBackward)) {
+  if constexpr (int(I) < kList.count && fits(kAlgo, kShape, D, kFamily)) {
     if (!(a.tile == kShape)) return false;
     record<Launcher, T, D, kShape.b_r, kShape.b_c, kShape.warps>(a, trace, stream);
     return true;
@@ -73,25 +69,25 @@ bool tile_entry(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
 }
 
 // Level 3: the tile shape, one of the algorithm's list.
-template <Algo kAlgo, bool kBackward, class Launcher, class T, int D, std::size_t... I>
+template <Algo kAlgo, Family kFamily, class Launcher, class T, int D, std::size_t... I>
 void tile(const Args& a, const TraceBuffers* trace, cudaStream_t stream, std::index_sequence<I...>) {
-  if (!(tile_entry<kAlgo, kBackward, Launcher, T, D, I>(a, trace, stream) || ...))
-    unsupported_tile(kAlgo, a.tile, a.d, kBackward);
+  if (!(tile_entry<kAlgo, kFamily, Launcher, T, D, I>(a, trace, stream) || ...))
+    unsupported_tile(kAlgo, a.tile, a.d, kFamily);
 }
 
 // Level 2, one entry of kHeadDims.
-template <Algo kAlgo, bool kBackward, class Launcher, class T, std::size_t I>
+template <Algo kAlgo, Family kFamily, class Launcher, class T, std::size_t I>
 bool head_dim_entry(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
   constexpr int kD = kHeadDims[I];
   if (a.d != kD) return false;
-  tile<kAlgo, kBackward, Launcher, T, kD>(a, trace, stream, std::make_index_sequence<TileList::kMax>{});
+  tile<kAlgo, kFamily, Launcher, T, kD>(a, trace, stream, std::make_index_sequence<TileList::kMax>{});
   return true;
 }
 
 // Level 2: the head dim d.
-template <Algo kAlgo, bool kBackward, class Launcher, class T, std::size_t... I>
+template <Algo kAlgo, Family kFamily, class Launcher, class T, std::size_t... I>
 void head_dim(const Args& a, const TraceBuffers* trace, cudaStream_t stream, std::index_sequence<I...>) {
-  if (!(head_dim_entry<kAlgo, kBackward, Launcher, T, I>(a, trace, stream) || ...))
+  if (!(head_dim_entry<kAlgo, kFamily, Launcher, T, I>(a, trace, stream) || ...))
     throw ConfigError("d", std::to_string(a.d), "32, 64 or 128 (the head dims the CUDA kernels are built for)");
 }
 
@@ -99,15 +95,14 @@ void head_dim(const Args& a, const TraceBuffers* trace, cudaStream_t stream, std
 
 /// Level 1 of the chain, the input type; calls Launcher::run<Instance<...>>(a, trace, stream)
 /// with the Instance that Args asks for (trace == nullptr: the plain build, which gets an empty
-/// TraceBuffers). Throws ConfigError for a d or tile shape not compiled for kAlgo (its backward
-/// kernels' shapes with kBackward).
-template <Algo kAlgo, class Launcher, bool kBackward = false>
+/// TraceBuffers). Throws ConfigError for a d or tile shape not compiled for family kFamily of kAlgo.
+template <Algo kAlgo, class Launcher, Family kFamily = Family::forward>
 void dispatch(const Args& a, const TraceBuffers* trace, cudaStream_t stream) {
   constexpr auto kDims = std::make_index_sequence<sizeof(kHeadDims) / sizeof(kHeadDims[0])>{};
   switch (a.elem) {
-    case Elem::fp16: return dispatch_level::head_dim<kAlgo, kBackward, Launcher, __half>(a, trace, stream, kDims);
+    case Elem::fp16: return dispatch_level::head_dim<kAlgo, kFamily, Launcher, __half>(a, trace, stream, kDims);
     case Elem::bf16:
-      return dispatch_level::head_dim<kAlgo, kBackward, Launcher, __nv_bfloat16>(a, trace, stream, kDims);
+      return dispatch_level::head_dim<kAlgo, kFamily, Launcher, __nv_bfloat16>(a, trace, stream, kDims);
   }
   throw ConfigError("dtype", std::to_string(int(a.elem)), "fp16 or bf16");
 }

@@ -2,10 +2,12 @@
 // tile shapes compiled in, and the event/statistics buffers of the instrumented build.
 //
 // Memory layout (elements, row-major, one contiguous tensor each, as PyTorch's (B, H, N, d)):
-//   Q (batch*heads, N_q, d), K and V (batch*heads, N_k, d), O (batch*heads, N_q, d) at e_in bytes;
+//   Q (batch*heads, N_q, d), K and V (batch*H_k, N_k, d), O (batch*heads, N_q, d) at e_in bytes;
 //   L, and V1's m and l (batch*heads, N_q) in fp32; standard's S and P (batch*heads, N_q, N_k)
-//   at e_in bytes with a row stride of standard_ld(N_k) elements. Any N_q, N_k >= 1; d in
-//   {32, 64, 128}.
+//   at e_in bytes with a row stride of standard_ld(N_k) elements; split-KV's Oacc (splits,
+//   batch*heads, N_q, d) and Lacc (splits, batch*heads, N_q) in fp32. Any N_q, N_k >= 1; d in
+//   {32, 64, 128}. Grouped-query attention (H_k K/V heads, group = heads / H_k): query head h of
+//   batch b, bh = b*heads + h, reads K/V head b*H_k + h/group = bh / group (kv_head).
 #pragma once
 
 #include <cstdint>
@@ -35,10 +37,14 @@ struct TileShape {
   bool operator==(const TileShape& o) const { return b_r == o.b_r && b_c == o.b_c && warps == o.warps; }
 };
 
-/// The tile shapes compiled for algorithm `algo` at head dim d (empty for a d not compiled), in
-/// the order of kernels/src/tiles.hpp; launch() rejects any other shape with ConfigError. With
-/// `backward`, those of the algorithm's backward kernels (launch_backward).
-std::vector<TileShape> compiled_tiles(Algo algo, int d, bool backward = false);
+/// The kernel families of an algorithm, each with its own list of compiled tiles (tiles.hpp): the
+/// forward, the backward (launch_backward) and V2's split-KV forward (launch with splits > 1).
+enum class Family : std::uint8_t { forward = 0, backward = 1, split = 2 };
+
+/// The tile shapes compiled for family `f` of algorithm `algo` at head dim d (empty for a d not
+/// compiled, and for a family the algorithm lacks), in the order of kernels/src/tiles.hpp;
+/// launch() and launch_backward() reject any other shape with ConfigError.
+std::vector<TileShape> compiled_tiles(Algo algo, int d, Family f = Family::forward);
 
 /// One attention forward launch. Pointers are device pointers; unused ones may be null
 /// (L: V2 only; m, l: V1 only; S, P: standard only).
@@ -59,7 +65,12 @@ struct Args {
   void* dv = nullptr;         // dV, (bh, N_k, d) at e_in
   float* d_sum = nullptr;     // D = rowsum(dO o O), (bh, N_q) fp32               (V2)
   float* dq_acc = nullptr;    // dQacc, the fp32 accumulator of dQ, (bh, N_q, d)  (V2)
+  // Split-KV (V2 with splits > 1): each split's partial O and L, read back by the combine
+  float* o_acc = nullptr;     // Oacc, O_s = diag(l)^-1 O of split s, (splits, bh, N_q, d) fp32
+  float* lse_acc = nullptr;   // Lacc, L_s = m + ln l of split s (-inf: no key), (splits, bh, N_q) fp32
+  int splits = 1;             // K/V splits (1: V2's single launch)
   std::int64_t bh = 1;      // batch * heads
+  std::int64_t group = 1;   // query heads per K/V head (GQA; 1: one K/V head per query head)
   std::int64_t n_q = 0, n_k = 0;
   int d = 0;
   Band band;                // the mask as a band on c - r (tiling.hpp)
@@ -69,12 +80,29 @@ struct Args {
   TileShape tile;
 };
 
+/// The K/V head (batch * H_k index) that query head bh reads: bh / group (the layout note above).
+FL_HD std::int64_t kv_head(const Args& a, std::int64_t bh) { return bh / a.group; }
+
+/// The K/V blocks [first, end) that split s of `splits` walks: n = ceil(T_c / splits) blocks each,
+/// the last ones fewer or none (FA2's n_blocks_per_split; the simulator's split_range, schedule.hpp).
+struct SplitKvBlocks {
+  std::int64_t first = 0, end = 0;
+};
+FL_HD SplitKvBlocks split_kv_blocks(std::int64_t t_c, std::int64_t splits, std::int64_t s) {
+  const std::int64_t n = (t_c + splits - 1) / splits, first = s * n, end = first + n;
+  return {first < t_c ? first : t_c, end < t_c ? end : t_c};
+}
+/// The most steps a thread block of the split kernel has: step 0, one per K/V block of a split,
+/// the final one. Split s's m, l snapshots use slots [s * this, (s + 1) * this) of TraceBuffers::stats.
+FL_HD std::int64_t split_block_steps(std::int64_t t_c, std::int64_t splits) { return (t_c + splits - 1) / splits + 2; }
+
 /// Where the instrumented build writes. Only thread blocks of (batch*head) `traced_bh` record,
 /// so the stream is the one (batch, head) that the simulator walks. Events are appended with an
 /// atomic counter, one recording thread per thread block, in program order; the host sorts them
 /// stably by (launch, block, step). m and l snapshots (fp32, after every step the simulator snapshots)
-/// go to stats[(step * 2 + {0: m, 1: l}) * B_r + row] for Q block `stat_block`, and
-/// stat_written[step] = 1 marks the steps written.
+/// go to stats[(slot * 2 + {0: m, 1: l}) * B_r + row] for Q block `stat_block`, and
+/// stat_written[slot] = 1 marks the slots written; the slot is the step, and for split-KV, whose
+/// every split snapshots Q block `stat_block`, s * split_block_steps + step for split s.
 struct TraceBuffers {
   Event* events = nullptr;
   unsigned* count = nullptr;       // events appended (may exceed capacity: then the run failed)
@@ -89,9 +117,11 @@ struct TraceBuffers {
 
 /// Launches the plain build of `algo` (trace == nullptr) or the instrumented build (events, m,
 /// l): standard attention is three CUDA kernels (fl_standard_scores, _softmax, _output), V1 and
-/// V2 one each (fl_v1_forward, fl_v2_forward). Throws ConfigError (error.hpp) for a d, tile shape
-/// or size the kernels do not support, and std::runtime_error with the CUDA error text when a
-/// launch fails.
+/// V2 one each (fl_v1_forward, fl_v2_forward); V2 with splits > 1 is split-KV, two launches as the
+/// simulator's split schedule numbers them: fl_v2_forward_split (grid (T_r, splits, bh), each
+/// split's partial O and L into Oacc, Lacc; launch 0) and fl_v2_combine (grid (T_r, bh), O and L;
+/// launch 1). Throws ConfigError (error.hpp) for a d, tile shape or size the kernels do not
+/// support, and std::runtime_error with the CUDA error text when a launch fails.
 void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t stream);
 
 /// Launches the backward of `algo` (docs/model.md "Backward pass"), plain or instrumented, and sets
@@ -101,7 +131,8 @@ void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t st
 /// dQacc with atomicAdd; launch 1), fl_v2_bwd_convert_dq (dQ = dQacc; launch 2); V1 (FA1 Alg. 4)
 /// one kernel, fl_v1_backward, one thread block per (batch, head), dQ_i read and written at every
 /// step. Throws ConfigError for an algorithm without a backward kernel (standard attention), a d or
-/// tile shape not compiled, or a null buffer the algorithm needs.
+/// tile shape not compiled, a null buffer the algorithm needs, or grouped K/V heads (group > 1: dK,
+/// dV of a K/V head would be sums over its query heads, which the kernels do not form).
 void launch_backward(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t stream);
 
 }  // namespace flashlab::gpu

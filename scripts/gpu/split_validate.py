@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Validates split-KV (fl_v2_forward_split + fl_v2_combine) and grouped K/V heads on a GPU machine.
+
+    python3 scripts/gpu/split_validate.py --out OUT [--build-dir DIR] [--commit SHA]
+
+Builds nothing: flashlab-gpu and flashlab must already be built in --build-dir (default build-gpu).
+For every row of SPLIT_GRID (scripts/gpu/grid.py):
+  1. events and numbers: flashlab-gpu runs the instrumented launches, whose block-level events (and
+     m, l of one Q block, every split's) must equal the simulator's (flashlab diff), then the plain
+     ones, whose O and L must be within the simulator's tolerance of float64 (and Oacc, Lacc, O, L
+     written exactly where they belong: canaries intact);
+  2. Nsight Compute: each kernel's global load and store bytes against the simulator's sector level
+     (the bytes the kernels move in whole 32-byte sectors: flashlab-gpu's bytes.kernel, per tensor,
+     summed over the tensors each launch moves) and beside its request level per launch (`flashlab
+     count --json` launches: the papers' bytes);
+  3. compute-sanitizer memcheck on the rows marked sanitize.
+Writes OUT/results.json, OUT/report.md, OUT/traces/*.trace (text GPU traces of the rows marked
+trace) and OUT/logs.tar.gz. Exit 0 when every check passed.
+"""
+
+import argparse
+import csv
+import io
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import grid as grid_mod  # noqa: E402
+import ncu  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The tensors each split-KV launch loads and stores (schedule.hpp make_split_schedule): the sector
+# level per launch is the sum of its tensors' (no tensor moves the same way in both launches).
+LAUNCH_TENSORS = {
+    "v2_forward_split": {"ld": ["Q", "K", "V"], "st": ["Oacc", "Lacc"]},
+    "flash_combine": {"ld": ["Lacc", "Oacc"], "st": ["O", "L"]},
+}
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
+
+
+def run_grid(gpu, rows, out, logs, commit):
+    """flashlab-gpu on every row, one process; returns the JSON list (one object per row)."""
+    lines = []
+    for g in rows:
+        lines.append(g.flags + (f" --trace {out / 'traces' / (g.name + '.trace')} --trace-format text" if g.trace else ""))
+    (out / "traces").mkdir(parents=True, exist_ok=True)
+    cfg = logs / "split_configs.txt"
+    cfg.write_text("\n".join(lines) + "\n")
+    js = logs / "grid.json"
+    p = sh([str(gpu), "--configs", str(cfg), "--json", str(js)] + (["--commit", commit] if commit else []))
+    (logs / "grid.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr)
+    print(p.stdout[-6000:], p.stderr[-2000:], flush=True)
+    return (json.loads(js.read_text()) if js.exists() else []), p.returncode
+
+
+def config_flags(flags):
+    """The configuration flags of a flashlab-gpu line (without flashlab-gpu's own --stats-blocks)."""
+    words = flags.split()
+    out = []
+    for k in range(0, len(words), 2):
+        if words[k] != "--stats-blocks":
+            out += words[k:k + 2]
+    return out
+
+
+def sector_per_launch(result, launches):
+    """The simulator's sector bytes of each launch: one launch, the row's totals; split-KV's two, by tensor."""
+    kernel = result["bytes"]["kernel"]
+    if len(launches) == 1:
+        return [{"ld": kernel["ld"], "st": kernel["st"]}]
+    tensors = kernel["tensors"]
+    out = []
+    for sl in launches:
+        want = LAUNCH_TENSORS.get(sl["name"])
+        if want is None:  # standard attention's three kernels: compared as a whole
+            return None
+        out.append({d: sum(tensors.get(t, {}).get(d, 0) for t in want[d]) for d in ("ld", "st")})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--build-dir", default="build-gpu")
+    ap.add_argument("--commit", default="")
+    a = ap.parse_args()
+    out = Path(a.out)
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    build = ROOT / a.build_dir
+    gpu, flashlab = build / "kernels" / "flashlab-gpu", build / "sim" / "cli" / "flashlab"
+    smi = sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader").stdout.strip().splitlines() or ["?, ?"]
+    device, driver = [x.strip() for x in smi[0].split(",")][:2]
+    meta = {"device": device, "driver": driver, "commit": a.commit, "command": " ".join(sys.argv),
+            "cuda": (sh("nvcc --version").stdout.strip().splitlines() or ["unknown"])[-1],
+            "date": sh("date -u '+%Y-%m-%d %H:%M UTC'").stdout.strip()}
+    rows = grid_mod.SPLIT_GRID
+    ok = True
+
+    # 1. events and numbers
+    results, rc = run_grid(gpu, rows, out, logs, a.commit)
+    grid_rows = []
+    for k, g in enumerate(rows):
+        r = results[k] if k < len(results) else None
+        if r is None:
+            grid_rows.append({"name": g.name, "flags": g.flags, "covers": g.covers, "error": f"no result (rc {rc})"})
+            ok = False
+            continue
+        heads = r["numbers"]["heads"]
+        grid_rows.append({"name": g.name, "flags": g.flags, "covers": g.covers, "splits": r["config"].get("splits", 1),
+                          "tile": f"{r['config']['b_r']}x{r['config']['b_c']}x{r['config']['warps']}",
+                          "events_agree": r["events"]["agree"], "gpu_events": r["events"]["gpu"],
+                          "sim_events": r["events"]["sim"], "stat_values": r["events"]["stat_values"],
+                          "stat_differing": r["events"]["stat_differing"],
+                          "worst_O": max(h["rel_fro_O"] for h in heads), "tol_O": r["numbers"]["tol_O"],
+                          "worst_L_over_tol": max(h["L_over_tol"] for h in heads),
+                          "within": r["numbers"]["within"], "canary": r["numbers"]["canary_intact"],
+                          "passed": r["passed"], "diff": "" if r["events"]["agree"] else r["events"]["report"][:3000]})
+        ok = ok and r["passed"]
+
+    # 2. Nsight Compute, per kernel
+    ncu_rows, ncu_error = [], None
+    by_name = {g.name: r for g, r in zip(rows, results)}
+    prof_rows = [g for g in rows if g.ncu and g.name in by_name]
+    sims = [json.loads(sh([str(flashlab), "count", "--json"] + config_flags(g.flags)).stdout) for g in prof_rows]
+    try:
+        prof = ncu.profile(gpu, prof_rows, logs, logs / "ncu.log", kernels=[len(s["launches"]) for s in sims],
+                           per_kernel=True)
+        for g, s, p in zip(prof_rows, sims, prof):
+            sector = sector_per_launch(by_name[g.name], s["launches"])
+            if sector is None:  # compared as a whole: the row's totals
+                hw = [{"name": "+".join(x["name"].split("<")[0].split("::")[-1] for x in p["launches"]),
+                       "ld": p["ld"], "st": p["st"], "dram_rd": p["dram_rd"], "dram_wr": p["dram_wr"]}]
+                sector = [{"ld": by_name[g.name]["bytes"]["kernel"]["ld"], "st": by_name[g.name]["bytes"]["kernel"]["st"]}]
+                request = [{"name": "all launches", "read_bytes": sum(x["read_bytes"] for x in s["launches"]),
+                            "write_bytes": sum(x["write_bytes"] for x in s["launches"])}]
+            else:
+                hw = [x | {"name": x["name"].split("<")[0].split("::")[-1]} for x in p["launches"]]
+                request = s["launches"]
+            for h, sec, req in zip(hw, sector, request):
+                row = {"row": g.name, "kernel": req["name"], "ncu_kernel": h["name"],
+                       "ncu": {m: h[m] for m in ("ld", "st", "dram_rd", "dram_wr")},
+                       "sector": sec, "request": {"ld": req["read_bytes"], "st": req["write_bytes"]}}
+                row["equals_sector"] = h["ld"] == sec["ld"] and h["st"] == sec["st"]
+                ncu_rows.append(row)
+                ok = ok and row["equals_sector"]
+    except Exception as e:  # noqa: BLE001 - reported, not fatal to the other checks
+        ncu_error = repr(e)
+        ok = False
+
+    # 3. compute-sanitizer memcheck
+    sanitizer = []
+    for g in [g for g in rows if g.sanitize]:
+        p = sh(["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9", str(gpu)] + g.flags.split())
+        (logs / f"sanitizer-memcheck-{g.name}.log").write_text(p.stdout + p.stderr)
+        summary = [x for x in (p.stdout + p.stderr).splitlines() if "SUMMARY" in x]
+        clean = p.returncode == 0 and bool(summary) and "0 errors" in summary[-1]
+        sanitizer.append({"row": g.name, "tool": "memcheck", "rc": p.returncode, "summary": summary[-1:] or [""],
+                          "clean": clean})
+        ok = ok and clean
+
+    res = {"meta": meta, "grid": grid_rows, "ncu": ncu_rows, "ncu_error": ncu_error, "sanitizer": sanitizer,
+           "passed": ok}
+    (out / "results.json").write_text(json.dumps(res, indent=1) + "\n")
+    md = [f"# Split-KV and grouped K/V heads on {device}", "",
+          f"driver {driver}, {meta['cuda']}, commit {a.commit}, {meta['date']}", "", f"`{meta['command']}`", "",
+          "| row | splits | tile | events (gpu/sim) | m, l | O rel. err | tol | L / tol | result |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    for r in grid_rows:
+        if "error" in r:
+            md.append(f"| {r['name']} | | | {r['error']} | | | | | FAIL |")
+            continue
+        md.append(f"| {r['name']} | {r['splits']} | {r['tile']} | "
+                  f"{'agree' if r['events_agree'] else 'DIFFER'} ({r['gpu_events']}/{r['sim_events']}) | "
+                  f"{r['stat_values'] - r['stat_differing']}/{r['stat_values']} | {r['worst_O']:.2e} | {r['tol_O']:.1e} | "
+                  f"{r['worst_L_over_tol']:.3f} | {'ok' if r['passed'] else 'FAIL'}{'' if r['canary'] else ' (canary)'} |")
+    md += ["", "Nsight Compute, global load and store bytes per kernel: measured / the simulator's sector level "
+           "(what the kernels move in 32-byte sectors) / its request level (the papers' bytes):", "",
+           "| row | kernel | ld ncu / sector / request | st ncu / sector / request | equal | DRAM rd / wr |",
+           "|---|---|---|---|---|---|"]
+    for r in ncu_rows:
+        n, s, q = r["ncu"], r["sector"], r["request"]
+        md.append(f"| {r['row']} | {r['kernel']} | {n['ld']:,} / {s['ld']:,} / {q['ld']:,} | "
+                  f"{n['st']:,} / {s['st']:,} / {q['st']:,} | {'yes' if r['equals_sector'] else 'NO'} | "
+                  f"{n['dram_rd']:,} / {n['dram_wr']:,} |")
+    if ncu_error:
+        md.append(f"\nncu failed: {ncu_error}")
+    md += ["", "compute-sanitizer:", ""] + [f"- {s['row']} {s['tool']}: rc {s['rc']} {s['summary'][0]}" for s in sanitizer]
+    md += ["", f"passed: {ok}"]
+    (out / "report.md").write_text("\n".join(md) + "\n")
+    with tarfile.open(out / "logs.tar.gz", "w:gz") as t:
+        t.add(logs, arcname="logs")
+    for f in logs.iterdir():  # only the tarball comes back
+        if f.is_file():
+            f.unlink()
+    logs.rmdir()
+    print("\n".join(md))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+// Split-KV's kernels (fl_v2_forward_split, fl_v2_combine) and grouped K/V heads, as recorded on an
+// H200 by scripts/gpu/split_validate.py under tests/data/gpu_split/ (report.md beside them), against
+// the simulator: each GPU trace equals a fresh simulator trace of its config, and Nsight Compute's
+// global load and store bytes of every kernel equal the simulator's sector level (the bytes the
+// kernels move in whole 32-byte sectors), recomputed here, per launch.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/trace/diff.hpp"
+#include "flashlab/trace/trace.hpp"
+#include "flashlab/trace/trace_io.hpp"
+
+using namespace flashlab;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kDir = fs::path(FLASHLAB_TEST_DATA) / "gpu_split";
+
+nlohmann::json results() {
+  std::ifstream in(kDir / "results.json");
+  REQUIRE(in);
+  std::stringstream s;
+  s << in.rdbuf();
+  return nlohmann::json::parse(s.str());
+}
+
+// The Problem of a flashlab-gpu flag line, built by the flags' own builder, as the command line builds it
+// (--stats-blocks, flashlab-gpu's own, left out).
+Problem problem_of(const std::string& flags) {
+  std::istringstream in(flags);
+  std::vector<std::string> w{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
+  std::vector<cli::FlagText> given;
+  for (std::size_t k = 0; k + 1 < w.size(); k += 2)
+    if (w[k] != "--stats-blocks") given.push_back({w[k].substr(2), w[k + 1]});
+  return resolve(cli::build_config(given, ""));
+}
+
+// The tensors each split-KV launch loads and stores (schedule.hpp make_split_schedule).
+const std::map<std::string, std::pair<std::vector<Tensor>, std::vector<Tensor>>> kLaunchTensors = {
+    {"v2_forward_split", {{Tensor::Q, Tensor::K, Tensor::V}, {Tensor::Oacc, Tensor::Lacc}}},
+    {"flash_combine", {{Tensor::Lacc, Tensor::Oacc}, {Tensor::O, Tensor::L}}},
+};
+
+}  // namespace
+
+TEST_CASE("committed split-KV GPU traces equal fresh simulator traces of their configs") {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(kDir))
+    if (e.path().extension() == ".trace") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 4);
+  std::size_t split = 0, grouped = 0, combines = 0, stats = 0;
+  for (const fs::path& f : files) {
+    CAPTURE(f.filename().string());
+    const flashlab::Trace gpu = read_trace(f.string());
+    CHECK(gpu.header.source == TraceSource::gpu);
+    CHECK(gpu.header.gpu.device.find("H200") != std::string::npos);
+    CHECK(gpu.header.gpu.commit.size() == 40);
+    const Problem p = trace_problem(gpu.header);
+    flashlab::Trace sim = record_trace(p, TraceLevel::block);
+    std::vector<std::int64_t> blocks;  // m and l of the same Q block, every split's thread block, same inputs
+    for (const BlockStats& b : gpu.stats) blocks.push_back(b.i);
+    if (!blocks.empty()) add_stats(sim, p, blocks, gpu.header.inputs.value());
+    const DiffResult d = diff_traces(sim, gpu);
+    CHECK_MESSAGE(d.agree(), format_diff(d, "sim", "gpu"));
+    CHECK(d.events_a == gpu.events.size());
+    split += p.splits > 1;
+    grouped += p.kv_heads < p.heads;
+    stats += !gpu.stats.empty() && d.values_compared > 0;
+    for (const Event& e : gpu.events) combines += e.launch == 1 && e.eq == Eq::combine;
+  }
+  CHECK(split >= 4);
+  CHECK(grouped >= 1);  // the decode step: 32 query heads over 8 K/V heads
+  CHECK(combines > 0);
+  CHECK(stats >= 2);  // m, l of every split's thread block of one Q block, compared by the script
+}
+
+TEST_CASE("committed split-KV run: every row agreed and was within tolerance; Nsight's bytes equal the sector level") {
+  const nlohmann::json r = results();
+  CHECK(r.at("passed") == true);
+  CHECK(r.at("meta").at("device").get<std::string>().find("H200") != std::string::npos);
+  CHECK(r.at("meta").at("commit").get<std::string>().size() == 40);
+  REQUIRE(r.at("grid").size() >= 12);
+  std::map<std::string, std::string> flags;
+  for (const auto& row : r.at("grid")) {
+    CAPTURE(row.at("name").get<std::string>());
+    CHECK(row.at("events_agree") == true);
+    CHECK(row.at("within") == true);
+    CHECK(row.at("canary") == true);
+    CHECK(row.at("worst_O").get<double>() <= row.at("tol_O").get<double>());
+    flags[row.at("name")] = row.at("flags");
+  }
+  REQUIRE(r.at("ncu").size() >= 20);
+  std::size_t per_launch = 0;
+  for (const auto& k : r.at("ncu")) {
+    const std::string name = k.at("row"), kernel = k.at("kernel");
+    CAPTURE(name);
+    CAPTURE(kernel);
+    REQUIRE(flags.count(name));
+    const Problem p = problem_of(flags[name]);
+    const Counters c = count(p, true);  // the sector level, recomputed here (not the script's figures)
+    const auto sector = [&](const std::vector<Tensor>& ts, Dir dir) {
+      std::uint64_t b = 0;
+      for (Tensor t : ts) b += c.bytes(Memory::sector, t, dir);
+      return b;
+    };
+    std::uint64_t ld = 0, st = 0;
+    if (const auto it = kLaunchTensors.find(kernel); it != kLaunchTensors.end() && p.splits > 1) {
+      ld = sector(it->second.first, Dir::read);
+      st = sector(it->second.second, Dir::write);
+      ++per_launch;
+    } else {  // one launch (or standard attention's three, compared together): the totals
+      ld = total(c.levels[int(Memory::sector)], Dir::read);
+      st = total(c.levels[int(Memory::sector)], Dir::write);
+    }
+    CHECK(k.at("ncu").at("ld").get<std::uint64_t>() == ld);
+    CHECK(k.at("ncu").at("st").get<std::uint64_t>() == st);
+  }
+  CHECK(per_launch >= 16);  // both launches of every split row
+}
