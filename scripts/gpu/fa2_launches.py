@@ -1,0 +1,152 @@
+"""What PyTorch's FlashAttention-2 launches, measured: Nsight Compute on scaled_dot_product_attention.
+
+For each configuration of CONFIGS this script calls PyTorch's flash backend once (fp16, inputs of
+shape (B, H, N, d) as SDPA takes them; grouped K/V heads through enable_gqa, or FA2's own entry
+point when SDPA refuses) under one `ncu` process, and records every flash_fwd* kernel it launches:
+name, grid, block, global load and store bytes (the requests, at sector granularity), DRAM bytes
+and duration. `flashlab count --kernel fa2` must reproduce the launches, the grids and the bytes:
+tests/sim/executor/fa2_launches_test.cpp reads the JSON this writes.
+
+    python3 scripts/gpu/fa2_launches.py --out DIR --commit HASH     # on the GPU machine
+writes DIR/fa2_launches.json (metadata + one row per configuration) and DIR/ncu.log.
+"""
+
+import argparse
+import csv
+import datetime
+import io
+import json
+import pathlib
+import subprocess
+import sys
+
+# (batch, heads, kv_heads, n_q, n_k, d, causal). causal is FA2's (bottom-right) mask.
+CONFIGS = [
+    # the standard kernel (grid >= 0.8 x 2 x SMs thread blocks of 64 rows)
+    (1, 16, 16, 4096, 4096, 64, False),
+    (1, 16, 16, 4096, 4096, 64, True),
+    (1, 16, 16, 4096, 4096, 128, False),
+    (2, 32, 8, 2048, 2048, 128, True),    # GQA prefill
+    # split-KV (small grids)
+    (1, 8, 8, 1000, 1000, 64, False),
+    (1, 8, 8, 1000, 1000, 64, True),
+    (1, 2, 2, 777, 777, 32, True),
+    (1, 4, 4, 1024, 1024, 128, False),
+    (1, 8, 2, 512, 512, 64, False),       # GQA, split
+    (1, 8, 8, 16, 4096, 64, True),        # a prefill chunk against a cache: bottom-right causal
+    (1, 3, 3, 200, 3000, 96, False),      # d = 96: FA2's 64 x 128 split tile, ragged everything
+    # decode: one query row against a long cache
+    (1, 32, 32, 1, 8192, 128, True),      # no GQA: causal dropped, 32 heads x 1 block
+    (1, 32, 8, 1, 8192, 128, True),       # Llama-3-8B: 4 query heads per K/V head folded into rows
+    (4, 32, 8, 1, 4096, 128, True),
+    (1, 8, 1, 1, 16384, 64, False),       # MQA
+]
+
+METRICS = {
+    "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
+    "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
+    "dram_rd": "dram__bytes_read.sum",
+    "dram_wr": "dram__bytes_write.sum",
+    "time_ns": "gpu__time_duration.sum",
+}
+
+
+def run_configs():
+    """Child mode (under ncu): one flash call per configuration, in CONFIGS order."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    torch.manual_seed(0)
+    entry = []
+    for (b, h, hk, nq, nk, d, causal) in CONFIGS:
+        q = torch.randn(b, h, nq, d, device="cuda", dtype=torch.float16)
+        k = torch.randn(b, hk, nk, d, device="cuda", dtype=torch.float16)
+        v = torch.randn(b, hk, nk, d, device="cuda", dtype=torch.float16)
+        torch.cuda.synchronize()
+        # SDPA's is_causal is top-left; FA2's causal (and its entry point) bottom-right: with
+        # N_q != N_k or grouped heads, call the flash backend's entry point, which SDPA calls
+        used = "sdpa"
+        if nq == nk and hk == h:
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        else:
+            used = "aten._flash_attention_forward"
+            torch.ops.aten._flash_attention_forward(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                    None, None, nq, nk, 0.0, causal, False)
+        torch.cuda.synchronize()
+        entry.append(used)
+    print("ENTRY " + json.dumps(entry), flush=True)
+
+
+def sh(cmd):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True)
+
+
+def metadata(commit, cmd):
+    smi = sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader").stdout
+    name, driver = [x.strip() for x in (smi.splitlines() or [","])[0].split(",")][:2]
+    torch_v = sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
+    ncu_v = sh("ncu --version").stdout.strip().splitlines()
+    return {"gpu": name, "driver": driver, "torch": torch_v, "ncu": ncu_v[-1] if ncu_v else "unknown",
+            "commit": commit, "command": cmd, "ncu_flags": "--clock-control none (caches flushed between kernels: ncu's default)",
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def dims(text):
+    """'(16, 2, 8)' -> [16, 2, 8]"""
+    return [int(x) for x in text.strip("() ").split(",")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=pathlib.Path)
+    ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        run_configs()
+        return
+    args.out.mkdir(parents=True, exist_ok=True)
+    cmd = ["ncu", "--clock-control", "none", "--metrics", ",".join(METRICS.values()), "--csv", "--print-units",
+           "base", "--kernel-name", "regex:flash_fwd", sys.executable, str(pathlib.Path(__file__).resolve()), "--child"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    (args.out / "ncu.log").write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    if proc.returncode != 0:
+        raise SystemExit(f"ncu exited with {proc.returncode}; see ncu.log")
+    entry = json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("ENTRY "))[6:])
+    start = proc.stdout.find('"ID"')
+    launches = {}
+    for row in csv.DictReader(io.StringIO(proc.stdout[start:])):
+        key = next((k for k, m in METRICS.items() if m == row["Metric Name"]), None)
+        if key is None:
+            continue
+        x = launches.setdefault(int(row["ID"]), {"kernel": row["Kernel Name"], "grid": dims(row["Grid Size"]),
+                                                 "block": dims(row["Block Size"])})
+        x[key] = int(float(row["Metric Value"].replace(",", "")))
+    ordered = [launches[i] for i in sorted(launches)]
+    # each call launches flash_fwd_kernel, or flash_fwd_splitkv_kernel then its combine kernel
+    rows, pos = [], 0
+    for n, (b, h, hk, nq, nk, d, causal) in enumerate(CONFIGS):
+        if pos >= len(ordered):
+            raise SystemExit(f"ncu saw {len(ordered)} flash launches: too few for {len(CONFIGS)} configurations")
+        group = [ordered[pos]]
+        pos += 1
+        if "splitkv" in group[0]["kernel"] and pos < len(ordered) and "combine" in ordered[pos]["kernel"]:
+            group.append(ordered[pos])
+            pos += 1
+        rows.append({"batch": b, "heads": h, "kv_heads": hk, "n_q": nq, "n_k": nk, "d": d,
+                     "mask": "causal-br" if causal else "none", "dtype": "fp16", "entry": entry[n], "launches": group})
+    if pos != len(ordered):
+        raise SystemExit(f"ncu saw {len(ordered)} flash launches, {pos} matched to configurations")
+    doc = {"metadata": metadata(args.commit, "python3 scripts/gpu/fa2_launches.py --out DIR --commit HASH"),
+           "metrics": METRICS, "rows": rows}
+    (args.out / "fa2_launches.json").write_text(json.dumps(doc, indent=1) + "\n")
+    for r in rows:
+        print(r["batch"], r["heads"], r["kv_heads"], r["n_q"], r["n_k"], r["d"], r["mask"], r["entry"])
+        for l in r["launches"]:
+            print("   ", l["kernel"][:90], l["grid"], l["block"], l.get("ld"), l.get("st"), l.get("dram_rd"), l.get("time_ns"))
+
+
+if __name__ == "__main__":
+    main()
