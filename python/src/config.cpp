@@ -70,7 +70,7 @@ constexpr const char* kAttributes[] = {"algo",   "n_q",   "n_k",   "d",         
                                        "t_r",    "t_c",   "batch", "heads",     "kv_heads", "dtype",   "e_in",
                                        "mask",   "block_skip", "scale", "warps", "split", "order",
                                        "grid",   "rescale", "preset", "sram_capacity_bytes", "gpu", "model",
-                                       "pass",   "backward_form"};
+                                       "pass",   "backward_form", "splits", "kernel"};
 
 }  // namespace
 
@@ -145,6 +145,9 @@ Keywords (all optional; None means the default):
   order, grid, rescale, split   the switches from V1 to V2 (docs/model.md "Variants")
   pass_       'forward' | 'backward' | 'both' (the command line's --pass; `pass` is a Python keyword)
   backward_form  'released' | 'paper': V2's backward as FA2's kernels run it or as FA2 Alg. 2 prints it
+  splits      split-KV: V2's K/V blocks in N splits (1 to 128) merged by a combine launch, or 'auto'
+              (FA2's num_splits_heuristic); default 1 ('auto' with kernel='fa2')
+  kernel      'flashlab' | 'fa2': what FA2's mha_fwd launches (its tile, split decision, decode folding)
   scale       softmax scale (default 1/sqrt(d))
   warps       warps per thread block (default 4)
   gpu         GPU preset (default 'h200')
@@ -156,7 +159,8 @@ as the command line does (its field is the flag's name: 'nq', 'block-skip'); Typ
 unknown keyword or a value that is not an int, float, str or bool.
 Attributes (read-only) are the resolved values, the keys of the config JSON (docs/output.md "Config"):
 algo, n_q, n_k, d, b_r, b_c, t_r, t_c, batch, heads, kv_heads, dtype, e_in, mask, block_skip, scale, warps,
-split, order, grid, rescale, preset (None for standard attention), sram_capacity_bytes, gpu, model.
+split, order, grid, rescale, preset (None for standard attention), sram_capacity_bytes, gpu, model, pass_,
+backward_form (None unless V2's backward runs), splits, kernel.
 )doc");
   cls.def(py::init([](const py::kwargs& kw) { return make_config(kw); }))
       .def("to_dict", [](const PyConfig& c) { return to_python(config_json(c.problem, c.model)); },

@@ -76,9 +76,9 @@ json config_json(const Problem& p, const std::string& model) {
               {"gpu", p.gpu.name},
               {"model", model},
               {"pass", to_string(p.pass)},
-              {"splits", p.splits}};
+              {"splits", p.splits},
+              {"kernel", to_string(p.kernel)}};
   if (p.algo == Algo::v2 && p.backward()) j["backward_form"] = to_string(p.backward_form);
-  if (p.kernel != Kernel::flashlab) j["kernel"] = to_string(p.kernel);
   if (p.algo != Algo::standard) {  // the switches of a tiled forward (standard attention walks no tiles)
     j["order"] = to_string(p.order);
     j["grid"] = to_string(p.grid);

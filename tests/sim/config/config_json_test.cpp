@@ -62,8 +62,8 @@ TEST_CASE("config_json: the schema's keys and values") {
   CHECK(j.at("pass") == "forward");
   CHECK(!j.contains("backward_form"));  // V2's backward only
   CHECK(j.at("splits") == 1);
-  CHECK(!j.contains("kernel"));  // --kernel fa2 only
-  CHECK(j.size() == 27);  // 22 config keys, model, and the 4 switch keys of a tiled forward
+  CHECK(j.at("kernel") == "flashlab");
+  CHECK(j.size() == 28);  // 23 config keys, model, and the 4 switch keys of a tiled forward
 }
 
 TEST_CASE("config_json: the switches of V1 and V2 (order, grid, rescale, preset); none for standard attention") {
