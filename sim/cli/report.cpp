@@ -27,6 +27,10 @@ std::string config_line(const Problem& p) {
   if (p.backward())
     line += fmt::format("; pass {}{}", to_string(p.pass),
                         p.algo == Algo::v2 ? fmt::format(" ({} form)", to_string(p.backward_form)) : "");
+  if (p.splits > 1) line += fmt::format("; split-KV, {} splits of {} K/V blocks", p.splits, (p.tiling.t_c() + p.splits - 1) / p.splits);
+  if (p.kernel == Kernel::fa2)
+    line += p.folded ? fmt::format("; kernel fa2 (decode: the {} query heads of each K/V head folded into rows)", p.tiling.n_q)
+                     : std::string("; kernel fa2");
   return line;
 }
 
