@@ -30,7 +30,8 @@ namespace {
 
 /// The split kernel's epilogue: lines 12-13 on the split's keys, kept in fp32 for the combine.
 /// O_s (rows_i, d) goes from the accumulators straight to HBM (each quad of threads writes 32
-/// consecutive bytes of a row: whole sectors), L_s through SRAM, one row per thread.
+/// consecutive bytes of a row with one 8-byte store each: whole sectors), L_s through SRAM, one row
+/// per thread.
 template <class Sh>
 __device__ __forceinline__ void split_epilogue(const Args& a, const V2Block& b, const V2Sram<typename Sh::T>& sram,
                                                float* hbm_Oacc, float* hbm_Lacc, const float (&o)[Sh::kMT][Sh::kDT][4],
@@ -42,8 +43,8 @@ __device__ __forceinline__ void split_epilogue(const Args& a, const V2Block& b, 
   for_each_pair<Sh::kMT, Sh::kDT>(b.lane, [&](int mt, int dt, int h, int row, int col) {
     const int r = b.warp_row0 + row;
     if (r < b.rows_i)
-      *reinterpret_cast<float2*>(hbm_Oacc + r * D + col) =
-          make_float2(o[mt][dt][2 * h] * inv_l[mt][h], o[mt][dt][2 * h + 1] * inv_l[mt][h]);
+      store_global_v2(hbm_Oacc + r * D + col, __float_as_uint(o[mt][dt][2 * h] * inv_l[mt][h]),
+                      __float_as_uint(o[mt][dt][2 * h + 1] * inv_l[mt][h]));
   });
   __syncthreads();
   if (int(threadIdx.x) < b.rows_i) hbm_Lacc[threadIdx.x] = sram.Li[threadIdx.x];  // B_r <= threads: one row each
@@ -131,8 +132,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_combine(const Args a, const T
       const float4 v = *reinterpret_cast<const float4*>(a.o_acc + (sp * split_rows + row0 + r) * D + c);
       acc = make_float4(fmaf(w, v.x, acc.x), fmaf(w, v.y, acc.y), fmaf(w, v.z, acc.z), fmaf(w, v.w, acc.w));
     }
-    *reinterpret_cast<uint2*>(hbm_O + r * D + c) =
-        make_uint2(ElemTraits<T>::pack(acc.x, acc.y), ElemTraits<T>::pack(acc.z, acc.w));
+    store_global_v2(hbm_O + r * D + c, ElemTraits<T>::pack(acc.x, acc.y), ElemTraits<T>::pack(acc.z, acc.w));
   }
   rec.load(step, Tensor::Lacc, i, -1, std::int64_t(rows) * splits, 1, 4);
   rec.load(step, Tensor::Oacc, i, -1, std::int64_t(rows) * splits, D, 4);

@@ -41,6 +41,13 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+/// One 8-byte store of two 32-bit words to HBM (st.global.v2.b32). The compiler may split a float2 or
+/// uint2 assignment into two 4-byte stores, and Nsight Compute then counts the sector they share
+/// twice (seen on the H200: one extra sector per row of split-KV's Oacc, twice O's bytes in the combine).
+__device__ __forceinline__ void store_global_v2(void* hbm, std::uint32_t x, std::uint32_t y) {
+  asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(hbm), "r"(x), "r"(y) : "memory");
+}
+
 /// Calls f(r, col) for each 16-byte chunk of a kRows x kCols tile that this thread moves: chunk
 /// c = pass * kThreads + threadIdx.x in row-major order is row r = c / (kCols / 8), first column
 /// col = (c % (kCols / 8)) * 8, so consecutive threads take consecutive chunks of a row.
