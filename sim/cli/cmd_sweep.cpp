@@ -52,7 +52,7 @@ std::string csv_field(const std::string& s) {
 // The sweep's config columns, then every metric of the catalogue with in_csv, in catalogue order
 // (docs/output.md).
 void write_header(std::ostream& out) {
-  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes,pass,backward_form";
+  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes,pass,backward_form,splits,kernel";
   for (const report::Metric& m : report::catalogue())
     if (m.in_csv) out << "," << m.key;
   out << "\n";
@@ -65,7 +65,8 @@ void write_row(std::ostream& out, Axis axis, std::int64_t value, const report::F
       << "," << t.b_r << "," << t.b_c << "," << t.t_r() << "," << t.t_c() << "," << csv_field(to_string(p.mask))
       << "," << (p.block_skip ? "on" : "off") << "," << to_string(p.dtype) << "," << p.batch << "," << p.heads
       << "," << p.sram_capacity << "," << to_string(p.pass) << ","
-      << (p.algo == Algo::v2 && p.backward() ? to_string(p.backward_form) : std::string_view());
+      << (p.algo == Algo::v2 && p.backward() ? to_string(p.backward_form) : std::string_view()) << "," << p.splits
+      << "," << to_string(p.kernel);
   for (const report::Metric& m : report::catalogue())
     if (m.in_csv) out << "," << report::exact(m.value(f));
   out << "\n";

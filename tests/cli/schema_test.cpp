@@ -40,7 +40,8 @@ nlohmann::json trace_config(const std::string& args) {
 TEST_CASE("the same config keys and values in count, compare, run and trace headers") {
   const std::set<std::string> schema{"algo",  "n_q",   "n_k",        "d",     "b_r",   "b_c",   "t_r",
                                      "t_c",   "batch", "heads",      "kv_heads", "dtype", "e_in",  "mask",  "block_skip",
-                                     "scale", "warps", "split",      "sram_capacity_bytes", "gpu", "model", "pass"};
+                                     "scale", "warps", "split",      "sram_capacity_bytes", "gpu", "model", "pass",
+                                     "splits", "kernel"};
   // V1 and V2 add the switches of a tiled forward (docs/model.md "Variants"); standard walks no tiles
   std::set<std::string> tiled = schema;
   tiled.insert({"order", "grid", "rescale", "preset"});
