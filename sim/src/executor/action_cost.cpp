@@ -123,7 +123,7 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
       // c = splits S. Per row: mx = max_s L_s (S - 1 max); L = mx + log(sum_s exp(L_s - mx)) (S sub,
       // S exp, S - 1 add, 1 log, 1 add); the weights exp(L_s - L) (S sub, S exp). Per O element:
       // sum_s w_s O_s (S mul, S - 1 add).
-      const u s = c;
+      const u s = c > 0 ? c : 1;  // (c = 0: one split, nothing to merge)
       add(OpKind::max, r * (s - 1));
       add(OpKind::sub, 2 * r * s);
       add(OpKind::exp, 2 * r * s);

@@ -101,7 +101,7 @@ class StepWalk {
 
   void compute(Eq eq) {
     if (row_equation(eq)) return by_rows(eq, eq == Eq::logsumexp ? 1 : d_, [&](std::int64_t rw) {
-        return from_cost(equation_cost(eq, rw, 0, d_));
+        return from_cost(equation_cost(eq, rw, eq == Eq::combine ? p_.splits : 0, d_));  // combine: c = splits
       });
     if (!split_k_) return by_rows(eq, c_, [&](std::int64_t rw) { return from_cost(equation_cost(eq, rw, c_, d_)); });
     switch (eq) {
