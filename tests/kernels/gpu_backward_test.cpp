@@ -17,52 +17,32 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/executor/executor.hpp"
-#include "flashlab/flags/config_flags.hpp"
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/trace/trace.hpp"
 #include "flashlab/trace/trace_io.hpp"
+#include "gpu_data.hpp"
 
 using namespace flashlab;
+using namespace flashlab::gpu_data;
 namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kDir = fs::path(FLASHLAB_TEST_DATA) / "gpu_backward";
+const fs::path kDir = data_dir("gpu_backward");
 
-nlohmann::json results() {
-  std::ifstream in(kDir / "results.json");
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return nlohmann::json::parse(s.str());
-}
-
-// The Problem of a flashlab-gpu flag line ("--pass backward --algo v2 --nq 1000 ..."), built by the
-// flags' own builder (flags/config_flags.hpp build_config), as the command line builds it.
-Problem problem_of(const std::string& flags) {
-  std::istringstream in(flags);
-  std::vector<std::string> w{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
-  std::vector<cli::FlagText> given;
-  for (std::size_t k = 0; k + 1 < w.size(); k += 2) given.push_back({w[k].substr(2), w[k + 1]});
-  return resolve(cli::build_config(given, ""));
-}
+nlohmann::json results() { return read_json(kDir / "results.json"); }
 
 }  // namespace
 
 TEST_CASE("committed backward GPU traces equal fresh simulator traces of their configs") {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(kDir))
-    if (e.path().extension() == ".trace") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = trace_files(kDir);
   REQUIRE(files.size() >= 5);
   std::set<Algo> algos;
   std::size_t atomics = 0;
   for (const fs::path& f : files) {
     CAPTURE(f.filename().string());
     const flashlab::Trace gpu = read_trace(f.string());
-    CHECK(gpu.header.source == TraceSource::gpu);
-    CHECK(gpu.header.gpu.device.find("H200") != std::string::npos);
-    CHECK(gpu.header.gpu.commit.size() == 40);
+    check_gpu_header(gpu);
     CHECK(gpu.header.config.pass == Pass::backward);
     const Problem p = trace_problem(gpu.header);
     const DiffResult d = diff_traces(record_trace(p, TraceLevel::block), gpu);

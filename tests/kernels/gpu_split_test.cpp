@@ -6,47 +6,27 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "flashlab/executor/executor.hpp"
-#include "flashlab/flags/config_flags.hpp"
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/trace/trace.hpp"
 #include "flashlab/trace/trace_io.hpp"
+#include "gpu_data.hpp"
 
 using namespace flashlab;
+using namespace flashlab::gpu_data;
 namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kDir = fs::path(FLASHLAB_TEST_DATA) / "gpu_split";
-
-nlohmann::json results() {
-  std::ifstream in(kDir / "results.json");
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return nlohmann::json::parse(s.str());
-}
-
-// The Problem of a flashlab-gpu flag line, built by the flags' own builder, as the command line builds it
-// (--stats-blocks, flashlab-gpu's own, left out).
-Problem problem_of(const std::string& flags) {
-  std::istringstream in(flags);
-  std::vector<std::string> w{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
-  std::vector<cli::FlagText> given;
-  for (std::size_t k = 0; k + 1 < w.size(); k += 2)
-    if (w[k] != "--stats-blocks") given.push_back({w[k].substr(2), w[k + 1]});
-  return resolve(cli::build_config(given, ""));
-}
+const fs::path kDir = data_dir("gpu_split");
 
 // The tensors each split-KV launch loads and stores (schedule.hpp make_split_schedule).
 const std::map<std::string, std::pair<std::vector<Tensor>, std::vector<Tensor>>> kLaunchTensors = {
@@ -57,24 +37,15 @@ const std::map<std::string, std::pair<std::vector<Tensor>, std::vector<Tensor>>>
 }  // namespace
 
 TEST_CASE("committed split-KV GPU traces equal fresh simulator traces of their configs") {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(kDir))
-    if (e.path().extension() == ".trace") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  const std::vector<fs::path> files = trace_files(kDir);
   REQUIRE(files.size() >= 4);
   std::size_t split = 0, grouped = 0, combines = 0, stats = 0;
   for (const fs::path& f : files) {
     CAPTURE(f.filename().string());
     const flashlab::Trace gpu = read_trace(f.string());
-    CHECK(gpu.header.source == TraceSource::gpu);
-    CHECK(gpu.header.gpu.device.find("H200") != std::string::npos);
-    CHECK(gpu.header.gpu.commit.size() == 40);
+    check_gpu_header(gpu);
     const Problem p = trace_problem(gpu.header);
-    flashlab::Trace sim = record_trace(p, TraceLevel::block);
-    std::vector<std::int64_t> blocks;  // m and l of the same Q block, every split's thread block, same inputs
-    for (const BlockStats& b : gpu.stats) blocks.push_back(b.i);
-    if (!blocks.empty()) add_stats(sim, p, blocks, gpu.header.inputs.value());
-    const DiffResult d = diff_traces(sim, gpu);
+    const DiffResult d = diff_traces(fresh_sim_trace(gpu), gpu);  // m, l too: every split's thread block
     CHECK_MESSAGE(d.agree(), format_diff(d, "sim", "gpu"));
     CHECK(d.events_a == gpu.events.size());
     split += p.splits > 1;
@@ -88,8 +59,30 @@ TEST_CASE("committed split-KV GPU traces equal fresh simulator traces of their c
   CHECK(stats >= 2);  // m, l of every split's thread block of one Q block, compared by the script
 }
 
+TEST_CASE("the comparison fails on a changed Oacc store or a changed m value of a later split") {
+  const fs::path f = kDir / "split-causalbr-s3.trace";  // m, l of Q block 1 in each of 3 splits
+  const flashlab::Trace gpu = read_trace(f.string());
+  const flashlab::Trace sim = fresh_sim_trace(gpu);
+  REQUIRE(diff_traces(sim, gpu).agree());
+
+  flashlab::Trace bytes = gpu;
+  const auto store = std::find_if(bytes.events.begin(), bytes.events.end(),
+                                  [](const Event& e) { return e.op == Op::store && e.tensor == Tensor::Oacc; });
+  REQUIRE(store != bytes.events.end());
+  store->bytes -= 4;
+  CHECK(diff_traces(sim, bytes).differing_events == 1);
+
+  flashlab::Trace stats = gpu;
+  REQUIRE(stats.stats.size() == 1);
+  auto& snap = stats.stats.front().snapshots.back();  // the last split's final step
+  const auto finite = std::find_if(snap.m.begin(), snap.m.end(), [](float x) { return std::isfinite(x); });
+  REQUIRE(finite != snap.m.end());
+  *finite += 0.5f;
+  CHECK(diff_traces(sim, stats).values_differing == 1);
+}
+
 TEST_CASE("committed split-KV run: every row agreed and was within tolerance; Nsight's bytes equal the sector level") {
-  const nlohmann::json r = results();
+  const nlohmann::json r = read_json(kDir / "results.json");
   CHECK(r.at("passed") == true);
   CHECK(r.at("meta").at("device").get<std::string>().find("H200") != std::string::npos);
   CHECK(r.at("meta").at("commit").get<std::string>().size() == 40);

@@ -15,32 +15,17 @@
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/trace/trace.hpp"
 #include "flashlab/trace/trace_io.hpp"
+#include "gpu_data.hpp"
 
 using namespace flashlab;
+using namespace flashlab::gpu_data;
 namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kDir = fs::path(FLASHLAB_TEST_DATA) / "gpu";
+const fs::path kDir = data_dir("gpu");
 
-std::vector<fs::path> gpu_traces() {
-  std::vector<fs::path> out;
-  if (fs::is_directory(kDir))
-    for (const auto& e : fs::directory_iterator(kDir))
-      if (e.path().extension() == ".trace") out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// A simulator trace of the GPU trace's config, with m and l of the same Q blocks on the same inputs.
-flashlab::Trace fresh_sim_trace(const flashlab::Trace& gpu) {
-  const Problem p = trace_problem(gpu.header);
-  flashlab::Trace sim = record_trace(p, TraceLevel::block);
-  std::vector<std::int64_t> blocks;
-  for (const BlockStats& b : gpu.stats) blocks.push_back(b.i);
-  if (!blocks.empty()) add_stats(sim, p, blocks, gpu.header.inputs.value());
-  return sim;
-}
+std::vector<fs::path> gpu_traces() { return trace_files(kDir); }
 
 }  // namespace
 
@@ -53,9 +38,7 @@ TEST_CASE("every committed GPU trace equals a fresh simulator trace of its confi
   for (const fs::path& f : files) {
     CAPTURE(f.filename().string());
     const flashlab::Trace gpu = read_trace(f.string());
-    CHECK(gpu.header.source == TraceSource::gpu);
-    CHECK(gpu.header.gpu.device.find("H200") != std::string::npos);
-    CHECK(gpu.header.gpu.commit.size() == 40);
+    check_gpu_header(gpu);
     REQUIRE(gpu.header.inputs.has_value());
     REQUIRE(gpu.stats.size() == 1);
     const DiffResult d = diff_traces(fresh_sim_trace(gpu), gpu);
