@@ -59,6 +59,20 @@ TEST_CASE("tooltip of a full, a partial and a skipped tile (V2)") {
   CHECK(has(skipped, "read 0 B, write 0 B"));
 }
 
+// R4 in 2 splits of 2 K/V blocks: split 0's thread blocks (0..3) walk columns 0-1 of every Q
+// block first, then split 1's (4..7) columns 2-3: tile (2, 2) is split 1's, thread block 4 + 2 = 6,
+// visit #7 after split 0's seven tiles (0,0) (1,0) (1,1) (2,0) (2,1) (3,0) (3,1).
+TEST_CASE("tooltip of a split-KV tile: its split, K/V blocks and thread block") {
+  Config c = r4(Algo::v2);
+  c.splits = 2;
+  const TileAnalysis a(resolve(c));
+  const std::string s = tile_summary(a, 2, 2);
+  CHECK(has(s, "class: partial, visit #7"));
+  CHECK(has(s, "split 1 of 2 (K/V blocks 2..3): thread block 6"));
+  CHECK(has(tile_summary(a, 3, 1), "split 0 of 2 (K/V blocks 0..1): thread block 3"));
+  CHECK_FALSE(has(tile_summary(a, 0, 3), "split"));  // skipped: no thread block walks it
+}
+
 // V1 tile (1, 0): line 8 reads Q_1, O_1 (8,192 bytes each) and l_1, m_1 (256 bytes each) = 16,896;
 // lines 12-13 write O_1, l_1, m_1 = 8,704 bytes. V1 visits K/V block 0's column first: (0,0), (1,0).
 TEST_CASE("tooltip of a V1 tile: Q_i, O_i, l_i, m_i in and O_i, l_i, m_i out") {

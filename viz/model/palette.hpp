@@ -16,6 +16,7 @@ inline constexpr std::uint32_t masked_element = rgba(40, 40, 46);     // tile pa
 inline constexpr std::uint32_t padding = rgba(20, 20, 24, 200);  // beyond N_q or N_k in a ragged tile
 inline constexpr std::uint32_t resident = rgba(255, 255, 255);   // outline of tiles resident in SRAM
 inline constexpr std::uint32_t selected = rgba(0, 230, 118);     // outline of the selected tile
+inline constexpr std::uint32_t split = rgba(236, 64, 122);       // outline of a split's K/V blocks (split-KV)
 
 /// Colour of a tile of class `cls`; `computed` is false for a tile the schedule skips.
 std::uint32_t tile_colour(TileClass cls, bool computed);

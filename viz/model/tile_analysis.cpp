@@ -136,6 +136,14 @@ std::string tile_summary(const TileAnalysis& a, std::int64_t i, std::int64_t j) 
     s += "this schedule has no tile loop: S and P go through HBM whole";
     return s;
   }
+  const Problem& p = a.problem();
+  if (p.splits > 1 && a.computed(i, j)) {  // split-KV: which split's thread block walks the tile
+    const StepView step = a.executor().tile_step(i, j);
+    const SplitRange r = split_range(p, step.split);
+    s += "split " + std::to_string(step.split) + " of " + std::to_string(p.splits) + " (K/V blocks " +
+         std::to_string(r.first) + ".." + std::to_string(r.end - 1) + "): thread block " + std::to_string(step.block) +
+         "; flash_combine merges the " + std::to_string(p.splits) + " partial O_i, L_i\n";
+  }
   const Cost c = a.cost(i, j);
   s += "HBM (one head): read " + report::human_bytes(double(c.read_bytes())) + ", write " +
        report::human_bytes(double(c.write_bytes())) + "\n";

@@ -98,6 +98,14 @@ void BlockMapPanel::draw(const Session& s, TextureSink& sink, const Track* track
   }
   if (mode == MapMode::heat && a.has_tile_stats()) heat_legend(a, metric);
   else class_legend(a);
+  if (const Problem& sp = a.problem(); sp.splits > 1) {
+    swatch(palette::split, "split-KV: " + std::to_string(sp.splits) + " splits of " +
+                               std::to_string(split_range(sp, 0).end) + " K/V blocks",
+           "Each outlined column range is one split: a thread block per (Q block, split) walks its K/V blocks and "
+           "writes a partial O and L in fp32; a second launch, flash_combine, merges them by their log-sum-exp "
+           "(docs/model.md \"Split-KV\").");
+    ImGui::NewLine();
+  }
 
   const GridAxes ax{t.t_r(), t.t_c(), t.b_r, t.b_c, 0, 0, t.n_q, t.n_k};
   layout = grid_layout(ax, ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail());
@@ -105,6 +113,12 @@ void BlockMapPanel::draw(const Session& s, TextureSink& sink, const Track* track
   const TextureSlot::Key key{std::int64_t(s.generation()), std::int64_t(mode), std::int64_t(metric), w, h};
   const ImTextureID tex = texture.get(sink, key, [&] { return map_image(a, mode, metric, w, h); });
   const GridHit hit = draw_grid("##block-map", layout, ax, tex);
+  // split-KV: each split's K/V blocks outlined (a thread block per (Q block, split) walks one)
+  const Problem& p = a.problem();
+  if (p.splits > 1)
+    for (std::int64_t sp = 0; sp < p.splits; ++sp)
+      if (const SplitRange r = split_range(p, sp); !r.empty())
+        outline_cells(layout, 0, t.t_r() - 1, r.first, r.end - 1, palette::split, 2.0f);
 
   if (const StepView* step = track ? track->last() : nullptr; step) {
     const Resident r = track->executor().resident();

@@ -187,6 +187,35 @@ void ConfigPanel::draw(Session& s) {
                      "and written back at every step, as Algorithm 2 prints it.");
     c.backward_form = BackwardForm(form);
   }
+  if (c.algo != Algo::v2 || c.pass != Pass::forward) {  // split-KV and FA2's launches: V2's forward only
+    changed |= c.splits.has_value() || c.kernel != Kernel::flashlab;
+    c.splits.reset();
+    c.kernel = Kernel::flashlab;
+  } else {
+    bool fa2 = c.kernel == Kernel::fa2;
+    if (ImGui::Checkbox("as PyTorch's FA2 launches it", &fa2)) {
+      c.kernel = fa2 ? Kernel::fa2 : Kernel::flashlab;
+      changed = true;
+    }
+    item_help("FA2's own choices for this call (--kernel fa2): its tile for d, split-KV when the grid is small "
+              "(num_splits_heuristic), and for one query row with grouped heads the heads folded into rows.");
+    bool auto_splits = c.splits ? *c.splits == 0 : c.kernel == Kernel::fa2;
+    if (ImGui::Checkbox("split-KV: splits by FA2's heuristic", &auto_splits)) {
+      c.splits = auto_splits ? 0 : 1;
+      changed = true;
+    }
+    item_help("Split-KV (Flash-Decoding): the K/V blocks in S splits, a thread block per (Q block, split), their "
+              "partial O and L merged by a second launch. Auto: FA2's num_splits_heuristic on the GPU.");
+    if (auto_splits) {
+      ImGui::TextDisabled("splits = %lld", static_cast<long long>(p.splits));
+    } else {
+      std::int64_t splits = c.splits.value_or(1);
+      if (int_field("splits", splits, 1, "K/V splits S, 1 to 128 (1: no split).")) {
+        c.splits = splits;
+        changed = true;
+      }
+    }
+  }
 
   section("sizes");
   changed |= int_field("N_q", c.n_q, 64, "Query rows (sequence length of Q); Q and O are (N_q, d).");
