@@ -15,6 +15,7 @@ METRICS = {
     "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
     "dram_rd": "dram__bytes_read.sum",
     "dram_wr": "dram__bytes_write.sum",
+    "time_ns": "gpu__time_duration.sum",
 }
 KERNELS_PER_ALGO = {"standard": 3, "v1": 1, "v2": 1}
 SPLIT_KERNELS = 2  # --algo v2 --splits N > 1: fl_v2_forward_split, fl_v2_combine
