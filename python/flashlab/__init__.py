@@ -7,7 +7,7 @@
     flashlab.plot_tile_map(cfg)                       # the block-skip map on matplotlib
 
 The functions wrap the C++ library (the extension flashlab._flashlab; no subprocess): Config,
-ConfigError, count, compare, trace, tile_map, run, v1_to_v2_walk. python/README.md documents each with its shapes
+ConfigError, count, compare, trace, tile_map, run, schedule, v1_to_v2_walk. python/README.md documents each with its shapes
 and units; docs/model.md gives every counting rule with its algorithm line.
 """
 from ._flashlab import (
@@ -22,6 +22,7 @@ from ._flashlab import (
     compare,
     count,
     run,
+    schedule,
     tile_map,
     trace,
     v1_to_v2_walk,
@@ -36,6 +37,7 @@ __all__ = [
     "trace",
     "tile_map",
     "run",
+    "schedule",
     "plot_tile_map",
     "tile_map_image",
     "v1_to_v2_walk",

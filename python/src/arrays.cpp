@@ -60,22 +60,24 @@ py::array owning_array(std::vector<T>&& values, const py::dtype& dtype, std::vec
   return py::array(dtype, shape, strides, owned->data(), free_owned);
 }
 
-py::array trace(const py::object& cfg, const std::string& level_text, std::int64_t max_bytes, const py::kwargs& kwargs) {
+py::array trace(const py::object& cfg, const std::string& level_text, std::int64_t max_bytes, const py::object& schedule,
+                const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs);
   const Problem& p = c.problem;
+  const Schedule s = schedule_arg(schedule).value_or(make_schedule(p));
   const TraceLevel level = parse_trace_level(level_text);  // ConfigError("level", ...)
   if (max_bytes < 1) throw ConfigError("max_bytes", std::to_string(max_bytes), "an integer >= 1 (bytes)");
   TraceHeader h;
   h.config = resolved_config(p);
   h.level = level;
-  const TraceSizeBound bound = trace_size_bound(p, h, TraceFormat::binary);
+  const TraceSizeBound bound = trace_size_bound(p, s, h, TraceFormat::binary);
   if (bound.events > std::uint64_t(max_bytes) / sizeof(Event))
     throw ConfigError("trace size", fmt::format("{} events of {} bytes (an upper bound)", bound.events, sizeof(Event)),
                       fmt::format("at most max_bytes = {} bytes; raise max_bytes, or trace a smaller config", max_bytes));
   std::vector<Event> events;
   {
     py::gil_scoped_release free;
-    Executor ex(p);
+    Executor ex(p, s);
     TraceRecorder recorder(p, level);
     ex.add_observer(&recorder);
     ex.run();
@@ -140,8 +142,8 @@ void bind_arrays(py::module_& m) {
   colours["computed_skipped"] = rgb(viz::palette::computed_skipped);
   m.attr("TILE_COLOURS") = colours;
   m.def("trace", &trace, py::arg("cfg") = py::none(), py::kw_only(), py::arg("level") = "block",
-        py::arg("max_bytes") = std::int64_t(kDefaultMaxBytes), R"doc(
-trace(cfg=None, *, level='block', max_bytes=2**31, **kwargs) -> numpy.ndarray
+        py::arg("max_bytes") = std::int64_t(kDefaultMaxBytes), py::arg("schedule") = py::none(), R"doc(
+trace(cfg=None, *, level='block', max_bytes=2**31, schedule=None, **kwargs) -> numpy.ndarray
 
 The event trace of one (batch, head), the records `flashlab trace` writes (docs/events.md), as a
 1-D structured array of dtype EVENT_DTYPE: the 40-byte record of
@@ -153,6 +155,7 @@ In stream order: by launch, block, step. The array owns the records (no copy, no
 
 level: 'block' (what the CUDA kernels record) or 'warp' (with the warp model's per-warp events).
 max_bytes: refuse, before any walk, a trace whose size bound (40 bytes an event) is larger.
+schedule: a schedule to walk instead of cfg's own, in the form schedule() returns.
 Raises ValueError (flashlab.ConfigError) for a bad config, level or a trace over max_bytes.
 )doc");
   m.def("tile_map", &tile_map, py::arg("cfg") = py::none(), R"doc(

@@ -2,12 +2,14 @@
 // class, JSON to Python, the array functions (trace, tile_map), the numerics (run).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
 
 #include "flashlab/config/config.hpp"
+#include "flashlab/schedule/schedule.hpp"
 
 namespace flashlab::python {
 
@@ -38,7 +40,12 @@ PyConfig config_arg(const py::object& cfg, const py::kwargs& kwargs, const std::
 /// as nlohmann::json's dump() writes it: the dicts equal json.loads of the command's output.
 py::object to_python(const nlohmann::json& j);
 
+/// The schedule count(), run() and trace() walk instead of the config's: None, or a dict in the
+/// form of flashlab.schedule() (schedule_json.hpp), checked: ConfigError naming the bad place.
+std::optional<Schedule> schedule_arg(const py::object& s);
+
 void bind_config(py::module_& m);
+void bind_schedule(py::module_& m);
 void bind_arrays(py::module_& m);
 void bind_run(py::module_& m);
 

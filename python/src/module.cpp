@@ -32,12 +32,13 @@ void bind_error(py::module_& m) {
   });
 }
 
-py::object count(const py::object& cfg, const py::kwargs& kwargs) {
+py::object count(const py::object& cfg, const py::object& schedule, const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs);
+  const std::optional<Schedule> s = schedule_arg(schedule);
   nlohmann::json j;
   {
     py::gil_scoped_release free;
-    j = report::count_json(report::measure(c.problem), c.model);
+    j = report::count_json(s ? report::measure(c.problem, *s) : report::measure(c.problem), c.model);
   }
   return to_python(j);
 }
@@ -85,8 +86,10 @@ PYBIND11_MODULE(_flashlab, m) {
   m.doc() = "flashlab's simulator library from Python (python/README.md). Import the package `flashlab`.";
   fp::bind_error(m);
   fp::bind_config(m);
-  m.def("count", &fp::count, fp::py::arg("cfg") = fp::py::none(), R"doc(
-count(cfg=None, **kwargs) -> dict
+  fp::bind_schedule(m);
+  m.def("count", &fp::count, fp::py::arg("cfg") = fp::py::none(), fp::py::kw_only(),
+        fp::py::arg("schedule") = fp::py::none(), R"doc(
+count(cfg=None, *, schedule=None, **kwargs) -> dict
 
 Every counter of one configuration, the dict `flashlab count --json` prints (the same keys and
 values; docs/output.md lists each metric with its JSON path and unit): HBM bytes read and written
@@ -96,7 +99,9 @@ split, "launches", "config" and "predicted" (the L2/DRAM and time models: second
 Counting rules: docs/model.md, each with its algorithm line (FA1 Alg. 0 and 1, FA2 Alg. 1).
 
 cfg: a flashlab.Config; keyword arguments make one (Config's keywords) or replace some of cfg's.
-Raises ValueError (flashlab.ConfigError) for an invalid configuration, TypeError for an unknown keyword.
+schedule: a schedule to walk instead of cfg's own, in the form schedule() returns (a lab's answer).
+Raises ValueError (flashlab.ConfigError) for an invalid configuration or schedule, TypeError for an
+unknown keyword.
 )doc");
   m.def("compare", &fp::compare, fp::py::arg("cfg") = fp::py::none(), R"doc(
 compare(cfg=None, **kwargs) -> dict

@@ -112,9 +112,10 @@ py::dict grads_dict(const NumericResult& r, Dtype t) {
 }
 
 py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, const py::object& v,
-              const py::object& steps, const py::object& dO, const py::kwargs& kwargs) {
+              const py::object& steps, const py::object& dO, const py::object& schedule, const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs);
   const Problem& p = c.problem;
+  const std::optional<Schedule> s = schedule_arg(schedule);
   check_numerics_size(p);  // ConfigError("nq*nk", ...): the float64 reference's and the walk's size
   NumericsOptions opt;
   if (!steps.is_none()) opt.trace_blocks = {steps_block(steps, p)};
@@ -132,7 +133,7 @@ py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, c
   NumericResult r;
   {
     py::gil_scoped_release free;
-    r = simulate(p, in, opt);
+    r = s ? simulate(p, *s, in, opt) : simulate(p, in, opt);
   }
   py::array_t<float> L(py::ssize_t(r.L.size()));
   std::memcpy(L.mutable_data(), r.L.data(), sizeof(float) * std::size_t(r.L.size()));
@@ -148,8 +149,8 @@ py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, c
 
 void bind_run(py::module_& m) {
   m.def("run", &run, py::arg("cfg"), py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(),
-        py::arg("steps") = py::none(), py::arg("do") = py::none(), R"doc(
-run(cfg, q, k, v, *, steps=None, do=None, **kwargs) -> (O, L), (O, L, steps) with steps=I,
+        py::arg("steps") = py::none(), py::arg("do") = py::none(), py::arg("schedule") = py::none(), R"doc(
+run(cfg, q, k, v, *, steps=None, do=None, schedule=None, **kwargs) -> (O, L), (O, L, steps) with steps=I,
 and a last element `grads` when the config runs the backward pass (pass_='backward' or 'both')
 
 The forward pass of cfg's algorithm on your Q, K, V, one (batch, head), computed step by step as
@@ -176,6 +177,10 @@ do: with pass_='backward' or 'both', dO (N_q, d) of the dtype, the gradient of t
 to O; grads is then a dict of 'dQ' (N_q, d), 'dK', 'dV' (N_k, d) at the input dtype and 'D' (N_q,)
 float32 = rowsum(dO o O), computed as the algorithm's backward schedule walks (FA1 Alg. 3 and 4,
 FA2 Alg. 2; docs/model.md "Backward pass"). Rows with no visible key get dQ = 0.
+
+schedule: a forward schedule to walk instead of cfg's own, in the form schedule() returns: its loads,
+stores and equations move and compute real tiles; a row whose O_i it never stores reads NaN, and an
+equation whose operands are not on chip (scores before K_j is loaded) raises ValueError.
 
 cfg: a flashlab.Config, or None with keyword arguments that make one.
 Raises ValueError (flashlab.ConfigError) naming the argument (q, k or v), what it got and what is

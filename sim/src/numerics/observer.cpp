@@ -64,9 +64,8 @@ struct NumericsObserver::State {
   std::size_t backward_from = 0;
   std::unique_ptr<GradSteps> grad;
 
-  State(const Problem& p_, const Inputs& in_, NumericsOptions o)
-      : p(p_), in(in_), opt(std::move(o)), home(stats_home(make_forward_schedule(p_))),
-        traces(opt.trace_blocks.size()) {
+  State(const Problem& p_, const Schedule& forward, const Inputs& in_, NumericsOptions o)
+      : p(p_), in(in_), opt(std::move(o)), home(stats_home(forward)), traces(opt.trace_blocks.size()) {
     backward_from = p.backward() ? (p.forward() ? make_forward_schedule(p).launches.size() : 0) : std::size_t(-1);
     const Tiling& t = p.tiling;
     hbm_O.setConstant(t.n_q, t.d, kNaN);
@@ -128,9 +127,43 @@ struct NumericsObserver::State {
     }
   }
 
+  // A schedule written by hand may compute before it loads: each equation's operands must be on
+  // chip with the shapes of the step's tile (rows(i), cols(j), d), or the step is refused.
+  void check_operands(Eq eq, const StepView& s) const {
+    if (s.i < 0) return;  // whole-matrix steps (standard attention): the schedule's own
+    const Tiling& t = p.tiling;
+    const tile_math::Chip& c = chip;
+    const std::int64_t r = t.rows(s.i), cols = s.j >= 0 ? t.cols(s.j) : 0, d = t.d;
+    const auto need = [&](bool ok, const char* what) {
+      if (!ok) throw std::logic_error(std::string(to_string(eq)) + " needs " + what);
+    };
+    const bool stats = c.m.size() == r && c.l.size() == r;
+    switch (eq) {
+      case Eq::scores:
+        need(s.j >= 0 && c.sram_Qi.rows() == r && c.sram_Qi.cols() == d && c.sram_Kj.rows() == cols,
+             "Q_i and K_j on chip (load them first) on a tile (i, j)");
+        break;
+      case Eq::softmax_v1: case Eq::softmax_v2:
+        need(c.sram_S.rows() == r && c.sram_S.cols() == cols && stats, "S_ij (scores first) and m_i, l_i of its rows");
+        break;
+      case Eq::output_v1: case Eq::output_v2:
+        need(c.sram_S.rows() == r && c.sram_S.cols() == cols && c.sram_Vj.rows() == cols && c.sram_O.rows() == r &&
+                 c.sram_O.cols() == d && stats,
+             "P~_ij (softmax first), V_j on chip and O_i, m_i, l_i of its rows");
+        break;
+      case Eq::finalize_v2: case Eq::finalize_split:
+        need(c.sram_O.rows() == r && stats, "O_i, m_i and l_i of Q block i on chip");
+        break;
+      case Eq::normalize: need(c.sram_O.rows() == r && c.l.size() == r, "O_i and l_i of Q block i on chip"); break;
+      case Eq::logsumexp: need(stats, "m_i and l_i of Q block i on chip"); break;
+      default: break;
+    }
+  }
+
   void compute(const Action& a, const StepView& s) {
     using namespace tile_math;
     const Tiling& t = p.tiling;
+    check_operands(a.eq, s);
     switch (a.eq) {
       case Eq::none: break;
       case Eq::init_stats: init_stats(chip, s.i >= 0 ? t.rows(s.i) : t.n_q, t.d); break;
@@ -190,7 +223,10 @@ struct NumericsObserver::State {
   }
 };
 
-NumericsObserver::NumericsObserver(const Problem& p, const Inputs& in, NumericsOptions opt) {
+NumericsObserver::NumericsObserver(const Problem& p, const Inputs& in, NumericsOptions opt)
+    : NumericsObserver(p, make_forward_schedule(p), in, std::move(opt)) {}
+
+NumericsObserver::NumericsObserver(const Problem& p, const Schedule& forward, const Inputs& in, NumericsOptions opt) {
   const Tiling& t = p.tiling;
   require_shape("inputs.Q", in.Q, t.n_q, t.d);
   require_shape("inputs.K", in.K, t.n_k, t.d);
@@ -200,7 +236,7 @@ NumericsObserver::NumericsObserver(const Problem& p, const Inputs& in, NumericsO
     if (b < 0 || b >= t.t_r())
       throw ConfigError("trace block", std::to_string(b),
                         "a Q block index from 0 to T_r - 1 = " + std::to_string(t.t_r() - 1));
-  st_ = std::make_unique<State>(p, in, std::move(opt));
+  st_ = std::make_unique<State>(p, forward, in, std::move(opt));
 }
 
 NumericsObserver::~NumericsObserver() = default;
@@ -249,6 +285,22 @@ NumericResult NumericsObserver::result() const {
 ForwardHbm NumericsObserver::forward_hbm() const {
   const State& st = *st_;
   return {st.hbm_O, st.hbm_L, st.hbm_m, st.hbm_l, st.hbm_P};
+}
+
+NumericResult simulate(const Problem& p, const Schedule& s, const Inputs& in, const NumericsOptions& opt) {
+  if (p.pass != Pass::forward)
+    throw ConfigError("pass", std::string(to_string(p.pass)), "forward: a schedule written by hand runs the forward's numerics");
+  NumericsObserver numerics(p, s, in, opt);
+  Executor e(p, s);
+  e.add_observer(&numerics);
+  try {
+    e.run();
+  } catch (const std::logic_error& x) {  // a step the forward's numerics cannot run
+    throw ConfigError("schedule", "a step at launch " + std::to_string(e.last().launch) + ", block " +
+                                      std::to_string(e.last().block) + ", step " + std::to_string(e.last().step),
+                      std::string("a forward's loads, stores and equations (") + x.what() + ")");
+  }
+  return numerics.result();
 }
 
 NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt, StepObserver* also) {

@@ -297,7 +297,9 @@ Figures figures_of(const Executor& finished, const WarpCounter& warps) {
   return f;
 }
 
-Figures measure(const Problem& p, StepObserver* also) {
+Figures measure(const Problem& p, StepObserver* also) { return measure(p, make_schedule(p), also); }
+
+Figures measure(const Problem& p, const Schedule& s, StepObserver* also) {
   WarpCounter warps(p);
   // Both observers ride on the one walk of model(): the warp counter, then `also`.
   struct Both : StepObserver {
@@ -310,8 +312,8 @@ Figures measure(const Problem& p, StepObserver* also) {
   } both;
   both.a = &warps;
   both.b = also;
-  Modelled m = model(p, &both);
-  Figures f{p, std::move(m.counters), has_tiles(make_schedule(p)), {}, true, std::move(m.time)};
+  Modelled m = model(p, s, &both);
+  Figures f{p, std::move(m.counters), has_tiles(s), {}, true, std::move(m.time)};
   if (f.warp_model) f.warps = warps.totals();
   return f;
 }

@@ -54,7 +54,11 @@ u64 step_events(const std::vector<Action>& actions, const Problem& p, TraceLevel
 }  // namespace
 
 TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFormat f, std::size_t stats_blocks) {
-  const Schedule s = make_schedule(p);
+  return trace_size_bound(p, make_schedule(p), h, f, stats_blocks);
+}
+
+TraceSizeBound trace_size_bound(const Problem& p, const Schedule& s, const TraceHeader& h, TraceFormat f,
+                                std::size_t stats_blocks) {
   const Tiling& t = p.tiling;
   const u64 t_r = u64(t.t_r()), t_c = u64(t.t_c());
   const bool tiled = has_tiles(s);

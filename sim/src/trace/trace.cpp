@@ -128,12 +128,14 @@ void StepEventSource::append(const StepView& s, std::vector<Event>& out) {
   }
 }
 
-Trace record_trace(const Problem& p, TraceLevel level) {
+Trace record_trace(const Problem& p, TraceLevel level) { return record_trace(p, make_schedule(p), level); }
+
+Trace record_trace(const Problem& p, const Schedule& s, TraceLevel level) {
   Trace t;
   t.header.source = TraceSource::sim;
   t.header.level = level;
   t.header.config = resolved_config(p);
-  Executor ex(p);
+  Executor ex(p, s);
   TraceRecorder rec(p, level);
   ex.add_observer(&rec);
   ex.run();

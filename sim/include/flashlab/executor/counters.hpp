@@ -44,6 +44,7 @@ struct Cost {
   std::uint64_t flops = 0;                                       // matmul FLOPs (2 per multiply-add)
 
   Cost& operator+=(const Cost& o);
+  bool operator==(const Cost&) const = default;
   Cost& operator*=(std::uint64_t k);
   std::uint64_t read_bytes() const;
   std::uint64_t write_bytes() const;

@@ -107,6 +107,8 @@ struct ForwardHbm {
 class NumericsObserver final : public StepObserver {
  public:
   NumericsObserver(const Problem& p, const Inputs& in, NumericsOptions opt = {});
+  /// The numerics of forward schedule `forward` (a schedule written by hand) instead of p's own.
+  NumericsObserver(const Problem& p, const Schedule& forward, const Inputs& in, NumericsOptions opt = {});
   ~NumericsObserver() override;
   NumericsObserver(const NumericsObserver&) = delete;
   NumericsObserver& operator=(const NumericsObserver&) = delete;
@@ -136,6 +138,12 @@ void check_numerics_size(const Problem& p);
 /// in HBM, as a training step's forward would; `in.dO` must then be (N_q, d).
 NumericResult simulate(const Problem& p, const Inputs& in, const NumericsOptions& opt = {},
                        StepObserver* also = nullptr);
+
+/// The forward numerics of schedule `s` (a schedule written by hand, schedule_json.hpp) on problem
+/// p, as simulate() walks p's own. Throws ConfigError("pass", ...) unless p.pass is forward, and
+/// ConfigError("schedule", ...) when a step moves or computes what a forward's numerics do not
+/// hold (a backward tensor or equation), naming it.
+NumericResult simulate(const Problem& p, const Schedule& s, const Inputs& in, const NumericsOptions& opt = {});
 
 /// Split-KV's combine (FA2's combine_attn_seqk_parallel, Flash-Decoding's reduction; docs/model.md
 /// "Split-KV"), in fp32, row by row: with mx = max_s L_s and a its first argmax,

@@ -48,6 +48,8 @@ struct Figures {
 /// model and the time model attached (time_model.hpp model()); `also`, when given, observes the
 /// same walk (a progress bar).
 Figures measure(const Problem& p, StepObserver* also = nullptr);
+/// The same for schedule `s` instead of p's own (a schedule written by hand: schedule_json.hpp).
+Figures measure(const Problem& p, const Schedule& s, StepObserver* also = nullptr);
 /// The figures of a walk run to its end with `warps` attached to it, without the time model (the
 /// viewer's, which must stay fast while sliders move).
 Figures figures_of(const Executor& finished, const WarpCounter& warps);

@@ -117,6 +117,8 @@ class TraceRecorder : public StepObserver {
 
 /// A simulator trace of p at `level` (no statistics): header + every event of one (batch, head).
 Trace record_trace(const Problem& p, TraceLevel level);
+/// The same for schedule `s` instead of p's own (schedule_json.hpp).
+Trace record_trace(const Problem& p, const Schedule& s, TraceLevel level);
 
 /// Adds m and l of Q blocks `blocks` after every step, computed by numerics.hpp's simulate() on
 /// inputs made from `inputs`. Throws ConfigError("stats-blocks", ...) for a block outside

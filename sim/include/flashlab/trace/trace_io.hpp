@@ -63,6 +63,9 @@ struct TraceSizeBound {
 };
 /// Bound of the file `TraceFileWriter(path, p, h, f)` writes, with statistics for `stats_blocks` Q blocks.
 TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFormat f, std::size_t stats_blocks = 0);
+/// The same for schedule `s` instead of p's own (a schedule written by hand: schedule_json.hpp).
+TraceSizeBound trace_size_bound(const Problem& p, const Schedule& s, const TraceHeader& h, TraceFormat f,
+                                std::size_t stats_blocks = 0);
 
 /// The largest file in form f that a trace with header h can be, bytes: the size bound of its
 /// config with statistics for all T_r Q blocks, plus (bound's events + kTraceEventSlack) records
