@@ -7,7 +7,7 @@
     flashlab.plot_tile_map(cfg)                       # the block-skip map on matplotlib
 
 The functions wrap the C++ library (the extension flashlab._flashlab; no subprocess): Config,
-ConfigError, count, compare, trace, tile_map, run, schedule, v1_to_v2_walk. python/README.md documents each with its shapes
+ConfigError, count, compare, sweep, trace, tile_map, run, schedule, v1_to_v2_walk. python/README.md documents each with its shapes
 and units; docs/model.md gives every counting rule with its algorithm line.
 """
 from ._flashlab import (
@@ -23,6 +23,7 @@ from ._flashlab import (
     count,
     run,
     schedule,
+    sweep,
     tile_map,
     trace,
     v1_to_v2_walk,
@@ -38,6 +39,7 @@ __all__ = [
     "tile_map",
     "run",
     "schedule",
+    "sweep",
     "plot_tile_map",
     "tile_map_image",
     "v1_to_v2_walk",

@@ -46,6 +46,7 @@ std::optional<Schedule> schedule_arg(const py::object& s);
 
 void bind_config(py::module_& m);
 void bind_schedule(py::module_& m);
+void bind_sweep(py::module_& m);
 void bind_arrays(py::module_& m);
 void bind_run(py::module_& m);
 

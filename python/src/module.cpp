@@ -87,6 +87,7 @@ PYBIND11_MODULE(_flashlab, m) {
   fp::bind_error(m);
   fp::bind_config(m);
   fp::bind_schedule(m);
+  fp::bind_sweep(m);
   m.def("count", &fp::count, fp::py::arg("cfg") = fp::py::none(), fp::py::kw_only(),
         fp::py::arg("schedule") = fp::py::none(), R"doc(
 count(cfg=None, *, schedule=None, **kwargs) -> dict

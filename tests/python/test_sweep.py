@@ -1,0 +1,58 @@
+"""flashlab.sweep(): the command's `sweep` CSV as NumPy columns — every metric column equal to the
+CSV's at every point, the config columns, several algorithms per point, and the errors."""
+import csv
+import io
+import math
+
+import numpy as np
+import pytest
+
+import flashlab
+from conftest import cli, cli_error
+
+
+def csv_rows(args):
+    out, _ = cli(args)
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def test_columns_equal_the_commands_csv():
+    got = flashlab.sweep(flashlab.Config(d=64, br=64, bc=64, mask="causal"), over="seq", values=[256, 512, 1024],
+                         algos=["v1", "v2"])
+    rows = csv_rows("sweep --over n --values 256,512,1024 --algos v1,v2 --d 64 --br 64 --bc 64 --mask causal")
+    assert got["over"] == "seq" and got["value"] == [256, 256, 512, 512, 1024, 1024]
+    assert got["algo"] == [r["algo"] for r in rows] == ["v1", "v2"] * 3
+    assert list(got["n_q"]) == [int(r["n_q"]) for r in rows]
+    metrics = [k for k in rows[0] if k not in ("over", "value", "algo", "n_q", "n_k", "d", "b_r", "b_c", "t_r", "t_c",
+                                               "mask", "block_skip", "dtype", "batch", "heads", "sram_capacity_bytes",
+                                               "pass", "backward_form", "splits", "kernel")]
+    assert len(metrics) > 50
+    for key in metrics:
+        col = got[key]
+        for k, r in enumerate(rows):
+            want = r[key]
+            if want == "":
+                assert math.isnan(col[k]), key
+            elif col.dtype == np.int64:
+                assert col[k] == int(want), key
+            else:
+                assert col[k] == pytest.approx(float(want), rel=1e-12), key
+
+
+def test_hbm_bytes_closed_form_over_n():
+    # V2, no mask, B = 64, fp16, d = 64: Q once, K and V once per Q block, O and L once (FA2 Alg. 1)
+    ns = [128, 256, 512]
+    got = flashlab.sweep(flashlab.Config(d=64, br=64, bc=64), over="seq", values=ns)
+    want = [2 * n * 64 + 2 * (n // 64) * n * 64 * 2 + n * 64 * 2 + n * 4 for n in ns]
+    assert list(got["hbm_total_bytes"]) == want
+    assert got["hbm_total_bytes"].dtype == np.int64
+
+
+def test_bad_points_raise_before_any_count():
+    with pytest.raises(ValueError) as e:
+        flashlab.sweep(over="br", values=[64, 0])
+    assert str(e.value) == cli_error("count --br 0")
+    with pytest.raises(ValueError, match="values"):
+        flashlab.sweep(over="seq", values=[])
+    with pytest.raises(TypeError):
+        flashlab.sweep(over="seq")
