@@ -21,13 +21,13 @@ from ._flashlab import (
     ConfigError,
     compare,
     count,
-    run,
     schedule,
     sweep,
     tile_map,
     trace,
     v1_to_v2_walk,
 )
+from .batched import run
 from .plot import plot_tile_map, tile_map_image
 
 __all__ = [

@@ -229,3 +229,26 @@ def test_bad_steps_raise_the_commands_error():
     with pytest.raises(ValueError) as info:
         flashlab.run(cfg, z, z, z, steps=2**70)
     assert str(info.value) == f"steps = {2**70}: a Q block index from 0 to 3 (T_r - 1)"
+
+
+def test_batched_inputs_run_every_head_on_its_kv_head():
+    # (batch, heads, N, d) with grouped heads: head h reads K/V head h // 2; each (b, h) equals
+    # the 2-D run on its own slices, and the float64 reference
+    cfg = flashlab.Config(nq=96, nk=80, d=16, br=32, bc=32, dtype="fp16", mask="causal-br", batch=2, heads=4,
+                          kv_heads=2)
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((2, 4, 96, 16)).astype(np.float16)
+    k = rng.standard_normal((2, 2, 80, 16)).astype(np.float16)
+    v = rng.standard_normal((2, 2, 80, 16)).astype(np.float16)
+    O, L = flashlab.run(cfg, q, k, v)
+    assert O.shape == (2, 4, 96, 16) and O.dtype == np.float16 and L.shape == (2, 4, 96)
+    for b in range(2):
+        for h in range(4):
+            o, l = flashlab.run(cfg, q[b, h], k[b, h // 2], v[b, h // 2])
+            assert np.array_equal(O[b, h], o) and np.array_equal(L[b, h], l)
+            check_against_reference(cfg, q[b, h], k[b, h // 2], v[b, h // 2])
+    with pytest.raises(ValueError) as e:
+        flashlab.run(cfg, q, k[:, :1], v)
+    assert e.value.field == "k" and "(2, 2, 80, 16)" in e.value.allowed
+    with pytest.raises(ValueError, match="steps"):
+        flashlab.run(cfg, q, k, v, steps=0)
