@@ -34,14 +34,21 @@ def tile_map_image(cfg=None, **kwargs):
     return image
 
 
-def plot_tile_map(cfg=None, ax=None, legend=True, **kwargs):
+_METRICS = {"visit": "visit order", "hbm_bytes": "HBM bytes (one head)", "flops": "matmul FLOPs",
+            "exp": "exponentials"}
+
+
+def plot_tile_map(cfg=None, ax=None, legend=True, metric=None, **kwargs):
     """Draws the block-skip map of a configuration on a matplotlib Axes and returns the Axes.
 
     Rows are Q blocks i (top to bottom), columns K/V blocks j (left to right), one cell per
     B_r x B_c tile, coloured as tile_map_image(). cfg is a flashlab.Config (or None: the keyword
     arguments make one); ax an Axes to draw on (default: a new figure's); legend adds the four
     colours with their meaning (only those present are listed). The title names the algorithm,
-    N_q x N_k, the tile and the mask. Raises ValueError (flashlab.ConfigError) for a bad config.
+    N_q x N_k, the tile and the mask. metric ('visit', 'hbm_bytes', 'flops' or 'exp': tile_map()'s
+    per-tile arrays) draws a heat map of it instead, with a colour bar, tiles the schedule does not
+    visit left blank (as the viewer's heat map). Raises ValueError (flashlab.ConfigError) for a bad
+    config or metric.
     """
     import matplotlib.patches as mpatches
     import matplotlib.pyplot as plt
@@ -50,17 +57,30 @@ def plot_tile_map(cfg=None, ax=None, legend=True, **kwargs):
 
     if cfg is None or kwargs:
         cfg = Config(**kwargs) if cfg is None else cfg.replace(**kwargs)
-    image = tile_map_image(cfg)
     if ax is None:
         _, ax = plt.subplots()
-    t_r, t_c = image.shape[:2]
-    ax.imshow(image, interpolation="nearest", extent=(-0.5, t_c - 0.5, t_r - 0.5, -0.5))
+    if metric is not None:
+        if metric not in _METRICS:
+            from ._flashlab import ConfigError
+            e = ConfigError("metric = %r: one of %s" % (metric, ", ".join(_METRICS)))
+            e.field, e.value, e.allowed = "metric", repr(metric), "one of " + ", ".join(_METRICS)
+            raise e
+        m = tile_map(cfg)
+        values = np.ma.masked_where(~m["computed"] | (m["visit"] < 0), m[metric].astype(float))
+        t_r, t_c = values.shape
+        shown = ax.imshow(values, interpolation="nearest", cmap="viridis", extent=(-0.5, t_c - 0.5, t_r - 0.5, -0.5))
+        if legend:
+            ax.figure.colorbar(shown, ax=ax, label=_METRICS[metric])
+    else:
+        image = tile_map_image(cfg)
+        t_r, t_c = image.shape[:2]
+        ax.imshow(image, interpolation="nearest", extent=(-0.5, t_c - 0.5, t_r - 0.5, -0.5))
     ax.set_xlabel("K/V block j (B_c = %d keys)" % cfg.b_c)
     ax.set_ylabel("Q block i (B_r = %d rows)" % cfg.b_r)
     skip = "" if cfg.algo == "standard" else ", block skip %s" % ("on" if cfg.block_skip else "off")
     ax.set_title("%s: N_q = %d, N_k = %d, %d x %d tiles, mask %s%s"
                  % (cfg.algo, cfg.n_q, cfg.n_k, t_r, t_c, cfg.mask, skip), fontsize="medium")
-    if legend:
+    if legend and metric is None:
         present = {tuple(int(c) for c in px) for px in np.unique(image.reshape(-1, 3), axis=0)}
         handles = [mpatches.Patch(color=np.array(TILE_COLOURS[key]) / 255.0, label=label)
                    for key, label in _KINDS if tuple(TILE_COLOURS[key]) in present]

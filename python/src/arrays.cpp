@@ -94,6 +94,7 @@ py::dict tile_map(const py::object& cfg, const py::kwargs& kwargs) {
   const std::int64_t t_r = t.t_r(), t_c = t.t_c(), n = t_r * t_c;
   std::vector<std::uint8_t> cls(std::size_t(n), 0), computed(std::size_t(n), 1);
   std::vector<std::int32_t> visit(std::size_t(n), -1);
+  std::vector<std::uint64_t> hbm(std::size_t(n), 0), flops(std::size_t(n), 0), exps(std::size_t(n), 0);
   {
     py::gil_scoped_release free;
     Executor ex(p, ExecOptions{.tile_stats = true});
@@ -104,6 +105,10 @@ py::dict tile_map(const py::object& cfg, const py::kwargs& kwargs) {
       if (!stats.empty()) {
         visit[std::size_t(k)] = stats[std::size_t(k)].visit;
         computed[std::size_t(k)] = stats[std::size_t(k)].visit >= 0;
+        const Cost cost = ex.tile_cost(k / t_c, k % t_c);  // the tile's steps, one (batch, head)
+        hbm[std::size_t(k)] = cost.read_bytes() + cost.write_bytes() + cost.atomic_bytes();
+        flops[std::size_t(k)] = cost.flops;
+        exps[std::size_t(k)] = cost.op(OpKind::exp);
       }
     }
   }
@@ -111,6 +116,9 @@ py::dict tile_map(const py::object& cfg, const py::kwargs& kwargs) {
   out["cls"] = owning_array(std::move(cls), py::dtype::of<std::uint8_t>(), {t_r, t_c});
   out["computed"] = owning_array(std::move(computed), py::dtype::of<bool>(), {t_r, t_c});
   out["visit"] = owning_array(std::move(visit), py::dtype::of<std::int32_t>(), {t_r, t_c});
+  out["hbm_bytes"] = owning_array(std::move(hbm), py::dtype::of<std::uint64_t>(), {t_r, t_c});
+  out["flops"] = owning_array(std::move(flops), py::dtype::of<std::uint64_t>(), {t_r, t_c});
+  out["exp"] = owning_array(std::move(exps), py::dtype::of<std::uint64_t>(), {t_r, t_c});
   return out;
 }
 
@@ -159,7 +167,7 @@ schedule: a schedule to walk instead of cfg's own, in the form schedule() return
 Raises ValueError (flashlab.ConfigError) for a bad config, level or a trace over max_bytes.
 )doc");
   m.def("tile_map", &tile_map, py::arg("cfg") = py::none(), R"doc(
-tile_map(cfg=None, **kwargs) -> dict of three (T_r, T_c) arrays
+tile_map(cfg=None, **kwargs) -> dict of six (T_r, T_c) arrays
 
 The block-skip map of a configuration (docs/model.md "Masks and tile classes"):
   'cls'       uint8: 0 full (every element visible), 1 partial, 2 skipped (none visible) —
@@ -168,6 +176,9 @@ The block-skip map of a configuration (docs/model.md "Masks and tile classes"):
               block skip on; standard attention computes all of S (FA1 Alg. 0 line 1)
   'visit'     int32: the tile's order among visited tiles in the walk, -1 when not visited (and
               everywhere for standard attention, which walks no tiles)
+  'hbm_bytes', 'flops', 'exp'   uint64: what the tile's steps cost, one (batch, head): HBM bytes read,
+              written and added atomically, matmul FLOPs, exponentials (docs/model.md; 0 for a tile
+              not visited, and for standard attention, whose steps are whole matrices)
 Tile (i, j) holds query rows [i B_r, (i+1) B_r) and keys [j B_c, (j+1) B_c), clipped at N_q, N_k.
 Raises ValueError (flashlab.ConfigError) for a bad config.
 )doc");

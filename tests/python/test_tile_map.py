@@ -86,3 +86,27 @@ def test_plot_draws_on_matplotlib(tmp_path):
 def test_bad_config_raises():
     with pytest.raises(ValueError, match="^mask = "):
         flashlab.tile_map(mask="upper")
+
+
+def test_per_tile_costs_and_heat_map():
+    # V2, causal, N = 256, B = 64, fp16, d = 64 (shared/cases R4): a visited tile loads K_j and V_j
+    # (2 x 64 x 64 x 2 bytes) and runs 4 r c d FLOPs and r c + r exponentials (softmax_v2 line 9)
+    m = flashlab.tile_map(seq=256, d=64, br=64, bc=64, mask="causal")
+    assert m["hbm_bytes"][2, 1] == 2 * 64 * 64 * 2
+    assert m["flops"][2, 1] == 4 * 64 * 64 * 64
+    assert m["exp"][2, 1] == 64 * 64 + 64
+    assert m["hbm_bytes"][0, 3] == 0 and m["flops"][0, 3] == 0  # skipped
+    # V1 (block skip off: every tile computed): the tiles' FLOPs sum to count()'s
+    v1 = flashlab.tile_map(algo="v1", seq=256, d=64, br=64, bc=64, mask="causal")
+    c = flashlab.count(algo="v1", seq=256, d=64, br=64, bc=64, mask="causal")
+    assert v1["flops"].sum() == c["flops"]["matmul"]
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = flashlab.plot_tile_map(seq=256, d=64, br=64, bc=64, mask="causal", metric="visit")
+    shown = ax.get_images()[0].get_array()
+    assert shown[0, 0] == 0 and shown[3, 3] == 9 and np.ma.is_masked(shown[0, 3])
+    with pytest.raises(ValueError, match="^metric = "):
+        flashlab.plot_tile_map(seq=256, metric="bytes")
+    plt.close("all")
