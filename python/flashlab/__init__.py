@@ -28,7 +28,7 @@ from ._flashlab import (
     v1_to_v2_walk,
 )
 from .batched import run
-from .plot import plot_tile_map, tile_map_image
+from .plot import plot_sweep, plot_tile_map, tile_map_image
 
 __all__ = [
     "Config",
@@ -41,6 +41,7 @@ __all__ = [
     "schedule",
     "sweep",
     "plot_tile_map",
+    "plot_sweep",
     "tile_map_image",
     "v1_to_v2_walk",
     "EVENT_DTYPE",

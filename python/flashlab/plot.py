@@ -86,3 +86,35 @@ def plot_tile_map(cfg=None, ax=None, legend=True, metric=None, **kwargs):
                    for key, label in _KINDS if tuple(TILE_COLOURS[key]) in present]
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
     return ax
+
+
+def plot_sweep(sweep, metric="hbm_total_bytes", ax=None, log=True):
+    """Draws one metric of a sweep() against the swept value, one line per algorithm, on a matplotlib
+    Axes (default: a new figure's), and returns the Axes.
+
+    sweep is the dict flashlab.sweep() returns; metric one of its metric columns (docs/output.md
+    lists each with its unit, e.g. 'hbm_total_bytes', 'dram_total_bytes', 'predicted_seconds',
+    'flops_matmul'); log draws both axes in log scale (base 2 on x). Raises ValueError
+    (flashlab.ConfigError) naming a metric the sweep does not hold.
+    """
+    import matplotlib.pyplot as plt
+
+    if metric not in sweep or metric in ("over", "value", "algo", "mask", "dtype"):
+        from ._flashlab import ConfigError
+        allowed = "a metric column of the sweep, e.g. hbm_total_bytes (docs/output.md)"
+        e = ConfigError("metric = %r: %s" % (metric, allowed))
+        e.field, e.value, e.allowed = "metric", repr(metric), allowed
+        raise e
+    if ax is None:
+        _, ax = plt.subplots()
+    algos = list(dict.fromkeys(sweep["algo"]))
+    for algo in algos:
+        rows = [k for k, a in enumerate(sweep["algo"]) if a == algo]
+        ax.plot([sweep["value"][k] for k in rows], [sweep[metric][k] for k in rows], marker="o", label=algo)
+    if log:
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+    ax.set_xlabel(sweep["over"])
+    ax.set_ylabel(metric)
+    ax.legend()
+    return ax

@@ -56,3 +56,19 @@ def test_bad_points_raise_before_any_count():
         flashlab.sweep(over="seq", values=[])
     with pytest.raises(TypeError):
         flashlab.sweep(over="seq")
+
+
+def test_plot_sweep_draws_a_line_per_algorithm():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s = flashlab.sweep(flashlab.Config(d=64, br=64, bc=64), over="seq", values=[256, 512, 1024], algos=["v1", "v2"])
+    ax = flashlab.plot_sweep(s, metric="hbm_total_bytes")
+    lines = ax.get_lines()
+    assert [l.get_label() for l in lines] == ["v1", "v2"]
+    assert list(lines[1].get_ydata()) == list(s["hbm_total_bytes"][1::2])
+    assert ax.get_xlabel() == "seq"
+    with pytest.raises(ValueError, match="^metric = "):
+        flashlab.plot_sweep(s, metric="algo")
+    plt.close("all")
