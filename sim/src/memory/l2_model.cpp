@@ -26,7 +26,9 @@ class Lru {
   void access(std::uint32_t head, std::uint32_t owner, std::uint8_t tensor, std::uint32_t key, std::uint32_t bytes,
               Dir dir) {
     const bool write = dir == Dir::write;  // a store: no DRAM read; a load or an atomic reads a miss
-    const u64 id = (u64(tensor) << 60) | (u64(owner) << 32) | key;
+    // 5 bits of tensor (kTensorCount <= 32), 27 of owner (a replayed (batch, head) pair), 32 of key
+    static_assert(kTensorCount <= 32);
+    const u64 id = (u64(tensor) << 59) | (u64(owner & ((1u << 27) - 1)) << 32) | key;
     auto [it, fresh] = index_.try_emplace(id, 0u);
     std::uint32_t n;
     if (fresh) {

@@ -167,3 +167,36 @@ TEST_CASE("a head past the recording budget: its first blocks are replayed and e
   // the l2 level still carries every request
   CHECK(k.bytes(Memory::l2, Tensor::K, Dir::read) == k.cost.bytes(Tensor::K, Dir::read));
 }
+
+// Every tensor is its own line of the L2: a load never makes a line dirty, and what is dirty at a
+// launch's end is at most what it wrote (in sectors). Split-KV's Oacc, Lacc (tensors 17, 18) and the
+// backward's dS (16) once shared their lines with K, V and Q (the tensor took 4 bits of a line's name).
+TEST_CASE("L2 lines of different tensors never alias: nothing loaded is dirty, dirty <= written") {
+  std::vector<Config> cs;
+  Config split;
+  split.n_q = 4;
+  split.n_k = 8192;
+  split.d = 128;
+  split.b_r = 64;
+  split.b_c = 128;
+  split.splits = 2;
+  cs.push_back(split);
+  Config bwd;
+  bwd.algo = Algo::standard;
+  bwd.n_q = bwd.n_k = 512;
+  bwd.d = 64;
+  bwd.pass = Pass::backward;
+  cs.push_back(bwd);
+  for (const Config& c : cs) {
+    const Counters k = count(resolve(c), false, true);
+    for (const LaunchCounters& l : k.launches) {
+      CAPTURE(l.name);
+      for (int x = 0; x < kTensorCount; ++x) {
+        CAPTURE(to_string(Tensor(x)));
+        const std::uint64_t written = l.cost.hbm[x][int(Dir::write)] + l.cost.hbm[x][int(Dir::atomic)];
+        CHECK(l.l2_dirty_at_end[x][int(Dir::write)] <= written + written / 2 + 32 * 1024);  // sector rounding
+        if (written == 0) CHECK(l.l2_dirty_at_end[x][int(Dir::write)] == 0);
+      }
+    }
+  }
+}
