@@ -55,6 +55,8 @@ void check_size(const Problem& p, TraceHeader h, TraceFormat format, const Trace
 void write(const Config& c, const std::string& model, const TraceArgs& a) {
   const Problem p = resolve(c);
   if (a.out.empty()) throw ConfigError("output", "(none)", "a file name: -o FILE");
+  if (a.out == "-")  // the file is written to a temporary name, checked, then renamed: not a stream
+    throw ConfigError("output", "-", "a file name: -o FILE (a trace is written whole to a file, not to standard output)");
   const TraceFormat format = parse_trace_format(a.format);
   Trace stats;  // header and statistics, when asked for
   stats.header.config = resolved_config(p);

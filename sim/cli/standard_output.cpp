@@ -3,6 +3,7 @@
 #include "standard_output.hpp"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -46,6 +47,9 @@ class CheckedStdoutBuf final : public std::streambuf {
 }  // namespace
 
 void install_standard_output() {
+  // A reader that closes the pipe early (`| head -1`) makes writes fail with EPIPE, which the checks
+  // below report (exit 4, naming the reason), instead of SIGPIPE killing the process (status 141).
+  std::signal(SIGPIPE, SIG_IGN);
   // Never destroyed: the C++ runtime flushes std::cout after every static object is gone (the
   // ios_base::Init destructor at exit), so a static buffer would be used after its destructor ran.
   static CheckedStdoutBuf* const buf = new CheckedStdoutBuf;

@@ -216,6 +216,8 @@ Problem resolve(const Config& given) {
     if (c.pass != Pass::forward)
       throw ConfigError("kernel", "fa2", "with --pass forward (FA2's backward: --algo v2 --pass backward)");
     if (c.d > 256) throw ConfigError("d", std::to_string(c.d), "at most 256 with --kernel fa2 (FA2's largest head dim)");
+    if (c.dtype == Dtype::fp32)
+      throw ConfigError("dtype", "fp32", "fp16 or bf16 with --kernel fa2 (FA2's kernels take only those)");
     if (c.mask.kind == MaskKind::causal_tl && c.n_q != c.n_k)
       throw ConfigError("mask", "causal", "causal-br with --kernel fa2 and N_q != N_k (FA2's causal mask is bottom-right)");
     if (c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
