@@ -176,9 +176,10 @@ The block-skip map of a configuration (docs/model.md "Masks and tile classes"):
               block skip on; standard attention computes all of S (FA1 Alg. 0 line 1)
   'visit'     int32: the tile's order among visited tiles in the walk, -1 when not visited (and
               everywhere for standard attention, which walks no tiles)
-  'hbm_bytes', 'flops', 'exp'   uint64: what the tile's steps cost, one (batch, head): HBM bytes read,
-              written and added atomically, matmul FLOPs, exponentials (docs/model.md; 0 for a tile
-              not visited, and for standard attention, whose steps are whole matrices)
+  'hbm_bytes', 'flops', 'exp'   uint64: what the tile's own step costs, one (batch, head): HBM bytes
+              read, written and added atomically (the body's: K_j, V_j for V2 — Q_i, O_i, L_i move at
+              the Q block's start and end, no one tile's), matmul FLOPs, exponentials (docs/model.md;
+              0 for a tile not visited, and for standard attention, whose steps are whole matrices)
 Tile (i, j) holds query rows [i B_r, (i+1) B_r) and keys [j B_c, (j+1) B_c), clipped at N_q, N_k.
 Raises ValueError (flashlab.ConfigError) for a bad config.
 )doc");

@@ -147,7 +147,9 @@ Keywords (all optional; None means the default):
   backward_form  'released' | 'paper': V2's backward as FA2's kernels run it or as FA2 Alg. 2 prints it
   splits      split-KV: V2's K/V blocks in N splits (1 to 128) merged by a combine launch, or 'auto'
               (FA2's num_splits_heuristic); default 1 ('auto' with kernel='fa2')
-  kernel      'flashlab' | 'fa2': what FA2's mha_fwd launches (its tile, split decision, decode folding)
+  kernel      'flashlab' | 'fa2': what FA2's mha_fwd launches (its tile, split decision, decode folding:
+              for N_q = 1 with grouped heads the resolved heads are kv_heads and n_q = heads / kv_heads,
+              query head k g + r becoming row r of head k, as FA2 reshapes q)
   scale       softmax scale (default 1/sqrt(d))
   warps       warps per thread block (default 4)
   gpu         GPU preset (default 'h200')

@@ -153,7 +153,11 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   nlohmann::json out;
   bool all_within = true;
   if (!a.json) {
-    std::cout << shape_line(problems.front()) << "\n";
+    std::cout << shape_line(problems.front());
+    if (const Problem& p = problems.front(); p.splits > 1)  // every algorithm run here splits alike (v2 only)
+      std::cout << fmt::format("; split-KV, {} splits", p.splits);
+    if (problems.front().kernel == Kernel::fa2) std::cout << "; kernel fa2";
+    std::cout << "\n";
     std::cout << fmt::format("inputs Q {}, K {}, V {}{}, seed {}; one (batch, head); reference: float64 dense\n\n",
                              a.in.q, a.in.k, a.in.v, backward ? ", dO " + a.dO : "", seed);
     std::cout << fmt::format("{:<10}{:>14}{:>20}{:>14}{:>8}{:>10}{:>10}{:>8}\n", "algo", "max|O-O_ref|",
