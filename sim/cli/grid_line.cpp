@@ -15,11 +15,15 @@ using report::human_count;
 
 
 std::string grid_line(const Problem& p, const Counters& k) {
-  const std::string blocks = fmt::format("Grid: {} thread block{}", group_digits(std::uint64_t(k.grid_blocks)),
-                                         k.grid_blocks == 1 ? "" : "s");
+  // several launches: their thread blocks and waves add up, the blocks per SM are the fewest of any
+  const bool several = k.launches.size() > 1;
+  const std::string blocks =
+      fmt::format("Grid: {} thread block{}{}", group_digits(std::uint64_t(k.grid_blocks)), k.grid_blocks == 1 ? "" : "s",
+                  several ? fmt::format(" in {} launches (each below)", k.launches.size()) : "");
   if (fits_on_sm(k))
-    return fmt::format("{}; {} block{} per SM on {} ({} SMs) -> {} wave{}", blocks, k.blocks_per_sm,
-                       k.blocks_per_sm == 1 ? "" : "s", p.gpu.name, p.gpu.sms, k.waves, k.waves == 1 ? "" : "s");
+    return fmt::format("{}; {}{} block{} per SM on {} ({} SMs) -> {} wave{}{}", blocks, several ? "at least " : "",
+                       k.blocks_per_sm, k.blocks_per_sm == 1 ? "" : "s", p.gpu.name, p.gpu.sms, k.waves,
+                       k.waves == 1 ? "" : "s", several ? " in all" : "");
   // Resident blocks per SM = min(max blocks, max warps / warps, shared memory / SRAM peak)
   // (executor.cpp): 0 only through the warps or the shared memory.
   const std::string why =

@@ -100,7 +100,7 @@ TEST_CASE("compare: block skip is shown for V1 and V2 only, and an algorithm who
   REQUIRE(big.code == 0);
   CHECK(big.out.find("v1: Grid: 1 thread block; a block does not fit on an SM of h200: its SRAM peak 720,896 B") !=
         std::string::npos);
-  CHECK(big.out.find("standard: Grid: 1,028 thread blocks; a block does not fit on an SM of h200: its SRAM peak 655,360 B") !=
+  CHECK(big.out.find("standard: Grid: 1,028 thread blocks in 3 launches (each below); a block does not fit on an SM of h200: its SRAM peak 655,360 B") !=
         std::string::npos);
   CHECK(big.out.find("v2: Grid:") == std::string::npos);
 }
