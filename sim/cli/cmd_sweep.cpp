@@ -131,7 +131,7 @@ void register_sweep(CLI::App& app) {
   const auto option = [cmd](const char* name, std::string& value, const char* type, const char* help) {
     return cmd->add_option(name, value, help)->type_name(type)->group("Sweep");
   };
-  option("--over", args->over, "AXIS", "the axis: n (sets N_q = N_k) | d | br | bc | sram (M, bytes)")->required();
+  option("--over", args->over, "AXIS", "the axis: n or seq (sets N_q = N_k) | d | br | bc | sram (M, bytes)")->required();
   option("--values", args->values.values, "LIST", "comma-separated values, e.g. 512,1024,2048");
   option("--from", args->values.from, "INT", "first value of a range");
   option("--to", args->values.to, "INT", "last value of a range (included when reached)");

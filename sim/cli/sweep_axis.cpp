@@ -9,12 +9,12 @@
 namespace flashlab::cli {
 
 Axis parse_axis(const std::string& t) {
-  if (t == "n") return Axis::n;
+  if (t == "n" || t == "seq") return Axis::n;  // seq: the flag that sets N_q = N_k (and Python's sweep keyword)
   if (t == "d") return Axis::d;
   if (t == "br") return Axis::br;
   if (t == "bc") return Axis::bc;
   if (t == "sram") return Axis::sram;
-  throw ConfigError("over", t, "one of n (sets N_q = N_k), d, br, bc, sram (M, bytes)");
+  throw ConfigError("over", t, "one of n or seq (sets N_q = N_k), d, br, bc, sram (M, bytes)");
 }
 
 std::string to_string(Axis a) {

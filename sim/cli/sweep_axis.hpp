@@ -11,7 +11,7 @@ namespace flashlab::cli {
 
 enum class Axis : std::uint8_t { n, d, br, bc, sram };
 
-/// "n" | "d" | "br" | "bc" | "sram"; throws ConfigError("over", text, allowed).
+/// "n" (or "seq") | "d" | "br" | "bc" | "sram"; throws ConfigError("over", text, allowed).
 Axis parse_axis(const std::string& text);
 std::string to_string(Axis a);
 

@@ -93,7 +93,7 @@ TEST_CASE("tiles over the SRAM capacity: the bytes needed, the capacity and the 
 
 TEST_CASE("sweep errors: exit 2 naming the flag") {
   const std::vector<ErrorCase> cases{
-      {"sweep --over q --values 1", 2, {"flashlab: error: over = q: one of n (sets N_q = N_k), d, br, bc, sram"}},
+      {"sweep --over q --values 1", 2, {"flashlab: error: over = q: one of n or seq (sets N_q = N_k), d, br, bc, sram"}},
       {"sweep --over n", 2, {"flashlab: error: values = (missing):"}},
       {"sweep --over n --values 512,abc", 2, {"flashlab: error: values = abc: a comma-separated list of integers"}},
       {"sweep --over n --values 512 --from 2", 2, {"flashlab: error: values = 512: either --values or"}},
