@@ -12,9 +12,7 @@ writes DIR/fa2_launches.json (metadata + one row per configuration) and DIR/ncu.
 """
 
 import argparse
-import csv
 import datetime
-import io
 import json
 import pathlib
 import subprocess
@@ -42,13 +40,10 @@ CONFIGS = [
     (1, 8, 1, 1, 16384, 64, False),       # MQA
 ]
 
-METRICS = {
-    "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
-    "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
-    "dram_rd": "dram__bytes_read.sum",
-    "dram_wr": "dram__bytes_write.sum",
-    "time_ns": "gpu__time_duration.sum",
-}
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import ncu  # noqa: E402
+
+METRICS = ncu.METRICS  # ld, st, dram_rd, dram_wr (bytes), time_ns
 
 
 def run_configs():
@@ -115,16 +110,8 @@ def main():
     if proc.returncode != 0:
         raise SystemExit(f"ncu exited with {proc.returncode}; see ncu.log")
     entry = json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("ENTRY "))[6:])
-    start = proc.stdout.find('"ID"')
-    launches = {}
-    for row in csv.DictReader(io.StringIO(proc.stdout[start:])):
-        key = next((k for k, m in METRICS.items() if m == row["Metric Name"]), None)
-        if key is None:
-            continue
-        x = launches.setdefault(int(row["ID"]), {"kernel": row["Kernel Name"], "grid": dims(row["Grid Size"]),
-                                                 "block": dims(row["Block Size"])})
-        x[key] = int(float(row["Metric Value"].replace(",", "")))
-    ordered = [launches[i] for i in sorted(launches)]
+    ordered = [{"kernel": x["name"], "grid": dims(x["grid"]), "block": dims(x["block"])} |
+               {k: int(x[k]) for k in METRICS if k in x} for x in ncu.launches(proc.stdout, METRICS)]
     # each call launches flash_fwd_kernel, or flash_fwd_splitkv_kernel then its combine kernel
     rows, pos = [], 0
     for n, (b, h, hk, nq, nk, d, causal) in enumerate(CONFIGS):

@@ -39,6 +39,22 @@ def kernels_of(flags):
     return SPLIT_KERNELS if algo_of(flags) == "v2" and int(splits) > 1 else KERNELS_PER_ALGO[algo_of(flags)]
 
 
+def launches(stdout, metrics=METRICS):
+    """The kernels of ncu's --csv output (--print-units base) in launch order: one dict per launch ID
+    with "name" (the kernel's), "grid" and "block" (ncu's "(x, y, z)" text) and, per key of
+    `metrics`, the value (a float)."""
+    start = stdout.find('"ID"')
+    out = {}
+    for row in csv.DictReader(io.StringIO(stdout[start:])):
+        key = next((k for k, m in metrics.items() if m == row["Metric Name"]), None)
+        if key is None:
+            continue
+        entry = out.setdefault(int(row["ID"]), {"name": row["Kernel Name"], "grid": row.get("Grid Size", ""),
+                                                "block": row.get("Block Size", "")})
+        entry[key] = float(row["Metric Value"].replace(",", ""))
+    return [out[i] for i in sorted(out)]
+
+
 def profile(binary, grid, workdir, log, kernels=None, per_kernel=False):
     """Returns one dict per grid config: {"ld", "st", "dram_rd", "dram_wr", "kernels"} (bytes), the
     sums over its kernels; with per_kernel, "launches" too: each kernel's own. `kernels`: how many
@@ -52,16 +68,7 @@ def profile(binary, grid, workdir, log, kernels=None, per_kernel=False):
     log.write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
     if proc.returncode != 0:
         raise RuntimeError(f"ncu exited with {proc.returncode}: {proc.stderr[-2000:]}")
-    start = proc.stdout.find('"ID"')
-    rows = list(csv.DictReader(io.StringIO(proc.stdout[start:])))
-    launches = {}  # launch ID -> {metric key: value, "name": kernel}
-    for row in rows:
-        key = next((k for k, m in METRICS.items() if m == row["Metric Name"]), None)
-        if key is None:
-            continue
-        entry = launches.setdefault(int(row["ID"]), {"name": row["Kernel Name"]})
-        entry[key] = int(float(row["Metric Value"].replace(",", "")))
-    ordered = [launches[i] for i in sorted(launches)]
+    ordered = [{"name": x["name"]} | {k: int(x[k]) for k in METRICS if k in x} for x in launches(proc.stdout)]
     expected = sum(counts)
     if len(ordered) != expected:
         raise RuntimeError(f"ncu profiled {len(ordered)} kernels, expected {expected}")

@@ -15,9 +15,7 @@ read from tests/data/gpu_timing/h200.json) and OUT/timing_logs.tar.gz.
 """
 
 import argparse
-import csv
 import datetime
-import io
 import json
 import subprocess
 import sys
@@ -27,6 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ncu  # noqa: E402
 
 METRICS = {
     "time_ns": "gpu__time_duration.sum",
@@ -102,16 +101,7 @@ def ncu_rows(cmd, log):
     log.write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
     if proc.returncode != 0:
         raise RuntimeError(f"ncu exited with {proc.returncode}: {proc.stderr[-2000:]}")
-    start = proc.stdout.find('"ID"')
-    launches = {}
-    for row in csv.DictReader(io.StringIO(proc.stdout[start:])):
-        key = next((k for k, m in METRICS.items() if m == row["Metric Name"]), None)
-        if key is None:
-            continue
-        entry = launches.setdefault(int(row["ID"]), {"name": row["Kernel Name"], "grid": row.get("Grid Size", ""),
-                                                     "block": row.get("Block Size", "")})
-        entry[key] = float(row["Metric Value"].replace(",", ""))
-    return [launches[i] for i in sorted(launches)]
+    return ncu.launches(proc.stdout, METRICS)
 
 
 def ncu_cmd(kernel_regex, argv):
