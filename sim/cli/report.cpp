@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "flashlab/report/format.hpp"
+#include "flashlab/schedule/schedule.hpp"
 
 namespace flashlab::cli {
 
@@ -27,7 +28,7 @@ std::string config_line(const Problem& p) {
   if (p.backward())
     line += fmt::format("; pass {}{}", to_string(p.pass),
                         p.algo == Algo::v2 ? fmt::format(" ({} form)", to_string(p.backward_form)) : "");
-  if (p.splits > 1) line += fmt::format("; split-KV, {} splits of {} K/V blocks", p.splits, (p.tiling.t_c() + p.splits - 1) / p.splits);
+  if (p.splits > 1) line += fmt::format("; split-KV, {} splits of {} K/V blocks", p.splits, split_range(p, 0).end);
   if (p.kernel == Kernel::fa2)
     line += p.folded ? fmt::format("; kernel fa2 (decode: the {} query heads of each K/V head folded into rows)", p.tiling.n_q)
                      : std::string("; kernel fa2");

@@ -297,8 +297,7 @@ StepView Executor::tile_step(std::int64_t i, std::int64_t j) const {
       block += w.stride[lv] * (w.descending[lv] ? w.n[lv] - 1 - index : index);
     }
     if (w.splits > 0) {  // the split whose K/V blocks hold j
-      const std::int64_t per = (p_.tiling.t_c() + w.splits - 1) / w.splits;
-      s.split = j / per;
+      s.split = split_of(p_, j);
       block += w.split_stride * s.split;
     }
     s.block = std::uint32_t(block);

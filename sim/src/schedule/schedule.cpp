@@ -188,9 +188,15 @@ Schedule make_schedule(const Problem& p) {
   return s;
 }
 
+namespace {
+std::int64_t blocks_per_split(const Problem& p) { return (p.tiling.t_c() + p.splits - 1) / p.splits; }
+}  // namespace
+
 SplitRange split_range(const Problem& p, std::int64_t s) {
-  const std::int64_t t_c = p.tiling.t_c(), n = (t_c + p.splits - 1) / p.splits;
+  const std::int64_t t_c = p.tiling.t_c(), n = blocks_per_split(p);
   return {std::min(s * n, t_c), std::min((s + 1) * n, t_c)};
 }
+
+std::int64_t split_of(const Problem& p, std::int64_t j) { return j / blocks_per_split(p); }
 
 }  // namespace flashlab

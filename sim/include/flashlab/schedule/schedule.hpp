@@ -150,6 +150,9 @@ struct SplitRange {
 };
 SplitRange split_range(const Problem& p, std::int64_t s);
 
+/// The split whose K/V blocks hold block j: j / n (split_range's n).
+std::int64_t split_of(const Problem& p, std::int64_t j);
+
 /// Throws std::logic_error naming the launch and the rule when `s` cannot be walked: a dimension
 /// twice in one launch; a thread-block loop after a sequential one; tile loops other than one or
 /// two of q_block, kv_block where the launch has loop actions; a body without two tile loops;
