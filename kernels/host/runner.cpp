@@ -22,26 +22,31 @@ namespace {
 
 constexpr std::size_t kCanary = 256;  // elements after each output that no kernel may write
 
-// The kernels implement two corners of the switches (docs/model.md "Variants"): --algo v1 with
-// V1's order, grid, rescale and split, --algo v2 with V2's; block skip is a runtime switch of both.
-// Any other combination is refused naming the switch, until the kernels implement it.
+// The switches the kernels run (docs/model.md "Variants"): every combination of the forward's
+// five. The backward runs after its algorithm's own forward (the preset), so a switch given with
+// --pass backward is refused; split-KV splits V2's loop only.
 void require_compiled_variant(const Problem& p) {
   if (p.algo == Algo::standard) return;  // standard attention walks no tiles: the switches do not apply
   const Switches want = preset_switches(p.algo);
-  const std::string kernel = "the " + std::string(to_string(p.algo)) + " kernel";
-  const std::string corners =
-      " (flashlab-gpu runs the two corners only: --algo v1 = --order kv-outer --grid head --rescale step --split "
-      "split-k, --algo v2 = --order q-outer --grid qblock --rescale delayed --split split-q; the simulator runs every "
-      "combination)";
-  if (p.order != want.order)
-    throw ConfigError("order", std::string(to_string(p.order)), std::string(to_string(want.order)) + " for " + kernel + corners);
-  if (p.grid != want.grid)
-    throw ConfigError("grid", std::string(to_string(p.grid)), std::string(to_string(want.grid)) + " for " + kernel + corners);
-  if (p.rescale != want.rescale)
-    throw ConfigError("rescale", std::string(to_string(p.rescale)),
-                      std::string(to_string(want.rescale)) + " for " + kernel + corners);
-  if (p.split != want.split)
-    throw ConfigError("split", std::string(to_string(p.split)), std::string(to_string(want.split)) + " for " + kernel + corners);
+  if (!p.backward() && p.splits == 1) return;
+  const std::string why = p.backward() ? " with --pass backward (the backward kernels run after their algorithm's own "
+                                         "forward; the simulator counts the forward's variants)"
+                                       : " with --splits > 1 (split-KV splits V2's loop)";
+  const Switches v2 = preset_switches(Algo::v2);
+  const Switches& need = p.backward() ? want : v2;
+  if (p.splits > 1 && p.algo != Algo::v2) throw ConfigError("algo", std::string(to_string(p.algo)), "v2" + why);
+  if (p.order != need.order) throw ConfigError("order", std::string(to_string(p.order)), std::string(to_string(need.order)) + why);
+  if (p.grid != need.grid) throw ConfigError("grid", std::string(to_string(p.grid)), std::string(to_string(need.grid)) + why);
+  if (p.rescale != need.rescale)
+    throw ConfigError("rescale", std::string(to_string(p.rescale)), std::string(to_string(need.rescale)) + why);
+  if (p.split != need.split) throw ConfigError("split", std::string(to_string(p.split)), std::string(to_string(need.split)) + why);
+}
+
+// The kernel of a tiled forward, by its tile list (tiles.hpp): split-Q warps with the Q outer order
+// run V2's kernel, every other combination V1's row-update family (v1.cu).
+Algo kernel_family(const Problem& p) {
+  if (p.algo == Algo::standard || p.backward()) return p.algo;
+  return p.split == WarpSplit::split_q && p.order == LoopOrder::q_outer ? Algo::v2 : Algo::v1;
 }
 
 void require_supported(const Problem& p) {
@@ -65,7 +70,12 @@ void require_supported(const Problem& p) {
                                                 "simulator counts the paper's form)");
   const TileShape shape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
   const Family family = p.backward() ? Family::backward : p.splits > 1 ? Family::split : Family::forward;
-  auto tiles = compiled_tiles(p.algo, int(p.tiling.d), family);
+  const Algo kernel = kernel_family(p);
+  auto tiles = compiled_tiles(kernel, int(p.tiling.d), family);
+  // the variants compiled beside a preset's kernel: one tile (tiles.hpp kVariantShape)
+  const bool v2_variant = kernel == Algo::v2 && !p.backward() && (p.grid == GridKind::head || p.rescale == Rescale::step);
+  if ((kernel == Algo::v1 && p.split == WarpSplit::split_q) || v2_variant)
+    std::erase_if(tiles, [](const TileShape& s) { return !(s == kVariantShape); });
   if (p.backward()) {  // the forward that writes O and L runs on the same tile
     const auto forward = compiled_tiles(p.algo, int(p.tiling.d));
     std::erase_if(tiles, [&](const TileShape& s) { return std::find(forward.begin(), forward.end(), s) == forward.end(); });
@@ -76,7 +86,10 @@ void require_supported(const Problem& p) {
       list += (list.empty() ? "" : ", ") + std::to_string(s.b_r) + "x" + std::to_string(s.b_c) + "x" + std::to_string(s.warps);
     throw ConfigError("br x bc x warps",
                       std::to_string(shape.b_r) + "x" + std::to_string(shape.b_c) + "x" + std::to_string(shape.warps),
-                      "one of the shapes compiled for " + std::string(to_string(p.algo)) + " at d = " +
+                      "one of the shapes compiled for " +
+                          (kernel == p.algo ? std::string(to_string(p.algo))
+                                            : std::string(to_string(p.split)) + " warps with the " + std::string(to_string(p.order)) + " order") +
+                          " at d = " +
                           std::to_string(p.tiling.d) +
                           (p.backward() ? " (backward)" : p.splits > 1 ? " (split-KV, --splits > 1)" : "") + ": " +
                           (list.empty() ? (p.backward()      ? "none (the backward runs on a tile that both its kernels and "
@@ -209,6 +222,11 @@ Args make_args(const Problem& p, const DeviceTensors& d) {
   a.band = p.band;
   a.scale = float(p.scale);
   a.block_skip = p.block_skip;
+  const Switches v = p.backward() ? preset_switches(p.algo) : p.switches();  // the backward's forward: its preset
+  a.split_k = v.split == WarpSplit::split_k;
+  a.kv_outer = v.order == LoopOrder::kv_outer;
+  a.grid_head = v.grid == GridKind::head;
+  a.rescale_delayed = v.rescale == Rescale::delayed;
   a.elem = p.dtype == Dtype::bf16 ? Elem::bf16 : Elem::fp16;
   a.tile = TileShape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
   return a;
@@ -230,7 +248,7 @@ struct StatBlock {
 // The launches of p's pass (the backward's after its forward has left O and its statistics).
 void launch_pass(const Problem& p, const Args& args, const TraceBuffers* trace) {
   if (p.backward()) launch_backward(p.algo, args, trace, nullptr);
-  else launch(p.algo, args, trace, nullptr);
+  else launch(p.algo, args, trace, nullptr);  // a tiled forward: the switches of args pick the kernel
 }
 
 void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunResult& r) {

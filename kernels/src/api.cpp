@@ -69,20 +69,20 @@ void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t st
       if (a.s == nullptr || a.p == nullptr)
         throw ConfigError("s/p", "null", "device buffers for S and P (standard attention writes them)");
       return launch_standard(a, trace, stream);
-    case Algo::v1:
-      if (a.splits != 1) throw ConfigError("splits", std::to_string(a.splits), "1 for V1 (split-KV splits V2's loop)");
-      if (a.m == nullptr || a.l == nullptr)
-        throw ConfigError("m/l", "null", "device buffers for m and l (V1 keeps them in HBM)");
-      return launch_v1(a, trace, stream);
-    case Algo::v2:
-      if (a.lse == nullptr) throw ConfigError("lse", "null", "a device buffer for L (V2 writes it)");
-      if (a.splits < 1 || a.splits > 128)
-        throw ConfigError("splits", std::to_string(a.splits), "from 1 to 128 (FA2's limit)");
-      if (a.splits == 1) return launch_v2(a, trace, stream);
-      if (a.o_acc == nullptr || a.lse_acc == nullptr)
-        throw ConfigError("o_acc/lse_acc", "null", "device buffers for Oacc and Lacc (split-KV's partial results)");
-      return launch_v2_split(a, trace, stream);
+    case Algo::v1: case Algo::v2: break;
   }
+  if (a.kv_outer && (a.m == nullptr || a.l == nullptr))
+    throw ConfigError("m/l", "null", "device buffers for m and l (the K/V outer order keeps them in HBM)");
+  if (!a.kv_outer && a.lse == nullptr) throw ConfigError("lse", "null", "a device buffer for L (the Q outer order writes it)");
+  if (a.splits < 1 || a.splits > 128) throw ConfigError("splits", std::to_string(a.splits), "from 1 to 128 (FA2's limit)");
+  const bool v2 = !a.split_k && !a.kv_outer && a.rescale_delayed && !a.grid_head;
+  if (a.splits > 1 && !v2)
+    throw ConfigError("splits", std::to_string(a.splits), "1 for a variant other than V2 (split-KV splits V2's loop)");
+  if (a.split_k || a.kv_outer) return launch_v1(a, trace, stream);
+  if (a.splits == 1) return launch_v2(a, trace, stream);
+  if (a.o_acc == nullptr || a.lse_acc == nullptr)
+    throw ConfigError("o_acc/lse_acc", "null", "device buffers for Oacc and Lacc (split-KV's partial results)");
+  launch_v2_split(a, trace, stream);
 }
 
 }  // namespace flashlab::gpu

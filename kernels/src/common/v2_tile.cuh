@@ -35,8 +35,9 @@ struct V2Shape : SplitQ<K> {
 
 /// Where a thread block of Q block i stands in Algorithm 1, and this thread in the block. The
 /// block walks K/V blocks [kv_first, kv_end) (all of them for V2, its split's for split-KV) and
-/// numbers its steps as the simulator does: 0 = load Q_i (when it visits a tile), then one per
-/// K/V block of its range (visited or skipped), then the final one.
+/// numbers its steps as the simulator does: step_begin = load Q_i (when it visits a tile), then one
+/// per K/V block of its range (visited or skipped), then the final one. step_begin is 0, or with
+/// one thread block per head (--grid head) the step after the previous Q block's last.
 struct V2Block {
   int i;                           // Q block (line 3)
   int lane, warp_row0;             // lane in the warp; the warp's first row within Q_i
@@ -45,6 +46,7 @@ struct V2Block {
   std::int64_t kv_first, kv_end;  // the K/V blocks walked
   BlockRange range;                // the K/V blocks visited (all of the walk's without block skip)
   bool visits;                     // at least one tile is visited
+  std::uint32_t step_begin;        // the simulator's step of line 4 (when the block visits a tile)
   std::uint32_t step_j0, step_end; // the simulator's step of K/V block kv_first, and of the epilogue
   bool stats;                      // this block records m, l snapshots
   std::uint32_t stat_base;         // its snapshots' first slot in TraceBuffers::stats
@@ -52,10 +54,11 @@ struct V2Block {
   __device__ std::uint32_t step(std::int64_t j) const { return step_j0 + std::uint32_t(j - kv_first); }
 };
 
-/// The block of Q block i walking K/V blocks [kv_first, kv_end) (an empty range: it visits none).
+/// The block of Q block i walking K/V blocks [kv_first, kv_end) (an empty range: it visits none),
+/// its steps numbered from step0.
 template <class Sh>
 __device__ V2Block v2_block(const Args& a, int i, std::int64_t kv_first, std::int64_t kv_end, bool stats,
-                            std::uint32_t stat_base) {
+                            std::uint32_t stat_base, std::uint32_t step0 = 0) {
   V2Block b;
   b.i = i;
   b.lane = threadIdx.x % 32;
@@ -70,7 +73,8 @@ __device__ V2Block v2_block(const Args& a, int i, std::int64_t kv_first, std::in
     b.range = BlockRange{seen.first > kv_first ? seen.first : kv_first, seen.last < kv_end - 1 ? seen.last : kv_end - 1};
   }
   b.visits = !b.range.empty();
-  b.step_j0 = b.visits ? 1 : 0;
+  b.step_begin = step0;
+  b.step_j0 = step0 + (b.visits ? 1 : 0);
   b.step_end = b.step_j0 + std::uint32_t(kv_end - kv_first);
   b.stats = stats;
   b.stat_base = stat_base;
@@ -153,8 +157,8 @@ __device__ __forceinline__ void start_block(const V2Block& b, const V2Sram<typen
   using T = typename Sh::T;
   init_on_chip(o, st);  // line 5
   if (!b.visits) return;
-  rec.load(0, Tensor::Q, b.i, -1, b.rows_i, Sh::D, sizeof(T));  // line 4
-  rec.compute(0, Eq::init_stats, b.i, -1, b.rows_i, Sh::D);
+  rec.load(b.step_begin, Tensor::Q, b.i, -1, b.rows_i, Sh::D, sizeof(T));  // line 4
+  rec.compute(b.step_begin, Eq::init_stats, b.i, -1, b.rows_i, Sh::D);
   load_tile_async<T, Sh::BR, Sh::D, Sh::kThreads>(sram.Qi, hbm.Qi, Sh::D, b.rows_i, Sh::D);
   load_tile_async<T, Sh::BC, Sh::D, Sh::kThreads>(sram.Kj, hbm.K + b.range.first * Sh::BC * Sh::D, Sh::D,
                                                    int(b.t.cols(b.range.first)), Sh::D);
@@ -181,6 +185,37 @@ __device__ __forceinline__ void softmax_update(float (&s)[kMT][kNT][4], RowStats
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) st.l[mt][h] = alpha[mt][h] * st.l[mt][h] + tile_sum[mt][h];
+}
+
+/// The whole row sums l_i of this thread's rows (st.l holds a quad's parts).
+template <int kMT>
+__device__ __forceinline__ void row_sums(float (&l)[kMT][2], const RowStats<kMT>& st) {
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l[mt][h] = quad_sum(st.l[mt][h]);
+}
+
+/// FA1 Alg. 1 lines 11-12 on chip (--rescale step): O_i stays normalised, so line 10's weight of
+/// O_i becomes l_old e^(m_old - m_new) / l_new (in alpha) and P~_ij is divided by l_new before
+/// P~_ij V_j (a row with l_new = 0 has seen no key: both weights 0).
+template <int kMT, int kNT>
+__device__ __forceinline__ void normalise_step(float (&s)[kMT][kNT][4], const float (&l_old)[kMT][2],
+                                               const RowStats<kMT>& st, float (&alpha)[kMT][2]) {
+  float l_new[kMT][2];
+  row_sums(l_new, st);
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float inv = l_new[mt][h] > 0.f ? 1.f / l_new[mt][h] : 0.f;
+      alpha[mt][h] = l_old[mt][h] * alpha[mt][h] * inv;
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt) {
+        s[mt][nt][2 * h] *= inv;
+        s[mt][nt][2 * h + 1] *= inv;
+      }
+    }
 }
 
 /// Line 10: O_i = diag(exp(m_old - m_new)) O_i + P~_ij V_j. The rescale runs while V_j is still
@@ -213,8 +248,9 @@ __device__ __forceinline__ void update_output(float (&o)[Sh::kMT][Sh::kDT][4], c
 /// Lines 6-11: for each K/V block j of the range, load K_j and V_j (line 7), S_ij = Q_i K_j^T
 /// (line 8), the softmax update (line 9) and the output update (line 10). Skipped tiles (of the
 /// walk, outside the range) only record their event; m, l are snapshotted after every step of the
-/// traced block.
-template <class Sh>
+/// traced block. kRescaleSwitch: compiled with --rescale step too (a run-time switch, a.rescale_delayed);
+/// without it, FA2's delayed rescale only (V2's and split-KV's kernels keep their registers).
+template <class Sh, bool kRescaleSwitch = false>
 __device__ __forceinline__ void main_loop(const Args& a, const V2Block& b, const V2Sram<typename Sh::T>& sram,
                                           const V2Hbm<typename Sh::T>& hbm, float (&o)[Sh::kMT][Sh::kDT][4],
                                           RowStats<Sh::kMT>& st, Recorder<Sh::kRecord>& rec) {
@@ -225,7 +261,7 @@ __device__ __forceinline__ void main_loop(const Args& a, const V2Block& b, const
   for (std::int64_t j = b.kv_first; j < b.kv_end; ++j)  // skipped tiles: one event each, nothing else
     if (j < b.range.first || j > b.range.last) rec.skip(b.step(j), i, int(j), b.rows_i, b.t.cols(j));
   if (b.stats) {  // m, l after step 0 and after each skipped tile before the first visited one
-    if (b.visits) snapshot(rec, b, 0, st, Sh::BR, a.scale);
+    if (b.visits) snapshot(rec, b, b.step_begin, st, Sh::BR, a.scale);
     for (std::int64_t j = b.kv_first; j < (b.visits ? b.range.first : b.kv_end); ++j)
       snapshot(rec, b, b.step(j), st, Sh::BR, a.scale);
   }
@@ -253,14 +289,17 @@ __device__ __forceinline__ void main_loop(const Args& a, const V2Block& b, const
     if (tile_class(b.t, a.band, i, j) != TileClass::full || cols_j < BC)
       mask_scores(s, a.band, std::int64_t(i) * Sh::BR + b.warp_row0, j * BC, a.n_k, b.lane);
 
-    // Line 9: m_i, P~_ij (in s), l_i.
-    float alpha[Sh::kMT][2];
+    // Line 9: m_i, P~_ij (in s), l_i (--rescale step: FA1's lines 10-11, O_i kept normalised).
+    const bool step_rescale = kRescaleSwitch && !a.rescale_delayed;
+    float alpha[Sh::kMT][2], l_old[Sh::kMT][2];
+    if (step_rescale) row_sums(l_old, st);
     softmax_update(s, st, alpha, scale_log2);
-    rec.compute(step, Eq::softmax_v2, i, int(j), b.rows_i, cols_j);
+    if (step_rescale) normalise_step(s, l_old, st, alpha);
+    rec.compute(step, step_rescale ? Eq::softmax_v1 : Eq::softmax_v2, i, int(j), b.rows_i, cols_j);
 
-    // Line 10: O_i = diag(exp(m_old - m_new)) O_i + P~_ij V_j.
+    // Line 10: O_i = diag(exp(m_old - m_new)) O_i + P~_ij V_j (FA1 line 12 with --rescale step).
     update_output<Sh>(o, s, alpha, sram.Vj, j < b.range.last, b.lane);
-    rec.compute(step, Eq::output_v2, i, int(j), b.rows_i, cols_j);
+    rec.compute(step, step_rescale ? Eq::output_v1 : Eq::output_v2, i, int(j), b.rows_i, cols_j);
     __syncthreads();  // every warp is done with V_j
     if (b.stats) snapshot(rec, b, step, st, Sh::BR, a.scale);
   }
@@ -268,10 +307,11 @@ __device__ __forceinline__ void main_loop(const Args& a, const V2Block& b, const
     for (std::int64_t j = b.range.last + 1; j < b.kv_end; ++j) snapshot(rec, b, b.step(j), st, Sh::BR, a.scale);
 }
 
-/// Lines 12-13 on chip, the start of every epilogue: inv_l = 1 / l_i (0 for a row with l_i = 0,
-/// whose O is then 0, never NaN) and L_i = m_i + ln(l_i) into SRAM (`no_key`: the L of a row with
-/// l_i = 0); then the snapshot of the final step. The caller syncs before reading sram_Li.
-template <class Sh>
+/// Lines 12-13 on chip, the start of every epilogue: inv_l = 1 / l_i (1 when --rescale step has
+/// kept O_i normalised; 0 for a row with l_i = 0, whose O is then 0, never NaN) and L_i = m_i +
+/// ln(l_i) into SRAM (`no_key`: the L of a row with l_i = 0); then the snapshot of the final step.
+/// The caller syncs before reading sram_Li. kRescaleSwitch: as main_loop's.
+template <class Sh, bool kRescaleSwitch = false>
 __device__ __forceinline__ void finish_rows(const Args& a, const V2Block& b, const RowStats<Sh::kMT>& st,
                                             float (&inv_l)[Sh::kMT][2], float* sram_Li, float no_key,
                                             Recorder<Sh::kRecord>& rec) {
@@ -280,7 +320,7 @@ __device__ __forceinline__ void finish_rows(const Args& a, const V2Block& b, con
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float l = quad_sum(st.l[mt][h]);
-      inv_l[mt][h] = l > 0.f ? 1.f / l : 0.f;
+      inv_l[mt][h] = l > 0.f ? (kRescaleSwitch && !a.rescale_delayed ? 1.f : 1.f / l) : 0.f;  // step: O_i is normalised
       const int r = b.warp_row0 + mt * 16 + b.lane / 4 + 8 * h;
       if (b.lane % 4 == 0) sram_Li[r] = l > 0.f ? st.m[mt][h] * a.scale + logf(l) : no_key;
     }

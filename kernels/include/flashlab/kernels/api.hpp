@@ -34,8 +34,14 @@ inline constexpr std::int64_t kStandardMaxNk = 48 * 1024;
 /// A tile shape compiled into a kernel: B_r x B_c with `warps` warps per thread block.
 struct TileShape {
   int b_r = 0, b_c = 0, warps = 0;
-  bool operator==(const TileShape& o) const { return b_r == o.b_r && b_c == o.b_c && warps == o.warps; }
+  constexpr bool operator==(const TileShape& o) const { return b_r == o.b_r && b_c == o.b_c && warps == o.warps; }
 };
+
+/// The one tile shape of the variants compiled beside a preset's kernel (docs/model.md "Variants"):
+/// V2's kernel with --grid head or --rescale step, and V1's row-update family with split-Q warps
+/// (V1's family with split-K warps takes every V1 tile).
+inline constexpr TileShape kVariantShape{64, 64, 4};
+constexpr bool is_variant_tile(int b_r, int b_c, int warps) { return TileShape{b_r, b_c, warps} == kVariantShape; }
 
 /// The kernel families of an algorithm, each with its own list of compiled tiles (tiles.hpp): the
 /// forward, the backward (launch_backward) and V2's split-KV forward (launch with splits > 1).
@@ -76,6 +82,12 @@ struct Args {
   Band band;                // the mask as a band on c - r (tiling.hpp)
   float scale = 0;          // softmax scale (1/sqrt(d) by default)
   bool block_skip = true;   // visit only tiles with a visible element
+  // The other four switches of the tiled forward (docs/model.md "Variants"; defaults: V2's). The
+  // warp split and the order pick the kernel (launch); grid and rescale are run-time switches.
+  bool split_k = false;         // --split split-k: warps own key columns of S_ij (V1)
+  bool kv_outer = false;        // --order kv-outer: O_i, l_i, m_i through HBM at every step (V1)
+  bool grid_head = false;       // --grid head: one thread block per (batch, head) (V1)
+  bool rescale_delayed = true;  // --rescale delayed: O_i divided by l_i once, at the end (V2)
   Elem elem = Elem::fp16;
   TileShape tile;
 };
@@ -116,8 +128,12 @@ struct TraceBuffers {
 };
 
 /// Launches the plain build of `algo` (trace == nullptr) or the instrumented build (events, m,
-/// l): standard attention is three CUDA kernels (fl_standard_scores, _softmax, _output), V1 and
-/// V2 one each (fl_v1_forward, fl_v2_forward); V2 with splits > 1 is split-KV, two launches as the
+/// l): standard attention is three CUDA kernels (fl_standard_scores, _softmax, _output); a tiled
+/// forward (V1, V2 or a variant between them: `algo` is then only "tiled", the switches of Args say
+/// which) one kernel: split-Q warps with the Q outer order fl_v2_forward (v2.cu), every other
+/// combination fl_row_forward (v1.cu), plus fl_row_normalize (launch 1) for the K/V outer order
+/// with one thread block per head and delayed rescaling. The K/V outer order needs m and l, the Q
+/// outer order L. V2 with splits > 1 is split-KV, two launches as the
 /// simulator's split schedule numbers them: fl_v2_forward_split (grid (T_r, splits, bh), each
 /// split's partial O and L into Oacc, Lacc; launch 0) and fl_v2_combine (grid (T_r, bh), O and L;
 /// launch 1). Throws ConfigError (error.hpp) for a d, tile shape or size the kernels do not
