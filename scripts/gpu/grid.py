@@ -165,3 +165,50 @@ SPLIT_GRID = [
     _s("gqa-v1-kv2", "--algo v1 --nq 300 --nk 400 --d 64 --br 64 --bc 64 --warps 4 --heads 4 --kv-heads 2", "GQA on V1"),
     _s("gqa-std-kv1", "--algo standard --nq 200 --nk 300 --d 64 --br 64 --bc 64 --warps 4 --heads 4 --kv-heads 1 --mask causal", "MQA on standard attention"),
 ]
+
+
+# The variants between V1 and V2 (scripts/gpu/split_validate.py --grid variant): every combination
+# of the forward's five switches (docs/model.md "Variants") on one ragged, masked configuration, the
+# sixteen with block skip on again on a second one (bf16, d = 32, batch x heads = 4, a window that
+# leaves Q blocks with no visible tile), and d = 128 for the kernels compiled there (split-K warps
+# on 32 x 64 x 4; split-Q warps with the Q outer order on 64 x 64 x 4). V1's row-update family
+# (v1.cu) runs every combination but split-Q with the Q outer order, which is V2's kernel (v2.cu:
+# fl_v2_forward, or fl_v2_variant for --grid head and --rescale step).
+SWITCHES = {"order": ("kv-outer", "q-outer"), "grid": ("head", "qblock"), "rescale": ("step", "delayed"),
+            "split": ("split-k", "split-q"), "block-skip": ("off", "on")}
+
+
+def switch_flags(order, grid, rescale, split, skip):
+    return f"--order {order} --grid {grid} --rescale {rescale} --split {split} --block-skip {skip}"
+
+
+def _short(order, grid, rescale, split, skip):
+    return f"{order[:2]}-{grid[:2]}-{rescale[:2]}-{split[-1]}-{skip}"
+
+
+def _variants(base, tag, skips, splits=("split-k", "split-q"), orders=("kv-outer", "q-outer"), trace=False, sanitize=()):
+    rows = []
+    for order in orders:
+        for grid_kind in SWITCHES["grid"]:
+            for rescale in SWITCHES["rescale"]:
+                for split in splits:
+                    for skip in skips:
+                        name = f"var-{tag}-{_short(order, grid_kind, rescale, split, skip)}"
+                        flags = f"--algo v1 {switch_flags(order, grid_kind, rescale, split, skip)} {base(split)}"
+                        rows.append(GridConfig(name, flags, f"{tag}: {order}, {grid_kind}, {rescale}, {split}, block skip {skip}",
+                                               trace and split == "split-q" and skip == "on", False, True,
+                                               name in sanitize))
+    return rows
+
+
+_A = "--nq 300 --nk 429 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br --stats-blocks 2"
+_B = "--nq 500 --nk 300 --d 32 --br 64 --bc 64 --warps 4 --mask window:40,20 --dtype bf16 --batch 2 --heads 2 --stats-blocks 0"
+VARIANT_GRID = (
+    _variants(lambda split: _A, "a", ("off", "on"), trace=True,
+              sanitize=("var-a-kv-he-de-k-on", "var-a-q--he-st-q-on", "var-a-kv-qb-de-q-on", "var-a-q--qb-st-k-off"))
+    + _variants(lambda split: _B, "b", ("on",), sanitize=("var-b-kv-he-de-q-on", "var-b-q--he-de-k-on"))
+    + _variants(lambda split: "--nq 257 --nk 520 --d 128 --mask causal --warps 4 --bc 64 "
+                + ("--br 32" if split == "split-k" else "--br 64"), "c", ("on",), splits=("split-k",))
+    + _variants(lambda split: "--nq 257 --nk 520 --d 128 --br 64 --bc 64 --warps 4 --mask causal", "c", ("on",),
+                splits=("split-q",), orders=("q-outer",))
+)

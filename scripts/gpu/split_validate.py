@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Validates split-KV (fl_v2_forward_split + fl_v2_combine) and grouped K/V heads on a GPU machine.
+"""Validates split-KV (fl_v2_forward_split + fl_v2_combine) and grouped K/V heads, or with --grid
+variant every combination of the forward's five switches (the variants between V1 and V2), on a GPU
+machine.
 
-    python3 scripts/gpu/split_validate.py --out OUT [--build-dir DIR] [--commit SHA]
+    python3 scripts/gpu/split_validate.py --out OUT [--grid split|variant] [--build-dir DIR] [--commit SHA]
 
 Builds nothing: flashlab-gpu and flashlab must already be built in --build-dir (default build-gpu).
-For every row of SPLIT_GRID (scripts/gpu/grid.py):
+For every row of SPLIT_GRID or VARIANT_GRID (scripts/gpu/grid.py):
   1. events and numbers: flashlab-gpu runs the instrumented launches, whose block-level events (and
      m, l of one Q block, every split's) must equal the simulator's (flashlab diff), then the plain
      ones, whose O and L must be within the simulator's tolerance of float64 (and Oacc, Lacc, O, L
@@ -41,6 +43,11 @@ LAUNCH_TENSORS = {
 }
 
 
+# The grids this script runs: grid.py's list and the report's title.
+GRIDS = {"split": ("SPLIT_GRID", "Split-KV and grouped K/V heads"),
+         "variant": ("VARIANT_GRID", "The variants between V1 and V2 (every combination of the five switches)")}
+
+
 def sh(cmd, **kw):
     return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
 
@@ -51,7 +58,7 @@ def run_grid(gpu, rows, out, logs, commit):
     for g in rows:
         lines.append(g.flags + (f" --trace {out / 'traces' / (g.name + '.trace')} --trace-format text" if g.trace else ""))
     (out / "traces").mkdir(parents=True, exist_ok=True)
-    cfg = logs / "split_configs.txt"
+    cfg = logs / "configs.txt"
     cfg.write_text("\n".join(lines) + "\n")
     js = logs / "grid.json"
     p = sh([str(gpu), "--configs", str(cfg), "--json", str(js)] + (["--commit", commit] if commit else []))
@@ -90,6 +97,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--build-dir", default="build-gpu")
     ap.add_argument("--commit", default="")
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="split")
     a = ap.parse_args()
     out = Path(a.out)
     logs = out / "logs"
@@ -101,7 +109,7 @@ def main():
     meta = {"device": device, "driver": driver, "commit": a.commit, "command": " ".join(sys.argv),
             "cuda": (sh("nvcc --version").stdout.strip().splitlines() or ["unknown"])[-1],
             "date": sh("date -u '+%Y-%m-%d %H:%M UTC'").stdout.strip()}
-    rows = grid_mod.SPLIT_GRID
+    rows, title = getattr(grid_mod, GRIDS[a.grid][0]), GRIDS[a.grid][1]
     ok = True
 
     # 1. events and numbers
@@ -169,7 +177,7 @@ def main():
     res = {"meta": meta, "grid": grid_rows, "ncu": ncu_rows, "ncu_error": ncu_error, "sanitizer": sanitizer,
            "passed": ok}
     (out / "results.json").write_text(json.dumps(res, indent=1) + "\n")
-    md = [f"# Split-KV and grouped K/V heads on {device}", "",
+    md = [f"# {title} on {device}", "",
           f"driver {driver}, {meta['cuda']}, commit {a.commit}, {meta['date']}", "", f"`{meta['command']}`", "",
           "| row | splits | tile | events (gpu/sim) | m, l | O rel. err | tol | L / tol | result |",
           "|---|---|---|---|---|---|---|---|---|"]
