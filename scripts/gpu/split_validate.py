@@ -98,6 +98,7 @@ def main():
     ap.add_argument("--build-dir", default="build-gpu")
     ap.add_argument("--commit", default="")
     ap.add_argument("--grid", choices=sorted(GRIDS), default="split")
+    ap.add_argument("--quick", action="store_true", help="events and numbers only (no Nsight Compute, no sanitizer)")
     a = ap.parse_args()
     out = Path(a.out)
     logs = out / "logs"
@@ -136,7 +137,7 @@ def main():
     # 2. Nsight Compute, per kernel
     ncu_rows, ncu_error = [], None
     by_name = {g.name: r for g, r in zip(rows, results)}
-    prof_rows = [g for g in rows if g.ncu and g.name in by_name]
+    prof_rows = [g for g in rows if g.ncu and g.name in by_name and not a.quick]
     sims = [json.loads(sh([str(flashlab), "count", "--json"] + config_flags(g.flags)).stdout) for g in prof_rows]
     try:
         prof = ncu.profile(gpu, prof_rows, logs, logs / "ncu.log", kernels=[len(s["launches"]) for s in sims],
@@ -165,7 +166,7 @@ def main():
 
     # 3. compute-sanitizer memcheck
     sanitizer = []
-    for g in [g for g in rows if g.sanitize]:
+    for g in [g for g in rows if g.sanitize and not a.quick]:
         p = sh(["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9", str(gpu)] + g.flags.split())
         (logs / f"sanitizer-memcheck-{g.name}.log").write_text(p.stdout + p.stderr)
         summary = [x for x in (p.stdout + p.stderr).splitlines() if "SUMMARY" in x]
