@@ -546,7 +546,10 @@ __device__ std::uint32_t q_block_walk(const Args& a, const Tiling& t, const RowS
   // The end step.
   const bool ends = Sh::kOnChip || (delayed && visits);
   if (!ends) return step;
-  if (visits) rec.compute(step, Sh::kOnChip ? (delayed ? Eq::finalize_v2 : Eq::logsumexp) : Eq::normalize, int(i), -1, rows_i, D);
+  if (visits) {  // logsumexp (L_i only) is a rows x 1 equation, the others rows x d
+    const Eq eq = Sh::kOnChip ? (delayed ? Eq::finalize_v2 : Eq::logsumexp) : Eq::normalize;
+    rec.compute(step, eq, int(i), -1, rows_i, eq == Eq::logsumexp ? 1 : D);
+  }
   if (int(threadIdx.x) < rows_i) {  // 1 / l_i (0 for a row with no visible key: its O is 0) and L_i
     sram.c_old[threadIdx.x] = !delayed ? 1.f : row.l > 0.f ? 1.f / row.l : 0.f;
     sram.c_new[threadIdx.x] = row.l > 0.f ? row.m + logf(row.l) : INFINITY;

@@ -33,8 +33,10 @@ __device__ __forceinline__ void epilogue(const Args& a, const V2Block& b, const 
                                          const RowStats<Sh::kMT>& st, Recorder<Sh::kRecord>& rec) {
   using T = typename Sh::T;
   constexpr int D = Sh::D, e = sizeof(T);
-  if (b.visits)
-    rec.compute(b.step_end, kVariant && !a.rescale_delayed ? Eq::logsumexp : Eq::finalize_v2, b.i, -1, b.rows_i, D);
+  if (b.visits) {  // logsumexp (L_i only: O_i is normalised already) is a rows x 1 equation
+    const bool step = kVariant && !a.rescale_delayed;
+    rec.compute(b.step_end, step ? Eq::logsumexp : Eq::finalize_v2, b.i, -1, b.rows_i, step ? 1 : D);
+  }
   float inv_l[Sh::kMT][2];
   finish_rows<Sh, kVariant>(a, b, st, inv_l, sram.Li, INFINITY, rec);
   store_fragments<T, Sh::kMT, Sh::kDT, D>(sram.Qi + b.warp_row0 * D, o, inv_l, b.lane);
