@@ -558,9 +558,11 @@ __device__ std::uint32_t q_block_walk(const Args& a, const Tiling& t, const RowS
   T* hbm_Oi = hbm.O + i * BR * D;
   for_each_o_chunk<Sh>(rows_i, [&](int k, int r, int col) {
     const float inv_l = sram.c_old[r];
-    uint4 out;
-    for (int x = 0; x < 8; ++x) reinterpret_cast<T*>(&out)[x] = ElemTraits<T>::from_float(o.get(k, x) * inv_l);
-    *reinterpret_cast<uint4*>(hbm_Oi + r * D + col) = out;
+    const uint4 out{ElemTraits<T>::pack(o.get(k, 0) * inv_l, o.get(k, 1) * inv_l),
+                    ElemTraits<T>::pack(o.get(k, 2) * inv_l, o.get(k, 3) * inv_l),
+                    ElemTraits<T>::pack(o.get(k, 4) * inv_l, o.get(k, 5) * inv_l),
+                    ElemTraits<T>::pack(o.get(k, 6) * inv_l, o.get(k, 7) * inv_l)};
+    store_global_v4(hbm_Oi + r * D + col, out);
   });
   rec.store(step, Tensor::O, int(i), -1, rows_i, D, e);
   if constexpr (Sh::kOnChip) {

@@ -48,6 +48,12 @@ __device__ __forceinline__ void store_global_v2(void* hbm, std::uint32_t x, std:
   asm volatile("st.global.v2.b32 [%0], {%1, %2};\n" ::"l"(hbm), "r"(x), "r"(y) : "memory");
 }
 
+/// One 16-byte store of four 32-bit words to HBM (st.global.v4.b32): a chunk of O built element by
+/// element in registers was otherwise stored by nvcc in pieces (4x the sectors, seen on the H200).
+__device__ __forceinline__ void store_global_v4(void* hbm, const uint4& x) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(hbm), "r"(x.x), "r"(x.y), "r"(x.z), "r"(x.w) : "memory");
+}
+
 /// Calls f(r, col) for each 16-byte chunk of a kRows x kCols tile that this thread moves: chunk
 /// c = pass * kThreads + threadIdx.x in row-major order is row r = c / (kCols / 8), first column
 /// col = (c % (kCols / 8)) * 8, so consecutive threads take consecutive chunks of a row.
