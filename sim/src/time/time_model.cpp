@@ -2,6 +2,7 @@
 #include "flashlab/time/time_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <queue>
 
@@ -23,6 +24,45 @@ constexpr double kOverlapWarps = 6;
 // the loads it needs at its start; the median over the V1 rows with one block per SM of
 // (measured - predicted without it) / steps per block: 648 ns.
 constexpr double kExposedLatency = 0.65e-6;
+
+// The row launch (standard attention's softmax, kernels/src/standard.cu fl_standard_softmax: one
+// thread block per query row, docs/model.md "Time model", "The row launch"):
+constexpr int kRowWarps = 4;                 // kSoftmaxThreads = 128 threads
+constexpr int kRowBarriers = 4;              // two block-wide reductions (max, sum), two barriers each
+constexpr double kRowInFlight = 128.0 * 16;  // bytes of loads a row block has in flight: one 16-byte
+                                             // load per thread (`#pragma unroll 1` in load_row)
+// kRowLatency: the time of one such round trip; the median over the row launches whose SMs hold
+// one block (k = 1) of (measured launch_ms - launch overhead - waves x the block's unit times) /
+// (waves x round trips per block): 574 ns (the one such launch measured, N = 32768, 1 head).
+constexpr double kRowLatency = 0.574e-6;
+
+/// Whether launch l runs one thread block per query row (a q_row grid dimension).
+bool row_launch(const Launch& l) {
+  return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.thread_block && x.dim == Dim::q_row; });
+}
+
+/// The N_q x N_k tensors a row launch loads (S for the softmax; P and dP for the backward's dS).
+std::int64_t row_tensors_loaded(const Launch& l) {
+  std::int64_t n = 0;
+  for (const std::vector<Action>& step : l.prologue)
+    for (const Action& a : step)
+      if (a.op == Op::load && a.region == Region::whole &&
+          (a.tensor == Tensor::S || a.tensor == Tensor::P || a.tensor == Tensor::dP || a.tensor == Tensor::dS))
+        ++n;
+  return n;
+}
+
+/// Bytes of SRAM one block of a row launch holds: each loaded row as fp32, N_k rounded up to 8
+/// (16-byte chunks), and one fp32 per warp for the block reductions (standard.cu's softmax_smem).
+std::int64_t row_sram_bytes(const Problem& p, const Launch& l) {
+  return row_tensors_loaded(l) * ((p.tiling.n_k + 7) / 8 * 8) * 4 + kRowWarps * 4;
+}
+
+/// Round trips of kRowInFlight bytes a row block waits for: its loaded rows at the input type.
+double row_round_trips(const Problem& p, const Launch& l) {
+  const double row = double(p.tiling.n_k) * double(p.e_in);
+  return double(row_tensors_loaded(l)) * std::ceil(row / kRowInFlight);
+}
 
 bool whole_step(const StepView& s) {
   return std::any_of(s.actions.begin(), s.actions.end(), [](const Action& a) {
@@ -58,8 +98,11 @@ std::string_view to_string(Unit u) {
 
 BlockTimer::BlockTimer(const Problem& p, const Schedule& s) : p_(p), s_(&s), c_(&gpu_ceilings(p.gpu.name)) {
   const Tiling& t = p.tiling;
+  Problem row_p = p;
+  row_p.warps = kRowWarps;
   for (const Launch& l : s.launches) {
-    const Occupancy o = occupancy(p, l, sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p.e_in));
+    const Occupancy o = row_launch(l) ? occupancy(row_p, l, row_sram_bytes(p, l))
+                                      : occupancy(p, l, sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p.e_in));
     occ_.push_back(o);
     const std::int64_t grid = blocks_per_head(l, p) * p.bh();
     sharing_.push_back(std::max<std::int64_t>(1, std::min(o.blocks_per_sm, (grid + p.gpu.sms - 1) / p.gpu.sms)));
@@ -93,7 +136,7 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
       barriers = std::max(barriers, double(w.barriers));
     }
   } else if (!tiles) {
-    barriers = kStandardBarriers;
+    barriers = row_launch(l) ? kRowBarriers : kStandardBarriers;
   }
   sfu = double(ops[int(OpKind::exp)] + ops[int(OpKind::log)] + ops[int(OpKind::div)]);
   fp32 = double(ops[int(OpKind::max)] + ops[int(OpKind::add)] + ops[int(OpKind::sub)] + ops[int(OpKind::mul)] +
@@ -123,20 +166,26 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
   u[int(Unit::fp32)] = fraction * fp32 / (c_->fp32_fma_per_s / sms);
   u[int(Unit::smem)] = fraction * smem / (c_->smem_bytes_per_s / sms);
   u[int(Unit::l2)] = fraction * l2 / (c_->l2_bytes_per_s / sms);
-  u[int(Unit::barrier)] = barriers * c_->barrier_cycles(p_.warps) / c_->clock_hz;
+  const bool row = row_launch(l);
+  const int warps_per_block = row ? kRowWarps : p_.warps;
+  u[int(Unit::barrier)] = barriers * c_->barrier_cycles(warps_per_block) / c_->clock_hz;
   // The units of one SM overlap as far as its resident warps hide each other's latency
   // (docs/model.md "Time model"): with w warps on the SM, a step takes the largest unit time plus
   // a fraction rho = min(1, kOverlapWarps / w) of the others; k blocks sharing the SM each get
-  // 1/k of it. Below kOverlapWarps warps the loads a step waits for are exposed as well.
+  // 1/k of it. Below kOverlapWarps warps the loads a step waits for are exposed as well. A row
+  // block's units do not overlap (rho = 1) and it waits for each of its round trips of
+  // kRowInFlight bytes (docs/model.md "The row launch").
   double sum = 0, top = 0;
   int top_unit = 0;
   for (int x = 0; x <= int(Unit::l2); ++x) {
     sum += u[std::size_t(x)];
     if (x != int(Unit::barrier) && u[std::size_t(x)] > top) top = u[std::size_t(x)], top_unit = x;
   }
-  const double k = double(sharing_[k_launch]), warps = k * double(p_.warps);
-  const double rho = std::min(1.0, kOverlapWarps / warps);
-  const double exposed = warps < kOverlapWarps && has_loads ? kExposedLatency : 0.0;
+  const double k = double(sharing_[k_launch]), warps = k * double(warps_per_block);
+  const double rho = row ? 1.0 : std::min(1.0, kOverlapWarps / warps);
+  const double exposed = row                                       ? row_round_trips(p_, l) * kRowLatency
+                         : warps < kOverlapWarps && has_loads ? kExposedLatency
+                                                              : 0.0;
   st.time = k * (top + rho * (sum - top)) + exposed;
   for (int x = 0; x <= int(Unit::l2); ++x) st.share[std::size_t(x)] = k * rho * u[std::size_t(x)];
   st.share[std::size_t(top_unit)] += k * (1 - rho) * top;

@@ -109,3 +109,32 @@ TEST_CASE("the time model takes any schedule: V1's switches turned one by one to
   CHECK(grid.time.launches[0].grid == 1024);
   CHECK(grid.time.time_s < order / 10);
 }
+
+TEST_CASE("the row launch: 4-warp blocks holding a row of S as fp32, one latency per 2 KiB of loads in flight") {
+  // standard.cu's softmax: 128 threads, SRAM = 4 bytes x N_k (rounded to 8) + 4 x 4 bytes, plus
+  // the 1 KiB the driver reserves, against 233,472 bytes per SM; 40 registers per thread for
+  // 4 warps: 65,536 / (40 x 32 x 4) = 12 blocks; 64 warps / 4 = 16.
+  struct Case {
+    std::int64_t n, blocks_per_sm;
+  };
+  for (const Case c : {Case{32768, 1}, Case{16384, 3}, Case{4096, 12}, Case{1024, 12}}) {
+    CAPTURE(c.n);
+    const Modelled m = model(make(Algo::standard, c.n, 128, 64, 8, 1));
+    const LaunchTime& l = m.time.launches[1];
+    REQUIRE(l.name == "standard_softmax");
+    CHECK(l.occupancy.smem_per_block == 4 * c.n + 16 + 1024);
+    CHECK(l.occupancy.blocks_per_sm == c.blocks_per_sm);
+    // each block waits for ceil(2 N_k / 2048) round trips of 0.574 us; unit_s spreads the N_q
+    // blocks' latency over 132 SMs
+    const double trips = double((2 * c.n + 2047) / 2048);
+    CHECK(l.unit_s[int(Unit::latency)] == doctest::Approx(double(c.n) * trips * 0.574e-6 / 132));
+  }
+  // one block per SM: the block's units do not overlap, its time is their sum plus its latency
+  const Modelled m = model(make(Algo::standard, 32768, 128, 64, 8, 1));
+  const LaunchTime& l = m.time.launches[1];
+  double sum = 0;
+  for (int u = 0; u <= int(Unit::latency); ++u) sum += l.unit_s[std::size_t(u)];
+  const double per_block = sum * 132.0 / 32768.0, waves = 249;  // ceil(32768 / 132)
+  CHECK(l.waves == 249);
+  CHECK(l.blocks_s == doctest::Approx(waves * per_block));
+}
