@@ -89,6 +89,29 @@ double operand_bytes(const Problem& p, const Launch& l, Eq eq, double r, double 
   }
 }
 
+/// Whether launch l walks tiles of the backward (its body computes dK_j += dS_ij^T Q_i): its
+/// shared-memory traffic is grad_operand_bytes' and its units do not overlap.
+bool grad_tiles(const Launch& l) {
+  return std::any_of(l.body.begin(), l.body.end(), [](const Action& a) { return a.op == Op::compute && a.eq == Eq::grad_k; });
+}
+
+// Shared-memory bytes the warps move for backward equation `eq` on an r x c tile, as the backward
+// kernels compute a tile (kernels/src/common/grad_tile.cuh, V1's and V2's alike): the warps split
+// the c keys for S^T = K_w Q_i^T and dP^T = V_w dO_i^T (each reads its keys of K_j or V_j and all
+// of Q_i or dO_i), dV_w += P^T dO_i and dK_w += dS^T Q_i (P^T, dS^T in registers; all of dO_i or
+// Q_i read by every warp); dS_ij goes through SRAM (grad_s writes it, grad_q reads it back) and
+// dQ_i = dS_ij K_j is split by rows (each warp reads its rows of dS_ij and all of K_j).
+double grad_operand_bytes(const Problem& p, Eq eq, double r, double c) {
+  const double d = double(p.tiling.d), e = double(p.e_in), w = double(p.warps);
+  switch (eq) {
+    case Eq::scores: case Eq::grad_p: return (c * d + w * r * d) * e;
+    case Eq::grad_v: case Eq::grad_k: return w * r * d * e;
+    case Eq::grad_s: return r * c * e;
+    case Eq::grad_q: return (r * c + w * c * d) * e;
+    default: return 0;
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(Unit u) {
@@ -146,7 +169,9 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
   for (const Action& a : s.actions) {
     if (a.op == Op::compute) {
       const Extent x = action_extent(p_, a, s.i, s.j);
-      if (tiles || s.i >= 0) {
+      if (tiles && grad_tiles(l)) {
+        smem += grad_operand_bytes(p_, a.eq, double(x.rows), double(x.cols));
+      } else if (tiles || s.i >= 0) {
         smem += operand_bytes(p_, l, a.eq, double(x.rows), double(x.cols), split_k);
       } else {  // a whole-matrix step: its B_r x B_c tiles
         smem += double(t.t_r() * t.t_c()) * operand_bytes(p_, l, a.eq, double(t.b_r), double(t.b_c), false);
@@ -174,7 +199,9 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
   // a fraction rho = min(1, kOverlapWarps / w) of the others; k blocks sharing the SM each get
   // 1/k of it. Below kOverlapWarps warps the loads a step waits for are exposed as well. A row
   // block's units do not overlap (rho = 1) and it waits for each of its round trips of
-  // kRowInFlight bytes (docs/model.md "The row launch").
+  // kRowInFlight bytes (docs/model.md "The row launch"); nor do a backward tile's (rho = 1: its
+  // warps exchange dS_ij through SRAM at a barrier inside every tile, docs/model.md "The
+  // backward's tile").
   double sum = 0, top = 0;
   int top_unit = 0;
   for (int x = 0; x <= int(Unit::l2); ++x) {
@@ -182,7 +209,7 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
     if (x != int(Unit::barrier) && u[std::size_t(x)] > top) top = u[std::size_t(x)], top_unit = x;
   }
   const double k = double(sharing_[k_launch]), warps = k * double(warps_per_block);
-  const double rho = row ? 1.0 : std::min(1.0, kOverlapWarps / warps);
+  const double rho = row || grad_tiles(l) ? 1.0 : std::min(1.0, kOverlapWarps / warps);
   const double exposed = row                                       ? row_round_trips(p_, l) * kRowLatency
                          : warps < kOverlapWarps && has_loads ? kExposedLatency
                                                               : 0.0;
