@@ -210,9 +210,9 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
   }
   const double k = double(sharing_[k_launch]), warps = k * double(warps_per_block);
   const double rho = row || grad_tiles(l) ? 1.0 : std::min(1.0, kOverlapWarps / warps);
-  const double exposed = row                                       ? row_round_trips(p_, l) * kRowLatency
-                         : warps < kOverlapWarps && has_loads ? kExposedLatency
-                                                              : 0.0;
+  double exposed = 0;
+  if (row) exposed = row_round_trips(p_, l) * kRowLatency;
+  else if (warps < kOverlapWarps && has_loads) exposed = kExposedLatency;
   st.time = k * (top + rho * (sum - top)) + exposed;
   for (int x = 0; x <= int(Unit::l2); ++x) st.share[std::size_t(x)] = k * rho * u[std::size_t(x)];
   st.share[std::size_t(top_unit)] += k * (1 - rho) * top;
