@@ -2,6 +2,7 @@
 #include "flashlab/time/time_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <queue>
 
@@ -23,6 +24,45 @@ constexpr double kOverlapWarps = 6;
 // the loads it needs at its start; the median over the V1 rows with one block per SM of
 // (measured - predicted without it) / steps per block: 648 ns.
 constexpr double kExposedLatency = 0.65e-6;
+
+// The row launch (standard attention's softmax, kernels/src/standard.cu fl_standard_softmax: one
+// thread block per query row, docs/model.md "Time model", "The row launch"):
+constexpr int kRowWarps = 4;                 // kSoftmaxThreads = 128 threads
+constexpr int kRowBarriers = 4;              // two block-wide reductions (max, sum), two barriers each
+constexpr double kRowInFlight = 128.0 * 16;  // bytes of loads a row block has in flight: one 16-byte
+                                             // load per thread (`#pragma unroll 1` in load_row)
+// kRowLatency: the time of one such round trip; the median over the row launches whose SMs hold
+// one block (k = 1) of (measured launch_ms - launch overhead - waves x the block's unit times) /
+// (waves x round trips per block): 574 ns (the one such launch measured, N = 32768, 1 head).
+constexpr double kRowLatency = 0.574e-6;
+
+/// Whether launch l runs one thread block per query row (a q_row grid dimension).
+bool row_launch(const Launch& l) {
+  return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.thread_block && x.dim == Dim::q_row; });
+}
+
+/// The N_q x N_k tensors a row launch loads (S for the softmax; P and dP for the backward's dS).
+std::int64_t row_tensors_loaded(const Launch& l) {
+  std::int64_t n = 0;
+  for (const std::vector<Action>& step : l.prologue)
+    for (const Action& a : step)
+      if (a.op == Op::load && a.region == Region::whole &&
+          (a.tensor == Tensor::S || a.tensor == Tensor::P || a.tensor == Tensor::dP || a.tensor == Tensor::dS))
+        ++n;
+  return n;
+}
+
+/// Bytes of SRAM one block of a row launch holds: each loaded row as fp32, N_k rounded up to 8
+/// (16-byte chunks), and one fp32 per warp for the block reductions (standard.cu's softmax_smem).
+std::int64_t row_sram_bytes(const Problem& p, const Launch& l) {
+  return row_tensors_loaded(l) * ((p.tiling.n_k + 7) / 8 * 8) * 4 + kRowWarps * 4;
+}
+
+/// Round trips of kRowInFlight bytes a row block waits for: its loaded rows at the input type.
+double row_round_trips(const Problem& p, const Launch& l) {
+  const double row = double(p.tiling.n_k) * double(p.e_in);
+  return double(row_tensors_loaded(l)) * std::ceil(row / kRowInFlight);
+}
 
 bool whole_step(const StepView& s) {
   return std::any_of(s.actions.begin(), s.actions.end(), [](const Action& a) {
@@ -49,6 +89,29 @@ double operand_bytes(const Problem& p, const Launch& l, Eq eq, double r, double 
   }
 }
 
+/// Whether launch l walks tiles of the backward (its body computes dK_j += dS_ij^T Q_i): its
+/// shared-memory traffic is grad_operand_bytes' and its units do not overlap.
+bool grad_tiles(const Launch& l) {
+  return std::any_of(l.body.begin(), l.body.end(), [](const Action& a) { return a.op == Op::compute && a.eq == Eq::grad_k; });
+}
+
+// Shared-memory bytes the warps move for backward equation `eq` on an r x c tile, as the backward
+// kernels compute a tile (kernels/src/common/grad_tile.cuh, V1's and V2's alike): the warps split
+// the c keys for S^T = K_w Q_i^T and dP^T = V_w dO_i^T (each reads its keys of K_j or V_j and all
+// of Q_i or dO_i), dV_w += P^T dO_i and dK_w += dS^T Q_i (P^T, dS^T in registers; all of dO_i or
+// Q_i read by every warp); dS_ij goes through SRAM (grad_s writes it, grad_q reads it back) and
+// dQ_i = dS_ij K_j is split by rows (each warp reads its rows of dS_ij and all of K_j).
+double grad_operand_bytes(const Problem& p, Eq eq, double r, double c) {
+  const double d = double(p.tiling.d), e = double(p.e_in), w = double(p.warps);
+  switch (eq) {
+    case Eq::scores: case Eq::grad_p: return (c * d + w * r * d) * e;
+    case Eq::grad_v: case Eq::grad_k: return w * r * d * e;
+    case Eq::grad_s: return r * c * e;
+    case Eq::grad_q: return (r * c + w * c * d) * e;
+    default: return 0;
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(Unit u) {
@@ -58,8 +121,11 @@ std::string_view to_string(Unit u) {
 
 BlockTimer::BlockTimer(const Problem& p, const Schedule& s) : p_(p), s_(&s), c_(&gpu_ceilings(p.gpu.name)) {
   const Tiling& t = p.tiling;
+  Problem row_p = p;
+  row_p.warps = kRowWarps;
   for (const Launch& l : s.launches) {
-    const Occupancy o = occupancy(p, l, sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p.e_in));
+    const Occupancy o = row_launch(l) ? occupancy(row_p, l, row_sram_bytes(p, l))
+                                      : occupancy(p, l, sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p.e_in));
     occ_.push_back(o);
     const std::int64_t grid = blocks_per_head(l, p) * p.bh();
     sharing_.push_back(std::max<std::int64_t>(1, std::min(o.blocks_per_sm, (grid + p.gpu.sms - 1) / p.gpu.sms)));
@@ -93,7 +159,7 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
       barriers = std::max(barriers, double(w.barriers));
     }
   } else if (!tiles) {
-    barriers = kStandardBarriers;
+    barriers = row_launch(l) ? kRowBarriers : kStandardBarriers;
   }
   sfu = double(ops[int(OpKind::exp)] + ops[int(OpKind::log)] + ops[int(OpKind::div)]);
   fp32 = double(ops[int(OpKind::max)] + ops[int(OpKind::add)] + ops[int(OpKind::sub)] + ops[int(OpKind::mul)] +
@@ -103,7 +169,9 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
   for (const Action& a : s.actions) {
     if (a.op == Op::compute) {
       const Extent x = action_extent(p_, a, s.i, s.j);
-      if (tiles || s.i >= 0) {
+      if (tiles && grad_tiles(l)) {
+        smem += grad_operand_bytes(p_, a.eq, double(x.rows), double(x.cols));
+      } else if (tiles || s.i >= 0) {
         smem += operand_bytes(p_, l, a.eq, double(x.rows), double(x.cols), split_k);
       } else {  // a whole-matrix step: its B_r x B_c tiles
         smem += double(t.t_r() * t.t_c()) * operand_bytes(p_, l, a.eq, double(t.b_r), double(t.b_c), false);
@@ -123,20 +191,28 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
   u[int(Unit::fp32)] = fraction * fp32 / (c_->fp32_fma_per_s / sms);
   u[int(Unit::smem)] = fraction * smem / (c_->smem_bytes_per_s / sms);
   u[int(Unit::l2)] = fraction * l2 / (c_->l2_bytes_per_s / sms);
-  u[int(Unit::barrier)] = barriers * c_->barrier_cycles(p_.warps) / c_->clock_hz;
+  const bool row = row_launch(l);
+  const int warps_per_block = row ? kRowWarps : p_.warps;
+  u[int(Unit::barrier)] = barriers * c_->barrier_cycles(warps_per_block) / c_->clock_hz;
   // The units of one SM overlap as far as its resident warps hide each other's latency
   // (docs/model.md "Time model"): with w warps on the SM, a step takes the largest unit time plus
   // a fraction rho = min(1, kOverlapWarps / w) of the others; k blocks sharing the SM each get
-  // 1/k of it. Below kOverlapWarps warps the loads a step waits for are exposed as well.
+  // 1/k of it. Below kOverlapWarps warps the loads a step waits for are exposed as well. A row
+  // block's units do not overlap (rho = 1) and it waits for each of its round trips of
+  // kRowInFlight bytes (docs/model.md "The row launch"); nor do a backward tile's (rho = 1: its
+  // warps exchange dS_ij through SRAM at a barrier inside every tile, docs/model.md "The
+  // backward's tile").
   double sum = 0, top = 0;
   int top_unit = 0;
   for (int x = 0; x <= int(Unit::l2); ++x) {
     sum += u[std::size_t(x)];
     if (x != int(Unit::barrier) && u[std::size_t(x)] > top) top = u[std::size_t(x)], top_unit = x;
   }
-  const double k = double(sharing_[k_launch]), warps = k * double(p_.warps);
-  const double rho = std::min(1.0, kOverlapWarps / warps);
-  const double exposed = warps < kOverlapWarps && has_loads ? kExposedLatency : 0.0;
+  const double k = double(sharing_[k_launch]), warps = k * double(warps_per_block);
+  const double rho = row || grad_tiles(l) ? 1.0 : std::min(1.0, kOverlapWarps / warps);
+  double exposed = 0;
+  if (row) exposed = row_round_trips(p_, l) * kRowLatency;
+  else if (warps < kOverlapWarps && has_loads) exposed = kExposedLatency;
   st.time = k * (top + rho * (sum - top)) + exposed;
   for (int x = 0; x <= int(Unit::l2); ++x) st.share[std::size_t(x)] = k * rho * u[std::size_t(x)];
   st.share[std::size_t(top_unit)] += k * (1 - rho) * top;

@@ -109,3 +109,59 @@ TEST_CASE("the time model takes any schedule: V1's switches turned one by one to
   CHECK(grid.time.launches[0].grid == 1024);
   CHECK(grid.time.time_s < order / 10);
 }
+
+TEST_CASE("the row launch: 4-warp blocks holding a row of S as fp32, one latency per 2 KiB of loads in flight") {
+  // standard.cu's softmax: 128 threads, SRAM = 4 bytes x N_k (rounded to 8) + 4 x 4 bytes, plus
+  // the 1 KiB the driver reserves, against 233,472 bytes per SM; 40 registers per thread for
+  // 4 warps: 65,536 / (40 x 32 x 4) = 12 blocks; 64 warps / 4 = 16.
+  struct Case {
+    std::int64_t n, blocks_per_sm;
+  };
+  for (const Case c : {Case{32768, 1}, Case{16384, 3}, Case{4096, 12}, Case{1024, 12}}) {
+    CAPTURE(c.n);
+    const Modelled m = model(make(Algo::standard, c.n, 128, 64, 8, 1));
+    const LaunchTime& l = m.time.launches[1];
+    REQUIRE(l.name == "standard_softmax");
+    CHECK(l.occupancy.smem_per_block == 4 * c.n + 16 + 1024);
+    CHECK(l.occupancy.blocks_per_sm == c.blocks_per_sm);
+    // each block waits for ceil(2 N_k / 2048) round trips of 0.574 us; unit_s spreads the N_q
+    // blocks' latency over 132 SMs
+    const double trips = double((2 * c.n + 2047) / 2048);
+    CHECK(l.unit_s[int(Unit::latency)] == doctest::Approx(double(c.n) * trips * 0.574e-6 / 132));
+  }
+  // one block per SM: the block's units do not overlap, its time is their sum plus its latency
+  const Modelled m = model(make(Algo::standard, 32768, 128, 64, 8, 1));
+  const LaunchTime& l = m.time.launches[1];
+  double sum = 0;
+  for (int u = 0; u <= int(Unit::latency); ++u) sum += l.unit_s[std::size_t(u)];
+  const double per_block = sum * 132.0 / 32768.0, waves = 249;  // ceil(32768 / 132)
+  CHECK(l.waves == 249);
+  CHECK(l.blocks_s == doctest::Approx(waves * per_block));
+}
+
+TEST_CASE("the backward's tile: the shared memory of its five matmuls and of dS, its units summed") {
+  // V2's released backward, N = 128, one 128 x 128 tile, d = 64, 8 warps, fp16 (grad_tile.cuh):
+  // K_j, V_j and Q_i, dO_i into SRAM (4 x 128 x 64 x 2 = 65,536 bytes); S^T and dP^T: each warp
+  // its 16 keys of K_j or V_j and all of Q_i or dO_i (2 x (128 + 8 x 128) x 64 x 2); dV and dK: all
+  // of dO_i or Q_i per warp (2 x 8 x 128 x 64 x 2); dS^T written and read back (2 x 128 x 128 x 2);
+  // dQ_i: all of K_j per warp (8 x 128 x 64 x 2)
+  Config c;
+  c.algo = Algo::v2;
+  c.pass = Pass::backward;
+  c.n_q = c.n_k = 128;
+  c.d = 64;
+  c.b_r = c.b_c = 128;
+  c.warps = 8;
+  const Modelled m = model(resolve(c));
+  REQUIRE(m.time.launches.size() == 3);
+  const LaunchTime& l = m.time.launches[1];
+  REQUIRE(l.name == "flash_bwd_dq_dk_dv");
+  const double smem = 65536.0 + 2 * (128 + 8 * 128) * 64 * 2 + 2 * 8 * 128 * 64 * 2 + 2 * 128 * 128 * 2 + 8 * 128 * 64 * 2;
+  CHECK(smem == 819200);
+  CHECK(l.unit_s[int(Unit::smem)] * 32918e9 == doctest::Approx(smem));
+  CHECK(l.unit_s[int(Unit::tensor)] * 638.9e12 == doctest::Approx(5.0 * 2 * 128 * 128 * 64));  // five matmuls
+  // one block on one SM: its time is the sum of its units (8 warps: a forward tile would overlap them)
+  double sum = 0;
+  for (int u = 0; u <= int(Unit::latency); ++u) sum += l.unit_s[std::size_t(u)];
+  CHECK(l.blocks_s == doctest::Approx(sum * 132));
+}

@@ -12,6 +12,11 @@
 //     k * ( largest unit time + rho * (sum of the other unit times) ),  rho = min(1, 6 / w)
 // plus, when w < 6, an exposed load latency of 0.65 us: units overlap only as far as resident
 // warps hide each other (two constants, derived in docs/model.md from the committed H200 data).
+// A row launch (one 4-warp block per query row: standard attention's softmax) holds its row as fp32
+// in SRAM (occupancy from that), its units do not overlap, and each block waits 0.574 us per
+// 2 KiB of loads (one 16-byte load per thread in flight): docs/model.md "The row launch". A
+// backward tile counts the shared-memory operands of its five matmuls and the round trip of dS_ij,
+// and its units do not overlap either (rho = 1): docs/model.md "The backward's tile".
 // A thread block's time is the sum of its steps; the blocks of a launch are dealt, in dispatch
 // order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
 // when the grid is small), and the launch takes the latest finish, at least its DRAM bytes over
