@@ -79,6 +79,7 @@ class SectorCounter : public StepObserver {
   Problem p_;
   Layout query_, key_, stats_, query32_;  // query32_: fp32 rows of d (dQacc)
   std::vector<Layout> oacc_, lacc_;       // by split: Oacc (fp32 rows of d), Lacc (fp32 statistics)
+  std::vector<Layout> dqacc_;             // by slice: dQacc (fp32 rows of d; one unless deterministic)
   std::vector<Shape> shapes_;  // by launch
   Residues full_q_blocks_, full_kv_blocks_, all_q_rows_;  // first rows of full blocks, of every row
   TensorBytes bytes_{};
