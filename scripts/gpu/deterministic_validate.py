@@ -27,7 +27,7 @@ import numpy as np
 
 GRID = [  # (name, flags, covers, trace)
     ("det-ragged", "--nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --batch 4 --heads 11",
-     "44 heads: nsplits = 3 over T_c = 16 (3, 3 ... blocks per split), ragged last tile", True),
+     "44 heads: nsplits = 3 over T_c = 16 (thread blocks walk 6, 5, 5 K/V blocks), ragged last tile", True),
     ("det-causal", "--nq 1024 --nk 1024 --d 64 --br 128 --bc 128 --warps 8 --mask causal --batch 2 --heads 12",
      "causal, FA2's d = 64 tile, nsplits = 6 over T_c = 8", True),
     ("det-nokey", "--nq 700 --nk 500 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br",
@@ -121,7 +121,9 @@ def main():
         ok = ok and len(rr) == REPEATS
     ok = ok and repeats["deterministic"]["bit_identical"]
 
-    meta = {"device": device.get("name"), "driver": device.get("driver"), "sms": device.get("sms"),
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    meta = {"device": device.get("name"), "driver": device.get("driver"), "nvidia_smi": smi, "sms": device.get("sms"),
             "commit": a.commit, "command": " ".join(sys.argv),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     result = {"meta": meta, "grid": rows, "repeats": repeats, "passed": ok}
