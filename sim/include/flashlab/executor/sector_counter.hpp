@@ -22,7 +22,8 @@
 //     copy of a (batch, head) starts (s bh + b H + h) N_q rows in, moved like dQacc and L;
 //   - the backward's tensors lie as their forward counterparts (tensor_shape.hpp): dO, dQ as Q,
 //     dK, dV as K, D as L, dP, dS as S; dQacc is fp32 rows of d, moved (and added to: atomics count
-//     as their own direction) in the same 512-byte requests. No kernel of the project runs the
+//     as their own direction) in the same 512-byte requests; the deterministic backward's nsplits
+//     slices of dQacc lie split-major like Oacc (FA2's (nsplits, b, N_q, h, d)). No kernel of the project runs the
 //     backward yet: these rules are not checked against hardware.
 #pragma once
 
