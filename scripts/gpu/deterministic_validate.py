@@ -9,7 +9,10 @@
      simulator's (flashlab-gpu diffs them), dQ, dK, dV must be within the simulator's tolerance of
      the float64 chain rule; the rows marked trace keep their text GPU traces (the CI test
      tests/kernels/gpu_deterministic_test.cpp diffs them against fresh simulator traces);
-  2. the same backward REPEATS times in each form (fp16, batch 1, 2 heads, N = 4096, d = 64, FA2's
+  2. with --ncu, Nsight Compute's global load, store and reduction (atomic) bytes of the three
+     backward kernels of the rows marked ncu (the CI test compares them with the simulator's
+     request bytes per launch);
+  3. the same backward REPEATS times in each form (fp16, batch 1, 2 heads, N = 4096, d = 64, FA2's
      128 x 128 tile with 8 warps; the same seeded inputs every run): whether dQ (fp16 bits, as the
      convert launch stores it) is bit-identical across the runs, and the largest difference seen.
 Writes OUT/deterministic_results.json, OUT/deterministic_report.md, the traces OUT/det-*.trace and
@@ -24,6 +27,17 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ncu  # noqa: E402  (scripts/gpu/ncu.py: its CSV parser)
+
+NCU_METRICS = {
+    "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
+    "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
+    "red": "l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum",
+    "atom": "l1tex__t_bytes_pipe_lsu_mem_global_op_atom.sum",
+}
+NCU_ROWS = ["det-ragged", "det-causal", "det-nokey"]
 
 GRID = [  # (name, flags, covers, trace)
     ("det-ragged", "--nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --batch 4 --heads 11",
@@ -73,12 +87,34 @@ def main():
     ap.add_argument("--commit", default="")
     ap.add_argument("--driver", default="")
     ap.add_argument("--work", default="/tmp/deterministic_work", help="config files and dQ dumps (not kept)")
+    ap.add_argument("--ncu", action="store_true", help="Nsight Compute bytes of the rows in NCU_ROWS")
+    ap.add_argument("--only-ncu", action="store_true", help="the Nsight Compute step alone (ncu_results.json)")
     a = ap.parse_args()
     out = Path(a.out)
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     log = []
+
+    if a.ncu or a.only_ncu:
+        rows = [(n, f) for n, f, _, _ in GRID if n in NCU_ROWS]
+        cfg = work / "ncu_configs.txt"
+        cfg.write_text("".join(f"{BASE} {f} --profile\n" for _, f in rows))
+        cmd = ["ncu", "--clock-control", "none", "--metrics", ",".join(NCU_METRICS.values()), "--csv",
+               "--print-units", "base", "--kernel-name", "regex:^fl_v2_bwd", str(a.gpu), "--configs", str(cfg)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        log.append(f"$ {' '.join(cmd)}\n{p.stdout}\n--- stderr ---\n{p.stderr}\n")
+        found = ncu.launches(p.stdout, NCU_METRICS)
+        ncu_rows = []
+        for k, (name, flags) in enumerate(rows):  # three kernels per row: dot_do_o, dq_dk_dv, convert_dq
+            for hw in found[3 * k:3 * k + 3]:
+                ncu_rows.append({"row": name, "flags": f"{BASE} {flags}", "kernel": hw["name"].split("<")[0].split("::")[-1],
+                                 "grid": hw["grid"], "ncu": {m: int(hw.get(m, 0)) for m in NCU_METRICS}})
+        (out / "ncu_results.json").write_text(json.dumps({"command": " ".join(sys.argv), "rows": ncu_rows}, indent=1) + "\n")
+        print(json.dumps(ncu_rows, indent=1))
+        if a.only_ncu:
+            (out / "deterministic_logs.txt").write_text("\n".join(log))
+            return 0 if len(found) == 3 * len(rows) else 1
 
     lines = []
     for name, flags, _, trace in GRID:

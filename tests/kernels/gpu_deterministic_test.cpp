@@ -80,3 +80,37 @@ TEST_CASE("committed deterministic-backward run: every row agreed and was within
   // the atomic order may change dQ; whatever was seen, it is far below the tolerance
   CHECK(rel.at("max_abs_diff").get<double>() <= 1e-2 * rel.at("max_abs_dQ").get<double>());
 }
+
+// Nsight Compute on the three deterministic backward kernels of three rows (ncu_results.json):
+// the reduction (atomic) bytes are the simulator's atomics into the slices, exactly; loads and
+// stores equal the simulator's request bytes per launch where every head's L, D rows start on a
+// 32-byte sector (N_q a multiple of 8), within a sector per row run otherwise — as for the
+// released kernels (gpu_backward_test.cpp).
+TEST_CASE("committed deterministic-backward Nsight Compute bytes equal the simulator's per launch") {
+  const nlohmann::json r = read_json(kDir / "ncu_results.json");
+  REQUIRE(r.at("rows").size() == 9);
+  const char* const kernels[] = {"flash_bwd_dot_do_o", "flash_bwd_dq_dk_dv", "flash_bwd_convert_dq"};
+  for (std::size_t k = 0; k < r.at("rows").size(); ++k) {
+    const auto& x = r.at("rows")[k];
+    CAPTURE(x.at("row").get<std::string>());
+    CAPTURE(x.at("kernel").get<std::string>());
+    const Problem p = problem_of(x.at("flags").get<std::string>());
+    const Counters c = count(p);
+    REQUIRE(c.launches.size() == 3);
+    const LaunchCounters& l = c.launches[k % 3];
+    CHECK(l.name == kernels[k % 3]);
+    const auto hw = [&](const char* m) { return x.at("ncu").at(m).get<std::uint64_t>(); };
+    // per (batch, head) x pairs: the grid's blocks are the simulator's
+    CHECK(hw("red") == l.cost.atomic_bytes());
+    CHECK(hw("atom") == 0);  // RED (no return value), never ATOM
+    if (p.tiling.n_q % 8 == 0) {
+      CHECK(hw("ld") == l.cost.read_bytes());
+      CHECK(hw("st") == l.cost.write_bytes());
+    } else {
+      const auto near = [](std::uint64_t a, std::uint64_t b, std::uint64_t slack) { return (a > b ? a - b : b - a) <= slack; };
+      const std::uint64_t runs = c.tiles.visited + std::uint64_t(p.tiling.t_r() * p.bh());
+      CHECK(near(hw("ld"), l.cost.read_bytes(), 2 * 2 * 32 * runs));
+      CHECK(near(hw("st"), l.cost.write_bytes(), 2 * 32 * runs));
+    }
+  }
+}
