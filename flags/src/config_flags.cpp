@@ -86,8 +86,10 @@ const std::vector<Flag>& flag_table() {
        "FA2 Alg. 2), or the forward's launches then the backward's (default forward)",
        [](Config& c, const std::string&, const std::string& t) { c.pass = parse_pass(t); }},
       {"--backward-form", "backward-form", "FORM",
-       "released | paper: v2's backward as FA2's kernels run it (dQ accumulated in fp32 with atomics, "
-       "three launches) or as FA2 Alg. 2 prints it (dQ_i read and written at every step) (default released)",
+       "released | paper | deterministic: v2's backward as FA2's kernels run it (dQ accumulated in fp32 "
+       "with atomics, three launches), as FA2 Alg. 2 prints it (dQ_i read and written at every step), or "
+       "as FA2's kernels run it with deterministic=True (ceil(SMs / (batch x heads)) thread blocks per "
+       "head, each adding into its own fp32 slice of dQacc, the slices summed in order) (default released)",
        [](Config& c, const std::string&, const std::string& t) { c.backward_form = parse_backward_form(t); }},
       {"--splits", "splits", "N|auto",
        "split-KV: v2's K/V blocks in N splits (1 to 128), each a thread block per Q block writing a partial O "

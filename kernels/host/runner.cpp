@@ -65,9 +65,9 @@ void require_supported(const Problem& p) {
   if (p.backward() && p.algo == Algo::standard)
     throw ConfigError("algo", "standard", "v1 or v2 with --pass backward (no CUDA kernel runs standard attention's "
                                           "backward; the simulator counts it)");
-  if (p.backward() && p.algo == Algo::v2 && p.backward_form != BackwardForm::released)
-    throw ConfigError("backward-form", "paper", "released (the CUDA kernels run FA2's released backward; the "
-                                                "simulator counts the paper's form)");
+  if (p.backward() && p.algo == Algo::v2 && p.backward_form == BackwardForm::paper)
+    throw ConfigError("backward-form", "paper", "released or deterministic (the CUDA kernels run FA2's backward "
+                                                "kernels; the simulator counts the paper's form)");
   const TileShape shape{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
   const Family family = p.backward() ? Family::backward : p.splits > 1 ? Family::split : Family::forward;
   const Algo kernel = kernel_family(p);
@@ -223,7 +223,8 @@ DeviceTensors upload(const Problem& p, const HostInputs& h) {
     d.dk = DeviceBuffer<std::uint16_t>(keys + kCanary);
     d.dv = DeviceBuffer<std::uint16_t>(keys + kCanary);
     if (moves(s, Tensor::D)) d.d_sum = DeviceBuffer<float>(rows + kCanary);
-    if (moves(s, Tensor::dQacc)) d.dq_acc = DeviceBuffer<float>(rows * std::size_t(t.d) + kCanary);
+    if (moves(s, Tensor::dQacc))  // (dq_splits, bh, N_q, d): one slice unless deterministic
+      d.dq_acc = DeviceBuffer<float>(std::size_t(p.dq_splits) * rows * std::size_t(t.d) + kCanary);
   }
   return d;
 }
@@ -236,6 +237,8 @@ Args make_args(const Problem& p, const DeviceTensors& d) {
   a.d_sum = d.d_sum.get(), a.dq_acc = d.dq_acc.get();
   a.o_acc = d.o_acc.get(), a.lse_acc = d.lse_acc.get();
   a.splits = int(p.splits);
+  a.deterministic = p.backward_form == BackwardForm::deterministic && p.backward();
+  a.dq_splits = int(p.dq_splits);
   a.bh = p.bh();
   a.group = p.group();
   a.n_q = p.tiling.n_q, a.n_k = p.tiling.n_k, a.d = int(p.tiling.d);

@@ -52,11 +52,15 @@ void launch_backward(Algo algo, const Args& a, const TraceBuffers* trace, cudaSt
       throw ConfigError("algo", "standard", "v1 or v2 (the CUDA backward kernels; the simulator counts standard "
                                             "attention's backward)");
     case Algo::v1:
+      if (a.deterministic) throw ConfigError("deterministic", "true", "false for V1 (FA2's deterministic backward is V2's)");
       if (a.m == nullptr || a.l == nullptr) throw ConfigError("m/l", "null", "V1's m and l as its forward wrote them");
       return launch_v1_backward(a, trace, stream);
     case Algo::v2:
       if (a.lse == nullptr || a.d_sum == nullptr || a.dq_acc == nullptr)
         throw ConfigError("lse/d_sum/dq_acc", "null", "L, and buffers for D and the fp32 dQ accumulator");
+      if (a.dq_splits < 1 || (!a.deterministic && a.dq_splits != 1) || a.dq_splits > 65535)
+        throw ConfigError("dq_splits", std::to_string(a.dq_splits),
+                          "1 for the released backward; 1 to 65535 for the deterministic one (its grid's x)");
       return launch_v2_backward(a, trace, stream);
   }
 }

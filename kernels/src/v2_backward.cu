@@ -9,9 +9,18 @@
 //                                          dQacc_i with atomicAdd; write dK_j, dV_j (line 18)
 //   fl_v2_bwd_convert_dq  grid (T_r, bh)   dQ_i = dQacc_i at the input type
 //
+// Deterministic (Args::deterministic; FA2's deterministic=True, flash_bwd_launch_template.h
+// run_flash_bwd_seqk_parallel and flash_bwd_kernel.h compute_dq_dk_dv_seqk_parallel): dQacc has
+// nsplits = Args::dq_splits slices, all zeroed by the first launch; the main kernel's grid is
+// (nsplits, bh) and thread block s walks K/V blocks s, s + nsplits, ..., each as above, adding
+// into slice s (still atomicAdd, but no other thread block touches slice s, and the block adds a
+// given element in its walk order: the sum is fixed); the convert launch sums the slices of
+// dQacc_i in order s = 0, 1, ... (flash_bwd_preprocess_kernel.h convert_dQ).
+//
 // Step numbers are the simulator's (executor.hpp StepView::step): a thread block's steps count on
 // across launches for the same block number, so K/V block j of the main kernel starts at 1 when
-// block j of the first launch ran (j < T_r), and the convert launch's block i after both.
+// block j of the first launch ran (j < T_r), and the convert launch's block i after both. A
+// thread block of the main kernel takes T_r + 2 steps per K/V block it walks.
 #include "common/grad_tile.cuh"
 #include "common/launch.cuh"
 #include "common/recorder.cuh"
@@ -21,6 +30,12 @@ namespace flashlab::gpu {
 namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
+
+/// The K/V blocks main-kernel thread block b walks: b, b + stride, ... below T_c, where stride =
+/// the grid's x (T_c when released: one block each; nsplits when deterministic).
+FL_HD std::int64_t kv_blocks_walked(std::int64_t t_c, std::int64_t stride, std::int64_t b) {
+  return b < t_c ? (t_c - b + stride - 1) / stride : 0;
+}
 
 /// D_i = rowsum(dO_i o O_i) in fp32 and dQacc_i = 0, for Q block i = blockIdx.x. Threads take
 /// 16-byte chunks of the rows (whole sectors) and add their partial dot products into SRAM.
@@ -53,134 +68,143 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dot_do_o(const Args a, co
   });
   __syncthreads();
   if (int(threadIdx.x) < rows) a.d_sum[first + threadIdx.x] = sum[threadIdx.x];
-  float4* acc = reinterpret_cast<float4*>(a.dq_acc + first * D);
-  for (int c = int(threadIdx.x); c < rows * D / 4; c += Sh::kThreads) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int s = 0; s < a.dq_splits; ++s) {  // every slice of dQacc_i (one unless deterministic)
+    float4* acc = reinterpret_cast<float4*>(a.dq_acc + (s * a.bh * a.n_q + first) * D);
+    for (int c = int(threadIdx.x); c < rows * D / 4; c += Sh::kThreads) acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
   rec.load(0, Tensor::O, i, -1, rows, D, e);
   rec.load(0, Tensor::dO, i, -1, rows, D, e);
   rec.compute(0, Eq::bwd_D, i, -1, rows, D);
   rec.store(0, Tensor::D, i, -1, rows, 1, 4);
   rec.compute(0, Eq::zero_dq, i, -1, rows, D);
-  rec.store(0, Tensor::dQacc, i, -1, rows, D, 4);
+  rec.store(0, Tensor::dQacc, i, -1, std::int64_t(rows) * a.dq_splits, D, 4);
 }
 
-/// Lines 5-19 for K/V block j = blockIdx.x of (batch, head) blockIdx.y.
+/// Lines 5-19 for K/V block j = blockIdx.x of (batch, head) blockIdx.y; deterministic: for K/V
+/// blocks j = blockIdx.x, blockIdx.x + gridDim.x, ..., into slice blockIdx.x of dQacc.
 template <class K>
 __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, const TraceBuffers trace) {
   using Sh = GradShape<K>;
   using T = typename K::T;
   constexpr int D = K::D, BR = K::BR, BC = K::BC, e = sizeof(T);
-  const int j = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int b = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t bh = blockIdx.y;
-  Recorder<K::kRecord> rec(trace, bh, std::uint32_t(j));
+  Recorder<K::kRecord> rec(trace, bh, std::uint32_t(b));
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
-  const int cols = int(t.cols(j)), key0 = warp * Sh::kKeysPerWarp, row0 = warp * Sh::kRowsPerWarp;
-  const BlockRange range = a.block_skip ? visible_row_blocks(t, a.band, j) : BlockRange{0, t.t_r() - 1};
-  const std::uint32_t step0 = j < t.t_r() ? 1 : 0;  // block j of fl_v2_bwd_dot_do_o ran step 0
+  const int key0 = warp * Sh::kKeysPerWarp, row0 = warp * Sh::kRowsPerWarp;
   extern __shared__ __align__(16) unsigned char smem[];
   const GradSram<T> sram = grad_sram<Sh>(smem);
   const T* q = static_cast<const T*>(a.q) + bh * a.n_q * D;
   const T* d_o = static_cast<const T*>(a.d_o) + bh * a.n_q * D;
   const float* lse = a.lse + bh * a.n_q;
   const float* d_sum = a.d_sum + bh * a.n_q;
-  float* dq_acc = a.dq_acc + bh * a.n_q * D;
+  // slice b of dQacc when deterministic (no other thread block adds into it), else the one
+  float* dq_acc = a.dq_acc + ((a.deterministic ? b * a.bh : 0) + bh) * a.n_q * D;
+  for (int j = b, walked = 0; j < t.t_c(); j += int(gridDim.x), ++walked) {
+    if (walked > 0) __syncthreads();  // the last K/V block's dK, dV staging in SRAM is read out
+    const int cols = int(t.cols(j));
+    const BlockRange range = a.block_skip ? visible_row_blocks(t, a.band, j) : BlockRange{0, t.t_r() - 1};
+    // block b of fl_v2_bwd_dot_do_o ran step 0; each K/V block walked before took T_r + 2 steps
+    const std::uint32_t step0 = (b < t.t_r() ? 1 : 0) + std::uint32_t(walked) * std::uint32_t(t.t_r() + 2);
 
-  // Q_i and dO_i are double-buffered: the next visited Q block's copy starts before this one's math
-  T* q_buf[2] = {sram.Q, reinterpret_cast<T*>(smem + Sh::kSmemBytes)};
-  T* do_buf[2] = {sram.dO, q_buf[1] + BR * D};
-  const auto fetch = [&](int i, int buf) {
-    const std::int64_t r0 = std::int64_t(i) * BR;
-    load_tile_async<T, BR, D, Sh::kThreads>(q_buf[buf], q + r0 * D, D, int(t.rows(i)), D);
-    load_tile_async<T, BR, D, Sh::kThreads>(do_buf[buf], d_o + r0 * D, D, int(t.rows(i)), D);
-    cp_async_commit();
-  };
+    // Q_i and dO_i are double-buffered: the next visited Q block's copy starts before this one's math
+    T* q_buf[2] = {sram.Q, reinterpret_cast<T*>(smem + Sh::kSmemBytes)};
+    T* do_buf[2] = {sram.dO, q_buf[1] + BR * D};
+    const auto fetch = [&](int i, int buf) {
+      const std::int64_t r0 = std::int64_t(i) * BR;
+      load_tile_async<T, BR, D, Sh::kThreads>(q_buf[buf], q + r0 * D, D, int(t.rows(i)), D);
+      load_tile_async<T, BR, D, Sh::kThreads>(do_buf[buf], d_o + r0 * D, D, int(t.rows(i)), D);
+      cp_async_commit();
+    };
 
-  // L_i (as L_i log2 e) and D_i of the next visited Q block, one row per thread < B_r, read into
-  // registers a tile ahead so that their latency hides behind the current tile's math
-  float next_shift = INFINITY, next_d = 0.f;
-  const auto read_stats = [&](int i) {
-    if (int(threadIdx.x) >= BR) return;
-    const std::int64_t r = std::int64_t(i) * BR + threadIdx.x;
-    const bool in = int(threadIdx.x) < int(t.rows(i));
-    next_shift = in ? lse[r] * kLog2e : INFINITY;
-    next_d = in ? d_sum[r] : 0.f;
-  };
+    // L_i (as L_i log2 e) and D_i of the next visited Q block, one row per thread < B_r, read into
+    // registers a tile ahead so that their latency hides behind the current tile's math
+    float next_shift = INFINITY, next_d = 0.f;
+    const auto read_stats = [&](int i) {
+      if (int(threadIdx.x) >= BR) return;
+      const std::int64_t r = std::int64_t(i) * BR + threadIdx.x;
+      const bool in = int(threadIdx.x) < int(t.rows(i));
+      next_shift = in ? lse[r] * kLog2e : INFINITY;
+      next_d = in ? d_sum[r] : 0.f;
+    };
 
-  GradAcc<Sh> acc;
-  acc.zero();  // line 7
-  if (!range.empty()) {  // line 6
-    rec.load(step0, Tensor::K, -1, j, cols, D, e);
-    rec.load(step0, Tensor::V, -1, j, cols, D, e);
-    load_tile_async<T, BC, D, Sh::kThreads>(sram.K, static_cast<const T*>(a.k) + (bh * a.n_k + std::int64_t(j) * BC) * D,
-                                            D, cols, D);
-    load_tile_async<T, BC, D, Sh::kThreads>(sram.V, static_cast<const T*>(a.v) + (bh * a.n_k + std::int64_t(j) * BC) * D,
-                                            D, cols, D);
-    cp_async_commit();
-    fetch(int(range.last), 0);
-    read_stats(int(range.last));
+    GradAcc<Sh> acc;
+    acc.zero();  // line 7
+    if (!range.empty()) {  // line 6
+      rec.load(step0, Tensor::K, -1, j, cols, D, e);
+      rec.load(step0, Tensor::V, -1, j, cols, D, e);
+      load_tile_async<T, BC, D, Sh::kThreads>(sram.K, static_cast<const T*>(a.k) + (bh * a.n_k + std::int64_t(j) * BC) * D,
+                                              D, cols, D);
+      load_tile_async<T, BC, D, Sh::kThreads>(sram.V, static_cast<const T*>(a.v) + (bh * a.n_k + std::int64_t(j) * BC) * D,
+                                              D, cols, D);
+      cp_async_commit();
+      fetch(int(range.last), 0);
+      read_stats(int(range.last));
+    }
+    rec.compute(step0, Eq::init_grads, -1, j, cols, D);
+
+    int buf = 0;
+    for (std::int64_t k = 0; k < t.t_r(); ++k) {  // line 8, from the last Q block down
+      const int i = int(t.t_r() - 1 - k);
+      const std::uint32_t step = step0 + 1 + std::uint32_t(k);
+      const int rows = int(t.rows(i));
+      if (i < range.first || i > range.last) {
+        rec.skip(step, i, j, rows, cols);
+        continue;
+      }
+      // line 9: Q_i, dO_i into SRAM (fetched ahead); L_i, D_i one row per thread
+      const std::int64_t r0 = std::int64_t(i) * BR;
+      const bool more = i > range.first;
+      if (int(threadIdx.x) < BR) {
+        sram.shift[threadIdx.x] = next_shift;
+        sram.D[threadIdx.x] = next_d;
+      }
+      if (more) {
+        fetch(i - 1, buf ^ 1);
+        read_stats(i - 1);
+      }
+      rec.load(step, Tensor::Q, i, j, rows, D, e);
+      rec.load(step, Tensor::dO, i, j, rows, D, e);
+      rec.load(step, Tensor::L, i, j, rows, 1, 4);
+      rec.load(step, Tensor::D, i, j, rows, 1, 4);
+      if (more) cp_async_wait<1>();  // this Q block's copy has landed; the next one's may not have
+      else cp_async_wait<0>();
+      __syncthreads();
+      GradSram<T> cur = sram;
+      cur.Q = q_buf[buf];
+      cur.dO = do_buf[buf];
+      const GradTile tile{r0, std::int64_t(j) * BC, rows, cols,
+                          tile_class(t, a.band, i, j) != TileClass::full || rows < BR || cols < BC};
+      grad_keys<Sh>(cur, acc, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0);  // lines 10-14, 16
+      __syncthreads();
+      float dq[Sh::kMQ][Sh::kDT][4];
+      grad_dq<Sh>(dq, cur, lane, row0);  // line 15: dS_ij K_j, added to dQacc_i
+      for_each_pair<Sh::kMQ, Sh::kDT>(lane, [&](int mt, int dt, int h, int row, int col) {
+        if (row0 + row >= rows) return;
+        float* x = dq_acc + (r0 + row0 + row) * D + col;
+  #if __CUDA_ARCH__ >= 900
+        atomicAdd(reinterpret_cast<float2*>(x), make_float2(dq[mt][dt][2 * h], dq[mt][dt][2 * h + 1]));
+  #else
+        atomicAdd(x, dq[mt][dt][2 * h]);
+        atomicAdd(x + 1, dq[mt][dt][2 * h + 1]);
+  #endif
+      });
+      for (Eq eq : {Eq::scores, Eq::probs_v2, Eq::grad_v, Eq::grad_p, Eq::grad_s, Eq::grad_q})
+        rec.compute(step, eq, i, j, rows, cols);
+      rec.atomic(step, Tensor::dQacc, i, j, rows, D, 4);
+      rec.compute(step, Eq::grad_k, i, j, rows, cols);
+      // No barrier here: past the one above, the warps read only dS_ij and K_j. The next Q block's
+      // L_i, D_i and its prefetch (into this block's buffer) overwrite nothing they read, and its
+      // dS_ij is written only after its first barrier, which every warp reaches once done here.
+      buf ^= 1;
+    }
+    // line 18: write dK_j, dV_j (zeros for a K/V block that no query sees)
+    const std::uint32_t end = step0 + 1 + std::uint32_t(t.t_r());
+    store_grads<Sh>(sram.Q, acc, static_cast<T*>(a.dk) + (bh * a.n_k + std::int64_t(j) * BC) * D,
+                    static_cast<T*>(a.dv) + (bh * a.n_k + std::int64_t(j) * BC) * D, cols, lane, key0);
+    rec.store(end, Tensor::dK, -1, j, cols, D, e);
+    rec.store(end, Tensor::dV, -1, j, cols, D, e);
   }
-  rec.compute(step0, Eq::init_grads, -1, j, cols, D);
-
-  int buf = 0;
-  for (std::int64_t k = 0; k < t.t_r(); ++k) {  // line 8, from the last Q block down
-    const int i = int(t.t_r() - 1 - k);
-    const std::uint32_t step = step0 + 1 + std::uint32_t(k);
-    const int rows = int(t.rows(i));
-    if (i < range.first || i > range.last) {
-      rec.skip(step, i, j, rows, cols);
-      continue;
-    }
-    // line 9: Q_i, dO_i into SRAM (fetched ahead); L_i, D_i one row per thread
-    const std::int64_t r0 = std::int64_t(i) * BR;
-    const bool more = i > range.first;
-    if (int(threadIdx.x) < BR) {
-      sram.shift[threadIdx.x] = next_shift;
-      sram.D[threadIdx.x] = next_d;
-    }
-    if (more) {
-      fetch(i - 1, buf ^ 1);
-      read_stats(i - 1);
-    }
-    rec.load(step, Tensor::Q, i, j, rows, D, e);
-    rec.load(step, Tensor::dO, i, j, rows, D, e);
-    rec.load(step, Tensor::L, i, j, rows, 1, 4);
-    rec.load(step, Tensor::D, i, j, rows, 1, 4);
-    if (more) cp_async_wait<1>();  // this Q block's copy has landed; the next one's may not have
-    else cp_async_wait<0>();
-    __syncthreads();
-    GradSram<T> cur = sram;
-    cur.Q = q_buf[buf];
-    cur.dO = do_buf[buf];
-    const GradTile tile{r0, std::int64_t(j) * BC, rows, cols,
-                        tile_class(t, a.band, i, j) != TileClass::full || rows < BR || cols < BC};
-    grad_keys<Sh>(cur, acc, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0);  // lines 10-14, 16
-    __syncthreads();
-    float dq[Sh::kMQ][Sh::kDT][4];
-    grad_dq<Sh>(dq, cur, lane, row0);  // line 15: dS_ij K_j, added to dQacc_i
-    for_each_pair<Sh::kMQ, Sh::kDT>(lane, [&](int mt, int dt, int h, int row, int col) {
-      if (row0 + row >= rows) return;
-      float* x = dq_acc + (r0 + row0 + row) * D + col;
-#if __CUDA_ARCH__ >= 900
-      atomicAdd(reinterpret_cast<float2*>(x), make_float2(dq[mt][dt][2 * h], dq[mt][dt][2 * h + 1]));
-#else
-      atomicAdd(x, dq[mt][dt][2 * h]);
-      atomicAdd(x + 1, dq[mt][dt][2 * h + 1]);
-#endif
-    });
-    for (Eq eq : {Eq::scores, Eq::probs_v2, Eq::grad_v, Eq::grad_p, Eq::grad_s, Eq::grad_q})
-      rec.compute(step, eq, i, j, rows, cols);
-    rec.atomic(step, Tensor::dQacc, i, j, rows, D, 4);
-    rec.compute(step, Eq::grad_k, i, j, rows, cols);
-    // No barrier here: past the one above, the warps read only dS_ij and K_j. The next Q block's
-    // L_i, D_i and its prefetch (into this block's buffer) overwrite nothing they read, and its
-    // dS_ij is written only after its first barrier, which every warp reaches once done here.
-    buf ^= 1;
-  }
-  // line 18: write dK_j, dV_j (zeros for a K/V block that no query sees)
-  const std::uint32_t end = step0 + 1 + std::uint32_t(t.t_r());
-  store_grads<Sh>(sram.Q, acc, static_cast<T*>(a.dk) + (bh * a.n_k + std::int64_t(j) * BC) * D,
-                  static_cast<T*>(a.dv) + (bh * a.n_k + std::int64_t(j) * BC) * D, cols, lane, key0);
-  rec.store(end, Tensor::dK, -1, j, cols, D, e);
-  rec.store(end, Tensor::dV, -1, j, cols, D, e);
 }
 
 /// dQ_i = dQacc_i at the input type, for Q block i = blockIdx.x.
@@ -192,21 +216,28 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_convert_dq(const Args a, 
   const int i = blockIdx.x;
   const std::int64_t bh = blockIdx.y;
   const Tiling t{a.n_q, a.n_k, D, BR, K::BC};
-  // block i ran step 0 in the first launch and, when it is also a K/V block, T_r + 2 in the main one
-  const std::uint32_t step = 1 + (i < t.t_c() ? std::uint32_t(t.t_r()) + 2 : 0);
+  // block i ran step 0 in the first launch and T_r + 2 for each K/V block it walked in the main one
+  const std::int64_t main_grid = a.deterministic ? a.dq_splits : t.t_c();
+  const std::uint32_t step =
+      1 + (i < main_grid ? std::uint32_t(kv_blocks_walked(t.t_c(), main_grid, i) * (t.t_r() + 2)) : 0);
   Recorder<K::kRecord> rec(trace, bh, std::uint32_t(i));
   const int rows = int(t.rows(i));
   const std::int64_t first = bh * a.n_q + std::int64_t(i) * BR;
-  const float* acc = a.dq_acc + first * D;
   T* dq = static_cast<T*>(a.dq) + first * D;
-  // four fp32 values in, four of the input type out per thread and pass: whole sectors both ways
-  const float4* in = reinterpret_cast<const float4*>(acc);
+  const std::int64_t slice = a.bh * a.n_q * D;  // floats between two slices of dQacc
+  // four fp32 values in, four of the input type out per thread and pass: whole sectors both ways;
+  // the slices summed in order s = 0, 1, ... (one slice unless deterministic)
+  const float4* in = reinterpret_cast<const float4*>(a.dq_acc + first * D);
   uint2* out = reinterpret_cast<uint2*>(dq);
   for (int c = int(threadIdx.x); c < rows * D / 4; c += Sh::kThreads) {
-    const float4 x = in[c];
+    float4 x = in[c];
+    for (int s = 1; s < a.dq_splits; ++s) {
+      const float4 y = in[s * slice / 4 + c];
+      x.x += y.x, x.y += y.y, x.z += y.z, x.w += y.w;
+    }
     out[c] = make_uint2(ElemTraits<T>::pack(x.x, x.y), ElemTraits<T>::pack(x.z, x.w));
   }
-  rec.load(step, Tensor::dQacc, i, -1, rows, D, 4);
+  rec.load(step, Tensor::dQacc, i, -1, std::int64_t(rows) * a.dq_splits, D, 4);
   rec.compute(step, Eq::convert_dq, i, -1, rows, D);
   rec.store(step, Tensor::dQ, i, -1, rows, D, e);
 }
@@ -220,7 +251,8 @@ struct V2BackwardLauncher {
     tr.launch = 0;
     launch_kernel(fl_v2_bwd_dot_do_o<K>, dim3(t_r, unsigned(a.bh)), Sh::kThreads, 0, stream, a, tr);
     tr.launch = 1;
-    launch_kernel(fl_v2_bwd_dq_dk_dv<K>, dim3(t_c, unsigned(a.bh)), Sh::kThreads,
+    const unsigned grid_x = a.deterministic ? unsigned(a.dq_splits) : t_c;  // deterministic: nsplits
+    launch_kernel(fl_v2_bwd_dq_dk_dv<K>, dim3(grid_x, unsigned(a.bh)), Sh::kThreads,
                   Sh::kSmemBytes + 2 * K::BR * K::D * int(sizeof(typename K::T)), stream, a, tr);
     tr.launch = 2;
     launch_kernel(fl_v2_bwd_convert_dq<K>, dim3(t_r, unsigned(a.bh)), Sh::kThreads, 0, stream, a, tr);

@@ -144,7 +144,8 @@ Keywords (all optional; None means the default):
   block_skip  True/False or 'on'/'off' (default on for v2, off for v1)
   order, grid, rescale, split   the switches from V1 to V2 (docs/model.md "Variants")
   pass_       'forward' | 'backward' | 'both' (the command line's --pass; `pass` is a Python keyword)
-  backward_form  'released' | 'paper': V2's backward as FA2's kernels run it or as FA2 Alg. 2 prints it
+  backward_form  'released' | 'paper' | 'deterministic': V2's backward as FA2's kernels run it, as FA2
+                 Alg. 2 prints it, or as FA2's kernels run it with deterministic=True
   splits      split-KV: V2's K/V blocks in N splits (1 to 128) merged by a combine launch, or 'auto'
               (FA2's num_splits_heuristic); default 1 ('auto' with kernel='fa2')
   kernel      'flashlab' | 'fa2': what FA2's mha_fwd launches (its tile, split decision, decode folding:

@@ -87,8 +87,10 @@ bool report_grads(const std::vector<Problem>& problems, const std::vector<Numeri
     std::cout << fmt::format("\nbackward ({}): dQ, dK, dV against the float64 chain rule (FA1 App. B.2)\n{:<10}{:>20}{:>20}{:>20}"
                              "{:>14}{:>8}{:>10}{:>8}\n",
                              "standard FA1 Alg. 3, v1 FA1 Alg. 4, v2 FA2 Alg. 2 as " +
-                                 std::string(problems.front().backward_form == BackwardForm::released
-                                                 ? "FA2's kernels run it" : "the paper prints it"),
+                                 std::string(problems.front().backward_form == BackwardForm::released ? "FA2's kernels run it"
+                                             : problems.front().backward_form == BackwardForm::deterministic
+                                                 ? "FA2's kernels run it, deterministic"
+                                                 : "the paper prints it"),
                              "algo", "|dQ-ref|/|ref|", "|dK-ref|/|ref|", "|dV-ref|/|ref|", "max|D-D_ref|", "finite",
                              "tol", "result");
   for (std::size_t k = 0; k < problems.size(); ++k) {

@@ -308,7 +308,7 @@ TEST_CASE("--pass, --backward-form, --do: a bad value exits 2 naming the flag an
     const CliResult f = run_cli(cmd + " --pass backward --backward-form x");
     CHECK(f.code == 2);
     CHECK(f.out.empty());
-    CHECK(f.err.find("flashlab: error: backward-form = x: one of released, paper") != std::string::npos);
+    CHECK(f.err.find("flashlab: error: backward-form = x: one of released, paper, deterministic") != std::string::npos);
   }
   const std::string small = "run --pass backward --seq 8 --d 4 --br 4 --bc 4 ";
   const CliResult r = run_cli(small + "--do nope");
@@ -347,4 +347,46 @@ TEST_CASE("the backward's default tile shrinks to fit the SRAM (fp32 at d = 64: 
   CHECK(h.at("config").at("b_c") == 128);
   // given sizes are never changed: a tile that does not fit is refused as before
   CHECK(run_cli("count --pass backward --seq 1024 --d 64 --dtype fp32 --br 128 --bc 128").code == 2);
+}
+
+// --backward-form deterministic on the small config with --batch 4 --heads 11: 44 (batch, head)
+// pairs on the H200's 132 SMs, nsplits = ceil(132 / 44) = 3 slices of dQacc per pair, thread
+// blocks of the main kernel walking K/V blocks {0, 3}, {1}, {2}. By hand, per pair: the released
+// form's bytes (FA2's three launches) plus 2 more slices written (zeroed) and read (convert),
+// 2 N d x 4 bytes each way; the same atomics (B d x 4 per tile).
+TEST_CASE("count --backward-form deterministic: nsplits slices of dQacc, the main grid nsplits x batch x heads") {
+  constexpr std::uint64_t pairs = 44, ns = 3;
+  const std::string cfg = "count --json --pass backward --batch 4 --heads 11 " + kSmall;
+  const nlohmann::json r = run_json(cfg);
+  const nlohmann::json j = run_json(cfg + " --backward-form deterministic");
+  CHECK(j.at("config").at("backward_form") == "deterministic");
+  // released dQacc: N d zeroed and read once per pair
+  CHECK(u64_at(r, "hbm.read_bytes.dQacc") == pairs * N * d * s);
+  CHECK(u64_at(j, "hbm.read_bytes.dQacc") == pairs * ns * N * d * s);
+  CHECK(u64_at(j, "hbm.write_bytes.dQacc") == pairs * ns * N * d * s);
+  CHECK(u64_at(j, "hbm.atomic_bytes.dQacc") == pairs * tiles * B * d * s);
+  CHECK(u64_at(j, "hbm.total_read_bytes") == u64_at(r, "hbm.total_read_bytes") + pairs * (ns - 1) * N * d * s);
+  CHECK(u64_at(j, "hbm.total_write_bytes") == u64_at(r, "hbm.total_write_bytes") + pairs * (ns - 1) * N * d * s);
+  for (const char* t : {"Q", "K", "V", "dO", "L", "D", "dQ", "dK", "dV"}) {
+    CAPTURE(t);
+    CHECK(u64_at(j, std::string("hbm.read_bytes.") + t) == u64_at(r, std::string("hbm.read_bytes.") + t));
+    CHECK(u64_at(j, std::string("hbm.write_bytes.") + t) == u64_at(r, std::string("hbm.write_bytes.") + t));
+  }
+  const auto& launches = j.at("launches");
+  REQUIRE(launches.size() == 3);
+  CHECK(launches[1].at("grid") == pairs * ns);
+  CHECK(launches[2].at("grid") == pairs * T);
+  // run: the gradients against float64 are within tolerance as for the released form
+  const CliResult run = run_cli("run --pass backward --backward-form deterministic " + kSmall);
+  CHECK(run.code == 0);
+  CHECK(run.out.find("FA2's kernels run it, deterministic") != std::string::npos);
+}
+
+TEST_CASE("--backward-form deterministic with --algo v1 or the forward pass is refused, naming the flag") {
+  const CliResult v1 = run_cli("count --algo v1 --pass backward --backward-form deterministic " + kSmall);
+  CHECK(v1.code == 2);
+  CHECK(v1.err.find("backward-form = deterministic: with --algo v2 only") != std::string::npos);
+  const CliResult fwd = run_cli("count --backward-form deterministic " + kSmall);
+  CHECK(fwd.code == 2);
+  CHECK(fwd.err.find("backward-form = deterministic: released (the default) with --pass forward") != std::string::npos);
 }

@@ -65,7 +65,7 @@ def test_bad_pass_values_raise_the_commands_error(kwargs, flags):
 
 
 @pytest.mark.parametrize("algo, form", [("standard", "released"), ("v1", "released"), ("v2", "released"),
-                                        ("v2", "paper")])
+                                        ("v2", "paper"), ("v2", "deterministic")])
 @pytest.mark.parametrize("mask", ["none", "causal", "causal-br", "window:40,8"])
 def test_grads_match_a_float64_chain_rule_fp32(algo, form, mask):
     # N_q = 200 > N_k = 150: causal-br leaves rows 0..49 without a key (P = 0: dQ = 0, nothing to dK, dV)
@@ -156,3 +156,17 @@ def test_v2_released_atomics_are_rows_d_4_per_visited_tile(kwargs, visited):
     assert flashlab.count(cfg, algo="v1")["hbm"]["total_atomic_bytes"] == 0
     assert flashlab.count(cfg) == cli_json("count --json --pass backward " + " ".join(
         "--%s %s" % (key.replace("_", "-"), value) for key, value in kwargs.items()))
+
+
+def test_deterministic_form_counts_nsplits_slices_of_dqacc():
+    """FA2's deterministic=True: nsplits = ceil(132 SMs / (2 x 12)) = 6 slices of dQacc per (batch,
+    head), each N d fp32 elements, zeroed once and read once (docs/model.md, deterministic form)."""
+    kw = dict(pass_="backward", batch=2, heads=12, nq=1024, nk=1024, d=64, br=64, bc=64, dtype="fp32")
+    det = flashlab.count(flashlab.Config(backward_form="deterministic", **kw))
+    rel = flashlab.count(flashlab.Config(**kw))
+    assert det["hbm"]["read_bytes"]["dQacc"] == 24 * 6 * 1024 * 64 * 4
+    assert det["hbm"]["write_bytes"]["dQacc"] == 24 * 6 * 1024 * 64 * 4
+    assert rel["hbm"]["read_bytes"]["dQacc"] == 24 * 1024 * 64 * 4
+    assert det["hbm"]["atomic_bytes"] == rel["hbm"]["atomic_bytes"]
+    assert det == cli_json("count --json --pass backward --batch 2 --heads 12 --nq 1024 --nk 1024 --d 64 "
+                           "--br 64 --bc 64 --dtype fp32 --backward-form deterministic")

@@ -28,7 +28,7 @@ def binary_records(path):
     data = open(path, "rb").read()
     assert data[:8] == b"FLTRACE\x1a"
     version, header_bytes = struct.unpack_from("<II", data, 8)
-    assert version == 4
+    assert version == 5
     (count,) = struct.unpack_from("<Q", data, 16 + header_bytes)
     start = 24 + header_bytes
     return count, data[start:start + 40 * count]

@@ -182,9 +182,12 @@ void ConfigPanel::draw(Session& s) {
   c.pass = Pass(pass);
   if (c.algo == Algo::v2 && c.pass != Pass::forward) {
     int form = int(c.backward_form);
-    changed |= combo("backward form", form, {"released (FA2's kernels)", "paper (FA2 Alg. 2)"},
+    changed |= combo("backward form", form,
+                     {"released (FA2's kernels)", "paper (FA2 Alg. 2)", "deterministic (FA2's kernels)"},
                      "released: dQ_i added to an fp32 accumulator with atomics, three launches; paper: dQ_i read "
-                     "and written back at every step, as Algorithm 2 prints it.");
+                     "and written back at every step, as Algorithm 2 prints it; deterministic: FA2's "
+                     "deterministic=True, nsplits thread blocks per head, each adding into its own slice of the "
+                     "accumulator, summed in order by the convert launch.");
     c.backward_form = BackwardForm(form);
   }
   if (c.algo != Algo::v2 || c.pass != Pass::forward) {  // split-KV and FA2's launches: V2's forward only

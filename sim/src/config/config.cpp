@@ -248,6 +248,12 @@ Problem resolve(const Config& given) {
   if (c.backward_form != BackwardForm::released && c.pass == Pass::forward)
     throw ConfigError("backward-form", std::string(to_string(c.backward_form)),
                       "released (the default) with --pass forward: the form is V2's backward's (--pass backward or both)");
+  if (c.backward_form == BackwardForm::deterministic && c.algo != Algo::v2)
+    throw ConfigError("backward-form", "deterministic",
+                      "with --algo v2 only (FA2's deterministic backward; --algo " + std::string(to_string(c.algo)) +
+                          " has one backward, its own)");
+  // FA2's mha_bwd (flash_api.cpp): nsplits = ceil(SMs / (batch x heads)), one slice of dQacc each
+  if (c.backward_form == BackwardForm::deterministic) p.dq_splits = (p.gpu.sms + c.batch * c.heads - 1) / (c.batch * c.heads);
   const Passes ps{c.pass, c.backward_form};
 
   std::int64_t b_r, b_c;
@@ -349,7 +355,9 @@ std::string_view to_string(LoopOrder o) { return o == LoopOrder::kv_outer ? "kv-
 std::string_view to_string(GridKind g) { return g == GridKind::head ? "head" : "qblock"; }
 std::string_view to_string(Rescale r) { return r == Rescale::step ? "step" : "delayed"; }
 std::string_view to_string(Pass p) { return p == Pass::forward ? "forward" : p == Pass::backward ? "backward" : "both"; }
-std::string_view to_string(BackwardForm f) { return f == BackwardForm::released ? "released" : "paper"; }
+std::string_view to_string(BackwardForm f) {
+  return f == BackwardForm::released ? "released" : f == BackwardForm::paper ? "paper" : "deterministic";
+}
 std::string_view to_string(Kernel k) { return k == Kernel::flashlab ? "flashlab" : "fa2"; }
 
 std::string to_string(const Mask& m) {
@@ -416,7 +424,8 @@ Pass parse_pass(std::string_view t) {
 BackwardForm parse_backward_form(std::string_view t) {
   if (t == "released") return BackwardForm::released;
   if (t == "paper") return BackwardForm::paper;
-  throw ConfigError("backward-form", std::string(t), "one of released, paper");
+  if (t == "deterministic") return BackwardForm::deterministic;
+  throw ConfigError("backward-form", std::string(t), "one of released, paper, deterministic");
 }
 
 Kernel parse_kernel(std::string_view t) {

@@ -26,7 +26,7 @@ Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int
   switch (a.region) {
     case Region::q_block: return {t.rows(i), width};
     case Region::kv_block: return {t.cols(j), width};
-    case Region::q_block_splits: return {t.rows(i) * p.splits, width};  // rows(i) of each split's copy
+    case Region::q_block_splits: return {t.rows(i) * copies(p, a.tensor), width};  // rows(i) of each split's copy
     case Region::whole:
       switch (tensor_shape(a.tensor).rows) {
         case RowsOf::score: return {t.n_q, t.n_k};
@@ -135,7 +135,12 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
 
     // The backward pass (docs/model.md "Backward pass"). Five matmuls per tile, 2 r c d FLOPs
     // each: S = Q K^T (Eq::scores), dV += P^T dO, dP = dO V^T, dQ += dS K, dK += dS^T Q.
-    case Eq::init_grads: case Eq::zero_dq: case Eq::convert_dq: break;  // fills and a type conversion
+    case Eq::init_grads: case Eq::zero_dq: break;  // fills
+    case Eq::convert_dq:
+      // a type conversion; the deterministic form's c = nsplits slices of dQacc_i summed first
+      // (flash_bwd_preprocess_kernel.h convert_dQ): c - 1 adds per element
+      if (c > 1) add(OpKind::add, r * d * (c - 1));
+      break;
     case Eq::bwd_D:
       // D = rowsum(dO o O) over an r x d extent: 1 mul per element, d - 1 adds per row
       add(OpKind::mul, r * d);
@@ -189,6 +194,7 @@ Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t
   } else if (a.op == Op::compute) {
     // a row equation's extent is rows x d (or x 1); every other equation's is rows x cols
     if (a.eq == Eq::combine) return equation_cost(a.eq, e.rows, p.splits, p.tiling.d);  // c: the splits
+    if (a.eq == Eq::convert_dq) return equation_cost(a.eq, e.rows, p.dq_splits, p.tiling.d);  // c: the slices
     if (row_equation(a.eq)) return equation_cost(a.eq, e.rows, 0, p.tiling.d);
     k = equation_cost(a.eq, e.rows, e.cols, p.tiling.d);
   }

@@ -65,9 +65,10 @@ void Executor::plan() {
       if (!it->thread_block || it->dim == Dim::batch || it->dim == Dim::head) continue;
       for (int lv = 0; lv < w.depth; ++lv)
         if (w.dim[lv] == it->dim) w.stride[lv] = weight;
-      if (it->dim == Dim::kv_split) {
-        w.splits = loop_extent(Dim::kv_split, p_);
+      if (it->dim == Dim::kv_split || it->dim == Dim::dq_split) {
+        w.splits = loop_extent(it->dim, p_);
         w.split_stride = weight;
+        w.split_level = it->dim == Dim::kv_split ? 1 : 0;
       }
       weight *= loop_extent(it->dim, p_);
     }
@@ -91,7 +92,12 @@ void Executor::plan() {
 
 void Executor::enter_split(const Plan& w, std::int64_t s) {
   sp_ = s;
-  split_ = w.splits > 0 ? split_range(p_, s) : SplitRange{0, p_.tiling.t_c()};
+  if (w.splits > 0 && w.split_level == 0) {
+    split_ = dq_split_range(p_, s);
+  } else {
+    const SplitRange r = w.splits > 0 ? split_range(p_, s) : SplitRange{0, p_.tiling.t_c()};
+    split_ = {r.first, r.end, 1};
+  }
 }
 
 void Executor::start_launch() {
@@ -131,11 +137,11 @@ const Executor::Memo& Executor::memo(const Plan& w, Memo& m, std::span<const Act
 }
 
 bool Executor::outer_visits(const Plan& w, Dim d, std::int64_t index) const {
-  if (w.splits > 0 && split_.empty()) return false;  // a split past the last K/V block
+  if (w.splits > 0 && split_.count() == 0) return false;  // a split past the last K/V block
   if (!p_.block_skip) return true;
   const BlockRange r = d == Dim::q_block ? visible_col_blocks(p_.tiling, p_.band, index)
                                          : visible_row_blocks(p_.tiling, p_.band, index);
-  if (w.splits > 0) return std::max(r.first, split_.first) < std::min(r.last + 1, split_.end);
+  if (w.splits > 0 && w.split_level == 1) return std::max(r.first, split_.first) < std::min(r.last + 1, split_.end);
   return !r.empty();
 }
 
@@ -183,7 +189,7 @@ bool Executor::step() {
         break;
 
       case Phase::outer_begin: {
-        if (o_ >= w.n[0]) {
+        if (o_ >= extent_of(w, 0)) {
           if (sp_ + 1 < w.splits) {  // the next split walks the Q blocks again
             enter_split(w, sp_ + 1);
             o_ = 0;
@@ -192,7 +198,7 @@ bool Executor::step() {
           phase_ = Phase::next_launch;
           break;
         }
-        if (w.stride[0] > 0) enter_block(std::uint32_t(sp_ * w.split_stride + o_ * w.stride[0]));
+        if (w.stride[0] > 0 || w.splits > 0) enter_block(std::uint32_t(sp_ * w.split_stride + o_ * w.stride[0]));
         outer_index_ = index_of(w, 0, o_);
         outer_visited_ = outer_visits(w, w.dim[0], outer_index_);
         phase_ = w.depth == 2 ? Phase::inner : Phase::outer_end;
@@ -297,7 +303,7 @@ StepView Executor::tile_step(std::int64_t i, std::int64_t j) const {
       block += w.stride[lv] * (w.descending[lv] ? w.n[lv] - 1 - index : index);
     }
     if (w.splits > 0) {  // the split whose K/V blocks hold j
-      s.split = split_of(p_, j);
+      s.split = w.split_level == 0 ? j % w.splits : split_of(p_, j);
       block += w.split_stride * s.split;
     }
     s.block = std::uint32_t(block);

@@ -52,6 +52,8 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
     oacc_.push_back(split_layout(d * 4, kWarp * kChunk, s));
     lacc_.push_back(split_layout(kStatBytes, kWarp * kStatBytes, s));
   }
+  // the deterministic backward's slices of dQacc, split-major as FA2's (nsplits, b, N_q, h, d)
+  for (std::int64_t s = 0; s < p.dq_splits; ++s) dqacc_.push_back(split_layout(d * 4, kWarp * kChunk, s));
   for (const Launch& l : s.launches) {
     Shape sh;
     sh.blocks = u64(blocks_per_head(l, p));
@@ -70,6 +72,7 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
 const SectorCounter::Layout& SectorCounter::layout(Tensor t, std::int64_t s) const {
   if (t == Tensor::Oacc) return oacc_[std::size_t(s)];
   if (t == Tensor::Lacc) return lacc_[std::size_t(s)];
+  if (t == Tensor::dQacc) return dqacc_[std::size_t(s)];
   if (per_key(t)) return key_;
   if (is_stat(t)) return stats_;
   return tensor_shape(t).fp32 ? query32_ : query_;
@@ -134,7 +137,7 @@ void SectorCounter::on_step(const StepView& s) {
     switch (a.region) {
       case Region::q_block: b = rows_at(a.tensor, s.i * t.b_r, t.rows(s.i), std::max<std::int64_t>(s.split, 0)); break;
       case Region::q_block_splits:
-        for (std::int64_t x = 0; x < p_.splits; ++x) b += rows_at(a.tensor, s.i * t.b_r, t.rows(s.i), x);
+        for (std::int64_t x = 0; x < copies(p_, a.tensor); ++x) b += rows_at(a.tensor, s.i * t.b_r, t.rows(s.i), x);
         break;
       case Region::kv_block: b = rows_at(a.tensor, s.j * t.b_c, t.cols(s.j)); break;
       case Region::whole: b = whole(shapes_[s.launch], a.tensor); break;

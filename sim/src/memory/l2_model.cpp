@@ -261,7 +261,7 @@ void L2Model::on_step(const StepView& s) {
         add(prog, a.tensor, w, u64(std::max<std::int64_t>(s.split, 0) * p_.tiling.t_r() + s.i), u64(p_.tiling.rows(s.i)) * row);
         break;
       case Region::q_block_splits:
-        for (std::int64_t x = 0; x < p_.splits; ++x)
+        for (std::int64_t x = 0; x < copies(p_, a.tensor); ++x)
           add(prog, a.tensor, w, u64(x * p_.tiling.t_r() + s.i), u64(p_.tiling.rows(s.i)) * row);
         break;
       case Region::kv_block: add(prog, a.tensor, w, u64(s.j), u64(p_.tiling.cols(s.j)) * row); break;

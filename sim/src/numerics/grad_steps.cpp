@@ -1,10 +1,12 @@
 // grad_steps.cpp — the backward's equations on resident tiles (grad_steps.hpp).
 #include "grad_steps.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "flashlab/schedule/schedule.hpp"  // copies
 #include "hbm_rows.hpp"
 #include "tile_math.hpp"
 
@@ -29,7 +31,8 @@ struct GradSteps::State {
   const Inputs& in;
   ForwardHbm fwd;
   // HBM (one (batch, head)); NaN until written, so a row the schedule never writes shows up
-  MatrixF dQ, dK, dV, dQacc, dP, dS;  // dP, dS (N_q, N_k): allocated by their first store
+  MatrixF dQ, dK, dV, dP, dS;  // dP, dS (N_q, N_k): allocated by their first store
+  std::vector<MatrixF> dQacc;  // (N_q, d) fp32 per slice: one, or the deterministic form's nsplits
   Eigen::VectorXf D;
   bool D_stored = false;
   // on chip
@@ -43,11 +46,14 @@ struct GradSteps::State {
   State(const Problem& p_, const Inputs& in_, ForwardHbm f_) : p(p_), in(in_), fwd(std::move(f_)) {
     const Tiling& t = p.tiling;
     dQ.setConstant(t.n_q, t.d, kNaN);
-    dQacc.setConstant(t.n_q, t.d, kNaN);
+    dQacc.assign(std::size_t(copies(p, Tensor::dQacc)), MatrixF::Constant(t.n_q, t.d, kNaN));
     dK.setConstant(t.n_k, t.d, kNaN);
     dV.setConstant(t.n_k, t.d, kNaN);
     D.setConstant(t.n_q, kNaN);
   }
+
+  // The slice of dQacc a step's thread block adds into: its split's (the deterministic form), else the one.
+  MatrixF& slice(const StepView& s) { return dQacc[std::size_t(std::max<std::int64_t>(s.split, 0))]; }
 
   void load(const Action& a, const StepView& s) {
     const Rows r = action_rows(p, a, s);
@@ -58,7 +64,16 @@ struct GradSteps::State {
       case Tensor::O: O = fwd.O.middleRows(r.first, r.count); break;
       case Tensor::dO: dO = in.dO.middleRows(r.first, r.count); break;
       case Tensor::dQ: dQi = dQ.middleRows(r.first, r.count); dq_loaded = true; break;
-      case Tensor::dQacc: dQi = dQacc.middleRows(r.first, r.count); break;
+      case Tensor::dQacc:
+        if (a.region == Region::q_block_splits) {
+          // the convert of the deterministic form: slice 0, then + slice 1, ... in that order
+          // (flash_bwd_preprocess_kernel.h convert_dQ), so dQ_i is one fixed sum
+          dQi.setZero(r.count, p.tiling.d);
+          for (const MatrixF& slice : dQacc) dQi += slice.middleRows(r.first, r.count);
+        } else {
+          dQi = slice(s).middleRows(r.first, r.count);
+        }
+        break;
       case Tensor::l: l = fwd.l.segment(r.first, r.count); break;
       case Tensor::m: m = fwd.m.segment(r.first, r.count); break;
       case Tensor::L: L = fwd.L.segment(r.first, r.count); break;
@@ -78,7 +93,13 @@ struct GradSteps::State {
     };
     switch (a.tensor) {
       case Tensor::dQ: put(dQ, dQi, true); break;
-      case Tensor::dQacc: put(dQacc, dQi, false); break;  // fp32
+      case Tensor::dQacc:  // fp32; q_block_splits: every slice (the deterministic form's zeroing)
+        if (a.region == Region::q_block_splits) {
+          for (MatrixF& x : dQacc) x.middleRows(r.first, r.count) = dQi;
+        } else {
+          put(slice(s), dQi, false);
+        }
+        break;
       case Tensor::dK: put(dK, dKj, true); break;
       case Tensor::dV: put(dV, dVj, true); break;
       case Tensor::D: D.segment(r.first, r.count) = Di; D_stored = true; break;
@@ -151,7 +172,7 @@ void GradSteps::on_step(const StepView& s) {
       case Op::store: st.store(a, s); break;
       case Op::atomic: {  // dQacc_i += scale dS_ij K_j
         const Rows r = action_rows(st.p, a, s);
-        st.dQacc.middleRows(r.first, r.count) += st.dQ_add;
+        st.slice(s).middleRows(r.first, r.count) += st.dQ_add;  // slice s of the deterministic form
         break;
       }
       case Op::compute: st.compute(a, s); break;

@@ -123,23 +123,32 @@ Schedule v2_backward_paper() {
 // P and dS in shared memory (the operands of its transposed matmuls), dK_j and dV_j accumulated
 // in registers, L_i and D_i one value per thread; dQ_i goes to the fp32 accumulator with atomic
 // adds, so the Q blocks need no ordering between the thread blocks of different K/V blocks.
-Schedule v2_backward_released() {
+Schedule v2_backward_released(bool deterministic) {
   Launch pre = launch("flash_bwd_dot_do_o", {grid(Dim::batch), grid(Dim::head), grid(Dim::q_block)});
   // D_i = rowsum(dO_i o O_i), written; dQacc_i = 0 (the accumulator cleared in the same pass)
+  // (deterministic: every slice of dQacc_i; FA2 allocates them with torch::zeros instead, a fill
+  // launch before these three writing the same bytes, and runs this kernel with Clear_dQaccum off)
+  const Region acc = deterministic ? Region::q_block_splits : Region::q_block;
   pre.outer_begin = {load(Tensor::O, Region::q_block), load(Tensor::dO, Region::q_block), compute(Eq::bwd_D),
-                     store(Tensor::D, Region::q_block), compute(Eq::zero_dq), store(Tensor::dQacc, Region::q_block)};
+                     store(Tensor::D, Region::q_block), compute(Eq::zero_dq), store(Tensor::dQacc, acc)};
   pre.placement = {{Tensor::O, Memory::registers}, {Tensor::dO, Memory::registers}, {Tensor::D, Memory::registers},
                    {Tensor::dQacc, Memory::registers}};
 
+  // deterministic (flash_bwd_launch_template.h run_flash_bwd_seqk_parallel: gridDimx = nsplits;
+  // flash_bwd_kernel.h compute_dq_dk_dv_seqk_parallel): thread block s walks K/V blocks s,
+  // s + nsplits, ..., each as one released thread block does, its atomics going to slice s
   Launch l = launch("flash_bwd_dq_dk_dv",
-                    {grid(Dim::batch), grid(Dim::head), grid(Dim::kv_block), seq_down(Dim::q_block)});
+                    deterministic ? std::vector<Loop>{grid(Dim::batch), grid(Dim::head), grid(Dim::dq_split),
+                                                      seq(Dim::kv_block), seq_down(Dim::q_block)}
+                                  : std::vector<Loop>{grid(Dim::batch), grid(Dim::head), grid(Dim::kv_block),
+                                                      seq_down(Dim::q_block)});
   l.outer_begin = {load(Tensor::K, Region::kv_block, true), load(Tensor::V, Region::kv_block, true),
                    compute(Eq::init_grads)};
   l.body = {
       load(Tensor::Q, Region::q_block), load(Tensor::dO, Region::q_block), load(Tensor::L, Region::q_block),
       load(Tensor::D, Region::q_block),
       compute(Eq::scores), compute(Eq::probs_v2), compute(Eq::grad_v), compute(Eq::grad_p), compute(Eq::grad_s),
-      compute(Eq::grad_q), atomic(Tensor::dQacc, Region::q_block),  // dQacc_i += dS_ij K_j (atomicAdd)
+      compute(Eq::grad_q), atomic(Tensor::dQacc, Region::q_block),  // dQacc_i (slice s) += dS_ij K_j (atomicAdd)
       compute(Eq::grad_k),
   };
   // a K/V block that no query sees still writes dK_j = dV_j = 0
@@ -151,8 +160,9 @@ Schedule v2_backward_released() {
                  {Tensor::dQacc, Memory::registers}};
 
   Launch convert = launch("flash_bwd_convert_dq", {grid(Dim::batch), grid(Dim::head), grid(Dim::q_block)});
-  // dQ_i = dQacc_i in the input type
-  convert.outer_begin = {load(Tensor::dQacc, Region::q_block), compute(Eq::convert_dq),
+  // dQ_i = dQacc_i in the input type (deterministic: the sum of the nsplits slices, s = 0 first;
+  // flash_bwd_preprocess_kernel.h convert_dQ)
+  convert.outer_begin = {load(Tensor::dQacc, acc), compute(Eq::convert_dq),
                          store(Tensor::dQ, Region::q_block)};
   convert.placement = {{Tensor::dQacc, Memory::registers}, {Tensor::dQ, Memory::registers}};
   return {{pre, l, convert}};
@@ -166,7 +176,7 @@ Schedule make_backward_schedule(Algo a, BackwardForm form) {
     case Algo::v1: return v1_backward();
     case Algo::v2: break;
   }
-  return form == BackwardForm::paper ? v2_backward_paper() : v2_backward_released();
+  return form == BackwardForm::paper ? v2_backward_paper() : v2_backward_released(form == BackwardForm::deterministic);
 }
 
 }  // namespace flashlab

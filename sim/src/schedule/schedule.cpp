@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "flashlab/schedule/tensor_shape.hpp"
+
 #include "actions.hpp"
 
 namespace flashlab {
@@ -198,5 +200,12 @@ SplitRange split_range(const Problem& p, std::int64_t s) {
 }
 
 std::int64_t split_of(const Problem& p, std::int64_t j) { return j / blocks_per_split(p); }
+
+StridedRange dq_split_range(const Problem& p, std::int64_t s) { return {s, p.tiling.t_c(), p.dq_splits}; }
+
+std::int64_t copies(const Problem& p, Tensor t) {
+  if (t == Tensor::dQacc) return p.dq_splits;
+  return per_split(t) ? p.splits : 1;
+}
 
 }  // namespace flashlab

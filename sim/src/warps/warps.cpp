@@ -101,7 +101,8 @@ class StepWalk {
 
   void compute(Eq eq) {
     if (row_equation(eq)) return by_rows(eq, eq == Eq::logsumexp ? 1 : d_, [&](std::int64_t rw) {
-        return from_cost(equation_cost(eq, rw, eq == Eq::combine ? p_.splits : 0, d_));  // combine: c = splits
+        // combine: c = splits; convert_dq: c = dQacc's slices
+        return from_cost(equation_cost(eq, rw, eq == Eq::combine ? p_.splits : eq == Eq::convert_dq ? p_.dq_splits : 0, d_));
       });
     if (!split_k_) return by_rows(eq, c_, [&](std::int64_t rw) { return from_cost(equation_cost(eq, rw, c_, d_)); });
     switch (eq) {

@@ -3,6 +3,9 @@
 // mask, 256 tiles. fp32 makes every element 4 bytes, so bytes / 4 = elements.
 #include <doctest/doctest.h>
 
+#include <map>
+#include <vector>
+
 #include "flashlab/executor/executor.hpp"
 
 using namespace flashlab;
@@ -120,4 +123,86 @@ TEST_CASE("causal V2 released backward: atomics and per-tile loads on the 136 vi
   CHECK(k.cost.atomic_bytes() == 136 * B * d * 4);
   CHECK(k.cost.bytes(Tensor::Q, Dir::read) == 136 * B * d * 4);
   CHECK(k.cost.bytes(Tensor::dK, Dir::write) == N * d * 4);  // every K/V block writes dK_j
+}
+
+// FA2's deterministic backward (flash_api.cpp mha_bwd, flash_bwd_launch_template.h, flash_bwd_kernel.h
+// compute_dq_dk_dv_seqk_parallel), derived by hand: batch 2 x heads 12 = 24 (batch, head) pairs on
+// the H200's 132 SMs give nsplits = ceil(132 / 24) = 6 thread blocks per pair; T_c = 16 is not a
+// multiple of 6, so thread blocks 0-3 walk 3 K/V blocks (s, s + 6, s + 12) and 4-5 walk 2.
+// Per pair, in elements: dot_do_o reads O, dO (2 N d), writes D (N) and zeroes all 6 slices of
+// dQacc (6 N d); the main kernel reads K_j, V_j once per j (2 N d), Q_i, dO_i, L_i, D_i per tile
+// (2 B d + 2 B), adds B d per tile into its slice, writes dK_j, dV_j (2 N d); convert reads the 6
+// slices (6 N d) and writes dQ (N d). Against the released form: (6 - 1) N d more read and written.
+TEST_CASE("V2 deterministic backward: nsplits slices of dQacc, zeroed by dot_do_o and read by convert") {
+  constexpr std::uint64_t bh = 24, ns = 6;
+  Config c;
+  c.n_q = c.n_k = std::int64_t(N);
+  c.d = std::int64_t(d);
+  c.b_r = c.b_c = std::int64_t(B);
+  c.dtype = Dtype::fp32;
+  c.batch = 2;
+  c.heads = 12;
+  c.pass = Pass::backward;
+  c.backward_form = BackwardForm::deterministic;
+  const Problem p = resolve(c);
+  REQUIRE(p.gpu.sms == 132);
+  CHECK(p.dq_splits == std::int64_t(ns));
+  const Counters k = count(p);
+  CHECK(k.cost.read_bytes() == bh * (2 * N * d + 2 * N * d + tiles * (2 * B * d + 2 * B) + ns * N * d) * 4);
+  CHECK(k.cost.read_bytes() == bh * 2'457'600ull * 4 + bh * (ns - 1) * N * d * 4);  // released's + 5 slices
+  CHECK(k.cost.read_bytes() == 267'386'880ull);  // 24 x 2,785,280 elements x 4 bytes
+  CHECK(k.cost.write_bytes() == bh * (N + ns * N * d + 2 * N * d + N * d) * 4);
+  CHECK(k.cost.write_bytes() == 56'721'408ull);  // 24 x 590,848 elements x 4 bytes
+  CHECK(k.cost.atomic_bytes() == bh * tiles * B * d * 4);  // the same atomics as released
+  CHECK(k.cost.bytes(Tensor::dQacc, Dir::read) == bh * ns * N * d * 4);
+  CHECK(k.cost.bytes(Tensor::dQacc, Dir::write) == bh * ns * N * d * 4);
+  REQUIRE(k.launches.size() == 3);
+  CHECK(k.launches[0].grid == std::int64_t(bh * T));
+  CHECK(k.launches[1].name == "flash_bwd_dq_dk_dv");
+  CHECK(k.launches[1].grid == std::int64_t(bh * ns));  // grid (nsplits, batch, head)
+  CHECK(k.launches[2].grid == std::int64_t(bh * T));
+  // convert: 5 adds per element summing 6 slices (the released form's convert adds nothing)
+  c.backward_form = BackwardForm::released;
+  const Counters r = count(resolve(c));
+  CHECK(k.cost.ops[int(OpKind::add)] - r.cost.ops[int(OpKind::add)] == bh * (ns - 1) * N * d);
+  CHECK(k.cost.flops == r.cost.flops);
+
+  // The walk: main-kernel thread block s visits K/V blocks s, s + 6, s + 12 (< 16) in that order,
+  // each with T_r = 16 Q blocks from the last down, as released's thread block j does.
+  std::map<std::uint32_t, std::vector<std::int64_t>> walked;  // block -> K/V blocks, in order
+  struct Walk final : StepObserver {
+    std::map<std::uint32_t, std::vector<std::int64_t>>* out;
+    std::uint64_t inner = 0;
+    void on_step(const StepView& s) override {
+      if (s.launch != 1) return;
+      if (s.level == Level::outer_begin) {
+        (*out)[s.block].push_back(s.j);
+        CHECK(s.split == std::int64_t(s.block));
+      }
+      if (s.level == Level::inner) {
+        ++inner;
+        CHECK(s.j % std::int64_t(ns) == std::int64_t(s.block));
+      }
+    }
+  } w;
+  w.out = &walked;
+  Executor e(p);
+  e.add_observer(&w);
+  e.run();
+  CHECK(w.inner == tiles);
+  REQUIRE(walked.size() == ns);
+  CHECK(walked[0] == std::vector<std::int64_t>{0, 6, 12});
+  CHECK(walked[3] == std::vector<std::int64_t>{3, 9, 15});
+  CHECK(walked[4] == std::vector<std::int64_t>{4, 10});
+  CHECK(walked[5] == std::vector<std::int64_t>{5, 11});
+}
+
+// More splits than K/V blocks (one pair: nsplits = 132 > T_c = 16): thread blocks 16-131 walk
+// nothing, but convert still reads all 132 slices — the cost of the mode when batch x heads is small.
+TEST_CASE("V2 deterministic backward with nsplits > T_c: idle thread blocks, every slice still read") {
+  const Counters k = run(Algo::v2, Pass::backward, BackwardForm::deterministic);
+  CHECK(k.launches[1].grid == 132);
+  CHECK(k.cost.bytes(Tensor::dQacc, Dir::read) == 132 * N * d * 4);
+  CHECK(k.cost.bytes(Tensor::dQacc, Dir::write) == 132 * N * d * 4);
+  CHECK(k.cost.atomic_bytes() == tiles * B * d * 4);
 }

@@ -20,7 +20,8 @@ struct Form {
 constexpr Form kForms[] = {{Algo::standard, BackwardForm::released, "standard"},
                            {Algo::v1, BackwardForm::released, "v1"},
                            {Algo::v2, BackwardForm::paper, "v2 paper"},
-                           {Algo::v2, BackwardForm::released, "v2 released"}};
+                           {Algo::v2, BackwardForm::released, "v2 released"},
+                           {Algo::v2, BackwardForm::deterministic, "v2 deterministic"}};
 
 Problem problem(const Form& f, std::int64_t n_q, std::int64_t n_k, std::int64_t d, std::int64_t b_r, std::int64_t b_c,
                 Mask m, Dtype t, Pass pass = Pass::backward) {

@@ -70,7 +70,12 @@ struct Args {
   void* dk = nullptr;         // dK, (bh, N_k, d) at e_in
   void* dv = nullptr;         // dV, (bh, N_k, d) at e_in
   float* d_sum = nullptr;     // D = rowsum(dO o O), (bh, N_q) fp32               (V2)
-  float* dq_acc = nullptr;    // dQacc, the fp32 accumulator of dQ, (bh, N_q, d)  (V2)
+  float* dq_acc = nullptr;    // dQacc, the fp32 accumulator of dQ, (dq_splits, bh, N_q, d)  (V2)
+  // FA2's deterministic backward (V2): dq_splits thread blocks per (batch, head), block s walking
+  // K/V blocks s, s + dq_splits, ... and adding into slice s of dq_acc; the convert launch sums the
+  // slices in order s = 0, 1, ... (FA2: nsplits = ceil(SMs / (batch x heads)), flash_api.cpp mha_bwd)
+  bool deterministic = false;
+  int dq_splits = 1;          // slices of dq_acc: 1 unless deterministic
   // Split-KV (V2 with splits > 1): each split's partial O and L, read back by the combine
   float* o_acc = nullptr;     // Oacc, O_s = diag(l)^-1 O of split s, (splits, bh, N_q, d) fp32
   float* lse_acc = nullptr;   // Lacc, L_s = m + ln l of split s (-inf: no key), (splits, bh, N_q) fp32

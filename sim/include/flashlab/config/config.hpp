@@ -42,8 +42,11 @@ enum class Pass : std::uint8_t { forward = 0, backward = 1, both = 2 };
 
 /// V2's backward (`--backward-form`): as FA2's released kernels run it (three launches: D and the
 /// zeroed fp32 dQ accumulator, the main kernel adding dQ_i with atomics, the conversion to dQ) or
-/// as FA2 Alg. 2 prints it (D written first, then dQ_i read and written back at every step).
-enum class BackwardForm : std::uint8_t { released = 0, paper = 1 };
+/// as FA2 Alg. 2 prints it (D written first, then dQ_i read and written back at every step), or
+/// as FA2's kernels run it with `deterministic=True` (mha_bwd: nsplits = ceil(SMs / (batch x
+/// heads)) thread blocks per (batch, head), thread block s walks K/V blocks s, s + nsplits, ...
+/// and adds dQ_i into its own fp32 slice s of dQacc; the convert launch sums the slices in order).
+enum class BackwardForm : std::uint8_t { released = 0, paper = 1, deterministic = 2 };
 
 /// Whose launch choices a configuration takes (`--kernel`): this project's kernels' (the flags as
 /// given, FA2's tile per d by default), or what FA2's mha_fwd launches for the call (PyTorch's
@@ -135,6 +138,8 @@ struct Problem {
   Pass pass = Pass::forward;
   BackwardForm backward_form = BackwardForm::released;
   std::int64_t splits = 1;          // splits of the K/V blocks (> 1: make_split_schedule)
+  std::int64_t dq_splits = 1;       // the deterministic backward's nsplits: ceil(SMs / (batch x heads))
+                                    // thread blocks per (batch, head), slices of dQacc; 1 otherwise
   Kernel kernel = Kernel::flashlab;
   bool folded = false;              // --kernel fa2 decode with grouped queries: heads = H_k, N_q = group
   std::int64_t sram_capacity = 0;   // M, bytes
@@ -235,7 +240,7 @@ std::string_view to_string(LoopOrder o);  // "kv-outer", "q-outer"
 std::string_view to_string(GridKind g);   // "head", "qblock"
 std::string_view to_string(Rescale r);    // "step", "delayed"
 std::string_view to_string(Pass p);       // "forward", "backward", "both"
-std::string_view to_string(BackwardForm f);  // "released", "paper"
+std::string_view to_string(BackwardForm f);  // "released", "paper", "deterministic"
 std::string_view to_string(Kernel k);        // "flashlab", "fa2"
 std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window:L,R"
 
@@ -249,7 +254,7 @@ GridKind parse_grid(std::string_view text);      // head | qblock
 Rescale parse_rescale(std::string_view text);    // step | delayed
 bool parse_block_skip(std::string_view text);    // on | off
 Pass parse_pass(std::string_view text);          // forward | backward | both
-BackwardForm parse_backward_form(std::string_view text);  // released | paper
+BackwardForm parse_backward_form(std::string_view text);  // released | paper | deterministic
 Kernel parse_kernel(std::string_view text);      // flashlab | fa2
 std::int64_t parse_splits(std::string_view text);  // auto (0) | an integer from 1 to 128
 

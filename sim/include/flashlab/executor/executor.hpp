@@ -125,8 +125,10 @@ class Executor {
     std::array<bool, 2> descending{};
     std::array<std::int64_t, 2> n{};    // extents
     std::array<std::int64_t, 2> stride{};  // block-number weight of a thread-block tile loop (0: none)
-    // a kv_split loop: its extent and block-number weight; the inner K/V loop walks split_range
+    // a kv_split loop (the inner K/V loop walks split_range) or a dq_split loop (the outer K/V
+    // loop walks dq_split_range): its extent and block-number weight, and the level it restricts
     std::int64_t splits = 0, split_stride = 0;
+    int split_level = 1;
     std::vector<Action> begin_visited, begin_empty, end_visited, end_empty;
     std::array<Memo, 4> inner_memo{}, begin_memo{}, end_memo{};
     std::int64_t sram_peak = 0;
@@ -144,14 +146,14 @@ class Executor {
   bool outer_visits(const Plan& w, Dim d, std::int64_t index) const;
   Cost sum_cost(std::span<const Action> acts, std::int64_t i, std::int64_t j) const;
   // The index the k-th iteration of loop `level` visits: within the current split's K/V blocks
-  // for the inner loop of a split launch.
+  // for the K/V loop of a split launch.
   std::int64_t index_of(const Plan& w, int level, std::int64_t k) const {
-    if (level == 1 && w.splits > 0) return w.descending[1] ? split_.end - 1 - k : split_.first + k;
+    if (level == w.split_level && w.splits > 0) return split_.at(w.descending[level] ? split_.count() - 1 - k : k);
     return w.descending[level] ? w.n[level] - 1 - k : k;
   }
-  // Iterations of loop `level`: the current split's K/V blocks for the inner loop of a split launch.
+  // Iterations of loop `level`: the current split's K/V blocks for the K/V loop of a split launch.
   std::int64_t extent_of(const Plan& w, int level) const {
-    return level == 1 && w.splits > 0 ? split_.end - split_.first : w.n[level];
+    return level == w.split_level && w.splits > 0 ? split_.count() : w.n[level];
   }
   void enter_split(const Plan& w, std::int64_t s);
   Resident resident_at(const Plan& w, std::int64_t i, std::int64_t j) const;
@@ -171,7 +173,7 @@ class Executor {
   std::size_t pro_ = 0;
   std::int64_t o_ = 0, k_ = 0, outer_index_ = 0;
   std::int64_t sp_ = 0;  // the split a split launch is walking
-  SplitRange split_;     // its K/V blocks
+  StridedRange split_;   // its K/V blocks
   bool outer_visited_ = false;
   std::uint32_t block_ = 0, next_step_ = 0;
   std::unordered_map<std::uint32_t, std::uint32_t> carried_;  // next step of a block, for later launches

@@ -22,7 +22,8 @@
 //     copy of a (batch, head) starts (s bh + b H + h) N_q rows in, moved like dQacc and L;
 //   - the backward's tensors lie as their forward counterparts (tensor_shape.hpp): dO, dQ as Q,
 //     dK, dV as K, D as L, dP, dS as S; dQacc is fp32 rows of d, moved (and added to: atomics count
-//     as their own direction) in the same 512-byte requests. No kernel of the project runs the
+//     as their own direction) in the same 512-byte requests; the deterministic backward's nsplits
+//     slices of dQacc lie split-major like Oacc (FA2's (nsplits, b, N_q, h, d)). No kernel of the project runs the
 //     backward yet: these rules are not checked against hardware.
 #pragma once
 
@@ -79,6 +80,7 @@ class SectorCounter : public StepObserver {
   Problem p_;
   Layout query_, key_, stats_, query32_;  // query32_: fp32 rows of d (dQacc)
   std::vector<Layout> oacc_, lacc_;       // by split: Oacc (fp32 rows of d), Lacc (fp32 statistics)
+  std::vector<Layout> dqacc_;             // by slice: dQacc (fp32 rows of d; one unless deterministic)
   std::vector<Shape> shapes_;  // by launch
   Residues full_q_blocks_, full_kv_blocks_, all_q_rows_;  // first rows of full blocks, of every row
   TensorBytes bytes_{};

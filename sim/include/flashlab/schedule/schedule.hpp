@@ -60,8 +60,10 @@ enum class Dim : std::uint8_t {
   kv_block,  // K/V blocks j
   q_row,     // single query rows (standard attention's softmax: one thread block per row)
   kv_split,  // splits s of the K/V blocks (split-KV): split s walks K/V blocks split_range(p, s)
+  dq_split,  // the deterministic backward's thread blocks s of a (batch, head): s walks the K/V
+             // blocks s, s + nsplits, ... (dq_split_range) and adds into slice s of dQacc
 };
-inline constexpr int kDimCount = 6;
+inline constexpr int kDimCount = 7;
 
 enum class Order : std::uint8_t { ascending, descending };
 
@@ -117,7 +119,12 @@ Schedule make_schedule(Algo a);
 /// written at every step); released — FA2's three kernels: "flash_bwd_dot_do_o" (D and the zeroed
 /// fp32 accumulator dQacc, one thread block per Q block), "flash_bwd_dq_dk_dv" (one per K/V block,
 /// Q blocks walked from the last down, Q_i, dO_i, L_i, D_i loaded, dQ_i added to dQacc with
-/// atomics), "flash_bwd_convert_dq" (dQ = dQacc). The backward depends on the algorithm only:
+/// atomics), "flash_bwd_convert_dq" (dQ = dQacc); deterministic — the same three launches with
+/// nsplits = p.dq_splits slices of dQacc: "flash_bwd_dot_do_o" zeroes every slice of dQacc_i,
+/// "flash_bwd_dq_dk_dv" has grid (split s, batch, head) and thread block s walks the K/V blocks
+/// s, s + nsplits, ... (each as released does) adding dQ_i into slice s with atomics,
+/// "flash_bwd_convert_dq" reads the nsplits slices of dQacc_i and sums them in order s = 0, 1, ...
+/// The backward depends on the algorithm only:
 /// a variant of `--algo v1` runs V1's backward.
 Schedule make_backward_schedule(Algo a, BackwardForm form);
 
@@ -153,6 +160,21 @@ SplitRange split_range(const Problem& p, std::int64_t s);
 /// The split whose K/V blocks hold block j: j / n (split_range's n).
 std::int64_t split_of(const Problem& p, std::int64_t j);
 
+/// The K/V blocks thread block s of the deterministic backward walks: s, s + nsplits, ... below
+/// T_c (FA2's `for (n_block = blockIdx.x; n_block < num_n_block; n_block += gridDim.x)`),
+/// nsplits = p.dq_splits; none when s >= T_c.
+struct StridedRange {
+  std::int64_t first = 0, end = 0, stride = 1;  // first, first + stride, ... < end
+  std::int64_t count() const { return first >= end ? 0 : (end - first + stride - 1) / stride; }
+  std::int64_t at(std::int64_t k) const { return first + k * stride; }
+};
+StridedRange dq_split_range(const Problem& p, std::int64_t s);
+
+/// Copies of tensor t in HBM per (batch, head): p.splits for Oacc and Lacc (one per split-KV
+/// split), p.dq_splits for dQacc (the deterministic backward's slices; 1 in the other forms), 1
+/// for every other tensor.
+std::int64_t copies(const Problem& p, Tensor t);
+
 /// Throws std::logic_error naming the launch and the rule when `s` cannot be walked: a dimension
 /// twice in one launch; a thread-block loop after a sequential one; tile loops other than one or
 /// two of q_block, kv_block where the launch has loop actions; a body without two tile loops;
@@ -160,7 +182,7 @@ std::int64_t split_of(const Problem& p, std::int64_t j);
 /// placement; a placement other than sram or registers.
 void check_schedule(const Schedule& s);
 
-/// The extent of dimension `d` for problem p: batch, heads, T_r, T_c, N_q or p.splits.
+/// The extent of dimension `d` for problem p: batch, heads, T_r, T_c, N_q, p.splits or p.dq_splits.
 std::int64_t loop_extent(Dim d, const Problem& p);
 
 /// The tile loops the executor walks, outer first: the launch's q_block and kv_block loops when
