@@ -76,6 +76,32 @@ def nsplits(flags, sms):
     return -(-sms // bh)
 
 
+# What determinism costs: the backward of issue 12's performance rows (fp16, batch 4, 16 heads,
+# N = 4096; FA2's tile at d = 64, 64 x 64 x 4 at d = 128) in both forms, CUDA events, median.
+TIME_ROWS = [f"--algo v2 --pass backward --batch 4 --heads 16 --seq 4096 --d {d} {tile} --mask {mask} --dtype fp16"
+             for d, tile in ((64, "--br 128 --bc 128 --warps 8"), (128, "--br 64 --bc 64 --warps 4"))
+             for mask in ("none", "causal")]
+
+
+def time_forms(a, out, work, log):
+    lines = [f"{row} --backward-form {form} --no-events --no-check --time --warmup 3 --reps 20"
+             for row in TIME_ROWS for form in ("released", "deterministic")]
+    res = run_gpu(a.gpu, lines, work, "timing", a.commit, a.driver, log)
+    rows = [{"flags": line, "median_ms": r["timing"]["median_ms"], "tflops": r["timing"]["tflops"]}
+            for line, r in zip(lines, res)]
+    device = res[0]["device"] if res else {}
+    doc = {"meta": {"device": device.get("name", ""), "driver": device.get("driver", a.driver), "commit": a.commit,
+                    "command": " ".join(["python3"] + sys.argv),
+                    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")},
+           "rows": rows}
+    (out / "timing.json").write_text(json.dumps(doc, indent=1) + "\n")
+    for k in range(0, len(rows), 2):
+        r, d = rows[k], rows[k + 1]
+        print(f"{r['flags'][:90]}: released {r['median_ms']:.3f} ms, deterministic {d['median_ms']:.3f} ms "
+              f"({d['median_ms'] / r['median_ms']:.2f}x)")
+    return 0 if len(res) == len(lines) else 1
+
+
 def fp16_bits(path):
     return np.fromfile(path, dtype=np.uint16)
 
@@ -89,12 +115,17 @@ def main():
     ap.add_argument("--work", default="/tmp/deterministic_work", help="config files and dQ dumps (not kept)")
     ap.add_argument("--ncu", action="store_true", help="Nsight Compute bytes of the rows in NCU_ROWS")
     ap.add_argument("--only-ncu", action="store_true", help="the Nsight Compute step alone (ncu_results.json)")
+    ap.add_argument("--only-time", action="store_true",
+                    help="what determinism costs: released and deterministic backward timed (timing.json)")
     a = ap.parse_args()
     out = Path(a.out)
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     log = []
+
+    if a.only_time:
+        return time_forms(a, out, work, log)
 
     if a.ncu or a.only_ncu:
         rows = [(n, f) for n, f, _, _ in GRID if n in NCU_ROWS]
