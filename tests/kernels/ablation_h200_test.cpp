@@ -1,6 +1,6 @@
 // The measured walk from V1 to V2 on the H200 (tests/data/gpu_ablation/ablation.json, made by
 // scripts/gpu/ablation.py; its metadata names the device, driver, commit and command) against the
-// time model, and V2 against PyTorch's FA2 (fa2.json, same script). Every measured run is replayed
+// time model, and V2 against PyTorch's FA2 (the same run's "fa2" part). Every measured run is replayed
 // through the model here; docs/validation/ablation_h200_tables.md is this test's tables
 // (FLASHLAB_WRITE_DOCS=1 rewrites it), docs/validation/ablation_h200.md reads them.
 #include <doctest/doctest.h>
@@ -166,16 +166,12 @@ std::string tables() {
        << fmt("%.2f", *std::min_element(ratios.begin(), ratios.end())) << " | "
        << fmt("%.2f", *std::max_element(ratios.begin(), ratios.end())) << " | " << within << " |\n";
   }
-  const nlohmann::json fa2 = read_json(kDir / "fa2.json");
-  const nlohmann::json& fm = fa2.at("metadata");
   md << "\n## V2 against PyTorch's FA2 (flash backend), same run\n\n"
-     << fm.at("gpu").get<std::string>() << ", driver " << fm.at("driver").get<std::string>() << ", PyTorch "
-     << fm.at("torch").get<std::string>() << ", commit " << fm.at("commit").get<std::string>().substr(0, 12) << ", "
-     << fm.at("date").get<std::string>() << ". V2 on each compiled tile, the fastest reported; PyTorch's time per "
-     << "call (CUDA events, median of 30).\n\n"
+     << "PyTorch " << meta.at("torch").get<std::string>()
+     << ". V2 on each compiled tile, the fastest reported; PyTorch's time per call (CUDA events, median of 30).\n\n"
      << "| dtype | batch x heads | N | d | mask | V2 fastest tile | V2 ms | FA2 ms | V2 speed / FA2's |\n"
      << "|---|---|---|---|---|---|---|---|---|\n";
-  for (const nlohmann::json& r : fa2.at("fa2"))
+  for (const nlohmann::json& r : data().at("fa2"))
     md << "| " << r.at("dtype").get<std::string>() << " | " << r.at("batch").get<int>() << " x " << r.at("heads").get<int>()
        << " | " << r.at("n").get<int>() << " | " << r.at("d").get<int>() << " | " << r.at("mask").get<std::string>() << " | "
        << r.at("best_shape").get<std::string>() << " | " << fmt("%.3f", r.at("best_ms").get<double>()) << " | "
@@ -207,7 +203,16 @@ TEST_CASE("ablation on the H200: the time model against every measured variant")
     CHECK(r.predicted_ms > 0);
     all.push_back(std::abs(r.ratio() - 1));
   }
-  std::printf("ablation: %zu runs, median |predicted/measured - 1| = %.3f\n", all.size(), median(all));
+  const auto within = std::count_if(all.begin(), all.end(), [](double e) { return e <= 0.35; });
+  std::printf("ablation: %zu runs, median |predicted/measured - 1| = %.3f, %zu within 35%%\n", all.size(), median(all),
+              std::size_t(within));
+  for (const Run& r : runs())
+    if (std::abs(r.ratio() - 1) > 0.35)
+      std::printf("  miss: %s, %s: predicted %.3f ms, measured %.3f ms\n", r.key.c_str(),
+                  case_name({r.n, r.d, r.bh, r.mask}).c_str(), r.predicted_ms, r.measured_ms);
+  // issue 11's targets, on the variants the model was not fitted to (measured: 8.3%, 250 of 252)
+  CHECK(median(all) <= 0.15);
+  CHECK(within >= 250);
 }
 
 TEST_CASE("ablation on the H200: docs/validation/ablation_h200_tables.md is this test's tables (FLASHLAB_WRITE_DOCS=1 rewrites it)") {
