@@ -26,6 +26,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import cuda_events  # noqa: E402
+
 # key -> (what it adds, switches from --algo v1); the path is v1, order, order+grid, ..., v2.
 VARIANTS = {
     "v1": ("V1 (FA1 Alg. 1)", ""),
@@ -114,19 +117,7 @@ def time_torch(batch, n, d, mask, dtype):
     def call():
         with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
             F.scaled_dot_product_attention(q, k, v, is_causal=mask == "causal")
-    for _ in range(5):
-        call()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(30):
-        start.record()
-        call()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[len(times) // 2]
+    return cuda_events.median_ms(call, warmup=5, reps=30)
 
 
 def fa2_rows(binary):

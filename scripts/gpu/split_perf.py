@@ -29,6 +29,7 @@ import tempfile
 import types
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import cuda_events  # noqa: E402
 import ncu  # noqa: E402
 
 # (batch, heads, kv_heads, n_q, n_k, d, causal)
@@ -80,19 +81,7 @@ def time_torch(b, h, hk, nq, nk, d, causal):
 
         def call():
             torch.ops.aten._flash_attention_forward(qt, kt, vt, None, None, nq, nk, 0.0, causal, False)
-    for _ in range(5):
-        call()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(REPS):
-        start.record()
-        call()
-        stop.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[len(times) // 2]
+    return cuda_events.median_ms(call, warmup=5, reps=REPS)
 
 
 def main():

@@ -5,11 +5,16 @@ or 0 for a row with none; flashlab gives O = 0 there, checked against float64 se
 """
 
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cuda_events  # noqa: E402
 
 TORCH_DTYPE = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -55,20 +60,11 @@ def compare(folder):
 def time_flash(d, causal, batch=4, heads=16, n=4096, warmup=5, reps=20):
     """Median milliseconds of the flash backend on random fp16 inputs of the performance size."""
     q, k, v = (torch.randn(batch, heads, n, d, device="cuda", dtype=torch.float16) for _ in range(3))
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        for _ in range(warmup):
+
+    def call():
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
             F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        torch.cuda.synchronize()
-        for _ in range(reps):
-            start.record()
-            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-            stop.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[len(times) // 2]
+    return cuda_events.median_ms(call, warmup=warmup, reps=reps)
 
 
 def compare_perf_dump(folder):
