@@ -24,6 +24,14 @@ constexpr double kOverlapWarps = 6;
 // the loads it needs at its start; the median over the V1 rows with one block per SM of
 // (measured - predicted without it) / steps per block: 648 ns.
 constexpr double kExposedLatency = 0.65e-6;
+// kFa2Time: FA2's kernel (--kernel fa2) does the same work as this project's V2 in less time, and the
+// two constants above come from this project's kernels. The thread blocks' time of a --kernel fa2
+// launch that walks tiles (not split-KV's combine) is this fraction of the model's: the median over the ten cases of the same-run comparison
+// in tests/data/gpu_ablation/ablation.json ("fa2": fp16 and bf16, batch 4 x 16 heads, N = 4096,
+// d = 64 and 128, no mask and causal; batch 1, N = 16384, d = 128 causal) of PyTorch's FA2 time over
+// V2's on its fastest tile (0.74-0.86, median 0.775). Checked on other measurements: the torch rows
+// of tests/data/gpu_timing/h200.json and the launches of tests/data/pytorch_fa2/fa2_launches.json.
+constexpr double kFa2Time = 0.775;
 
 // The row launch (standard attention's softmax, kernels/src/standard.cu fl_standard_softmax: one
 // thread block per query row, docs/model.md "Time model", "The row launch"):
@@ -293,9 +301,12 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
         free.push(end);
       }
     }
-    lt.blocks_s = makespan;
     lt.sm_busy = makespan > 0 ? busy / (double(std::min(slots, grid)) * makespan) : 0;
-    for (int u = 0; u < kUnitCount; ++u) lt.unit_s[std::size_t(u)] = b.unit_s_[x][std::size_t(u)] * bh / sms;
+    // FA2's main kernels (the tile walks, from which kFa2Time was measured): their measured pace
+    const double kernel_time = p.kernel == Kernel::fa2 && b.walks_tiles_[x] ? kFa2Time : 1.0;
+    makespan *= kernel_time;
+    lt.blocks_s = makespan;
+    for (int u = 0; u < kUnitCount; ++u) lt.unit_s[std::size_t(u)] = kernel_time * b.unit_s_[x][std::size_t(u)] * bh / sms;
     double total_share = 0;
     for (int u = 0; u < kUnitCount; ++u) total_share += b.share_s_[x][std::size_t(u)];
     for (int u = 0; u < kUnitCount; ++u)

@@ -192,7 +192,10 @@ TEST_CASE("H200 validation: PyTorch's FA2 forward (its tiles, 4 warps) as the V2
     c.batch = r["batch"];
     c.heads = r["heads"];
     c.mask = r["causal"].get<bool>() ? Mask{MaskKind::causal_tl, 0, 0} : Mask{};
-    const Modelled m = model(resolve(c));
+    c.kernel = Kernel::fa2;  // FA2's pace (time_model.cpp kFa2Time); its tile and split decision are the ones above
+    const Problem p = resolve(c);
+    REQUIRE(p.splits == 1);
+    const Modelled m = model(p);
     const double t = m.time.time_s / (r["median_ms"].get<double>() * 1e-3);
     const double rd = double(m.time.dram_read_bytes) / r["dram_read"].get<double>();
     std::printf("torch FA2 %lldx%lld N=%lld d=%lld causal=%d: time %.3f, DRAM read %.3f\n", (long long)c.batch,
@@ -211,11 +214,10 @@ TEST_CASE("H200 validation: PyTorch's FA2 forward (its tiles, 4 warps) as the V2
     } else {
       CHECK(std::abs(rd - 1) <= 0.10);
     }
-    // FA2's kernel is faster than the project's V2 at the same work (0.27 vs 0.40 ms at N = 4096,
-    // 16 heads); the model, whose two constants come from the project's kernels, predicts FA2
-    // 1.1-1.5 times too slow: the 25% target is met on 2 of 12 rows
-    CHECK(t >= 1.0);
-    CHECK(t <= 1.6);
+    // issue 11's target for FA2: within 25%, with FA2's pace taken from another measurement (the
+    // same-run FA2/V2 comparison of tests/data/gpu_ablation/); without it the model predicted FA2
+    // 1.10-1.51 times too slow
+    CHECK(std::abs(t - 1) <= 0.25);
   }
   CHECK(rows_run == 12);
   CHECK(read_misses <= 2);
