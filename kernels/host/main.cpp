@@ -61,6 +61,16 @@ void list_tiles() {
         for (const TileShape& s : compiled_tiles(algo, d, f)) std::printf(" %dx%dx%d", s.b_r, s.b_c, s.warps);
         std::printf("\n");
       }
+  // The variants off a preset's kernel (kernels/README.md): one tile, where its kernel compiles it.
+  // v1's row-update family runs split-K warps on every v1 tile above; split-Q warps there, and V2's
+  // kernel with --grid head or --rescale step, on kVariantShape only.
+  for (Algo algo : {Algo::v1, Algo::v2})
+    for (int d : {32, 64, 128}) {
+      std::printf("%-17s d=%-3d:", algo == Algo::v1 ? "split-q kv-outer" : "v2 head|step", d);
+      for (const TileShape& s : compiled_tiles(algo, d))
+        if (s == kVariantShape) std::printf(" %dx%dx%d", s.b_r, s.b_c, s.warps);
+      std::printf("\n");
+    }
 }
 
 }  // namespace
