@@ -72,7 +72,7 @@ void require_supported(const Problem& p) {
   const Family family = p.backward() ? Family::backward : p.splits > 1 ? Family::split : Family::forward;
   const Algo kernel = kernel_family(p);
   auto tiles = compiled_tiles(kernel, int(p.tiling.d), family);
-  // the variants compiled beside a preset's kernel: one tile (tiles.hpp kVariantShape)
+  // the variants compiled beside a preset's kernel: one tile (api.hpp kVariantShape)
   const bool v2_variant = kernel == Algo::v2 && !p.backward() && (p.grid == GridKind::head || p.rescale == Rescale::step);
   if ((kernel == Algo::v1 && p.split == WarpSplit::split_q) || v2_variant)
     std::erase_if(tiles, [](const TileShape& s) { return !(s == kVariantShape); });
