@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/time/time_model.hpp"
+#include "../common/generated_doc.hpp"
 #include "gpu_data.hpp"
 
 using namespace flashlab;
@@ -216,12 +217,5 @@ TEST_CASE("ablation on the H200: the time model against every measured variant")
 }
 
 TEST_CASE("ablation on the H200: docs/validation/ablation_h200_tables.md is this test's tables (FLASHLAB_WRITE_DOCS=1 rewrites it)") {
-  const std::string doc = tables();
-  const fs::path path = fs::path(FLASHLAB_SOURCE_DIR) / "docs" / "validation" / "ablation_h200_tables.md";
-  if (const char* w = std::getenv("FLASHLAB_WRITE_DOCS"); w && std::string(w) == "1") std::ofstream(path) << doc;
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  CHECK(s.str() == doc);
+  flashlab::test::check_generated_doc("docs/validation/ablation_h200_tables.md", tables());
 }

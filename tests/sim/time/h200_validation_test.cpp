@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/time/time_model.hpp"
+#include "../../common/generated_doc.hpp"
 
 using namespace flashlab;
 
@@ -275,14 +276,5 @@ std::string validation_doc() {
 }  // namespace
 
 TEST_CASE("H200 validation: docs/validation/time_model_h200.md is this test's table (FLASHLAB_WRITE_DOCS=1 rewrites it)") {
-  const std::string path = FLASHLAB_SOURCE_DIR "/docs/validation/time_model_h200.md";
-  const std::string doc = validation_doc();
-  if (const char* w = std::getenv("FLASHLAB_WRITE_DOCS"); w && std::string(w) == "1") {
-    std::ofstream(path) << doc;
-  }
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream committed;
-  committed << in.rdbuf();
-  CHECK(committed.str() == doc);
+  flashlab::test::check_generated_doc("docs/validation/time_model_h200.md", validation_doc());
 }
