@@ -159,11 +159,30 @@ def ncu_profile(gpu, flashlab, rows, work, logs):
     return out, p.returncode, len(ordered)
 
 
+def perf_rows(gpu, work, logs):
+    """PERF's rows: this project's backward (flashlab-gpu --time, median) beside PyTorch's flash
+    backward on the same shapes, in one process each, one after the other."""
+    perf = []
+    for name, flags, d, causal in PERF:
+        p = sh([str(gpu), "--json", str(work / f"{name}.json"), "--time", "--reps", "20", "--no-events"] + flags.split())
+        (logs / f"{name}.log").write_text(p.stdout + p.stderr)
+        r = json.loads((work / f"{name}.json").read_text())[0] if (work / f"{name}.json").exists() else None
+        torch_ms = torch_time(d, causal)
+        flops = r["timing"]["flops"] if r else 0
+        perf.append({"name": name, "ms": r["timing"]["median_ms"] if r else None, "tflops": r["timing"]["tflops"] if r else None,
+                     "torch_ms": torch_ms, "torch_tflops": flops / (torch_ms * 1e-3) / 1e12 if flops else None,
+                     "ratio": (torch_ms / r["timing"]["median_ms"]) if r and r["timing"]["median_ms"] else None,
+                     "grads_within": r["grads"]["within"] if r else None})
+        print(f"{name}: {perf[-1]['ms']} ms, torch {torch_ms:.3f} ms, ratio {perf[-1]['ratio']}", flush=True)
+    return perf
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--build-dir", default="build-gpu")
     ap.add_argument("--commit", default="")
+    ap.add_argument("--only-perf", action="store_true", help="PERF's rows against PyTorch alone (OUT/perf.json)")
     a = ap.parse_args()
     COMMIT[0] = a.commit
     out = Path(a.out)
@@ -177,6 +196,9 @@ def main():
             "commit": a.commit, "command": " ".join(sys.argv),
             "cuda": (sh("nvcc --version").stdout.strip().splitlines() or ["unknown"])[-1],
             "date": sh("date -u '+%Y-%m-%d %H:%M UTC'").stdout.strip()}
+    if a.only_perf:
+        (out / "perf.json").write_text(json.dumps({"meta": meta, "perf": perf_rows(gpu, work, logs)}, indent=1) + "\n")
+        return 0
     ok = True
 
     rows = grid_mod.BACKWARD_GRID
@@ -216,17 +238,7 @@ def main():
                               "summary": (p.stdout + p.stderr).strip().splitlines()[-1:]})
             ok = ok and p.returncode == 0
 
-    perf = []
-    for name, flags, d, causal in PERF:
-        p = sh([str(gpu), "--json", str(work / f"{name}.json"), "--time", "--reps", "20", "--no-events"] + flags.split())
-        (logs / f"{name}.log").write_text(p.stdout + p.stderr)
-        r = json.loads((work / f"{name}.json").read_text())[0] if (work / f"{name}.json").exists() else None
-        torch_ms = torch_time(d, causal)
-        flops = r["timing"]["flops"] if r else 0
-        perf.append({"name": name, "ms": r["timing"]["median_ms"] if r else None, "tflops": r["timing"]["tflops"] if r else None,
-                     "torch_ms": torch_ms, "torch_tflops": flops / (torch_ms * 1e-3) / 1e12 if flops else None,
-                     "ratio": (torch_ms / r["timing"]["median_ms"]) if r and r["timing"]["median_ms"] else None,
-                     "grads_within": r["grads"]["within"] if r else None})
+    perf = perf_rows(gpu, work, logs)
 
     res = {"meta": meta, "grid": grid_rows, "torch": torch_rows, "ncu": ncu_rows, "ncu_rc": ncu_rc,
            "ncu_kernels": ncu_kernels, "sanitizer": sanitizer, "perf": perf, "passed": ok}

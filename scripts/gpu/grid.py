@@ -55,6 +55,8 @@ GRID = [
     _c("v2-d128-128x64x4-bf16", "--algo v2 --nq 1000 --nk 1000 --d 128 --br 128 --bc 64 --warps 4 --mask causal --dtype bf16", "128 x 64 x 4 at d = 128 (FA2's d = 128 tile)"),
     _c("v2-d32-128x64x4-bf16", "--algo v2 --nq 700 --nk 900 --d 32 --br 128 --bc 64 --warps 4 --mask causal-br --dtype bf16 --stats-blocks 0", "128 x 64 x 4 at d = 32, bf16"),
     _c("v2-d64-128x64-bf16", "--algo v2 --nq 640 --nk 640 --d 64 --br 128 --bc 64 --warps 8 --dtype bf16 --mask window:200,0", "128 x 64 x 8 bf16 window"),
+    _c("v2-d64-128x128x4-causalbr", "--algo v2 --nq 1000 --nk 1300 --d 64 --br 128 --bc 128 --warps 4 --mask causal-br --batch 2 --heads 3", "128 x 128 x 4 (FA2's d = 64 tile), ragged both axes", False, True),
+    _c("v2-d32-128x128x4-window-bf16", "--algo v2 --nq 700 --nk 900 --d 32 --br 128 --bc 128 --warps 4 --mask window:100,30 --dtype bf16", "128 x 128 x 4 at d = 32, bf16 window"),
     # --- V1 (FA1 Algorithm 1, literal): block skip off by default ---------------------------
     _c("v1-none", "--algo v1 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4", "dense, O/l/m through HBM every step", True, True),
     _c("v1-causal", "--algo v1 --nq 1000 --nk 1000 --d 64 --br 64 --bc 64 --warps 4 --mask causal", "causal, dense loop (the paper's kernel)", False, True),

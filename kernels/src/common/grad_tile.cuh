@@ -104,7 +104,7 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
       const int q = col + e;
       const std::int64_t c = t.col0 + key0 + row, r = t.row0 + q;
       const bool seen = !t.masked || (c < n_k && r < n_q && visible(band, r, c));
-      p[mt][nt][2 * h + e] = seen ? exp2f(fmaf(p[mt][nt][2 * h + e], scale_log2, -sram.shift[q])) : 0.f;
+      p[mt][nt][2 * h + e] = seen ? exp2_ftz(fmaf(p[mt][nt][2 * h + e], scale_log2, -sram.shift[q])) : 0.f;
     }
   });
   // line 12: dV_w += P^T dO_i, 16 queries at a time (P^T cast to the input type, as FA2 casts P)

@@ -177,7 +177,7 @@ __device__ __forceinline__ void softmax_update(float (&s)[kMT][kNT][4], RowStats
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float m_new = fmaxf(st.m[mt][h], tile_max[mt][h]);
-      alpha[mt][h] = m_new == -INFINITY ? 1.f : exp2f((st.m[mt][h] - m_new) * scale_log2);
+      alpha[mt][h] = m_new == -INFINITY ? 1.f : exp2_ftz((st.m[mt][h] - m_new) * scale_log2);
       st.m[mt][h] = m_new;
     }
   exp_scores(s, tile_sum, st.m, scale_log2);
@@ -218,13 +218,17 @@ __device__ __forceinline__ void normalise_step(float (&s)[kMT][kNT][4], const fl
     }
 }
 
-/// Line 10: O_i = diag(exp(m_old - m_new)) O_i + P~_ij V_j. The rescale runs while V_j is still
-/// landing; `next_k_in_flight`: K_{j+1} was requested after V_j.
+/// Line 10: O_i = diag(exp(m_old - m_new)) O_i + P~_ij V_j. P~_ij is cast to the input type first
+/// (FA2 casts it before P~V), which halves its registers before the rescale of O_i; the rescale runs
+/// while V_j is still landing; `next_k_in_flight`: K_{j+1} was requested after V_j.
 template <class Sh>
 __device__ __forceinline__ void update_output(float (&o)[Sh::kMT][Sh::kDT][4], const float (&p)[Sh::kMT][Sh::kNT][4],
                                               const float (&alpha)[Sh::kMT][2], const typename Sh::T* sram_Vj,
                                               bool next_k_in_flight, int lane) {
   constexpr int kMT = Sh::kMT;
+  std::uint32_t pa[Sh::BC / 16][kMT][4];  // P~_ij in the input type, per 16-key chunk
+#pragma unroll
+  for (int kc = 0; kc < Sh::BC / 16; ++kc) p_fragment<typename Sh::T>(pa[kc], p, kc);
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -238,11 +242,7 @@ __device__ __forceinline__ void update_output(float (&o)[Sh::kMT][Sh::kDT][4], c
   else cp_async_wait<0>();
   __syncthreads();
 #pragma unroll
-  for (int kc = 0; kc < Sh::BC / 16; ++kc) {
-    std::uint32_t pa[kMT][4];  // P~_ij, the warp's rows x 16 keys
-    p_fragment<typename Sh::T>(pa, p, kc);
-    pv_chunk<typename Sh::T, kMT, Sh::D>(o, pa, sram_Vj + kc * 16 * Sh::D, lane);
-  }
+  for (int kc = 0; kc < Sh::BC / 16; ++kc) pv_chunk<typename Sh::T, kMT, Sh::D>(o, pa[kc], sram_Vj + kc * 16 * Sh::D, lane);
 }
 
 /// Lines 6-11: for each K/V block j of the range, load K_j and V_j (line 7), S_ij = Q_i K_j^T

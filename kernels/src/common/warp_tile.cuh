@@ -118,19 +118,44 @@ __device__ __forceinline__ void for_each_pair(int lane, F&& f) {
       for (int h = 0; h < 2; ++h) f(mt, nt, h, mt * 16 + g + 8 * h, nt * 8 + 2 * t);
 }
 
-/// Sets masked scores to -inf: key c >= N_k (ragged last tile) or outside the band (the mask).
-/// row0 / col0: global query row / key of the warp's first row / column.
+/// Sets masked scores to -inf: key c >= N_k (ragged last tile) or outside the band (the mask:
+/// visible(band, r, c), c - r within [lo, hi]). row0 / col0: global query row / key of the warp's
+/// first row / column. Thread (g, t)'s element (mt, nt, h, e) is row r = row0 + mt*16 + g + 8h and
+/// key c = col0 + nt*8 + 2t + e, so c - r = base + k with base = col0 + 2t - row0 - g the same for
+/// all of the thread's elements and k = nt*8 + e - mt*16 - 8h a compile-time constant: the band and
+/// N_k are moved to this thread's origin once (three 32-bit bounds), and each element costs three
+/// compares with constants (no 64-bit arithmetic per element, few live registers).
 template <int kMT, int kNT>
 __device__ __forceinline__ void mask_scores(float (&s)[kMT][kNT][4], const Band& band, std::int64_t row0,
                                             std::int64_t col0, std::int64_t n_k, int lane) {
-  for_each_pair<kMT, kNT>(lane, [&](int mt, int nt, int h, int row, int col) {
-    const std::int64_t r = row0 + row;
+  const int g = lane / 4, t = lane % 4;
+  const std::int64_t c0 = col0 + 2 * t, base = c0 - (row0 + g);
+  const auto clamp32 = [](std::int64_t x) {  // |k| < 2^16, so any bound beyond 2^30 acts alike
+    return int(x < -(std::int64_t(1) << 30) ? -(std::int64_t(1) << 30) : x > (std::int64_t(1) << 30) ? (std::int64_t(1) << 30) : x);
+  };
+  const int lo = clamp32(band.lo - base), hi = clamp32(band.hi - base), keys = clamp32(n_k - c0);
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const std::int64_t c = col0 + col + e;
-      if (c >= n_k || !visible(band, r, c)) s[mt][nt][2 * h + e] = -INFINITY;
-    }
-  });
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = nt * 8 + e, k = col - mt * 16 - 8 * h;
+          if (col >= keys || k < lo || k > hi) s[mt][nt][2 * h + e] = -INFINITY;
+        }
+}
+
+/// 2^x on the special-function unit (ex2.approx.ftz.f32: a result below 2^-126 is flushed to 0, and
+/// 2^-inf = 0). Plain exp2f keeps subnormal results and costs three more instructions per score
+/// around the same MUFU.EX2 (compare, pre- and post-scale): on the softmax's path, once per
+/// element of S_ij, that is as many instructions as the rest of the softmax. FA2 builds with
+/// --use_fast_math, which gives this form.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
 
 __device__ __forceinline__ float quad_max(float x) {
@@ -172,7 +197,7 @@ __device__ __forceinline__ void exp_scores(float (&s)[kMT][kNT][4], float (&sum)
       for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          s[mt][nt][e] = exp2f(fmaf(s[mt][nt][e], scale_log2, -m_scaled));
+          s[mt][nt][e] = exp2_ftz(fmaf(s[mt][nt][e], scale_log2, -m_scaled));
           acc += s[mt][nt][e];
         }
       sum[mt][h] = acc;
