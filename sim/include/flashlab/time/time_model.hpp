@@ -9,7 +9,7 @@
 // reductions of the warp model), the L2 (the step's loads and stores) and barriers (the warp
 // model's count times the measured barrier cost). k thread blocks share an SM (occupancy, at most
 // the grid spread over the SMs), w = k * warps warps are resident on it; a step takes
-//     k * ( largest unit time + rho * (sum of the other unit times) ),  rho = min(1, 6 / w)
+//     k * ( largest unit time + rho * (sum of the other unit times) ),  rho = min(1, 5 / w)
 // plus, when w < 6, an exposed load latency of 0.65 us: units overlap only as far as resident
 // warps hide each other (two constants, derived in docs/model.md from the committed H200 data).
 // A row launch (one 4-warp block per query row: standard attention's softmax) holds its row as fp32
