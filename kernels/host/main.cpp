@@ -62,8 +62,15 @@ void list_tiles() {
         std::printf("\n");
       }
   // The variants off a preset's kernel (kernels/README.md): one tile, where its kernel compiles it.
-  // v1's row-update family runs split-K warps on every v1 tile above; split-Q warps there, and V2's
-  // kernel with --grid head or --rescale step, on kVariantShape only.
+  // v1's row-update family runs split-K warps on every v1 tile above with the K/V outer order and on
+  // row_q_outer_tile with the Q outer order; split-Q warps there, and V2's kernel with --grid head or
+  // --rescale step, on kVariantShape only.
+  for (int d : {32, 64, 128}) {
+    std::printf("%-17s d=%-3d:", "split-k q-outer", d);
+    for (const TileShape& s : compiled_tiles(Algo::v1, d))
+      if (s == row_q_outer_tile(d)) std::printf(" %dx%dx%d", s.b_r, s.b_c, s.warps);
+    std::printf("\n");
+  }
   for (Algo algo : {Algo::v1, Algo::v2})
     for (int d : {32, 64, 128}) {
       std::printf("%-17s d=%-3d:", algo == Algo::v1 ? "split-q kv-outer" : "v2 head|step", d);

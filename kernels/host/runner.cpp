@@ -78,6 +78,8 @@ void require_supported(const Problem& p) {
   const bool v2_variant = kernel == Algo::v2 && !p.backward() && (p.grid == GridKind::head || p.rescale == Rescale::step);
   if ((kernel == Algo::v1 && p.split == WarpSplit::split_q) || v2_variant)
     std::erase_if(tiles, [](const TileShape& s) { return !(s == kVariantShape); });
+  if (kernel == Algo::v1 && p.split == WarpSplit::split_k && p.order == LoopOrder::q_outer)
+    std::erase_if(tiles, [&](const TileShape& s) { return !(s == row_q_outer_tile(int(p.tiling.d))); });
   if (p.backward()) {  // the forward that writes O and L runs on the same tile
     const auto forward = compiled_tiles(p.algo, int(p.tiling.d));
     std::erase_if(tiles, [&](const TileShape& s) { return std::find(forward.begin(), forward.end(), s) == forward.end(); });

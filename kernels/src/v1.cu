@@ -325,7 +325,13 @@ struct RowLauncher {
   static void run(const Args& a, const TraceBuffers& trace, cudaStream_t stream) {
     if (a.split_k) {
       if (a.kv_outer) return launch_family<RowShape<K, true, false>>(a, trace, stream);
-      return launch_family<RowShape<K, true, true>>(a, trace, stream);
+      // the Q outer order with split-K warps (O_i in registers): one tile per d (compile time)
+      if constexpr (TileShape{K::BR, K::BC, K::W} == row_q_outer_tile(K::D))
+        return launch_family<RowShape<K, true, true>>(a, trace, stream);
+      throw ConfigError("br x bc x warps",
+                        std::to_string(K::BR) + " x " + std::to_string(K::BC) + " x " + std::to_string(K::W),
+                        std::string("64 x 64 x 4 at d <= 64, 32 x 64 x 4 at d = 128, with --split split-k and --order "
+                                    "q-outer (the tiles compiled for them)"));
     }
     if (!a.kv_outer)
       throw ConfigError("order", "q-outer", "kv-outer with split-Q warps in this kernel (v2.cu runs split-Q with the Q outer order)");

@@ -39,9 +39,12 @@ struct TileShape {
 
 /// The one tile shape of the variants compiled beside a preset's kernel (docs/model.md "Variants"):
 /// V2's kernel with --grid head or --rescale step, and V1's row-update family with split-Q warps
-/// (V1's family with split-K warps takes every V1 tile).
+/// (split-K warps take every V1 tile with the K/V outer order, row_q_outer_tile with the Q outer one).
 inline constexpr TileShape kVariantShape{64, 64, 4};
 constexpr bool is_variant_tile(int b_r, int b_c, int warps) { return TileShape{b_r, b_c, warps} == kVariantShape; }
+/// The tile of the Q outer order with split-K warps (V1's row-update family with O_i in registers):
+/// the largest V1 tile at head dim d, the one the variant grid and the ablation run.
+constexpr TileShape row_q_outer_tile(int d) { return d <= 64 ? TileShape{64, 64, 4} : TileShape{32, 64, 4}; }
 
 /// The kernel families of an algorithm, each with its own list of compiled tiles (tiles.hpp): the
 /// forward, the backward (launch_backward) and V2's split-KV forward (launch with splits > 1).
