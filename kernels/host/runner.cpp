@@ -91,7 +91,7 @@ void require_supported(const Problem& p) {
     throw ConfigError("br x bc x warps",
                       std::to_string(shape.b_r) + "x" + std::to_string(shape.b_c) + "x" + std::to_string(shape.warps),
                       "one of the shapes compiled for " +
-                          (kernel == p.algo ? std::string(to_string(p.algo))
+                          (kernel == p.algo && p.is_preset() ? std::string(to_string(p.algo))
                                             : std::string(to_string(p.split)) + " warps with the " + std::string(to_string(p.order)) + " order") +
                           " at d = " +
                           std::to_string(p.tiling.d) +

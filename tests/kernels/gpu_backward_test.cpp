@@ -98,3 +98,27 @@ TEST_CASE("committed backward run: every row agreed and was within tolerance; Ns
     }
   }
 }
+
+TEST_CASE("committed backward timing: V2's backward at least 0.6x PyTorch's flash backward, same run (issue 12)") {
+  // tests/data/gpu_backward/perf.json: scripts/gpu/backward_validate.py --only-perf on the H200
+  // (fp16, batch 4 x 16 heads, N = 4096; FA2's 128 x 128 x 8 tile at d = 64, 64 x 64 x 4 at d = 128;
+  // each row's flashlab-gpu time and PyTorch's autograd.grad under the flash backend, CUDA events)
+  const nlohmann::json r = read_json(kDir / "perf.json");
+  CHECK(r.at("meta").at("gpu").get<std::string>().find("H200") != std::string::npos);
+  CHECK(r.at("meta").at("commit").get<std::string>().size() == 40);
+  std::set<std::string> seen;
+  for (const auto& row : r.at("perf")) {
+    const std::string name = row.at("name");
+    CAPTURE(name);
+    const double ms = row.at("ms").get<double>(), torch_ms = row.at("torch_ms").get<double>();
+    CHECK(row.at("ratio").get<double>() == doctest::Approx(torch_ms / ms));
+    CHECK(row.at("grads_within") == true);
+    // the issue's four configurations (d = 64 and 128, no mask and causal) on the default tiles;
+    // the extra 64 x 64 x 4 row at d = 64 is reported, not a target (0.60 in this run)
+    if (name.find("64x64") == std::string::npos) {
+      seen.insert(name);
+      CHECK(torch_ms / ms >= 0.6);
+    }
+  }
+  CHECK(seen == std::set<std::string>{"perf-d64-none", "perf-d64-causal", "perf-d128-none", "perf-d128-causal"});
+}
