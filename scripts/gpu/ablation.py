@@ -28,6 +28,8 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import cuda_events  # noqa: E402
+import grid  # noqa: E402
+from grid import shape_flags  # noqa: E402
 
 # key -> (what it adds, switches from --algo v1); the path is v1, order, order+grid, ..., v2.
 VARIANTS = {
@@ -60,15 +62,6 @@ def rule_shape(d):
     return "128x128x4" if d <= 64 else "128x64x4"
 
 
-def shape_flags(shape):
-    br, bc, w = shape.split("x")
-    return f"--br {br} --bc {bc} --warps {w}"
-FA2_SHAPES = ["64x64x4", "64x128x4", "128x64x8", "128x128x8", "128x64x4", "128x128x4"]
-
-
-def fa2_shapes(d):
-    """V2's compiled tiles at head dim d (kernels/src/tiles.hpp: 128 x 128 x 4 at d <= 64 only)."""
-    return [s for s in FA2_SHAPES if d <= 64 or s != "128x128x4"]
 FA2_CASES = [(4, 4096, d, mask, dtype) for dtype in ("fp16", "bf16") for d in (64, 128) for mask in ("none", "causal")]
 FA2_CASES += [(1, 16384, 128, "causal", "fp16"), (1, 16384, 128, "causal", "bf16")]
 
@@ -141,7 +134,7 @@ def fa2_rows(binary):
     rows = []
     for batch, n, d, mask, dtype in FA2_CASES:
         lines = []
-        shapes = fa2_shapes(d)
+        shapes = grid.PERF_V2_SHAPES[d]
         for shape in shapes:
             lines.append(f"--algo v2 {shape_flags(shape)} --batch {batch} --heads 16 --seq {n} --d {d} "
                          f"--mask {mask} --dtype {dtype} --no-events --no-check --time --warmup 5 --reps 20")
