@@ -67,11 +67,11 @@ FA2_CASES += [(1, 16384, 128, "causal", "fp16"), (1, 16384, 128, "causal", "bf16
 
 
 def tile(key, d):
-    switches = VARIANTS[key][1]
-    split_q = "split-q" in switches
-    if split_q:
-        return "--br 64 --bc 64 --warps 4"
-    return "--br 64 --bc 64 --warps 4" if d == 64 else "--br 32 --bc 64 --warps 4"
+    """Split-Q warps on the variants' tile (api.hpp kVariantShape); split-K warps on V1's tile at d
+    (grid.PERF_V1_SHAPE, which is also api.hpp row_q_outer_tile, the Q outer order's split-K tile)."""
+    if "split-q" in VARIANTS[key][1]:
+        return shape_flags("64x64x4")
+    return shape_flags(grid.PERF_V1_SHAPE[d])
 
 
 def slow(key, n, batch):

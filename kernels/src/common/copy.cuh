@@ -81,7 +81,10 @@ __device__ __forceinline__ void for_each_chunk(F&& f) {
 /// for the passes. A whole tile (every row and column valid: all but a ragged last tile) then
 /// issues its cp.async with no check at all, as FA2's kernels do for even tiles; the per-chunk
 /// checks and branches otherwise cost some 30 instructions per 16-byte chunk, as many as the
-/// tensor-core instructions of the tile at d = 128 (seen in the H200's SASS).
+/// tensor-core instructions of the tile at d = 128 (seen in the H200's SASS). A ragged tile checks
+/// each pass on the same address pair; for_each_chunk's form instead (row and column per chunk)
+/// brought the spills back in V2's 128-row tiles (88 bytes at d = 128, ptxas), so it is kept only
+/// for the shapes whose threads do not cover whole rows per pass.
 template <class T, int kRows, int kCols, int kThreads>
 __device__ __forceinline__ void load_tile_async(T* sram, const T* hbm, std::int64_t ld, int rows, int cols) {
   constexpr int kChunks = kCols / 8;  // 16-byte chunks per row
