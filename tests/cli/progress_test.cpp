@@ -28,7 +28,11 @@ CliResult run_with_tty_stderr(const std::string& args) {
   char out_path[] = "/tmp/flashlab_cli_out_XXXXXX";
   const int out_fd = ::mkstemp(out_path);
   REQUIRE(out_fd >= 0);
-  const std::string cmd = std::string(FLASHLAB_BIN) + " " + args;
+  // Appended rather than `std::string(FLASHLAB_BIN) + " " + args`: GCC 12 at -O1 reports a false
+  // -Wstringop-overflow on that temporary (its libstdc++ memcpy into the small-string buffer).
+  std::string cmd = FLASHLAB_BIN;
+  cmd += ' ';
+  cmd += args;
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
