@@ -158,7 +158,11 @@ const std::vector<std::string>& config_flag_fields() {
 
 std::string model_name(const std::string& text) {
   if (text.empty() || text == "none") return "";
-  return model_preset(text).name;  // throws ConfigError for an unknown name
+  try {
+    return model_preset(text).name;
+  } catch (const ConfigError& e) {  // an unknown name: the flag also takes none
+    throw ConfigError(e.field(), e.value(), e.allowed() + ", or none");
+  }
 }
 
 Config build_config(const std::vector<FlagText>& given, const std::string& model) {

@@ -82,8 +82,8 @@ void print_table(const report::Figures& f, const std::string& model) {
                            group_digits(n("tiles_total")), group_digits(n("tiles_visited")),
                            group_digits(n("tiles_full")), group_digits(n("tiles_partial")),
                            group_digits(n("tiles_skipped")));
-  std::cout << fmt::format("Matmul FLOPs: {} ({}FLOP)\n", group_digits(n("flops_matmul")),
-                           report::human_count(double(n("flops_matmul"))));
+  std::cout << fmt::format("Matmul FLOPs: {} ({})\n", group_digits(n("flops_matmul")),
+                           report::human_count(double(n("flops_matmul")), "FLOP"));
   std::cout << "Non-matmul operations:";
   for (int o = 0; o < kOpKindCount; ++o) {
     const std::string kind(to_string(OpKind(o)));

@@ -62,7 +62,7 @@ TEST_CASE("bad config values: exit 2, the field, the value and what is allowed")
       {"count --nq 0x10", 2, {"flashlab: error: nq = 0x10"}},
       {"count --warps 0", 2, {"flashlab: error: warps = 0: an integer from 1 to 32"}},
       {"count --split rows", 2, {"flashlab: error: split = rows: one of split-q, split-k"}},
-      {"count --model gpt5", 2, {"flashlab: error: model = gpt5: one of gpt2-small, llama3-8b, mistral-7b"}},
+      {"count --model gpt5", 2, {"flashlab: error: model = gpt5: one of gpt2-small, llama3-8b, mistral-7b, or none"}},
       {"compare --model gpt5", 2, {"flashlab: error: model = gpt5:"}},
       {"count --gpu v100", 2, {"flashlab: error: gpu = v100: one of a100, h100, h200"}},
       {"compare --gpu v100", 2, {"flashlab: error: gpu = v100:"}},

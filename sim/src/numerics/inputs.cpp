@@ -111,7 +111,7 @@ Inputs make_inputs(const Problem& p, Fill q, Fill k, Fill v, std::uint64_t seed)
   check_fill("k", shown(k.value), k, t.n_k, p.dtype);
   check_fill("v", shown(v.value), v, t.n_k, p.dtype);
   Inputs in{make_matrix(t.n_q, t.d, q, seed * 3 + 0), make_matrix(t.n_k, t.d, k, seed * 3 + 1),
-            make_matrix(t.n_k, t.d, v, seed * 3 + 2)};
+            make_matrix(t.n_k, t.d, v, seed * 3 + 2), MatrixF()};  // dO: the backward's overload below
   for (MatrixF* x : {&in.Q, &in.K, &in.V}) round_to_dtype(p.dtype, *x);
   return in;
 }

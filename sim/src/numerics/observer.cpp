@@ -261,6 +261,8 @@ void NumericsObserver::on_step(const StepView& s) {
       case Op::store: st.store(a, s); break;
       case Op::compute: st.compute(a, s); break;
       case Op::skip: case Op::barrier: case Op::reduce: break;  // no data changes
+      case Op::atomic:  // the backward's dQacc_i += dS_ij K_j (grad_steps.cpp); simulate() names the step
+        throw std::logic_error("numerics: a forward launch has no atomic (" + std::string(to_string(a.tensor)) + ")");
     }
   }
   st.trace(s);

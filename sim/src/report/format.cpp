@@ -27,14 +27,15 @@ std::string human_bytes(double bytes, int decimals) {
   return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.{}f} {}", bytes, decimals, units[u]);
 }
 
-std::string human_count(double v) {
+std::string human_count(double v, std::string_view unit) {
   static constexpr std::array<const char*, 7> units{"", "k", "M", "G", "T", "P", "E"};
   std::size_t u = 0;
   while (v >= 1000 && u + 1 < units.size()) {
     v /= 1000;
     ++u;
   }
-  return u == 0 ? fmt::format("{:.0f}", v) : fmt::format("{:.1f} {}", v, units[u]);
+  if (u == 0) return unit.empty() ? fmt::format("{:.0f}", v) : fmt::format("{:.0f} {}", v, unit);
+  return fmt::format("{:.1f} {}{}", v, units[u], unit);
 }
 
 std::string bytes_both(std::uint64_t bytes) {

@@ -33,6 +33,9 @@ TEST_CASE("counts: decimal units with one decimal") {
   CHECK(human_count(1000) == "1.0 k");
   CHECK(human_count(268'435'456) == "268.4 M");
   CHECK(human_count(1.5e12) == "1.5 T");
+  CHECK(human_count(268'435'456, "FLOP") == "268.4 MFLOP");  // the prefix joins the unit
+  CHECK(human_count(16, "FLOP") == "16 FLOP");               // the integer stands apart from it
+  CHECK(human_count(999, "FLOP") == "999 FLOP");
 }
 
 TEST_CASE("exact and human bytes together, ratios, seconds") {

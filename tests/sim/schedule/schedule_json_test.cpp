@@ -90,6 +90,17 @@ TEST_CASE("schedule JSON: V2 written by hand counts and runs as V2") {
   std::swap(body[0], body[2]);  // scores first, then V_j, then K_j
   CHECK_THROWS_WITH_AS(simulate(v2, schedule_from_json(early), in), doctest::Contains("scores needs Q_i and K_j"),
                        ConfigError);
+  // O_i written back by an atomic (the backward's read-modify-write of dQacc): the forward's numerics
+  // have no such update, so the step is refused by place, not walked into a NaN O
+  json atomic_o = j;
+  json& end = atomic_o["launches"][0]["outer_end"];
+  REQUIRE(end[1]["op"] == "store");
+  REQUIRE(end[1]["tensor"] == "O");
+  end[1]["op"] = "atomic";
+  CHECK_THROWS_WITH_AS(simulate(v2, schedule_from_json(atomic_o), in),
+                       doctest::Contains("schedule = a step at launch 0, block 0, step"), ConfigError);
+  CHECK_THROWS_WITH_AS(simulate(v2, schedule_from_json(atomic_o), in), doctest::Contains("has no atomic (O)"),
+                       ConfigError);
 }
 
 TEST_CASE("schedule JSON: bad documents are refused by place") {

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "flashlab/contract/error.hpp"
@@ -123,6 +125,24 @@ TEST_CASE("format version 5: the text form shows the launch first, the binary re
   std::uint16_t launch = 0;
   std::memcpy(&launch, bin.data() + 16 + h + 8 + 40 * 10 + 38, 2);  // the last record: store O, launch 2
   CHECK(launch == 2);
+}
+
+TEST_CASE("docs/events.md and the README name the version the writers put at byte 8 of a binary file") {
+  const Trace s = sample(Algo::v2, TraceLevel::block, false);
+  const std::string bin = encode_trace(s, TraceFormat::binary);
+  std::uint32_t version = 0;
+  std::memcpy(&version, bin.data() + 8, 4);
+  const std::string v = std::to_string(version), older = std::to_string(version - 1);
+  auto read = [](const std::string& rel) {
+    std::ifstream in(std::string(FLASHLAB_SOURCE_DIR) + "/" + rel);
+    REQUIRE(in);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string events = read("docs/events.md"), readme = read("README.md");
+  CHECK(events.rfind("# Events and trace files (format version " + v + ")\n", 0) == 0);
+  CHECK(events.find("| 8 | 4 | u32 version = " + v + " (the version written; 1 to " + older + " are read") != std::string::npos);
+  CHECK(events.find("Readers read versions 1 to " + v + " and write " + v + ".") != std::string::npos);
+  CHECK(readme.find("(docs/events.md): format " + v + "; versions 1 to " + older + " still read)") != std::string::npos);
 }
 
 TEST_CASE("version-1 files read: standard attention's launch is its step, every other algorithm's 0") {

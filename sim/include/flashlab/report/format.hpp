@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace flashlab::report {
 
@@ -18,7 +19,9 @@ std::string group_digits(std::uint64_t v);
 /// powers of two: 1048576 -> "1 MiB".
 std::string human_bytes(double bytes, int decimals = 2);
 /// Counts in decimal units, one decimal: 268435456 -> "268.4 M"; below 1000 the integer: "999".
-std::string human_count(double v);
+/// With a unit, the prefix joins it and the integer stands apart: (268435456, "FLOP") ->
+/// "268.4 MFLOP", (16, "FLOP") -> "16 FLOP".
+std::string human_count(double v, std::string_view unit = {});
 /// The exact bytes and the human form: "8,650,752 B (8.25 MiB)"; below 1 KiB only "512 B".
 std::string bytes_both(std::uint64_t bytes);
 /// a / b as "3.97x": two decimals from 0.01x to 100x, none from 100x, two significant digits
