@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -141,10 +142,11 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   const Problem& first = problems.front();
   const bool backward = first.backward();
   const Inputs in = make_run_inputs(first, a.in.q, a.in.k, a.in.v, a.dO, seed);  // fills or .npy files
+  bool out_created = false;  // whether --out DIR was made by this run (removed again if nothing lands in it)
   if (!a.out.empty()) {  // inputs checked, before any work: a run never computes what it cannot write
     std::vector<std::string> suffixes;
     for (const Problem& q : problems) suffixes.push_back(out_suffix(problems, q));
-    prepare_out_dir(a.out, suffixes, backward);
+    out_created = prepare_out_dir(a.out, suffixes, backward);
   }
   Progress progress("run", 1 + problems.size());  // on stderr when it is a terminal and the work is long
   progress.label("float64 reference");
@@ -205,13 +207,16 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
         print_steps(problems[k], block, results[k].traces.front(), rows);
       }
     }
-  if (!a.out.empty()) {  // O and L of each algorithm as .npy files (run_inputs.hpp)
+  if (!a.out.empty()) {  // O and L of every algorithm as .npy files, all or none (run_inputs.hpp)
+    std::vector<OutFile> written;
+    for (std::size_t k = 0; k < problems.size(); ++k)
+      for (OutFile& f : run_output_files(a.out, out_suffix(problems, problems[k]), problems[k], results[k]))
+        written.push_back(std::move(f));
+    write_run_outputs(a.out, out_created, written);
     nlohmann::json files = nlohmann::json::array();
-    for (std::size_t k = 0; k < problems.size(); ++k) {
-      for (const std::string& path : write_run_outputs(a.out, out_suffix(problems, problems[k]), problems[k], results[k])) {
-        files.push_back(path);
-        if (!a.json) std::cout << "wrote " << path << "\n";
-      }
+    for (const OutFile& f : written) {
+      files.push_back(f.first);
+      if (!a.json) std::cout << "wrote " << f.first << "\n";
     }
     if (!a.json) std::cout << fmt::format("(O at the input dtype {}, L in fp32)\n", to_string(problems.front().dtype));
     out["files"] = files;
@@ -247,7 +252,7 @@ void register_run(CLI::App& app) {
       ->group("Inputs");
   cmd->add_option("--out", args->out,
                   "write O (at the input dtype) and L (fp32) to DIR as O.npy and L.npy (several algorithms: "
-                  "O_<algo>.npy, L_<algo>.npy); DIR is created if missing")
+                  "O_<algo>.npy, L_<algo>.npy); DIR is created if missing; all the files are written or none")
       ->type_name("DIR")
       ->group("Inputs");
   cmd->add_option("--steps", args->steps, "print m and l after every step for Q block I")

@@ -87,35 +87,42 @@ void create_out_dir(const std::string& dir) {
 
 }  // namespace
 
-void prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes, bool backward) {
+bool prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes, bool backward) {
+  const bool created = !fs::exists(dir);
   create_out_dir(dir);
   for (const std::string& suffix : suffixes)
     for (const char* name : {"O", "L", "dQ", "dK", "dV"})
       if (backward || name[0] != 'd') check_creatable(output_path(output_file(dir, name, suffix)));
+  return created;
 }
 
-std::vector<std::string> write_run_outputs(const std::string& dir, const std::string& suffix, const Problem& p,
-                                           const NumericResult& r) {
-  create_out_dir(dir);
+std::vector<OutFile> run_output_files(const std::string& dir, const std::string& suffix, const Problem& p,
+                                      const NumericResult& r) {
   const Tiling& t = p.tiling;
   const NpyArray o{npy_type(p.dtype), {t.n_q, t.d}, std::vector<float>(r.O.data(), r.O.data() + r.O.size())};
   const NpyArray l{NpyType::f4, {t.n_q}, std::vector<float>(r.L.data(), r.L.data() + r.L.size())};
-  std::vector<std::pair<const char*, NpyArray>> arrays{{"O", o}, {"L", l}};
+  std::vector<OutFile> files{{output_file(dir, "O", suffix), encode_npy(o)}, {output_file(dir, "L", suffix), encode_npy(l)}};
   if (p.backward()) {
-    const auto rows_of = [&](const MatrixF& x) {
-      return NpyArray{npy_type(p.dtype), {x.rows(), x.cols()}, std::vector<float>(x.data(), x.data() + x.size())};
+    const auto add = [&](const char* name, const MatrixF& x) {
+      const NpyArray a{npy_type(p.dtype), {x.rows(), x.cols()}, std::vector<float>(x.data(), x.data() + x.size())};
+      files.emplace_back(output_file(dir, name, suffix), encode_npy(a));
     };
-    arrays.push_back({"dQ", rows_of(r.dQ)});
-    arrays.push_back({"dK", rows_of(r.dK)});
-    arrays.push_back({"dV", rows_of(r.dV)});
+    add("dQ", r.dQ);
+    add("dK", r.dK);
+    add("dV", r.dV);
   }
-  std::vector<std::string> written;
-  for (const auto& [name, array] : arrays) {
-    const std::string path = output_file(dir, name, suffix);
-    write_output_file(path, encode_npy(array));
-    written.push_back(path);
+  return files;
+}
+
+void write_run_outputs(const std::string& dir, bool created, const std::vector<OutFile>& files) {
+  try {
+    create_out_dir(dir);
+    write_output_files(files);
+  } catch (...) {
+    std::error_code ec;
+    if (created && fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);  // only the empty folder run made
+    throw;
   }
-  return written;
 }
 
 }  // namespace flashlab::cli

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flashlab/numerics/numerics.hpp"
@@ -33,16 +34,23 @@ void check_out_dir(const std::string& dir);
 /// (check_out_dir), creates it when missing, and checks that each DIR/O<suffix>.npy and
 /// DIR/L<suffix>.npy can be written (flashlab/trace/output_file.hpp output_path, check_creatable:
 /// a directory or a device in their place, an unwritable folder) — and with `backward`
-/// DIR/dQ<suffix>.npy, dK, dV. Throws ConfigError.
-void prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes, bool backward = false);
+/// DIR/dQ<suffix>.npy, dK, dV. Returns whether it created DIR. Throws ConfigError.
+bool prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes, bool backward = false);
 
-/// Writes O and L of one algorithm's result into `dir` (created if missing) as DIR/O<suffix>.npy —
-/// shape (N_q, d) at the input dtype, as the simulator stores O — and DIR/L<suffix>.npy, shape
-/// (N_q,) in fp32 ('<f4'; +inf for a row with no visible key). Each file is written whole or not
-/// at all (a temporary file renamed, flashlab/trace/output_file.hpp). With a backward pass also
-/// dQ<suffix>.npy (N_q, d), dK<suffix>.npy and dV<suffix>.npy (N_k, d), at the input dtype.
-/// Returns the paths written.
-std::vector<std::string> write_run_outputs(const std::string& dir, const std::string& suffix, const Problem& p,
-                                           const NumericResult& r);
+/// A file of --out: its path and its bytes.
+using OutFile = std::pair<std::string, std::string>;
+
+/// The files of one algorithm's result in `dir`: DIR/O<suffix>.npy — shape (N_q, d) at the input
+/// dtype, as the simulator stores O — and DIR/L<suffix>.npy, shape (N_q,) in fp32 ('<f4'; +inf
+/// for a row with no visible key); with a backward pass also dQ<suffix>.npy (N_q, d),
+/// dK<suffix>.npy and dV<suffix>.npy (N_k, d), at the input dtype.
+std::vector<OutFile> run_output_files(const std::string& dir, const std::string& suffix, const Problem& p,
+                                      const NumericResult& r);
+
+/// Writes the files of every algorithm run (run_output_files) into `dir`, all whole or none
+/// (write_output_files, flashlab/trace/output_file.hpp). When a write fails, `dir` is also removed
+/// if `created` (prepare_out_dir made it) and it is still empty; the error is rethrown
+/// (std::runtime_error "cannot write <path>: <errno text>", or ConfigError).
+void write_run_outputs(const std::string& dir, bool created, const std::vector<OutFile>& files);
 
 }  // namespace flashlab::cli

@@ -10,9 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
 
 #include "run_cli.hpp"
 
@@ -218,4 +221,37 @@ TEST_CASE("NumPy's own float64 softmax agrees with O.npy and L.npy of random inp
       "\" " + dir;
   CHECK(std::system(check.c_str()) == 0);
   fs::remove_all(dir);
+}
+
+// `run --out` on a file system that takes only some of the files (each file limited to 4 KiB,
+// RLIMIT_FSIZE through `ulimit -f 8`; SIGXFSZ ignored so that the write fails with EFBIG): with the
+// backward pass, N_q = 16 and N_k = 256 at fp16, O.npy, L.npy and dQ.npy (N_q rows: 640, 192 and
+// 640 bytes) fit and dK.npy (N_k rows: 8,320 bytes) does not. Nothing of the set is left: no file,
+// no temporary, and not the folder the run made; a folder that was there stays, empty.
+TEST_CASE("run --out: a write that fails part-way leaves no file of the set, nor the folder the run made") {
+  const std::string dir = make_temp_dir();
+  const auto run_limited = [&](const std::string& out) {
+    const std::string cmd = "sh -c \"trap '' XFSZ; ulimit -f 8; exec " + std::string(FLASHLAB_BIN) +
+                            " run --algo v2 --pass both --nq 16 --nk 256 --d 16 --br 16 --bc 16 --dtype fp16 --out " +
+                            out + "\" >" + dir + "/stdout 2>" + dir + "/stderr";
+    const int status = std::system(cmd.c_str());
+    const std::string text = slurp(dir + "/stderr");
+    INFO(cmd, "\nstderr: ", text);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 4);
+    CHECK(text == "flashlab: error: cannot write " + out + "/dK.npy: File too large\n");
+  };
+  run_limited(dir + "/made");
+  CHECK_FALSE(fs::exists(dir + "/made"));
+  fs::create_directory(dir + "/kept");
+  run_limited(dir + "/kept");
+  CHECK(fs::is_directory(dir + "/kept"));
+  CHECK(fs::is_empty(dir + "/kept"));
+  // without the limit the same run writes all five
+  const CliResult ok = run_cli("run --algo v2 --pass both --nq 16 --nk 256 --d 16 --br 16 --bc 16 --dtype fp16 --out " +
+                               dir + "/kept");
+  INFO(ok.out, ok.err);
+  CHECK(ok.code == 0);
+  CHECK(std::distance(fs::directory_iterator(dir + "/kept"), {}) == 5);
+  CHECK(fs::file_size(dir + "/kept/dK.npy") == 8320);
 }

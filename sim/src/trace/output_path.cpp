@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -75,7 +77,7 @@ void write_output_bytes(std::FILE*& f, std::string_view bytes, const OutputPath&
   discard(out, e);
 }
 
-void close_and_commit(std::FILE* f, const OutputPath& out) {
+void close_output_temp(std::FILE* f, const OutputPath& out) {
   errno = 0;
   const bool flushed = std::fflush(f) == 0 && !std::ferror(f);
   const int flush_errno = errno;
@@ -83,6 +85,10 @@ void close_and_commit(std::FILE* f, const OutputPath& out) {
   const bool closed = std::fclose(f) == 0;  // the file is closed even when this fails
   if (!flushed) discard(out, flush_errno != 0 ? flush_errno : EIO);
   if (!closed) discard(out, errno != 0 ? errno : EIO);
+}
+
+void close_and_commit(std::FILE* f, const OutputPath& out) {
+  close_output_temp(f, out);
   commit_output(out);
 }
 
@@ -91,6 +97,23 @@ void write_output_file(const std::string& path, std::string_view bytes) {
   std::FILE* f = open_output_temp(out);
   write_output_bytes(f, bytes, out);
   close_and_commit(f, out);
+}
+
+void write_output_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<OutputPath> written;  // complete temporaries, not yet renamed
+  try {
+    for (const auto& [path, bytes] : files) {
+      const OutputPath out = output_path(path);
+      std::FILE* f = open_output_temp(out);
+      write_output_bytes(f, bytes, out);  // each of these removes its own temporary when it fails
+      close_output_temp(f, out);
+      written.push_back(out);
+    }
+  } catch (...) {
+    for (const OutputPath& out : written) std::remove(out.temp.c_str());
+    throw;
+  }
+  for (const OutputPath& out : written) commit_output(out);
 }
 
 void commit_output(const OutputPath& out) {

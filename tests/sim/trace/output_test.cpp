@@ -130,3 +130,30 @@ TEST_CASE("write_output_file past the file-size limit: an error naming the path,
   CHECK(fs::file_size(dir + "/out.bin") == 4096);
   fs::remove_all(dir);
 }
+
+TEST_CASE("write_output_files: the set whole or none of it; a file that does not fit removes the ones written before it") {
+  const std::string dir = fresh_dir();
+  const auto write_set = [&](std::size_t last) {
+    std::string error;
+    try {
+      write_output_files({{dir + "/a.bin", std::string(100, 'a')}, {dir + "/b.bin", std::string(4000, 'b')},
+                          {dir + "/c.bin", std::string(last, 'c')}});
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    return error + " | " + test::listing(dir);
+  };
+  // c.bin past the 4 KiB limit: a.bin and b.bin, complete as temporaries, are not renamed into place
+  CHECK(test::with_file_size_limit(4096, [&] { return write_set(5000); }) ==
+        "cannot write " + dir + "/c.bin: File too large | ");
+  // a file already there is left as it was
+  write_output_file(dir + "/a.bin", "old");
+  CHECK(test::with_file_size_limit(4096, [&] { return write_set(5000); }) ==
+        "cannot write " + dir + "/c.bin: File too large | a.bin");
+  CHECK(fs::file_size(dir + "/a.bin") == 3);
+  // within the limit all three land
+  CHECK(test::with_file_size_limit(4096, [&] { return write_set(4096); }) == " | a.bin b.bin c.bin");
+  CHECK(fs::file_size(dir + "/c.bin") == 4096);
+  CHECK(fs::file_size(dir + "/a.bin") == 100);
+  fs::remove_all(dir);
+}

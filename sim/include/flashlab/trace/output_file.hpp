@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "flashlab/contract/error.hpp"
 
@@ -46,9 +48,14 @@ std::FILE* open_output_temp(const OutputPath& out);
 /// out.temp and throws std::runtime_error("cannot write <out.path>: <errno text>").
 void write_output_bytes(std::FILE*& f, std::string_view bytes, const OutputPath& out);
 
-/// Flushes and closes `f` (open on out.temp), checking both, then commit_output(out). On any
-/// failure removes out.temp, leaves the target untouched and throws std::runtime_error
-/// ("cannot write <out.path>: <errno text>", or commit_output's).
+/// Flushes and closes `f` (open on out.temp), checking both; the complete temporary stays for
+/// commit_output. On a failure removes out.temp and throws std::runtime_error("cannot write
+/// <out.path>: <errno text>").
+void close_output_temp(std::FILE* f, const OutputPath& out);
+
+/// close_output_temp(f, out), then commit_output(out). On any failure removes out.temp, leaves the
+/// target untouched and throws std::runtime_error ("cannot write <out.path>: <errno text>", or
+/// commit_output's).
 void close_and_commit(std::FILE* f, const OutputPath& out);
 
 /// `bytes` to `path`, whole or not at all: output_path, open_output_temp, write_output_bytes,
@@ -56,5 +63,12 @@ void close_and_commit(std::FILE* f, const OutputPath& out);
 /// be created, std::runtime_error for a failed write, flush, close or rename (a full file system:
 /// "cannot write <path>: No space left on device"); no file is then left under either name.
 void write_output_file(const std::string& path, std::string_view bytes);
+
+/// A set of outputs, (path, bytes) each, written together: every file is written to its
+/// temporary and closed first, and only then is each renamed into place. A refused destination,
+/// or a failed create, write, flush or close of any of them, removes every temporary of the set and
+/// throws as write_output_file does: no file of the set is created or replaced. (A rename that
+/// fails after all were written leaves those renamed before it; commit_output's error names it.)
+void write_output_files(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace flashlab
