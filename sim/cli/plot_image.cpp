@@ -20,6 +20,10 @@ namespace {
 constexpr std::uint32_t kWhite = viz::rgba(255, 255, 255), kInk = viz::rgba(30, 30, 34),
                         kGrid = viz::rgba(225, 225, 230);
 constexpr int kMaxTicks = 8;
+// The x axis's room per labelled tick: a label such as "128 KiB" is about 65 px wide at the tick
+// character size below (plschr 0.9), so neighbours closer than this run into each other.
+constexpr double kTickLabelPx = 80;
+constexpr double kPlotLeft = 0.15, kPlotRight = 0.76;  // the plot area's x extent (plvpor)
 constexpr const char* kMarker = "#(840)";  // a Hershey open circle
 
 bool has_memcairo() {
@@ -55,8 +59,8 @@ void tick_label(PLINT axis, PLFLT e, char* label, PLINT length, PLPointer data) 
   std::snprintf(label, std::size_t(length), "%s", text.c_str());
 }
 
-// Major tick spacing (whole powers of two) for a log2 span.
-double tick_step(double span) { return std::max(1.0, std::ceil(span / kMaxTicks)); }
+// Major tick spacing (whole powers of two) for a log2 span with at most `ticks` steps.
+double tick_step(double span, int ticks = kMaxTicks) { return std::max(1.0, std::ceil(span / ticks)); }
 
 }  // namespace
 
@@ -98,13 +102,15 @@ viz::Image plot_image(const Plot& plot, int width, int height) {
   plinit();
   pladv(0);
   plschr(0, 0.9);
-  plvpor(0.15, 0.76, 0.12, 0.86);
+  plvpor(kPlotLeft, kPlotRight, 0.12, 0.86);
+  // as many x labels as fit side by side in the plot area's width, at most kMaxTicks
+  const int x_ticks = std::clamp(int((kPlotRight - kPlotLeft) * width / kTickLabelPx), 2, kMaxTicks);
   plwind(x0, x1, y0, y1);
   plslabelfunc(tick_label, &units);
   plcol0(2);
-  plbox("g", tick_step(x1 - x0), 0, "g", tick_step(y1 - y0), 0);  // the grid under the lines
+  plbox("g", tick_step(x1 - x0, x_ticks), 0, "g", tick_step(y1 - y0), 0);  // the grid under the lines
   plcol0(1);
-  plbox("bcnsto", tick_step(x1 - x0), 0, "bcnstvo", tick_step(y1 - y0), 0);
+  plbox("bcnsto", tick_step(x1 - x0, x_ticks), 0, "bcnstvo", tick_step(y1 - y0), 0);
   plmtex("b", 3.0, 0.5, 0.5, plot.x_label.c_str());
   plmtex("l", 7.5, 0.5, 0.5, plot.y_label.c_str());
   plschr(0, 1.1);
