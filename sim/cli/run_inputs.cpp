@@ -117,7 +117,7 @@ std::vector<OutFile> run_output_files(const std::string& dir, const std::string&
 void write_run_outputs(const std::string& dir, bool created, const std::vector<OutFile>& files) {
   try {
     create_out_dir(dir);
-    write_output_files(files);
+    write_output_files({files.begin(), files.end()});  // (path, bytes) viewed, not copied
   } catch (...) {
     std::error_code ec;
     if (created && fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);  // only the empty folder run made

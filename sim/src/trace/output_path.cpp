@@ -92,14 +92,9 @@ void close_and_commit(std::FILE* f, const OutputPath& out) {
   commit_output(out);
 }
 
-void write_output_file(const std::string& path, std::string_view bytes) {
-  const OutputPath out = output_path(path);
-  std::FILE* f = open_output_temp(out);
-  write_output_bytes(f, bytes, out);
-  close_and_commit(f, out);
-}
+void write_output_file(const std::string& path, std::string_view bytes) { write_output_files({{path, bytes}}); }
 
-void write_output_files(const std::vector<std::pair<std::string, std::string>>& files) {
+void write_output_files(const std::vector<std::pair<std::string, std::string_view>>& files) {
   std::vector<OutputPath> written;  // complete temporaries, not yet renamed
   try {
     for (const auto& [path, bytes] : files) {

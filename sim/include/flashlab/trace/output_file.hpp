@@ -58,10 +58,11 @@ void close_output_temp(std::FILE* f, const OutputPath& out);
 /// commit_output's).
 void close_and_commit(std::FILE* f, const OutputPath& out);
 
-/// `bytes` to `path`, whole or not at all: output_path, open_output_temp, write_output_bytes,
-/// close_and_commit. Throws ConfigError for a refused destination or a temporary file that cannot
-/// be created, std::runtime_error for a failed write, flush, close or rename (a full file system:
-/// "cannot write <path>: No space left on device"); no file is then left under either name.
+/// `bytes` to `path`, whole or not at all: write_output_files of the one file (output_path,
+/// open_output_temp, write_output_bytes, close_output_temp, commit_output). Throws ConfigError for
+/// a refused destination or a temporary file that cannot be created, std::runtime_error for a
+/// failed write, flush, close or rename (a full file system: "cannot write <path>: No space left on
+/// device"); no file is then left under either name.
 void write_output_file(const std::string& path, std::string_view bytes);
 
 /// A set of outputs, (path, bytes) each, written together: every file is written to its
@@ -69,6 +70,6 @@ void write_output_file(const std::string& path, std::string_view bytes);
 /// or a failed create, write, flush or close of any of them, removes every temporary of the set and
 /// throws as write_output_file does: no file of the set is created or replaced. (A rename that
 /// fails after all were written leaves those renamed before it; commit_output's error names it.)
-void write_output_files(const std::vector<std::pair<std::string, std::string>>& files);
+void write_output_files(const std::vector<std::pair<std::string, std::string_view>>& files);
 
 }  // namespace flashlab
