@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""The time model's data set on the GPU (issue 23): every configuration of time_configs.py, this
+project's kernels and PyTorch's FA2, timed kernel-only and the same way on both sides.
+
+    python3 scripts/gpu/time_dataset.py --bin build-gpu/kernels/flashlab-gpu --out DIR --commit SHA
+
+1. Validation (the kernels that are timed are the kernels that are checked, in the same run): each
+   configuration's kernel instance (algorithm, switches, tile, d, dtype, mask, pass, splits, K/V
+   heads) runs through flashlab-gpu's full check on a problem the float64 reference can afford
+   (time_configs.check_flags: N at most 1024 plus its remainder mod 128, batch 1, at most 4 heads):
+   the instrumented kernel's events against the simulator's, m and l, O and L (and dQ, dK, dV)
+   against float64. The raw figures are kept (event counts, errors, tolerances): CI recomputes the
+   verdict.
+2. Time: every configuration at full size, each kernel launched once per pass (flashlab-gpu
+   --profile), `--passes` passes, under Nsight Compute: gpu__time_duration.sum per launch (kernel
+   only: nothing but the kernel lies between its start and end), dram__bytes_read.sum and
+   dram__bytes_write.sum; --clock-control none (the card as it is), --cache-control all (the L2
+   flushed before each kernel: a cold L2, as the simulator's L2 model starts). PyTorch's FA2 (the
+   flash backend: scaled_dot_product_attention, or aten._flash_attention_forward for grouped heads
+   and N_q != N_k; forward and backward) under the same ncu flags, its flash kernels only.
+3. SASS: cuobjdump -sass of the binary that ran, per kernel (scripts/gpu/sass_digest.py reads it).
+Writes DIR/time_dataset.json (meta, "ours", "torch", "checks", "errors") and DIR/time_logs.tar.gz.
+"""
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+import ncu  # noqa: E402
+import time_configs  # noqa: E402
+
+METRICS = {"time_ns": "gpu__time_duration.sum", "dram_rd": "dram__bytes_read.sum", "dram_wr": "dram__bytes_write.sum"}
+NCU = ["ncu", "--clock-control", "none", "--cache-control", "all", "--metrics", ",".join(METRICS.values()),
+       "--csv", "--print-units", "base"]
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
+
+
+def kernel_source_hash():
+    """SHA-256 over the kernel sources and the host runner (kernels/**, sorted paths and contents)."""
+    h = hashlib.sha256()
+    for p in sorted((ROOT / "kernels").rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def metadata(commit, argv):
+    smi = sh("nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader").stdout
+    name, driver, memory, clock = ([x.strip() for x in smi.splitlines()[0].split(",")] if smi.strip()
+                                   else ["unknown"] * 4)
+    torch_v = sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
+    ncu_v = sh("ncu --version").stdout.strip().splitlines()
+    return {"gpu": name, "driver": driver, "memory": memory, "max_sm_clock": clock, "torch": torch_v,
+            "ncu": ncu_v[-1] if ncu_v else "unknown", "commit": commit, "kernel_sources_sha256": kernel_source_hash(),
+            "command": "python3 scripts/gpu/time_dataset.py " + " ".join(argv),
+            "ncu_flags": " ".join(NCU[1:]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def checks(binary, rows, work, logs):
+    """Step 1: flashlab-gpu's full check on each row's check_flags; returns one raw record per row."""
+    lines = [time_configs.check_flags(r) for r in rows]
+    cfg, js = work / "check_configs.txt", work / "checks.json"
+    cfg.write_text("".join(x + "\n" for x in lines))
+    t0 = time.monotonic()
+    proc = sh([str(binary), "--configs", str(cfg), "--json", str(js), "--check-heads", "4"])
+    (logs / "checks.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    print(f"checked {len(lines)} kernel instances in {time.monotonic() - t0:.0f} s (exit {proc.returncode})", flush=True)
+    results = json.loads(js.read_text())
+    out = []
+    for row, line, r in zip(rows, lines, results):
+        out.append({"flags": row, "checked_as": line, "events": {k: r["events"][k] for k in ("run", "gpu", "sim")},
+                    "numbers": r["numbers"], "grads": r["grads"], "passed_as_reported": r["passed"]})
+    return out
+
+
+def profile(cmd, log):
+    proc = sh(cmd)
+    log.write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ncu exited with {proc.returncode}: {proc.stderr[-1500:]}")
+    return ncu.launches(proc.stdout, METRICS), proc.stdout
+
+
+def torch_groups(rows, launches):
+    """Splits PyTorch's flash launches into its calls, in row order, by kernel name: a forward call
+    is flash_fwd_kernel, or flash_fwd_splitkv_kernel and its combine kernel; a backward row's call
+    is its forward, then every launch up to and including flash_bwd_convert_dq_kernel."""
+    groups, pos = [], 0
+    for row in rows:
+        if pos >= len(launches):
+            raise RuntimeError(f"{len(launches)} PyTorch launches: too few for {len(rows)} rows")
+        group = [launches[pos]]
+        pos += 1
+        if "splitkv" in group[0]["name"] and pos < len(launches) and "combine" in launches[pos]["name"]:
+            group.append(launches[pos])
+            pos += 1
+        if row[0] == "backward":
+            while pos < len(launches) and "convert_dq" not in group[-1]["name"]:
+                group.append(launches[pos])
+                pos += 1
+        groups.append(group)
+    if pos != len(launches):
+        raise RuntimeError(f"{len(launches)} PyTorch launches, {pos} matched to rows")
+    return groups
+
+
+def ours(binary, rows, work, logs, passes):
+    """Step 2 for flashlab's kernels: one ncu process per pass over all rows (--profile lines)."""
+    out = [{"flags": r, "split": time_configs.split_of(r), "launches": []} for r in rows]
+    for p in range(passes):
+        cfg = work / "profile_configs.txt"
+        cfg.write_text("".join(f"{r} --no-events --no-check --profile\n" for r in rows))
+        t0 = time.monotonic()
+        launches, _ = profile(NCU + ["--kernel-name", "regex:^fl_", str(binary), "--configs", str(cfg)],
+                              logs / f"ncu_ours_{p}.csv")
+        print(f"pass {p}: ncu profiled {len(launches)} kernels in {time.monotonic() - t0:.0f} s", flush=True)
+        counts = launch_counts(binary, rows, work)
+        if len(launches) != sum(counts):
+            raise RuntimeError(f"ncu profiled {len(launches)} kernels, the rows launch {sum(counts)}")
+        pos = 0
+        for row, n in zip(out, counts):
+            group, pos = launches[pos:pos + n], pos + n
+            if p == 0:
+                row["launches"] = [{"name": k["name"][:200], "grid": k["grid"], "block": k["block"],
+                                    "time_ns": [], "dram_rd": [], "dram_wr": []} for k in group]
+            for dst, k in zip(row["launches"], group):
+                for key in METRICS:
+                    dst[key].append(k.get(key, 0.0))
+    return out
+
+
+_counts_cache = {}
+
+
+def launch_counts(binary, rows, work):
+    """Kernels each row launches (the plain build, once): flashlab-gpu --profile prints nothing of
+    it, so count them with the simulator's launch list through `flashlab count --json`, which the
+    kernels follow launch for launch (the event check of step 1)."""
+    if "v" in _counts_cache:
+        return _counts_cache["v"]
+    flashlab = binary.parent.parent / "sim" / "cli" / "flashlab"
+    counts = []
+    for r in rows:
+        argv = [w for w in r.split()]
+        proc = sh([str(flashlab), "count"] + argv + ["--json"])
+        if proc.returncode != 0:
+            raise RuntimeError(f"flashlab count {r}: {proc.stderr[-500:]}")
+        launches = json.loads(proc.stdout)["launches"]
+        counts.append(len(launches))
+    _counts_cache["v"] = counts
+    return counts
+
+
+TORCH_CHILD = r'''
+import json, sys, torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+rows = json.loads(open(sys.argv[1]).read())
+torch.manual_seed(0)
+for (p, b, h, hk, nq, nk, d, causal, dtype) in rows:
+    dt = torch.bfloat16 if dtype == "bf16" else torch.float16
+    grad = p == "backward"
+    q = torch.randn(b, h, nq, d, device="cuda", dtype=dt, requires_grad=grad)
+    k = torch.randn(b, hk, nk, d, device="cuda", dtype=dt, requires_grad=grad)
+    v = torch.randn(b, hk, nk, d, device="cuda", dtype=dt, requires_grad=grad)
+    torch.cuda.synchronize()
+    if nq == nk and hk == h:
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    else:
+        o = torch.ops.aten._flash_attention_forward(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                     None, None, nq, nk, 0.0, causal, False)[0]
+    if grad:
+        o.backward(torch.randn_like(o))
+    torch.cuda.synchronize()
+'''
+
+
+def pytorch(work, logs, passes):
+    rows = time_configs.torch_rows()
+    (work / "torch_rows.json").write_text(json.dumps(rows))
+    child = work / "torch_child.py"
+    child.write_text(TORCH_CHILD)
+    out = [{"flags": time_configs.torch_key(r), "split": time_configs.split_of(time_configs.torch_key(r)),
+            "launches": []} for r in rows]
+    for p in range(passes):
+        t0 = time.monotonic()
+        launches, _ = profile(NCU + ["--kernel-name", "regex:flash", sys.executable, str(child),
+                                     str(work / "torch_rows.json")], logs / f"ncu_torch_{p}.csv")
+        groups = torch_groups(rows, launches)
+        print(f"pass {p}: ncu profiled {len(launches)} PyTorch kernels in {time.monotonic() - t0:.0f} s", flush=True)
+        for row, group in zip(out, groups):
+            if p == 0:
+                row["launches"] = [{"name": k["name"][:200], "grid": k["grid"], "block": k["block"],
+                                    "time_ns": [], "dram_rd": [], "dram_wr": []} for k in group]
+            for dst, k in zip(row["launches"], group):
+                for key in METRICS:
+                    dst[key].append(k.get(key, 0.0))
+    return out
+
+
+def sass(binary, out_dir):
+    proc = sh(["cuobjdump", "-sass", str(binary)])
+    if proc.returncode != 0:
+        raise RuntimeError(f"cuobjdump: {proc.stderr[-500:]}")
+    (out_dir / "flashlab-gpu.sass").write_text(proc.stdout)
+    res = sh(["cuobjdump", "--dump-resource-usage", str(binary)])
+    (out_dir / "flashlab-gpu.resources.txt").write_text(res.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True, type=Path)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--passes", type=int, default=2, help="ncu passes over every row (one sample each)")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-time-dataset"))
+    ap.add_argument("--only", default="checks,ours,torch,sass", help="comma-separated steps to run")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N rows (a quick try)")
+    args = ap.parse_args()
+    steps = set(args.only.split(","))
+    logs = args.work / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = time_configs.ours()[: args.limit or None]
+    doc = {"meta": metadata(args.commit, sys.argv[1:]), "ours": [], "torch": [], "checks": [], "errors": {}}
+
+    def save():
+        (args.out / "time_dataset.json").write_text(json.dumps(doc, indent=1) + "\n")
+        with tarfile.open(args.out / "time_logs.tar.gz", "w:gz") as tar:
+            tar.add(logs, arcname="logs")
+
+    for step, fn in [("sass", lambda: sass(args.bin, logs)),
+                     ("checks", lambda: doc.__setitem__("checks", checks(args.bin, rows, args.work, logs))),
+                     ("ours", lambda: doc.__setitem__("ours", ours(args.bin, rows, args.work, logs, args.passes))),
+                     ("torch", lambda: doc.__setitem__("torch", pytorch(args.work, logs, args.passes)))]:
+        if step not in steps:
+            continue
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - recorded; the other steps still run
+            doc["errors"][step] = str(e)
+            print(f"{step}: {e}", flush=True)
+        save()
+    failed = [c["flags"] for c in doc["checks"] if not c["passed_as_reported"]]
+    print(f"rows: ours {len(doc['ours'])}, torch {len(doc['torch'])}; checks failed: {len(failed)}; errors: {doc['errors']}")
+    for f in failed[:20]:
+        print("  check failed:", f)
+    return 0 if not doc["errors"] and not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
