@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Merges the outputs of time_dataset.py runs (one ncu pass each, checks, PyTorch) into the committed
+data set tests/data/gpu_time/h200.json: per row and launch, every pass's sample, in run order.
+
+    python3 scripts/gpu/time_dataset_merge.py OUT/a/time_dataset.json OUT/b/... -o tests/data/gpu_time/h200.json
+
+A first run whose "ours" step stopped (its ncu log kept) is regrouped from that log with --regroup
+LOG (group_ours, the simulator's launch counts from --flashlab). Every run must name the same
+kernel-source hash: samples of different kernels are never mixed.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import ncu  # noqa: E402
+import time_configs  # noqa: E402
+import time_dataset  # noqa: E402
+
+
+def regrouped(log, flashlab_gpu):
+    rows = time_configs.ours()
+    launches = ncu.launches(Path(log).read_text(), time_dataset.METRICS)
+    counts = time_dataset.launch_counts(Path(flashlab_gpu), rows, Path("/tmp"))
+    out = []
+    for r, group in zip(rows, time_dataset.group_ours(launches, counts, rows)):
+        out.append({"flags": r, "split": time_configs.split_of(r),
+                    "launches": [{"name": k["name"][:200], "grid": k["grid"], "block": k["block"]} |
+                                 {key: [k.get(key, 0.0)] for key in time_dataset.METRICS} for k in group]})
+    return out
+
+
+def add_samples(dst, src):
+    if not dst:
+        return [dict(r) for r in src]
+    by_flags = {r["flags"]: r for r in dst}
+    for r in src:
+        d = by_flags[r["flags"]]
+        if len(d["launches"]) != len(r["launches"]):
+            raise SystemExit(f"{r['flags']}: {len(r['launches'])} launches, earlier {len(d['launches'])}")
+        for a, b in zip(d["launches"], r["launches"]):
+            if a["name"] != b["name"]:
+                raise SystemExit(f"{r['flags']}: launch {b['name']} where an earlier run had {a['name']}")
+            for key in time_dataset.METRICS:
+                a[key] = a[key] + b[key]
+    return dst
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("-o", "--output", required=True, type=Path)
+    ap.add_argument("--regroup", help="ncu_ours_*.csv of a run whose grouping failed")
+    ap.add_argument("--flashlab-gpu", default="build/kernels/flashlab-gpu")
+    a = ap.parse_args()
+    docs = [json.loads(p.read_text()) for p in a.runs]
+    hashes = {d["meta"]["kernel_sources_sha256"] for d in docs}
+    if len(hashes) != 1:
+        raise SystemExit(f"runs of different kernel sources: {sorted(hashes)}")
+    merged = {"meta": docs[0]["meta"] | {"runs": [d["meta"] | {"steps_with_rows": [k for k in ("checks", "ours", "torch") if d[k]]}
+                                                   for d in docs]},
+              "checks": [], "ours": [], "torch": []}
+    merged["meta"].pop("command", None)
+    merged["meta"]["command"] = ("bash scripts/gpu/time_dataset.sh OUT/a SHA --only sass,checks,ours --passes 1; "
+                                 "python3 scripts/gpu/time_dataset.py --bin none --out OUT/t --commit SHA --only torch --passes 2; "
+                                 "bash scripts/gpu/time_dataset.sh OUT/b SHA --only ours --passes 1; then "
+                                 "python3 scripts/gpu/time_dataset_merge.py (this script)")
+    if a.regroup:
+        merged["ours"] = regrouped(a.regroup, a.flashlab_gpu)
+    for d in docs:
+        merged["checks"] = merged["checks"] or d["checks"]
+        merged["ours"] = add_samples(merged["ours"], d["ours"])
+        merged["torch"] = add_samples(merged["torch"], d["torch"])
+    a.output.parent.mkdir(parents=True, exist_ok=True)
+    a.output.write_text(json.dumps(merged, indent=0, separators=(",", ":")) + "\n")
+    print(f"{a.output}: checks {len(merged['checks'])}, ours {len(merged['ours'])}, torch {len(merged['torch'])}")
+
+
+if __name__ == "__main__":
+    main()
