@@ -15,37 +15,13 @@ namespace {
 
 constexpr int kStandardBarriers = 2;  // per K/V block of standard attention's kernels: load, compute
 
-// The two constants of the time model (docs/model.md "Time model", derived from the committed
-// measurements tests/data/gpu_timing/h200.json, kernels at bef22c9, by the rules given there):
-// kOverlapWarps: with w warps resident on an SM its units overlap by 1 - min(1, kOverlapWarps / w);
-// the integer from 4 to 8 that gives the V2 rows the smallest median error (4: 9.1%, 5: 8.2%,
-// 6: 17.6%, 7: 27.7%, 8: 38.9%).
-constexpr double kOverlapWarps = 5;
-// kExposedLatency: per step of a block on an SM with fewer than kOverlapWarps warps, the wait for
-// the loads it needs at its start; the median over the V1 rows with one block per SM of
-// (measured - predicted without it) / steps per block: 359 ns (648 ns on the kernels before bef22c9).
-constexpr double kExposedLatency = 0.36e-6;
-// kFa2Time: FA2's kernel (--kernel fa2) is PyTorch's code, not this project's, and the two
-// constants above come from this project's kernels. The thread blocks' time of a --kernel fa2
-// launch that walks tiles (not split-KV's combine) is this fraction of the model's: the median over
-// the ten cases of the same-run comparison in tests/data/gpu_ablation/ablation.json ("fa2": fp16
-// and bf16, batch 4 x 16 heads, N = 4096, d = 64 and 128, no mask and causal; batch 1, N = 16384,
-// d = 128 causal) of PyTorch's measured FA2 time over the model's time for FA2's schedule at
-// this fraction 1 (0.72-0.91, median 0.794). Checked on other measurements: the torch rows of
-// tests/data/gpu_timing/h200.json and the launches of tests/data/pytorch_fa2/fa2_launches.json.
-constexpr double kFa2Time = 0.794;
-
 // The row launch (standard attention's softmax, kernels/src/standard.cu fl_standard_softmax: one
 // thread block per query row, docs/model.md "Time model", "The row launch"):
 constexpr int kRowWarps = 4;                 // kSoftmaxThreads = 128 threads
 constexpr int kRowBarriers = 4;              // two block-wide reductions (max, sum), two barriers each
 constexpr double kRowInFlight = 128.0 * 16;  // bytes of loads a row block has in flight: one 16-byte
                                              // load per thread (`#pragma unroll 1` in load_row)
-// kRowLatency: the time of one such round trip; the median over the row launches whose SMs hold
-// one block (k = 1) of (measured launch_ms - launch overhead - waves x the block's unit times) /
-// (waves x round trips per block): 574 ns (the one such launch measured, N = 32768, 1 head).
-constexpr double kRowLatency = 0.574e-6;
-
+constexpr double kSchedulers = 4;            // warp schedulers (sub-partitions) per SM
 /// Whether launch l runs one thread block per query row (a q_row grid dimension).
 bool row_launch(const Launch& l) {
   return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.thread_block && x.dim == Dim::q_row; });
@@ -82,6 +58,15 @@ bool whole_step(const StepView& s) {
 
 bool kv_sequential(const Launch& l) {
   return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.dim == Dim::kv_block && !x.thread_block; });
+}
+
+/// Whether launch l stores tensor x to global memory (a load of x then depends on the launch's own
+/// earlier store: V1's O_i, l_i, m_i, V1's backward dQ_i).
+bool stores(const Launch& l, Tensor x) {
+  auto in = [x](const std::vector<Action>& v) {
+    return std::any_of(v.begin(), v.end(), [x](const Action& a) { return a.op == Op::store && a.tensor == x; });
+  };
+  return in(l.body) || in(l.outer_begin) || in(l.outer_end) || std::any_of(l.prologue.begin(), l.prologue.end(), in);
 }
 
 // Shared-memory bytes the warps read as matmul operands for equation `eq` on an r x c tile:
@@ -124,6 +109,10 @@ double grad_operand_bytes(const Problem& p, Eq eq, double r, double c) {
 
 }  // namespace
 
+// Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
+// names these three numbers; tests/sim/time/time_dataset_test.cpp re-derives them).
+const TimeParams kFittedTimeParams{.overlap = 0.86, .warp_stream = 0.38, .latency_s = 0.58e-6};
+
 std::string_view to_string(Unit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "latency", "dram", "launch"};
   return names[int(u)];
@@ -139,14 +128,13 @@ BlockTimer::BlockTimer(const Problem& p, const Schedule& s) : p_(p), s_(&s), c_(
     occ_.push_back(o);
     const std::int64_t grid = blocks_per_head(l, p) * p.bh();
     sharing_.push_back(std::max<std::int64_t>(1, std::min(o.blocks_per_sm, (grid + p.gpu.sms - 1) / p.gpu.sms)));
-    block_s_.emplace_back(std::size_t(blocks_per_head(l, p)), 0.0);
+    block_steps_.emplace_back(std::size_t(blocks_per_head(l, p)));
     walks_tiles_.push_back(!walked_loops(l).empty());
   }
-  unit_s_.assign(s.launches.size(), {});
-  share_s_.assign(s.launches.size(), {});
+  works_.assign(s.launches.size(), {});
 }
 
-BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_launch, double fraction) const {
+StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double fraction) const {
   const Launch& l = s_->launches[k_launch];
   const Tiling& t = p_.tiling;
   const Cost& c = *s.cost;
@@ -155,6 +143,7 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
                      : p_.dtype == Dtype::fp16 ? c_->mma_f16_flops : 2.0 * c_->fp32_fma_per_s;
   const bool tiles = walks_tiles_[k_launch];
   const bool split_k = tiles && p_.split == WarpSplit::split_k;
+  const bool row = row_launch(l);
 
   // Work of the step (one block's share of it when fraction < 1).
   double flops = double(c.flops), sfu = 0, fp32 = 0, smem = 0, barriers = 0;
@@ -169,13 +158,13 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
       barriers = std::max(barriers, double(w.barriers));
     }
   } else if (!tiles) {
-    barriers = row_launch(l) ? kRowBarriers : kStandardBarriers;
+    barriers = row ? kRowBarriers : kStandardBarriers;
   }
   sfu = double(ops[int(OpKind::exp)] + ops[int(OpKind::log)] + ops[int(OpKind::div)]);
   fp32 = double(ops[int(OpKind::max)] + ops[int(OpKind::add)] + ops[int(OpKind::sub)] + ops[int(OpKind::mul)] +
                 ops[int(OpKind::div)]);
   double l2 = 0;
-  bool has_loads = false;
+  StepWork w;
   for (const Action& a : s.actions) {
     if (a.op == Op::compute) {
       const Extent x = action_extent(p_, a, s.i, s.j);
@@ -189,88 +178,106 @@ BlockTimer::StepTime BlockTimer::step_time(const StepView& s, std::size_t k_laun
       continue;
     }
     if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
-    has_loads = has_loads || a.op == Op::load;
+    if (a.op == Op::load) {
+      w.loads = true;
+      w.round_trip = w.round_trip || s.level == Level::prologue || s.level == Level::outer_begin || stores(l, a.tensor);
+      if (a.region == Region::q_block_splits) w.trips = std::max(w.trips, double(p_.splits));
+    }
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
     if (placement_of(l, a.tensor) == Memory::sram) smem += double(b);
   }
-  StepTime st;
-  auto& u = st.unit;
+  auto& u = w.unit;
   u[int(Unit::tensor)] = fraction * flops / (mma / sms);
   u[int(Unit::sfu)] = fraction * sfu / (c_->ex2_per_s / sms);
   u[int(Unit::fp32)] = fraction * fp32 / (c_->fp32_fma_per_s / sms);
   u[int(Unit::smem)] = fraction * smem / (c_->smem_bytes_per_s / sms);
   u[int(Unit::l2)] = fraction * l2 / (c_->l2_bytes_per_s / sms);
-  const bool row = row_launch(l);
-  const int warps_per_block = row ? kRowWarps : p_.warps;
-  u[int(Unit::barrier)] = barriers * c_->barrier_cycles(warps_per_block) / c_->clock_hz;
-  // The units of one SM overlap as far as its resident warps hide each other's latency
-  // (docs/model.md "Time model"): with w warps on the SM, a step takes the largest unit time plus
-  // a fraction rho = min(1, kOverlapWarps / w) of the others; k blocks sharing the SM each get
-  // 1/k of it. Below kOverlapWarps warps the loads a step waits for are exposed as well. A row
-  // block's units do not overlap (rho = 1) and it waits for each of its round trips of
-  // kRowInFlight bytes (docs/model.md "The row launch"); nor do a backward tile's (rho = 1: its
-  // warps exchange dS_ij through SRAM at a barrier inside every tile, docs/model.md "The
-  // backward's tile").
+  w.warps = row ? kRowWarps : p_.warps;
+  u[int(Unit::barrier)] = barriers * c_->barrier_cycles(int(w.warps)) / c_->clock_hz;
+  w.sharing = double(sharing_[k_launch]);
+  w.no_overlap = row || grad_tiles(l);
+  if (row) w.trips = row_round_trips(p_, l), w.round_trip = true;
+  return w;
+}
+
+StepTime step_time(const StepWork& w, const TimeParams& params) {
+  StepTime st;
+  st.unit = w.unit;
   double sum = 0, top = 0;
   int top_unit = 0;
   for (int x = 0; x <= int(Unit::l2); ++x) {
-    sum += u[std::size_t(x)];
-    if (x != int(Unit::barrier) && u[std::size_t(x)] > top) top = u[std::size_t(x)], top_unit = x;
+    sum += w.unit[std::size_t(x)];
+    if (x != int(Unit::barrier) && w.unit[std::size_t(x)] > top) top = w.unit[std::size_t(x)], top_unit = x;
   }
-  const double k = double(sharing_[k_launch]), warps = k * double(warps_per_block);
-  const double rho = row || grad_tiles(l) ? 1.0 : std::min(1.0, kOverlapWarps / warps);
-  double exposed = 0;
-  if (row) exposed = row_round_trips(p_, l) * kRowLatency;
-  else if (warps < kOverlapWarps && has_loads) exposed = kExposedLatency;
-  st.time = k * (top + rho * (sum - top)) + exposed;
-  for (int x = 0; x <= int(Unit::l2); ++x) st.share[std::size_t(x)] = k * rho * u[std::size_t(x)];
+  const double k = w.sharing;
+  const double streams = k * (1 + params.warp_stream * (w.warps / kSchedulers - 1));
+  const double rho = w.no_overlap ? 1.0 : std::min(1.0, params.overlap / streams);
+  const double alone = top + rho * (sum - top);  // the step of one block with the SM to itself
+  double time = k * alone;
+  if (w.round_trip) time = std::max(time, alone + w.trips * params.latency_s);
+  else if (w.loads) time = std::max(time, params.latency_s);
+  const double exposed = time - k * alone;  // the memory latency's part of the step
+  st.time = time;
+  for (int x = 0; x <= int(Unit::l2); ++x) st.share[std::size_t(x)] = k * rho * w.unit[std::size_t(x)];
   st.share[std::size_t(top_unit)] += k * (1 - rho) * top;
   st.share[int(Unit::latency)] = exposed;
   st.unit[int(Unit::latency)] = exposed;
   return st;
 }
 
-const BlockTimer::StepTime& BlockTimer::memo(const StepView& s) {
+int BlockTimer::work_id(const StepView& s) {
   const Tiling& t = p_.tiling;
   const auto key = std::make_tuple(s.launch, int(s.level), s.i >= 0 ? t.rows(s.i) : -1, s.j >= 0 ? t.cols(s.j) : -1,
                                    int(s.cls), static_cast<const void*>(s.actions.data()));
-  if (last_ && last_key_ == key) return *last_;  // consecutive steps are mostly alike
-  auto it = memo_.find(key);
-  if (it == memo_.end()) it = memo_.emplace(key, step_time(s, s.launch, 1.0)).first;
+  if (last_id_ >= 0 && last_key_ == key) return last_id_;  // consecutive steps are mostly alike
+  auto it = ids_.find(key);
+  if (it == ids_.end()) {
+    works_[s.launch].push_back(step_work(s, s.launch, 1.0));
+    it = ids_.emplace(key, int(works_[s.launch].size()) - 1).first;
+  }
   last_key_ = key;
-  last_ = &it->second;
+  last_id_ = it->second;
   return it->second;
+}
+
+void BlockTimer::add(std::size_t launch, std::size_t block, int id, double count) {
+  auto& steps = block_steps_[launch];
+  if (steps.size() <= block) steps.resize(block + 1);
+  for (auto& [x, n] : steps[block])
+    if (x == id) {
+      n += count;
+      return;
+    }
+  steps[block].emplace_back(id, count);
 }
 
 void BlockTimer::on_step(const StepView& s) {
   if (s.skip || s.actions.empty()) return;
   const std::size_t k = s.launch;
   const Launch& l = s_->launches[k];
-  auto account = [&](const StepTime& st, double times) {
-    for (int x = 0; x < kUnitCount; ++x) {
-      unit_s_[k][std::size_t(x)] += times * st.unit[std::size_t(x)];
-      share_s_[k][std::size_t(x)] += times * st.share[std::size_t(x)];
-    }
-  };
   if (!walks_tiles_[k] && whole_step(s)) {
     // standard attention: the step is every thread block's work; each block takes its share in
     // one step per K/V block (the kernels' loop) or in one step.
-    auto& blocks = block_s_[k];
+    const std::size_t blocks = block_steps_[k].size();
     const double subs = kv_sequential(l) ? double(p_.tiling.t_c()) : 1.0;
-    const StepTime st = step_time(s, k, 1.0 / (double(blocks.size()) * subs));
-    for (double& b : blocks) b += subs * st.time;
-    account(st, subs * double(blocks.size()));
+    works_[k].push_back(step_work(s, k, 1.0 / (double(blocks) * subs)));
+    const int id = int(works_[k].size()) - 1;
+    for (std::size_t b = 0; b < blocks; ++b) add(k, b, id, subs);
     return;
   }
-  const StepTime& st = s.level == Level::prologue ? step_time(s, k, 1.0) : memo(s);
-  auto& blocks = block_s_[k];
-  if (blocks.size() <= s.block) blocks.resize(std::size_t(s.block) + 1, 0.0);
-  blocks[s.block] += st.time;
-  account(st, 1.0);
+  int id;
+  if (s.level == Level::prologue) {
+    works_[k].push_back(step_work(s, k, 1.0));
+    id = int(works_[k].size()) - 1;
+  } else {
+    id = work_id(s);
+  }
+  add(k, s.block, id, 1.0);
 }
 
-TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTimer& b, const Counters& k) {
+TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTimer& b, const Counters& k,
+                            const TimeParams& params) {
   TimePrediction out;
   const Ceilings& c = *b.c_;
   out.ceilings = &c;
@@ -281,7 +288,20 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     lt.name = s.launches[x].name;
     lt.occupancy = b.occ_[x];
     lt.sharing = b.sharing_[x];
-    const std::vector<double>& dur = b.block_s_[x];
+    // each block's time, and each unit's time and share summed over the launch's steps
+    std::vector<StepTime> times;
+    for (const StepWork& w : b.works_[x]) times.push_back(step_time(w, params));
+    std::vector<double> dur(b.block_steps_[x].size(), 0.0);
+    std::array<double, kUnitCount> unit_sum{}, share_sum{};
+    for (std::size_t blk = 0; blk < dur.size(); ++blk)
+      for (const auto& [id, n] : b.block_steps_[x][blk]) {
+        const StepTime& st = times[std::size_t(id)];
+        dur[blk] += n * st.time;
+        for (int u = 0; u < kUnitCount; ++u) {
+          unit_sum[std::size_t(u)] += n * st.unit[std::size_t(u)];
+          share_sum[std::size_t(u)] += n * st.share[std::size_t(u)];
+        }
+      }
     const std::int64_t per_head = std::int64_t(dur.size()), grid = per_head * p.bh();
     lt.grid = grid;
     const std::int64_t slots = lt.occupancy.slots;
@@ -304,15 +324,12 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
       }
     }
     lt.sm_busy = makespan > 0 ? busy / (double(std::min(slots, grid)) * makespan) : 0;
-    // FA2's main kernels (the tile walks, from which kFa2Time was measured): their measured pace
-    const double kernel_time = p.kernel == Kernel::fa2 && b.walks_tiles_[x] ? kFa2Time : 1.0;
-    makespan *= kernel_time;
     lt.blocks_s = makespan;
-    for (int u = 0; u < kUnitCount; ++u) lt.unit_s[std::size_t(u)] = kernel_time * b.unit_s_[x][std::size_t(u)] * bh / sms;
+    for (int u = 0; u < kUnitCount; ++u) lt.unit_s[std::size_t(u)] = unit_sum[std::size_t(u)] * bh / sms;
     double total_share = 0;
-    for (int u = 0; u < kUnitCount; ++u) total_share += b.share_s_[x][std::size_t(u)];
+    for (int u = 0; u < kUnitCount; ++u) total_share += share_sum[std::size_t(u)];
     for (int u = 0; u < kUnitCount; ++u)
-      lt.share[std::size_t(u)] = total_share > 0 ? b.share_s_[x][std::size_t(u)] / total_share : 0;
+      lt.share[std::size_t(u)] = total_share > 0 ? share_sum[std::size_t(u)] / total_share : 0;
     // The DRAM bound (with the L2 model) and the launch overhead.
     double dram = 0;
     if (k.l2) {

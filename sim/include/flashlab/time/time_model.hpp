@@ -1,26 +1,35 @@
 // time_model.hpp — predicted time of a schedule on a GPU preset: a consumer of the walk's work per
-// step and of the L2 model's DRAM bytes (docs/model.md "Time model").
+// step and of the L2 model's DRAM bytes (docs/model.md "Time model"). One set of rules for every
+// launch of every schedule (standard, V1, V2, the variants, backward, split-KV, --kernel fa2): no
+// per-kernel, per-family or per-library factor.
 //
-// Per step of a thread block, the time of its work on each unit of the SM at the SM's share of
-// the preset's ceilings (config/ceilings.hpp; measured on the H200): tensor cores (matmul FLOPs),
-// the special-function unit (exp, log, and the reciprocal of a division), FP32 (the other
-// non-matmul operations, one lane-instruction each, and the warp model's extra operations),
-// shared memory (tile loads into SRAM, the matmul operand reads of each warp, the split-K
-// reductions of the warp model), the L2 (the step's loads and stores) and barriers (the warp
-// model's count times the measured barrier cost). k thread blocks share an SM (occupancy, at most
-// the grid spread over the SMs), w = k * warps warps are resident on it; a step takes
-//     k * ( largest unit time + rho * (sum of the other unit times) ),  rho = min(1, 5 / w)
-// plus, when w < 6, an exposed load latency of 0.65 us: units overlap only as far as resident
-// warps hide each other (two constants, derived in docs/model.md from the committed H200 data).
-// A row launch (one 4-warp block per query row: standard attention's softmax) holds its row as fp32
-// in SRAM (occupancy from that), its units do not overlap, and each block waits 0.574 us per
-// 2 KiB of loads (one 16-byte load per thread in flight): docs/model.md "The row launch". A
-// backward tile counts the shared-memory operands of its five matmuls and the round trip of dS_ij,
-// and its units do not overlap either (rho = 1): docs/model.md "The backward's tile".
-// A thread block's time is the sum of its steps; the blocks of a launch are dealt, in dispatch
-// order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
-// when the grid is small), and the launch takes the latest finish, at least its DRAM bytes over
-// the DRAM bandwidth, plus the launch overhead.
+// The walk records, per step of a thread block, its work on each unit of the SM (StepWork): the
+// tensor cores (matmul FLOPs), the special-function unit (exp, log, the reciprocal of a division),
+// FP32 (the other non-matmul operations and the warp model's extra ones), shared memory (tile loads
+// into SRAM, the warps' matmul operand reads, split-K's reductions), the L2 (the step's loads and
+// stores) and barriers, each at the SM's share of the preset's ceilings (config/ceilings.hpp,
+// measured on the H200). step_time turns that work into time by three rules (TimeParams):
+//  - overlap: k thread blocks share an SM (occupancy, at most the grid spread over the SMs), each of
+//    W warps. Blocks are independent instruction streams (no barrier joins them); the warps of one
+//    block are joined at each step's barriers. With s = k (1 + beta (W/4 - 1)) streams per SM a step
+//    takes k (t_max + rho (sum t_u - t_max)), rho = min(1, c / s): units overlap as far as
+//    independent streams are in different phases. A row launch (one 4-warp block per query row:
+//    standard attention's softmax) and a backward tile (its warps exchange dS_ij through SRAM at a
+//    barrier inside every tile) do not overlap their units (rho = 1).
+//  - memory latency (Little's law: a block's loads in flight return after one round trip, lambda):
+//    a step with loads lasts at least lambda (its loads, prefetched during the previous step, arrive
+//    no sooner); a step that cannot prefetch its loads — they start the block (a prologue, the outer
+//    loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's O_i, l_i, m_i;
+//    V1's backward dQ_i) — waits them out: max(k w, w + trips lambda) for its work w alone on the
+//    SM, where trips is the round trips its loads take one after another (a row block's one per
+//    2 KiB of its row: one 16-byte load per thread in flight; split-KV's combine one per split).
+//  - the launch: a thread block's time is the sum of its steps; the blocks are dealt, in dispatch
+//    order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
+//    when the grid is small); the launch takes the latest finish, at least its DRAM bytes over the
+//    DRAM bandwidth, plus the launch overhead.
+// c, beta and lambda are fitted on the training half of the committed H200 data set
+// (tests/data/gpu_time/h200.json) by tools/fit_time_model (kFittedTimeParams); the CI test
+// tests/sim/time/time_dataset_test.cpp scores the model on the held-out half and re-derives them.
 #pragma once
 
 #include <array>
@@ -44,6 +53,36 @@ namespace flashlab {
 enum class Unit : std::uint8_t { tensor = 0, sfu, fp32, smem, barrier, l2, latency, dram, launch };
 inline constexpr int kUnitCount = 9;
 std::string_view to_string(Unit u);  // "tensor", "sfu", "fp32", "smem", "barrier", "l2", "latency", "dram", "launch"
+
+/// The fitted constants of the rules above (docs/model.md "Time model").
+struct TimeParams {
+  double overlap = 0;        // c: rho = min(1, c / streams)
+  double warp_stream = 0;    // beta: streams per extra warp per scheduler of one block
+  double latency_s = 0;      // lambda: one memory round trip (seconds)
+};
+/// The values tools/fit_time_model derives from the training rows of tests/data/gpu_time/h200.json.
+extern const TimeParams kFittedTimeParams;
+
+/// The work of one step of one thread block, as the walk records it (the input of step_time).
+struct StepWork {
+  std::array<double, kUnitCount> unit{};  // seconds of each unit at the SM's share of the ceilings
+  double sharing = 1;      // k: blocks sharing the SM
+  double warps = 4;        // W: warps per block
+  bool no_overlap = false; // a row launch or a backward tile: rho = 1
+  bool loads = false;      // the step loads from global memory
+  bool round_trip = false; // it waits for its loads: they start the block (prologue, outer begin), or
+                           // read a tensor its own launch stores (no prefetch possible)
+  double trips = 1;        // round trips its loads take in sequence: a row block's per 2 KiB of its
+                           // row, the combine's one per split, else 1
+};
+
+/// How one step's time splits (step_time).
+struct StepTime {
+  double time = 0;
+  std::array<double, kUnitCount> unit{};   // per-SM unit times of the step
+  std::array<double, kUnitCount> share{};  // how `time` splits among the units
+};
+StepTime step_time(const StepWork& w, const TimeParams& params);
 
 /// Predicted time of one launch.
 struct LaunchTime {
@@ -80,33 +119,31 @@ class BlockTimer : public StepObserver {
   void on_step(const StepView& s) override;
 
  private:
-  friend TimePrediction predict_time(const Problem&, const Schedule&, const BlockTimer&, const Counters&);
-  struct StepTime {
-    double time = 0;
-    std::array<double, kUnitCount> unit{};   // per-SM unit times of the step
-    std::array<double, kUnitCount> share{};  // how `time` splits among the units
-  };
-  StepTime step_time(const StepView& s, std::size_t launch, double fraction) const;
-  const StepTime& memo(const StepView& s);
+  friend TimePrediction predict_time(const Problem&, const Schedule&, const BlockTimer&, const Counters&,
+                                     const TimeParams&);
+  StepWork step_work(const StepView& s, std::size_t launch, double fraction) const;
+  int work_id(const StepView& s);
+  void add(std::size_t launch, std::size_t block, int id, double count);
 
   Problem p_;
   const Schedule* s_;
   const Ceilings* c_;
   std::vector<Occupancy> occ_;
   std::vector<std::int64_t> sharing_;
-  std::vector<bool> walks_tiles_;                             // [launch] has tile loops
-  std::vector<std::vector<double>> block_s_;                  // [launch][block] seconds
-  std::vector<std::array<double, kUnitCount>> unit_s_;        // [launch] unit seconds, one head, per SM
-  std::vector<std::array<double, kUnitCount>> share_s_;       // [launch] block seconds by unit
+  std::vector<bool> walks_tiles_;                                      // [launch] has tile loops
+  std::vector<std::vector<StepWork>> works_;                           // [launch] distinct step works
+  std::vector<std::vector<std::vector<std::pair<int, double>>>> block_steps_;  // [launch][block] (work, count)
   using Key = std::tuple<std::uint16_t, int, std::int64_t, std::int64_t, int, const void*>;
-  std::map<Key, StepTime> memo_;
+  std::map<Key, int> ids_;
   Key last_key_{};
-  const StepTime* last_ = nullptr;  // memo_'s nodes stay put
+  int last_id_ = -1;
 };
 
 /// The prediction from a finished walk: `b` observed it, `k` its counters (with the L2 model:
-/// Counters::l2; without it the DRAM bound is left out).
-TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTimer& b, const Counters& k);
+/// Counters::l2; without it the DRAM bound is left out). The walk is not repeated for other
+/// `params` (tools/fit_time_model evaluates many on one walk).
+TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTimer& b, const Counters& k,
+                            const TimeParams& params = kFittedTimeParams);
 
 /// Counters (sectors and L2 model on) and predicted time of schedule `s` on problem p; `also`,
 /// when given, observes the same walk (a progress bar, the warp counter).

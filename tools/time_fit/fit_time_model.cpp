@@ -1,0 +1,52 @@
+// fit_time_model — derives the time model's three constants (time_model.hpp TimeParams) from the
+// training rows of the committed H200 data set, and prints them with the errors on both splits.
+//
+//     build/tools/time_fit/fit_time_model [tests/data/gpu_time/h200.json]
+//
+// The figures it prints are the ones sim/src/time/time_model.cpp's kFittedTimeParams must hold;
+// tests/sim/time/time_dataset_test.cpp runs the same fit and checks that they do.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "time_data.hpp"
+
+namespace {
+
+void report(const char* what, std::vector<double> e) {
+  std::sort(e.begin(), e.end());
+  if (e.empty()) return;
+  auto q = [&](double f) { return e[std::min(e.size() - 1, std::size_t(f * double(e.size())))]; };
+  std::printf("%-6s %3zu rows: median |pred/meas - 1| %.1f%%, 95th percentile %.1f%%, max %.1f%%\n", what, e.size(),
+              100 * q(0.5), 100 * q(0.95), 100 * e.back());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string path = argc > 1 ? argv[1] : "tests/data/gpu_time/h200.json";
+    const auto rows = flashlab::timefit::load_rows(path);
+    const bool refit = !(argc > 3 && std::string(argv[3]) == "--current");
+    const flashlab::TimeParams p = refit ? flashlab::timefit::fit(rows) : flashlab::kFittedTimeParams;
+    std::printf("fitted on the training rows of %s:\n", path.c_str());
+    std::printf("  overlap c = %.2f, warp_stream beta = %.2f, latency lambda = %.2f us\n", p.overlap, p.warp_stream,
+                p.latency_s * 1e6);
+    report("train", flashlab::timefit::errors(rows, "train", p));
+    report("test", flashlab::timefit::errors(rows, "test", p));
+    if (argc > 2 && std::string(argv[2]) == "--rows")
+      for (const auto& r : rows)
+        if (r.skipped.empty()) {
+          const auto t = r.predict(p);
+          std::printf("%.3f\t%s\t%s\t%s", t.time_s / r.measured(), r.split.c_str(), r.family.c_str(), r.flags.c_str());
+          for (std::size_t l = 0; l < t.launches.size(); ++l)
+            std::printf("\t%s %.3f", t.launches[l].name.c_str(), t.launches[l].time_s / r.measured_s[l]);
+          std::printf("\n");
+        }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fit_time_model: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,158 @@
+// time_data.cpp — reading, walking and scoring the time model's data set (time_data.hpp).
+#include "time_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "flashlab/contract/error.hpp"
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/flags/config_flags.hpp"
+
+namespace flashlab::timefit {
+namespace {
+
+std::vector<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  return {std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
+}
+
+std::string value_of(const std::vector<std::string>& w, const std::string& flag, const std::string& fallback = "") {
+  const auto it = std::find(w.begin(), w.end(), flag);
+  return it != w.end() && it + 1 != w.end() ? *(it + 1) : fallback;
+}
+
+std::string family_of(const std::string& key) {
+  const std::vector<std::string> w = words(key);
+  if (w[0] == "torch") return "torch " + value_of(w, "--pass");
+  std::string f = value_of(w, "--pass") == "backward" ? "backward " : "";
+  if (value_of(w, "--backward-form") == "deterministic") f += "deterministic ";
+  if (value_of(w, "--kernel") == "fa2") return f + "fa2 (this project's kernel)";
+  if (value_of(w, "--splits", "1") != "1") f += "split-KV ";
+  if (!value_of(w, "--order").empty()) return f + "variant";
+  f += value_of(w, "--algo");
+  if (!value_of(w, "--warps").empty())
+    f += " " + value_of(w, "--br") + "x" + value_of(w, "--bc") + "x" + value_of(w, "--warps");
+  return f;
+}
+
+Problem problem_of(const std::vector<std::string>& w) {
+  std::vector<cli::FlagText> given;
+  std::string model;
+  for (std::size_t k = 0; k + 1 < w.size(); k += 2) given.push_back({w[k].substr(2), w[k + 1]});
+  return resolve(cli::build_config(given, model));
+}
+
+}  // namespace
+
+double Row::measured() const { return std::accumulate(measured_s.begin(), measured_s.end(), 0.0); }
+
+TimePrediction Row::predict(const TimeParams& params) const {
+  return predict_time(problem, *schedule, *timer, *counters, params);
+}
+
+std::vector<std::string> simulator_flags(const std::string& key) {
+  std::vector<std::string> w = words(key);
+  if (w.empty() || w[0] != "torch") return w;
+  std::vector<std::string> out{"--kernel", "fa2", "--algo", "v2"};
+  out.insert(out.end(), w.begin() + 1, w.end());
+  return out;
+}
+
+std::vector<Row> load_rows(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("time data set", path, "a readable JSON file (tests/data/gpu_time/h200.json)");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  std::vector<Row> rows;
+  for (const char* part : {"ours", "torch"})
+    for (const nlohmann::json& r : doc.at(part)) {
+      Row row;
+      row.flags = r.at("flags").get<std::string>();
+      row.split = r.at("split").get<std::string>();
+      row.family = family_of(row.flags);
+      for (const nlohmann::json& l : r.at("launches")) {
+        const std::vector<double> t = l.at("time_ns").get<std::vector<double>>();
+        row.measured_s.push_back(std::accumulate(t.begin(), t.end(), 0.0) / double(t.size()) * 1e-9);
+      }
+      if (row.family == "torch backward") {
+        row.skipped = "--kernel fa2 does not model PyTorch's backward launches yet (issue 25)";
+        rows.push_back(std::move(row));
+        continue;
+      }
+      row.problem = problem_of(simulator_flags(row.flags));
+      Executor e(row.problem, make_schedule(row.problem), ExecOptions{.tile_stats = false, .sectors = true, .l2 = true});
+      auto timer = std::make_shared<BlockTimer>(row.problem, e.schedule());
+      e.add_observer(timer.get());
+      e.run();
+      row.counters = std::make_shared<Counters>(e.counters());
+      row.schedule = std::make_shared<Schedule>(e.schedule());  // predict_time reads the launches' names
+      row.timer = timer;
+      if (e.schedule().launches.size() != row.measured_s.size())
+        row.skipped = "the simulator's launches (" + std::to_string(e.schedule().launches.size()) +
+                      ") are not the measured ones (" + std::to_string(row.measured_s.size()) + ")";
+      rows.push_back(std::move(row));
+    }
+  return rows;
+}
+
+std::vector<double> errors(const std::vector<Row>& rows, const std::string& split, const TimeParams& params) {
+  std::vector<double> out;
+  for (const Row& r : rows)
+    if (r.skipped.empty() && (split.empty() || r.split == split))
+      out.push_back(std::abs(r.predict(params).time_s / r.measured() - 1));
+  return out;
+}
+
+namespace {
+
+double loss(const std::vector<Row>& rows, const TimeParams& p) {
+  double sum = 0;
+  int n = 0;
+  for (const Row& r : rows)
+    if (r.skipped.empty() && r.split == "train") {
+      sum += std::abs(std::log(r.predict(p).time_s / r.measured()));
+      ++n;
+    }
+  return n ? sum / n : 0;
+}
+
+}  // namespace
+
+TimeParams fit(const std::vector<Row>& rows) {
+  // grids: c 0.20..2.00 by 0.02, beta 0..1.5 by 0.02, lambda 0.10..2.00 us by 0.02 us
+  auto grid = [](double lo, double hi, double step) {
+    std::vector<double> v;
+    for (int k = 0; lo + k * step <= hi + 1e-12; ++k) v.push_back(lo + k * step);
+    return v;
+  };
+  const std::vector<double> cs = grid(0.2, 2.0, 0.02), betas = grid(0.0, 1.5, 0.02), lambdas = grid(0.1e-6, 2.0e-6, 0.02e-6);
+  TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6};
+  double best_loss = loss(rows, best);
+  for (int round = 0; round < 4; ++round) {
+    const TimeParams start = best;
+    for (double c : cs) {
+      TimeParams t = best;
+      t.overlap = c;
+      if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
+    }
+    for (double b : betas) {
+      TimeParams t = best;
+      t.warp_stream = b;
+      if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
+    }
+    for (double lam : lambdas) {
+      TimeParams t = best;
+      t.latency_s = lam;
+      if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
+    }
+    if (start.overlap == best.overlap && start.warp_stream == best.warp_stream && start.latency_s == best.latency_s) break;
+  }
+  return best;
+}
+
+}  // namespace flashlab::timefit

@@ -1,0 +1,47 @@
+// time_data.hpp — the time model's committed H200 data set (tests/data/gpu_time/h200.json, written
+// by scripts/gpu/time_dataset.py) read back as rows of a measured and a predicted time: the rows
+// that tools/fit_time_model fits on (the training split) and that the CI test scores (both splits).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flashlab/time/time_model.hpp"
+
+namespace flashlab::timefit {
+
+/// One row: a run of this project's kernels or one call of PyTorch's FA2, with its walk kept so that
+/// the prediction can be recomputed for other TimeParams without walking again.
+struct Row {
+  std::string flags;            // the data set's key (flashlab-gpu flags, or "torch --pass ...")
+  std::string split;            // "train" or "test" (time_configs.split_of: the SHA-256 of the flags)
+  std::string family;           // what the row runs, for the report: "v2 128x128x4", "torch forward", ...
+  std::vector<double> measured_s;  // per launch: the mean of its ncu gpu__time_duration samples
+  std::string skipped;          // why the model does not predict this row ("" when it does)
+  Problem problem;
+  std::shared_ptr<const Schedule> schedule;
+  std::shared_ptr<const BlockTimer> timer;
+  std::shared_ptr<const Counters> counters;
+
+  double measured() const;                        // seconds, all launches
+  TimePrediction predict(const TimeParams& params) const;
+};
+
+/// The flags of the simulator's configuration for a data-set key: flashlab-gpu's flags as they are;
+/// a PyTorch call as `--kernel fa2 --algo v2` with its shape (FA2's tile and split decision).
+std::vector<std::string> simulator_flags(const std::string& key);
+
+/// Every row of the data set at `path`, walked once each (rows the model cannot take are kept with
+/// `skipped` set: PyTorch's backward, which --kernel fa2 does not model yet).
+std::vector<Row> load_rows(const std::string& path);
+
+/// |predicted / measured - 1| per row of `rows` in `split` ("" for all) that is not skipped.
+std::vector<double> errors(const std::vector<Row>& rows, const std::string& split, const TimeParams& params);
+
+/// The parameters that minimise the mean |ln(predicted / measured)| over the training rows: a
+/// coordinate search over fixed grids (deterministic: the same data give the same figures).
+TimeParams fit(const std::vector<Row>& rows);
+
+}  // namespace flashlab::timefit
