@@ -137,11 +137,10 @@ TEST_CASE("--kernel fa2 equals PyTorch's FA2 launches on the H200: splits, tiles
   CHECK(folded_rows == 3);  // the decode rows with grouped heads
 }
 
-// The time model (docs/model.md "Time model", fitted on this project's kernels, with FA2's pace for
-// its main kernels taken from another measurement: "FA2's pace") against the kernels' durations
-// (ncu gpu__time_duration): every main kernel within a factor 2 (predicted / measured 0.72-1.21),
-// every combine within 0.2-2 (0.21-0.86: FA2's combine with 64 splits in one thread block is the
-// slowest). A bound, not a fit: none of these durations set a constant.
+// The time model (docs/model.md "Time model": the same rules for FA2's kernels as for this
+// project's) against the kernels' durations (ncu gpu__time_duration): every main kernel within a
+// factor 2, every combine within 0.2-2. A bound, not a fit: none of these durations set a constant
+// (the fit reads only the training rows of tests/data/gpu_time/h200.json).
 TEST_CASE("the time model against PyTorch's FA2 kernel durations: within a factor 2 (combine 5)") {
   const json doc = measured();  // (a range-for over measured().at(...) would outlive the document)
   for (const json& r : doc.at("rows")) {
