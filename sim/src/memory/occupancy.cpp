@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "flashlab/memory/compiled_registers.hpp"
+
 namespace flashlab {
 namespace {
 
@@ -44,7 +46,9 @@ Occupancy occupancy(const Problem& p, const Launch& l, std::int64_t sram_peak) {
   const GpuSpec& g = p.gpu;
   Occupancy o;
   o.smem_per_block = sram_peak + kReservedSmem;
-  o.registers_per_thread = registers_per_thread(p, l);
+  const std::optional<std::int64_t> compiled = compiled_registers(p, l);
+  o.registers_per_thread = compiled ? *compiled : registers_per_thread(p, l);
+  o.registers_compiled = compiled.has_value();
   const std::int64_t warp_regs = (o.registers_per_thread * 32 + kWarpRegisterGranule - 1) / kWarpRegisterGranule *
                                  kWarpRegisterGranule;
   struct Limit {

@@ -16,7 +16,8 @@ struct Occupancy {
   std::int64_t blocks_per_sm = 0;         // resident blocks of this launch per SM (>= 1)
   std::string_view limit;                 // "shared memory", "registers", "threads" or "blocks"
   std::int64_t smem_per_block = 0;        // bytes: the launch's SRAM peak + 1 KiB the driver reserves
-  std::int64_t registers_per_thread = 0;  // the accumulator rule below
+  std::int64_t registers_per_thread = 0;  // the compiled kernel's (compiled_registers.hpp), else the rule below
+  bool registers_compiled = false;        // from the compiled kernel
   std::int64_t slots = 0;                 // SMs * blocks_per_sm: blocks resident on the GPU at once
 };
 
