@@ -46,12 +46,13 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
 
 
-def kernel_source_hash():
-    """SHA-256 over the kernel sources and the host runner (kernels/**, sorted paths and contents)."""
+def kernel_source_hash(root=ROOT):
+    """SHA-256 over the kernel sources and the host runner (root/kernels/**: sorted paths relative to
+    root, and contents)."""
     h = hashlib.sha256()
-    for p in sorted((ROOT / "kernels").rglob("*")):
+    for p in sorted((Path(root) / "kernels").rglob("*")):
         if p.is_file():
-            h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() + b"\0")
+            h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
 
 

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Fails when the committed GPU data no longer describe the kernels in the tree (issues 23, 25).
+
+    python3 scripts/check/gpu_data_fresh.py            # the check CI runs
+    python3 scripts/check/gpu_data_fresh.py --selftest # shows the check failing on a changed kernel
+
+1. The kernel sources' SHA-256 (scripts/gpu/time_dataset.py kernel_source_hash: every file under
+   kernels/, sorted by path) must equal the one tests/data/gpu_time/h200.json was measured and
+   checked at: the kernels that were timed are the kernels that were validated, and a changed
+   kernel needs `scripts/gpu/time_dataset.sh` run again before its times mean anything.
+2. sim/src/memory/compiled_registers_table.inc must be scripts/gpu/registers_table.py's output from
+   the committed resource usage of the same build.
+Exit 0 when both hold, 1 with what to re-run otherwise.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
+import time_dataset  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "gpu_time"
+
+
+def problems(root):
+    out = []
+    recorded = json.loads((DATA / "h200.json").read_text())["meta"]["kernel_sources_sha256"]
+    now = time_dataset.kernel_source_hash(root)
+    if now != recorded:
+        out.append(f"kernels/ changed since tests/data/gpu_time/h200.json was measured (sources {recorded[:12]}, "
+                   f"now {now[:12]}): run scripts/gpu/time_dataset.sh on the GPU machine and merge its output "
+                   "(scripts/gpu/time_dataset_merge.py)")
+    table = subprocess.run([sys.executable, str(ROOT / "scripts/gpu/registers_table.py"),
+                            str(DATA / "flashlab-gpu.resources.txt")], capture_output=True, text=True, check=True).stdout
+    if table != (ROOT / "sim/src/memory/compiled_registers_table.inc").read_text():
+        out.append("sim/src/memory/compiled_registers_table.inc is not scripts/gpu/registers_table.py's output: regenerate it")
+    return out
+
+
+def selftest():
+    """A copy of the tree's kernels/ with one byte added must fail check 1; the copy as it is must pass."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(ROOT / "kernels", Path(tmp) / "kernels")
+        if problems(Path(tmp)):
+            print("selftest: the unchanged copy of kernels/ was reported stale")
+            return 1
+        (Path(tmp) / "kernels" / "src" / "v2.cu").open("a").write("\n")
+        found = problems(Path(tmp))
+        if not any("kernels/ changed" in p for p in found):
+            print("selftest: a changed kernel was not reported")
+            return 1
+        print("selftest: a changed kernels/src/v2.cu is reported:", found[0])
+        return 0
+
+
+def main():
+    if "--selftest" in sys.argv:
+        return selftest()
+    found = problems(ROOT)
+    for p in found:
+        print("gpu_data_fresh:", p)
+    if not found:
+        print("gpu_data_fresh: tests/data/gpu_time/h200.json describes the kernels in the tree")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
