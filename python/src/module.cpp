@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "flashlab/config/reference_tile.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/report/report_json.hpp"
@@ -46,7 +47,8 @@ py::object count(const py::object& cfg, const py::object& schedule, const py::kw
 py::object compare(const py::object& cfg, const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs, "llama3-8b");
   std::vector<Problem> problems;
-  for (Algo a : all_algos()) problems.push_back(resolve_algo(c.config, a));  // errors name the algorithm
+  // each algorithm on its reference kernel's tile unless one is given (reference_tile.hpp), as `flashlab compare`
+  for (Algo a : all_algos()) problems.push_back(resolve_algo(on_reference_tile(c.config, a), a));
   nlohmann::json j;
   {
     py::gil_scoped_release free;

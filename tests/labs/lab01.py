@@ -3,8 +3,9 @@ from closed_forms import human_bytes, v1_o_l_m_reads, v1_read, v1_write, v2_read
 from lab_output import cells, field
 
 SCRIPT = "docs/labs/01_where_v1_traffic_goes.sh"
-# compare --model gpt2-small: 12 heads, d = 64, N = 1024, fp16; V1 on its kernel's tile at d = 64
-GPT2 = dict(heads=12, N=1024, d=64, e=2, v1_B_c=128)
+# compare --model gpt2-small: 12 heads, d = 64, N = 1024, fp16; V1 on its kernel's tile at d = 64, 64 x 64
+# (kernels/src/tiles.hpp; the header names it)
+GPT2 = dict(heads=12, N=1024, d=64, e=2, v1_B_c=64)
 
 
 def question_1(checks, out):
