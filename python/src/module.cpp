@@ -48,7 +48,7 @@ py::object compare(const py::object& cfg, const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs, "llama3-8b");
   std::vector<Problem> problems;
   // each algorithm on its reference kernel's tile unless one is given (reference_tile.hpp), as `flashlab compare`
-  for (Algo a : all_algos()) problems.push_back(resolve_algo(on_reference_tile(c.config, a), a));
+  for (Algo a : all_algos()) problems.push_back(resolve_algo(compared_config(c.config, a), a));
   nlohmann::json j;
   {
     py::gil_scoped_release free;

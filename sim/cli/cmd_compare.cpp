@@ -83,7 +83,7 @@ void register_compare(CLI::App& app) {
     std::vector<report::Figures> cols;
     Progress progress("compare", all_algos().size());  // on stderr when it is a terminal and the work is long
     for (Algo a : all_algos()) {
-      const Problem p = resolve_algo(on_reference_tile(c, a), a);
+      const Problem p = resolve_algo(compared_config(c, a), a);
       progress.label(std::string(to_string(a)));
       WalkProgress walk(p, progress);
       cols.push_back(report::measure(p, progress.enabled() ? &walk : nullptr));

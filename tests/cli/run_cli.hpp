@@ -27,5 +27,6 @@ std::uint64_t u64_at(const nlohmann::json& j, const std::string& dotted);
 /// CSV text to rows of named fields (the first line is the header; fields may be "quoted").
 std::vector<std::map<std::string, std::string>> parse_csv(const std::string& text);
 
-/// A fresh empty directory under the system temp directory.
+/// A fresh empty directory under the system temp directory ($TMPDIR, else /tmp), removed with its
+/// contents when the test binary exits.
 std::string make_temp_dir();

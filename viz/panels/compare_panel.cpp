@@ -83,6 +83,14 @@ void ratio_table(const Comparison& c) {
   ImGui::EndTable();
 }
 
+// "  (V1: the walk's start)" on V1's bar; "  (2.22x faster than V1)" or "  (1.07x slower than V1)" on the
+// others (issue 24: V1's bar read "1.00x faster than V1").
+std::string speed_note(double t0, double t, bool first) {
+  if (first) return "  (V1: the walk's start)";
+  if (t0 <= 0 || t <= 0) return "";
+  return t <= t0 ? "  (" + report::ratio(t0, t) + " faster than V1)" : "  (" + report::ratio(t, t0) + " slower than V1)";
+}
+
 // One bar per step of the walk from V1 to V2, its length the predicted time over V1's; the tooltip
 // says what the step costs (bound, bytes per level, grid, waves).
 void walk_bars(const std::vector<WalkBar>& bars) {
@@ -106,7 +114,7 @@ void walk_bars(const std::vector<WalkBar>& bars) {
     const report::Figures& f = *b.figures;
     const double t = f.time.time_s;
     const std::string overlay = report::human(report::metric("predicted_seconds"), report::value_of("predicted_seconds", f)) +
-                                (t0 > 0 ? "  (" + report::ratio(t0, t) + " faster than V1)" : "");
+                                speed_note(t0, t, &b == &bars.front());
     // the two ends in the algorithms' colours (V1 first, V2 last), the variants between in the theme's
     const bool end = &b == &bars.front() || &b == &bars.back();
     if (end) ImGui::PushStyleColor(ImGuiCol_PlotHistogram, palette::algo_colour(&b == &bars.front() ? Algo::v1 : Algo::v2));

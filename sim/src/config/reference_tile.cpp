@@ -27,8 +27,8 @@ bool uses_reference_tiles(const Config& c) {
          c.splits.value_or(1) == 1;
 }
 
-Config on_reference_tile(Config c, Algo a) {
-  c.algo = a;
+Config compared_config(Config c, Algo a) {
+  c = with_algo(c, a, all_algos());
   if (!uses_reference_tiles(c)) return c;
   const ReferenceTile t = reference_tile(a, c.d);
   c.b_r = t.b_r;

@@ -30,7 +30,8 @@ ReferenceTile reference_tile(Algo a, std::int64_t d);
 /// this project's kernels (--kernel flashlab) and no split-KV.
 bool uses_reference_tiles(const Config& c);
 
-/// c with algorithm a on its reference tile when uses_reference_tiles(c); c with algo a otherwise.
-Config on_reference_tile(Config c, Algo a);
+/// c as `compare` runs algorithm a: with_algo(c, a, all_algos()) (the backward form is V2's), on
+/// its reference tile when uses_reference_tiles(c).
+Config compared_config(Config c, Algo a);
 
 }  // namespace flashlab
