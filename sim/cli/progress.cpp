@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -12,16 +13,38 @@ namespace {
 
 constexpr auto kFirstDraw = std::chrono::seconds(1);  // work shorter than this never shows a bar
 constexpr auto kRedraw = std::chrono::milliseconds(100);
+constexpr double kLineEvery = 10;  // seconds between plain lines off a terminal
 constexpr std::size_t kWidth = 30;
+
+// FLASHLAB_PROGRESS_EVERY (seconds, > 0) or kLineEvery.
+double line_every() {
+  const char* text = std::getenv("FLASHLAB_PROGRESS_EVERY");
+  const double v = text ? std::strtod(text, nullptr) : 0;
+  return v > 0 ? v : kLineEvery;
+}
+
+Progress::Mode mode_for_stderr() {
+  if (quiet_progress()) return Progress::Mode::none;
+  return ::isatty(STDERR_FILENO) == 1 ? Progress::Mode::bar : Progress::Mode::lines;
+}
+
+std::string seconds_text(double s) { return s < 100 ? fmt::format("{:.1f} s", s) : fmt::format("{:.0f} s", s); }
 
 }  // namespace
 
-Progress::Progress(std::string what, std::size_t items)
-    : Progress(std::move(what), items, ::isatty(STDERR_FILENO) == 1) {}
+bool& quiet_progress() {
+  static bool quiet = false;
+  return quiet;
+}
+
+Progress::Progress(std::string what, std::size_t items) : Progress(std::move(what), items, mode_for_stderr()) {}
 
 Progress::Progress(std::string what, std::size_t items, bool enabled)
-    : what_(std::move(what)), items_(std::max<std::size_t>(items, 1)), enabled_(enabled),
-      start_(std::chrono::steady_clock::now()) {}
+    : Progress(std::move(what), items, enabled ? Mode::bar : Mode::none) {}
+
+Progress::Progress(std::string what, std::size_t items, Mode mode)
+    : what_(std::move(what)), items_(std::max<std::size_t>(items, 1)), mode_(mode),
+      start_(std::chrono::steady_clock::now()), every_(line_every()) {}
 
 Progress::~Progress() { clear(); }
 
@@ -42,14 +65,18 @@ void Progress::tick() {
 }
 
 void Progress::clear() {
-  if (!drawn_) return;
+  if (!drawn_ || mode_ != Mode::bar) return;
   std::fprintf(stderr, "\r\033[K");
   std::fflush(stderr);
   drawn_ = false;
 }
 
+double Progress::done_fraction() const {
+  return (double(done_) + (done_ < items_ ? part_ : 0.0)) / double(items_);
+}
+
 std::string Progress::line() const {
-  const double all = (double(done_) + (done_ < items_ ? part_ : 0.0)) / double(items_);
+  const double all = done_fraction();
   const std::size_t filled = std::min(kWidth, std::size_t(all * double(kWidth)));
   std::string text = fmt::format("[{}{}] {:3.0f}%  {}", std::string(filled, '#'), std::string(kWidth - filled, '.'),
                                  100 * all, what_);
@@ -58,9 +85,28 @@ std::string Progress::line() const {
   return text;
 }
 
+std::string Progress::plain_line(double elapsed) const {
+  const double all = done_fraction();
+  std::string part;
+  if (items_ > 1) part = fmt::format("{}/{}", std::min(done_ + 1, items_), items_);
+  if (!label_.empty()) part += (part.empty() ? "" : ": ") + label_;
+  const std::string left = all > 0 ? "about " + seconds_text(elapsed * (1 - all) / all) + " left" : "no estimate yet";
+  return fmt::format("flashlab {}: {:.0f}%{}, {} elapsed, {}", what_, 100 * all, part.empty() ? "" : " (" + part + ")",
+                     seconds_text(elapsed), left);
+}
+
 void Progress::draw() {
-  if (!enabled_) return;
+  if (mode_ == Mode::none) return;
   const auto now = std::chrono::steady_clock::now();
+  if (mode_ == Mode::lines) {  // one line each time another interval has passed
+    const std::chrono::duration<double> since = now - start_, since_last = now - last_draw_;
+    if (since < every_ || (drawn_ && since_last < every_)) return;
+    last_draw_ = now;
+    drawn_ = true;
+    std::fprintf(stderr, "%s\n", plain_line(since.count()).c_str());
+    std::fflush(stderr);
+    return;
+  }
   if (now - start_ < kFirstDraw || (drawn_ && now - last_draw_ < kRedraw)) return;
   last_draw_ = now;
   std::fprintf(stderr, "\r\033[K%s", line().c_str());

@@ -25,12 +25,14 @@ std::string slurp(std::FILE* f) {
 
 }  // namespace
 
-CliResult run_cli(const std::string& args) {
+CliResult run_cli(const std::string& args) { return run_cli_env("", args); }
+
+CliResult run_cli_env(const std::string& env, const std::string& args) {
   char err_path[] = "/tmp/flashlab_cli_err_XXXXXX";
   const int fd = ::mkstemp(err_path);
   REQUIRE(fd >= 0);
   ::close(fd);
-  const std::string cmd = std::string(FLASHLAB_BIN) + " " + args + " 2>" + err_path;
+  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(FLASHLAB_BIN) + " " + args + " 2>" + err_path;
   std::FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   CliResult r;

@@ -16,6 +16,8 @@ struct CliResult {
 
 /// Runs `flashlab <args>` through /bin/sh (args are shell words).
 CliResult run_cli(const std::string& args);
+/// Runs `ENV flashlab <args>`: env is shell words VAR=value ("" for none).
+CliResult run_cli_env(const std::string& env, const std::string& args);
 
 /// Runs `flashlab <args>`, requires exit 0 and parses stdout as JSON.
 nlohmann::json run_json(const std::string& args);
