@@ -78,7 +78,8 @@ py::array trace(const py::object& cfg, const std::string& level_text, std::int64
   std::vector<Event> events = without_gil([&] {  // Ctrl-C stops the walk (interrupt.hpp)
     Executor ex(p, s);
     TraceRecorder recorder(p, level);
-    SignalPoll poll;
+    SignalPoll poll("trace");
+    poll.start(p);
     ex.add_observer(&recorder);
     ex.add_observer(&poll);
     ex.run();
@@ -98,7 +99,8 @@ py::dict tile_map(const py::object& cfg, const py::kwargs& kwargs) {
   std::vector<std::uint64_t> hbm(std::size_t(n), 0), flops(std::size_t(n), 0), exps(std::size_t(n), 0);
   without_gil([&] {
     Executor ex(p, ExecOptions{.tile_stats = true});
-    SignalPoll poll;
+    SignalPoll poll("tile_map");
+    poll.start(p);
     ex.add_observer(&poll);
     ex.run();
     const std::vector<TileStat>& stats = ex.tile_stats();  // empty without a tile loop: all of S computed

@@ -38,7 +38,8 @@ py::object count(const py::object& cfg, const py::object& schedule, const py::kw
   const PyConfig c = config_arg(cfg, kwargs);
   const std::optional<Schedule> s = schedule_arg(schedule);
   const nlohmann::json j = without_gil([&] {  // Ctrl-C stops the walk (interrupt.hpp)
-    SignalPoll poll;
+    SignalPoll poll("count");
+    poll.start(c.problem);
     return report::count_json(s ? report::measure(c.problem, *s, &poll) : report::measure(c.problem, &poll), c.model);
   });
   return to_python(j);
@@ -50,9 +51,12 @@ py::object compare(const py::object& cfg, const py::kwargs& kwargs) {
   // each algorithm on its reference kernel's tile unless one is given (reference_tile.hpp), as `flashlab compare`
   for (Algo a : all_algos()) problems.push_back(resolve_algo(compared_config(c.config, a), a));
   const nlohmann::json j = without_gil([&] {
-    SignalPoll poll;
+    SignalPoll poll("compare", problems.size());
     std::vector<report::Figures> cols;
-    for (const Problem& p : problems) cols.push_back(report::measure(p, &poll));
+    for (const Problem& p : problems) {
+      poll.start(p);
+      cols.push_back(report::measure(p, &poll));
+    }
     return report::compare_json(cols, c.model);
   });
   return to_python(j);

@@ -132,7 +132,8 @@ py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, c
     throw ConfigError("do", "an array", "None: the config runs the forward pass only (pass_='backward' or 'both' uses dO)");
   }
   const NumericResult r = without_gil([&] {  // Ctrl-C stops p's own walk (interrupt.hpp); a schedule's runs on
-    SignalPoll poll;
+    SignalPoll poll("run");
+    poll.start(p);
     return s ? simulate(p, *s, in, opt) : simulate(p, in, opt, &poll);
   });
   py::array_t<float> L(py::ssize_t(r.L.size()));

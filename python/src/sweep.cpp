@@ -60,8 +60,9 @@ py::dict sweep(const py::object& cfg, const std::string& over, const py::iterabl
   const std::vector<report::Metric>& cat = report::catalogue();
   std::vector<std::vector<report::Value>> metric_values(cat.size());
   without_gil([&] {  // Ctrl-C stops the sweep within its point (interrupt.hpp)
-    SignalPoll poll;
+    SignalPoll poll("sweep", configs.size());
     for (const PyConfig& c : configs) {
+      poll.start(c.problem);
       poll.poll();
       const report::Figures f = report::measure(c.problem, &poll);
       for (std::size_t m = 0; m < cat.size(); ++m) metric_values[m].push_back(cat[m].value(f));

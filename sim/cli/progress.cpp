@@ -1,34 +1,25 @@
-// progress.cpp — the progress bar and the executor observer that feeds it (progress.hpp).
+// progress.cpp — the progress bar, the plain lines and the executor observer that feeds them (progress.hpp).
 #include "progress.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 
 #include <fmt/format.h>
 #include <unistd.h>
+
+#include "flashlab/report/progress_line.hpp"
 
 namespace flashlab::cli {
 namespace {
 
 constexpr auto kFirstDraw = std::chrono::seconds(1);  // work shorter than this never shows a bar
 constexpr auto kRedraw = std::chrono::milliseconds(100);
-constexpr double kLineEvery = 10;  // seconds between plain lines off a terminal
 constexpr std::size_t kWidth = 30;
-
-// FLASHLAB_PROGRESS_EVERY (seconds, > 0) or kLineEvery.
-double line_every() {
-  const char* text = std::getenv("FLASHLAB_PROGRESS_EVERY");
-  const double v = text ? std::strtod(text, nullptr) : 0;
-  return v > 0 ? v : kLineEvery;
-}
 
 Progress::Mode mode_for_stderr() {
   if (quiet_progress()) return Progress::Mode::none;
   return ::isatty(STDERR_FILENO) == 1 ? Progress::Mode::bar : Progress::Mode::lines;
 }
-
-std::string seconds_text(double s) { return s < 100 ? fmt::format("{:.1f} s", s) : fmt::format("{:.0f} s", s); }
 
 }  // namespace
 
@@ -44,7 +35,7 @@ Progress::Progress(std::string what, std::size_t items, bool enabled)
 
 Progress::Progress(std::string what, std::size_t items, Mode mode)
     : what_(std::move(what)), items_(std::max<std::size_t>(items, 1)), mode_(mode),
-      start_(std::chrono::steady_clock::now()), every_(line_every()) {}
+      start_(std::chrono::steady_clock::now()), every_(report::progress_every()) {}
 
 Progress::~Progress() { clear(); }
 
@@ -86,13 +77,10 @@ std::string Progress::line() const {
 }
 
 std::string Progress::plain_line(double elapsed) const {
-  const double all = done_fraction();
   std::string part;
   if (items_ > 1) part = fmt::format("{}/{}", std::min(done_ + 1, items_), items_);
   if (!label_.empty()) part += (part.empty() ? "" : ": ") + label_;
-  const std::string left = all > 0 ? "about " + seconds_text(elapsed * (1 - all) / all) + " left" : "no estimate yet";
-  return fmt::format("flashlab {}: {:.0f}%{}, {} elapsed, {}", what_, 100 * all, part.empty() ? "" : " (" + part + ")",
-                     seconds_text(elapsed), left);
+  return report::progress_line(what_, done_fraction(), part, elapsed);
 }
 
 void Progress::draw() {
@@ -114,18 +102,11 @@ void Progress::draw() {
   drawn_ = true;
 }
 
-WalkProgress::WalkProgress(const Problem& p, Progress& progress)
-    : progress_(progress),
-      tiles_(double(p.tiling.t_r()) * double(p.tiling.t_c())),
-      launches_(double(std::max<std::size_t>(make_schedule(p.algo).launches.size(), 1))) {}
+WalkProgress::WalkProgress(const Problem& p, Progress& progress) : progress_(progress), walked_(p) {}
 
 void WalkProgress::on_step(const StepView& s) {
-  if (s.launch != launch_) {
-    launch_ = s.launch;
-    walked_ = 0;
-  }
-  if (s.i >= 0 && s.j >= 0) ++walked_;
-  if (++steps_ % 4096 == 0) progress_.fraction((double(launch_) + std::min(1.0, double(walked_) / tiles_)) / launches_);
+  walked_.step(s);
+  if (++steps_ % 4096 == 0) progress_.fraction(walked_.value());
 }
 
 Counters count_with_progress(const Problem& p, Progress& progress, bool sectors) {

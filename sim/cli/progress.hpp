@@ -2,8 +2,8 @@
 // one-line bar, "[#########.....................]  31%  sweep 4/12: n = 4096, v2", drawn once the
 // work has run for a second and redrawn in place at most every 100 ms, erased before the command
 // prints its result (issue 9); off a terminal (a pipe, a CI log, a notebook) a plain line every 10
-// seconds, "flashlab sweep: 31% (4/12: n = 4096, v2), 20.0 s elapsed, about 44.5 s left" (issue 24);
-// nothing with --quiet. FLASHLAB_PROGRESS_EVERY=SECONDS sets the plain lines' interval (tests).
+// seconds (report/progress_line.hpp, FLASHLAB_PROGRESS_EVERY=SECONDS for tests), "flashlab sweep:
+// 31% (4/12: n = 4096, v2), 20.0 s elapsed, about 44.5 s left" (issue 24); nothing with --quiet.
 #pragma once
 
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/executor/walk_fraction.hpp"
 #include "flashlab/numerics/numerics.hpp"
 #include "flashlab/time/time_model.hpp"
 
@@ -62,9 +63,8 @@ class Progress {
   std::chrono::duration<double> every_;  // plain lines' interval
 };
 
-/// An executor observer that reports how far the walk is to a Progress as the current part's
-/// fraction: launch k of n with w of its T_r * T_c tile steps walked (visited or skipped) is at
-/// (k + w / (T_r T_c)) / n. Looks at the clock every 4096 steps only.
+/// An executor observer that reports how far the walk is (executor/walk_fraction.hpp) to a
+/// Progress as the current part's fraction. Looks at the clock every 4096 steps only.
 class WalkProgress final : public StepObserver {
  public:
   WalkProgress(const Problem& p, Progress& progress);
@@ -72,9 +72,8 @@ class WalkProgress final : public StepObserver {
 
  private:
   Progress& progress_;
-  double tiles_, launches_;
-  std::uint16_t launch_ = 0;
-  std::uint64_t walked_ = 0, steps_ = 0;
+  WalkFraction walked_;
+  std::uint64_t steps_ = 0;
 };
 
 /// count(p, sectors) with the walk reported to `progress` when it is enabled (no observer, and no
