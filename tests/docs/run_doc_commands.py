@@ -12,6 +12,7 @@ lines are skipped. Each command then falls under exactly one rule:
   build     scripts/setup.sh, cmake, ctest                          skipped: this test runs inside that build
   lab       bash docs/labs/NN_*.sh                                  skipped: ctest's lab_NN_* runs it
   notebook  jupyter ...                                             skipped: ctest's notebook.* run the notebooks
+  editions  scripts/lab_editions.py                                 skipped: ctest's labs.editions runs it
   picture   flashlab ... --map / --plot, in a build without them   skipped: this build cannot draw
             (--no-map, --no-plot: CMake passes them when stb or PLplot is missing)
   flashlab  flashlab ..., build/sim/cli/flashlab ...                run
@@ -60,6 +61,8 @@ SKIP_RULES = [
      re.compile(r"scripts/setup\.sh|(^|[;&|]\s*)(cmake|ctest)\s")),
     ("notebook", "opens or executes a notebook; ctest's notebook.* tests run docs/labs/*.ipynb",
      re.compile(r"(^|\s)jupyter\s")),
+    ("editions", "writes the notebooks' editions; ctest's labs.editions runs it and notebook.*.student the result",
+     re.compile(r"scripts/lab_editions\.py")),
 ]
 PYTHON_MODULE_JUPYTER = re.compile(r"\bpython3?\s+-m\s+jupyter\b")
 LAB = re.compile(r"^bash\s+(docs/labs/(\d\d_[A-Za-z0-9_]+)\.sh)\s*$")
