@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include "flashlab/config/reference_tile.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "model/palette.hpp"
@@ -29,7 +30,10 @@ void side_view(const char* id, const char* title, const CompareSide& side, std::
   }
   const TileAnalysis& a = *side.analysis;
   const Problem& p = a.problem();
-  ImGui::TextDisabled("block skip %s, %s", p.block_skip ? "on" : "off", to_string(p.split).data());
+  ImGui::TextDisabled("tile %s x %s x %d, grid %s; block skip %s, %s", report::group_digits(std::uint64_t(p.tiling.b_r)).c_str(),
+                      report::group_digits(std::uint64_t(p.tiling.b_c)).c_str(), p.warps,
+                      report::group_digits(std::uint64_t(a.figures().counters.grid_blocks)).c_str(), p.block_skip ? "on" : "off",
+                      to_string(p.split).data());
   item_help("Each algorithm's own defaults unless the config sets them: V1 computes every tile (the V1 paper's "
             "dense kernel) with split-K warps; V2 skips tiles with no visible element and splits rows (split-Q).");
   const Track& track = *side.track;
@@ -54,6 +58,16 @@ void side_view(const char* id, const char* title, const CompareSide& side, std::
   }
   if (hit.hovered) ImGui::SetTooltip("%s", tile_summary(a, hit.hovered->first, hit.hovered->second).c_str());
   ImGui::EndChild();
+}
+
+// Under the two maps: both walk the config's one tile, so that they move in step; where no tile is
+// given, say which tile V1's own kernel runs (reference_tile.hpp), as `flashlab compare` uses it.
+void tile_note(const Config& c) {
+  if (!uses_reference_tiles(c)) return;
+  const ReferenceTile v1 = reference_tile(Algo::v1, c.d), v2 = reference_tile(Algo::v2, c.d);
+  ImGui::TextDisabled("both on %s (%lld x %lld); %s runs %lld x %lld x %d (%s): flashlab compare puts each on its own",
+                      v2.why.c_str(), static_cast<long long>(v2.b_r), static_cast<long long>(v2.b_c), v1.kernel.c_str(),
+                      static_cast<long long>(v1.b_r), static_cast<long long>(v1.b_c), v1.warps, v1.why.c_str());
 }
 
 void ratio_table(const Comparison& c) {
@@ -147,6 +161,7 @@ void ComparePanel::draw(const Session& s, Playback& clock, TextureSink& sink) {
   ImGui::SameLine();
   side_view("##v2", "V2 (FA2 Alg. 1): Q blocks i outside", comparison.v2(), s.generation(), textures[1],
             sink, side);
+  tile_note(s.valid_config());
   ratio_table(comparison);
   walk.poll();
   ImGui::Separator();
