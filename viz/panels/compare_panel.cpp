@@ -139,7 +139,8 @@ void walk_bars(const std::vector<WalkBar>& bars) {
       for (const char* key : {"predicted_tflops", "hbm_total_bytes", "dram_total_bytes", "grid_blocks", "waves", "ops_all",
                               "warp_smem_bytes", "warp_barriers"}) {
         const report::Metric& m = report::metric(key);
-        tip += "\n" + report::label_of(m, f.problem) + ": " + report::human(m, m.value(f));
+        tip += '\n';  // appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "\n" + std::string
+        tip += report::label_of(m, f.problem) + ": " + report::human(m, m.value(f));
       }
       ImGui::SetTooltip("%s", tip.c_str());
     }
