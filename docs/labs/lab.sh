@@ -10,11 +10,20 @@ fl() {
   echo "\$ flashlab $*"
   "$FLASHLAB" "$@"
 }
-# fl_cut FIELDS ARGS...: a CSV command with only some columns kept (cut -d, -fFIELDS).
-fl_cut() {
-  local fields=$1
+# fl_csv COLUMNS ARGS...: a CSV command with only the named columns kept (COLUMNS: names from its
+# header, comma-separated, e.g. value,algo,hbm_read_bytes); a name the header lacks stops the lab.
+fl_csv() {
+  local columns=$1
   shift
   echo
-  echo "\$ flashlab $* | cut -d, -f$fields"
-  "$FLASHLAB" "$@" | cut -d, -f"$fields"
+  echo "\$ flashlab $*   # columns: $columns"
+  "$FLASHLAB" "$@" | awk -F, -v want="$columns" '
+    NR == 1 {
+      n = split(want, names, ",")
+      for (k = 1; k <= n; k++) {
+        for (c = 1; c <= NF; c++) if ($c == names[k]) index_of[k] = c
+        if (!index_of[k]) { print "lab: the CSV has no column " names[k] " (its header: " $0 ")" > "/dev/stderr"; exit 3 }
+      }
+    }
+    { line = $(index_of[1]); for (k = 2; k <= n; k++) line = line "," $(index_of[k]); print line }'
 }

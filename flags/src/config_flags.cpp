@@ -2,6 +2,8 @@
 #include "flashlab/flags/config_flags.hpp"
 
 #include <algorithm>
+#include <set>
+#include <string>
 #include <string_view>
 
 #include "flashlab/contract/error.hpp"
@@ -204,7 +206,15 @@ std::string ConfigFlags::model() const {
 
 std::string ConfigFlags::model_description() const {
   const std::string m = model();
-  return m.empty() ? "" : model_preset(m).description;
+  if (m.empty()) return "";
+  // the flags given over what the preset fills (heads, d, N_q = N_k, mask), so that the header
+  // does not describe a layer the run is not (issue 24: --model llama3-8b --mask causal)
+  static const std::set<std::string_view> preset_fills{"--heads", "--kv-heads", "--d", "--seq", "--nq", "--nk", "--mask"};
+  std::string over;
+  for (const Given& g : given_)
+    if (g.option->count() > 0 && preset_fills.count(flag_table()[g.flag].name))
+      over += (over.empty() ? "" : ", ") + std::string(flag_table()[g.flag].name) + " " + g.text;
+  return model_preset(m).description + (over.empty() ? "" : "; overridden: " + over);
 }
 
 std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigFlagOptions& opt) {

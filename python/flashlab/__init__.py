@@ -10,6 +10,17 @@ The functions wrap the C++ library (the extension flashlab._flashlab; no subproc
 ConfigError, count, compare, sweep, trace, tile_map, run, schedule, v1_to_v2_walk. python/README.md documents each with its shapes
 and units; docs/model.md gives every counting rule with its algorithm line.
 """
+import sys as _sys
+
+try:  # the extension imports NumPy as it starts; without it pybind11 says only "initialization failed"
+    import numpy as _numpy  # noqa: F401
+except ImportError as _e:
+    raise ImportError(
+        "flashlab needs NumPy, which %s cannot import (%s): install it for this interpreter "
+        "(Debian: apt-get install python3-numpy; or python3 -m pip install numpy), or run the "
+        "interpreter the module was built for (CMake's Python3_EXECUTABLE, /usr/bin/python3 after "
+        "scripts/setup.sh)" % (_sys.executable, _e)) from None
+
 from ._flashlab import (
     EQS,
     EVENT_DTYPE,

@@ -10,6 +10,7 @@
 #include <pybind11/numpy.h>
 
 #include "bindings.hpp"
+#include "interrupt.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/contract/event.hpp"
 #include "flashlab/executor/counters.hpp"
@@ -74,15 +75,16 @@ py::array trace(const py::object& cfg, const std::string& level_text, std::int64
   if (bound.events > std::uint64_t(max_bytes) / sizeof(Event))
     throw ConfigError("trace size", fmt::format("{} events of {} bytes (an upper bound)", bound.events, sizeof(Event)),
                       fmt::format("at most max_bytes = {} bytes; raise max_bytes, or trace a smaller config", max_bytes));
-  std::vector<Event> events;
-  {
-    py::gil_scoped_release free;
+  std::vector<Event> events = without_gil([&] {  // Ctrl-C stops the walk (interrupt.hpp)
     Executor ex(p, s);
     TraceRecorder recorder(p, level);
+    SignalPoll poll("trace");
+    poll.start(p);
     ex.add_observer(&recorder);
+    ex.add_observer(&poll);
     ex.run();
-    events = std::move(recorder.events());
-  }
+    return std::move(recorder.events());
+  });
   const auto n = py::ssize_t(events.size());
   return owning_array(std::move(events), event_dtype(), {n});
 }
@@ -95,9 +97,11 @@ py::dict tile_map(const py::object& cfg, const py::kwargs& kwargs) {
   std::vector<std::uint8_t> cls(std::size_t(n), 0), computed(std::size_t(n), 1);
   std::vector<std::int32_t> visit(std::size_t(n), -1);
   std::vector<std::uint64_t> hbm(std::size_t(n), 0), flops(std::size_t(n), 0), exps(std::size_t(n), 0);
-  {
-    py::gil_scoped_release free;
+  without_gil([&] {
     Executor ex(p, ExecOptions{.tile_stats = true});
+    SignalPoll poll("tile_map");
+    poll.start(p);
+    ex.add_observer(&poll);
     ex.run();
     const std::vector<TileStat>& stats = ex.tile_stats();  // empty without a tile loop: all of S computed
     for (std::int64_t k = 0; k < n; ++k) {
@@ -111,7 +115,7 @@ py::dict tile_map(const py::object& cfg, const py::kwargs& kwargs) {
         exps[std::size_t(k)] = cost.op(OpKind::exp);
       }
     }
-  }
+  });
   py::dict out;
   out["cls"] = owning_array(std::move(cls), py::dtype::of<std::uint8_t>(), {t_r, t_c});
   out["computed"] = owning_array(std::move(computed), py::dtype::of<bool>(), {t_r, t_c});

@@ -44,6 +44,11 @@ std::string flag_text(const std::string& keyword, const py::handle& v) {
     if (keyword == "block_skip") return b ? "on" : "off";
     return b ? "True" : "False";
   }
+  if (PyType_Check(v.ptr()))  // np.float32, float: a class has __float__ too, as an unbound method
+    throw py::type_error("Config(" + keyword + "=...): got the type " +
+                         std::string(py::str(v.attr("__module__"))) + "." + std::string(py::str(v.attr("__name__"))) +
+                         ", expected a value: an int, float, str or bool (the text of the command line's --" +
+                         field_of(keyword) + " flag" + (keyword == "dtype" ? ": 'fp16', 'bf16' or 'fp32')" : ")"));
   if (PyIndex_Check(v.ptr())) return py::str(py::int_(py::reinterpret_borrow<py::object>(v))).cast<std::string>();
   if (PyFloat_Check(v.ptr()) || py::hasattr(v, "__float__"))
     return py::repr(py::float_(py::reinterpret_borrow<py::object>(v))).cast<std::string>();

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "interrupt.hpp"
+#include "flashlab/config/reference_tile.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/report/report_json.hpp"
@@ -35,25 +37,28 @@ void bind_error(py::module_& m) {
 py::object count(const py::object& cfg, const py::object& schedule, const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs);
   const std::optional<Schedule> s = schedule_arg(schedule);
-  nlohmann::json j;
-  {
-    py::gil_scoped_release free;
-    j = report::count_json(s ? report::measure(c.problem, *s) : report::measure(c.problem), c.model);
-  }
+  const nlohmann::json j = without_gil([&] {  // Ctrl-C stops the walk (interrupt.hpp)
+    SignalPoll poll("count");
+    poll.start(c.problem);
+    return report::count_json(s ? report::measure(c.problem, *s, &poll) : report::measure(c.problem, &poll), c.model);
+  });
   return to_python(j);
 }
 
 py::object compare(const py::object& cfg, const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs, "llama3-8b");
   std::vector<Problem> problems;
-  for (Algo a : all_algos()) problems.push_back(resolve_algo(c.config, a));  // errors name the algorithm
-  nlohmann::json j;
-  {
-    py::gil_scoped_release free;
+  // each algorithm on its reference kernel's tile unless one is given (reference_tile.hpp), as `flashlab compare`
+  for (Algo a : all_algos()) problems.push_back(resolve_algo(compared_config(c.config, a), a));
+  const nlohmann::json j = without_gil([&] {
+    SignalPoll poll("compare", problems.size());
     std::vector<report::Figures> cols;
-    for (const Problem& p : problems) cols.push_back(report::measure(p));
-    j = report::compare_json(cols, c.model);
-  }
+    for (const Problem& p : problems) {
+      poll.start(p);
+      cols.push_back(report::measure(p, &poll));
+    }
+    return report::compare_json(cols, c.model);
+  });
   return to_python(j);
 }
 

@@ -10,6 +10,7 @@
 #include <pybind11/numpy.h>
 
 #include "bindings.hpp"
+#include "interrupt.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/numerics/numerics.hpp"
 
@@ -130,11 +131,11 @@ py::tuple run(const py::object& cfg, const py::object& q, const py::object& k, c
   } else if (!dO.is_none()) {
     throw ConfigError("do", "an array", "None: the config runs the forward pass only (pass_='backward' or 'both' uses dO)");
   }
-  NumericResult r;
-  {
-    py::gil_scoped_release free;
-    r = s ? simulate(p, *s, in, opt) : simulate(p, in, opt);
-  }
+  const NumericResult r = without_gil([&] {  // Ctrl-C stops p's own walk (interrupt.hpp); a schedule's runs on
+    SignalPoll poll("run");
+    poll.start(p);
+    return s ? simulate(p, *s, in, opt) : simulate(p, in, opt, &poll);
+  });
   py::array_t<float> L(py::ssize_t(r.L.size()));
   std::memcpy(L.mutable_data(), r.L.data(), sizeof(float) * std::size_t(r.L.size()));
   py::list out;

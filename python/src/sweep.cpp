@@ -10,6 +10,7 @@
 #include <pybind11/numpy.h>
 
 #include "bindings.hpp"
+#include "interrupt.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/report/metrics.hpp"
 
@@ -58,13 +59,15 @@ py::dict sweep(const py::object& cfg, const std::string& over, const py::iterabl
     }
   const std::vector<report::Metric>& cat = report::catalogue();
   std::vector<std::vector<report::Value>> metric_values(cat.size());
-  {
-    py::gil_scoped_release free;
+  without_gil([&] {  // Ctrl-C stops the sweep within its point (interrupt.hpp)
+    SignalPoll poll("sweep", configs.size());
     for (const PyConfig& c : configs) {
-      const report::Figures f = report::measure(c.problem);
+      poll.start(c.problem);
+      poll.poll();
+      const report::Figures f = report::measure(c.problem, &poll);
       for (std::size_t m = 0; m < cat.size(); ++m) metric_values[m].push_back(cat[m].value(f));
     }
-  }
+  });
   py::dict out;
   py::list value, algo, mask, dtype;
   std::vector<report::Value> n_q, n_k, d, b_r, b_c, batch, heads, splits;

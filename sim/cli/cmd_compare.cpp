@@ -1,6 +1,7 @@
 // cmd_compare.cpp — `flashlab compare`: standard attention, FlashAttention V1 and V2 side by side
 // on one configuration, with the ratios standard/V2 and V1/V2. Default: one Llama-3-8B attention
-// layer (32 heads, d = 128) at 8192 tokens, causal, batch 1.
+// layer (32 heads, d = 128) at 8192 tokens, causal, batch 1. With no tile given, each algorithm runs
+// on its reference kernel's tile (reference_tile.hpp), which the header names with its grid.
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -9,6 +10,9 @@
 
 #include "algos.hpp"
 #include "commands.hpp"
+#include "tile_lines.hpp"
+#include "v1_notes.hpp"
+#include "flashlab/config/reference_tile.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
@@ -30,10 +34,10 @@ std::string label(const CompareRow& r, const Problem& p) {
   return r.part ? "  of which " + l : l;
 }
 
-void print_table(const std::vector<report::Figures>& cols, const std::string& model) {
+void print_table(const std::vector<report::Figures>& cols, const std::string& model, bool reference) {
   const Problem& p = cols.back().problem;
   if (!model.empty()) std::cout << model << "\n";
-  std::cout << shape_line(p) << "\n";
+  std::cout << problem_line(p) << "\n" << tile_lines(cols, reference);
   // Standard attention has no tile loop (FA1 Algorithm 0): --block-skip changes nothing there.
   std::cout << fmt::format(
       "block skip: V1 {}, V2 {}, standard does not apply (no tile loop); warps: V1 {}, V2 {} of {} (counts cover "
@@ -54,7 +58,7 @@ void print_table(const std::vector<report::Figures>& cols, const std::string& mo
   }
   std::cout << fmt::format("{:<42}{:>14}{:>14}{:>14}\n", "bound (time model)", to_string(cols[0].time.bound),
                            to_string(cols[1].time.bound), to_string(cols[2].time.bound));
-  std::cout << "\n";
+  std::cout << "\n" << v1_notes(cols[0], cols[1]);
   for (const report::Figures& f : cols)  // 0 waves above: no block fits on an SM, say why
     if (!fits_on_sm(f.counters)) std::cout << to_string(f.problem.algo) << ": " << grid_line(f.problem, f.counters) << "\n";
   std::cout << kPapersCountLine << "\n";
@@ -79,7 +83,7 @@ void register_compare(CLI::App& app) {
     std::vector<report::Figures> cols;
     Progress progress("compare", all_algos().size());  // on stderr when it is a terminal and the work is long
     for (Algo a : all_algos()) {
-      const Problem p = resolve_algo(c, a);
+      const Problem p = resolve_algo(compared_config(c, a), a);
       progress.label(std::string(to_string(a)));
       WalkProgress walk(p, progress);
       cols.push_back(report::measure(p, progress.enabled() ? &walk : nullptr));
@@ -89,7 +93,7 @@ void register_compare(CLI::App& app) {
     if (*json)
       std::cout << report::compare_json(cols, flags->model()).dump(2) << "\n";
     else
-      print_table(cols, flags->model_description());
+      print_table(cols, flags->model_description(), uses_reference_tiles(c));
   });
 }
 

@@ -22,12 +22,14 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/config/config_json.hpp"
+#include "flashlab/config/reference_tile.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/report/report_json.hpp"
 #include "predicted_report.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "tile_lines.hpp"
 
 namespace flashlab::cli {
 namespace {
@@ -72,9 +74,9 @@ std::string changes(const Point& a, const Point& b) {
   return s.empty() ? "no figure moves by 1% or more" : s;
 }
 
-void print_text(const std::vector<Point>& pts, const std::string& model) {
+void print_text(const std::vector<Point>& pts, const std::string& model, bool reference) {
   if (!model.empty()) std::cout << model << "\n";
-  std::cout << shape_line(pts.back().f.problem) << "\n\n";
+  std::cout << problem_line(pts.back().f.problem) << "\n" << walk_tile_line(pts.back().f.problem, reference) << "\n";
   const std::string row = "{:<34}{:>12}{:>9}{:>9}{:>10}{:>11}{:>11}{:>9}{:>7}{:>12}{:>11}{:>10}\n";
   std::cout << fmt::format(fmt::runtime(row), "step", "time", "speed-up", "TFLOP/s", "bound", "HBM", "DRAM", "grid",
                            "waves", "non-matmul", "warp SRAM", "barriers");
@@ -142,7 +144,7 @@ void register_explain(CLI::App& app) {
     if (*json)
       std::cout << to_json(pts, flags->model()).dump(2) << "\n";
     else
-      print_text(pts, flags->model_description());
+      print_text(pts, flags->model_description(), uses_reference_tiles(c));
   });
 }
 

@@ -123,7 +123,7 @@ bool report_grads(const std::vector<Problem>& problems, const std::vector<Numeri
 void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   const std::vector<Algo> algos = parse_algo_list("algo", a.algo);
   std::vector<Problem> problems;
-  for (Algo algo : algos) problems.push_back(resolve_algo(c, algo));
+  for (Algo algo : algos) problems.push_back(resolve_algo(with_algo(c, algo, algos), algo));  // the form is V2's
   check_numerics_size(problems.front());
   NumericsOptions opt;
   std::int64_t block = -1;

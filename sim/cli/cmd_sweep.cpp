@@ -87,7 +87,7 @@ void run_sweep(const Config& base, const SweepArgs& a) {
     Config c = base;
     set_axis(c, axis, v);
     const std::string point = to_string(axis) + " = " + std::to_string(v);
-    for (Algo algo : algos) problems.push_back(resolve_algo(c, algo, "sweep point " + point));
+    for (Algo algo : algos) problems.push_back(resolve_algo(with_algo(c, algo, algos), algo, "sweep point " + point));
   }
   const OutputFile file(a.output);
   std::ostringstream csv;     // nothing is written until every row is computed
@@ -112,7 +112,7 @@ void run_sweep(const Config& base, const SweepArgs& a) {
   // The picture is drawn before anything is written, so that a failure leaves no file at all.
   const viz::Image picture =
       plot ? plot_image(sweep_plot(axis, *first, samples), plot_size.first, plot_size.second) : viz::Image{};
-  file.write(csv.str());
+  if (!plot || !a.output.empty()) file.write(csv.str());  // with --plot, the CSV only where -o puts it
   if (plot) {
     plot->write(picture);
     std::cerr << "plot: wrote " << plot->path() << " (" << picture.width << " x " << picture.height << " px, "
@@ -138,9 +138,10 @@ void register_sweep(CLI::App& app) {
   option("--step", args->values.step, "INT", "linear step of a range");
   cmd->add_flag("--log2", args->values.log2, "double from --from up to --to")->group("Sweep");
   option("--algos", args->algos, "ALGOS", "algorithms: all, or a list of standard, v1, v2 (default all three)");
-  option("-o,--output", args->output, "FILE", "CSV file (written to a temporary name, then renamed); default stdout");
+  option("-o,--output", args->output, "FILE",
+         "CSV file (written to a temporary name, then renamed), - for stdout; default stdout, none with --plot");
   CLI::Option* plot = option("--plot", args->plot, "FILE.png",
-                             "also plot HBM bytes against the swept value, one line per algorithm (and the "
+                             "plot HBM bytes against the swept value, one line per algorithm (and the "
                              "Θ(N²d²/M) curve when sweeping sram), to this PNG file");
   CLI::Option* plot_size =
       option("--plot-size", args->plot_size, "WxH", "size of the --plot picture in pixels (default 960x600)");

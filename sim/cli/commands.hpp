@@ -29,7 +29,9 @@ inline constexpr const char* kExitStatusHelp =
     "  2  bad input: a flag or config value; a trace file that cannot be read, is not a regular file, is\n"
     "     larger than a trace of its config can be, or is not a valid trace; an output path refused\n"
     "  3  run: numerics out of tolerance\n"
-    "  4  the work failed: an output that could not be written, memory exhausted, any other error\n";
+    "  4  the work failed: an output that could not be written (a file-size limit's SIGXFSZ included),\n"
+    "     memory exhausted, any other error\n"
+    "  130, 143  interrupted by SIGINT, SIGTERM (129: SIGHUP); no partial output file is left\n";
 
 /// A command that ran but whose result is a failure (e.g. numerics out of tolerance).
 class CommandFailed : public std::runtime_error {

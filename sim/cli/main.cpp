@@ -2,7 +2,9 @@
 // the exit statuses of commands.hpp: 0 success; 1 diff: the traces differ; 2 bad input
 // (flashlab::ConfigError, "flashlab: error: <field> = <value>: <allowed>", or a command-line parse
 // error: "flashlab: error: <CLI11's message> (flashlab COMMAND --help lists the flags)"); 3 numerics out of tolerance (`run`); 4 an output that could not be
-// written (standard output is checked after every command, standard_output.hpp) or any other error.
+// written (standard output is checked after every command, standard_output.hpp) or any other error;
+// 130, 143 (129) when SIGINT, SIGTERM (SIGHUP) stop it, 4 for SIGXFSZ, the output temporaries removed
+// first (trace/temp_files.hpp).
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -13,6 +15,7 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "flashlab/contract/error.hpp"
+#include "flashlab/trace/temp_files.hpp"
 #include "standard_output.hpp"
 
 namespace {
@@ -40,6 +43,7 @@ int checked_exit(int code) {
 int main(int argc, char** argv) {
   using namespace flashlab::cli;
   install_standard_output();
+  flashlab::remove_temps_on_signals("flashlab", kExitFailed);  // Ctrl-C mid-output leaves no temporary
   CLI::App app{
       "flashlab — how standard attention, FlashAttention V1 and V2 move data: exact HBM traffic, FLOPs,\n"
       "non-matmul work, SRAM and parallelism per configuration, and their numerics.",

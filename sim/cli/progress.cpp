@@ -1,4 +1,4 @@
-// progress.cpp — the progress bar and the executor observer that feeds it (progress.hpp).
+// progress.cpp — the progress bar, the plain lines and the executor observer that feeds them (progress.hpp).
 #include "progress.hpp"
 
 #include <algorithm>
@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "flashlab/report/progress_line.hpp"
+
 namespace flashlab::cli {
 namespace {
 
@@ -14,14 +16,26 @@ constexpr auto kFirstDraw = std::chrono::seconds(1);  // work shorter than this 
 constexpr auto kRedraw = std::chrono::milliseconds(100);
 constexpr std::size_t kWidth = 30;
 
+Progress::Mode mode_for_stderr() {
+  if (quiet_progress()) return Progress::Mode::none;
+  return ::isatty(STDERR_FILENO) == 1 ? Progress::Mode::bar : Progress::Mode::lines;
+}
+
 }  // namespace
 
-Progress::Progress(std::string what, std::size_t items)
-    : Progress(std::move(what), items, ::isatty(STDERR_FILENO) == 1) {}
+bool& quiet_progress() {
+  static bool quiet = false;
+  return quiet;
+}
+
+Progress::Progress(std::string what, std::size_t items) : Progress(std::move(what), items, mode_for_stderr()) {}
 
 Progress::Progress(std::string what, std::size_t items, bool enabled)
-    : what_(std::move(what)), items_(std::max<std::size_t>(items, 1)), enabled_(enabled),
-      start_(std::chrono::steady_clock::now()) {}
+    : Progress(std::move(what), items, enabled ? Mode::bar : Mode::none) {}
+
+Progress::Progress(std::string what, std::size_t items, Mode mode)
+    : what_(std::move(what)), items_(std::max<std::size_t>(items, 1)), mode_(mode),
+      start_(std::chrono::steady_clock::now()), every_(report::progress_every()) {}
 
 Progress::~Progress() { clear(); }
 
@@ -42,14 +56,18 @@ void Progress::tick() {
 }
 
 void Progress::clear() {
-  if (!drawn_) return;
+  if (!drawn_ || mode_ != Mode::bar) return;
   std::fprintf(stderr, "\r\033[K");
   std::fflush(stderr);
   drawn_ = false;
 }
 
+double Progress::done_fraction() const {
+  return (double(done_) + (done_ < items_ ? part_ : 0.0)) / double(items_);
+}
+
 std::string Progress::line() const {
-  const double all = (double(done_) + (done_ < items_ ? part_ : 0.0)) / double(items_);
+  const double all = done_fraction();
   const std::size_t filled = std::min(kWidth, std::size_t(all * double(kWidth)));
   std::string text = fmt::format("[{}{}] {:3.0f}%  {}", std::string(filled, '#'), std::string(kWidth - filled, '.'),
                                  100 * all, what_);
@@ -58,9 +76,25 @@ std::string Progress::line() const {
   return text;
 }
 
+std::string Progress::plain_line(double elapsed) const {
+  std::string part;
+  if (items_ > 1) part = fmt::format("{}/{}", std::min(done_ + 1, items_), items_);
+  if (!label_.empty()) part += (part.empty() ? "" : ": ") + label_;
+  return report::progress_line(what_, done_fraction(), part, elapsed);
+}
+
 void Progress::draw() {
-  if (!enabled_) return;
+  if (mode_ == Mode::none) return;
   const auto now = std::chrono::steady_clock::now();
+  if (mode_ == Mode::lines) {  // one line each time another interval has passed
+    const std::chrono::duration<double> since = now - start_, since_last = now - last_draw_;
+    if (since < every_ || (drawn_ && since_last < every_)) return;
+    last_draw_ = now;
+    drawn_ = true;
+    std::fprintf(stderr, "%s\n", plain_line(since.count()).c_str());
+    std::fflush(stderr);
+    return;
+  }
   if (now - start_ < kFirstDraw || (drawn_ && now - last_draw_ < kRedraw)) return;
   last_draw_ = now;
   std::fprintf(stderr, "\r\033[K%s", line().c_str());
@@ -68,18 +102,11 @@ void Progress::draw() {
   drawn_ = true;
 }
 
-WalkProgress::WalkProgress(const Problem& p, Progress& progress)
-    : progress_(progress),
-      tiles_(double(p.tiling.t_r()) * double(p.tiling.t_c())),
-      launches_(double(std::max<std::size_t>(make_schedule(p.algo).launches.size(), 1))) {}
+WalkProgress::WalkProgress(const Problem& p, Progress& progress) : progress_(progress), walked_(p) {}
 
 void WalkProgress::on_step(const StepView& s) {
-  if (s.launch != launch_) {
-    launch_ = s.launch;
-    walked_ = 0;
-  }
-  if (s.i >= 0 && s.j >= 0) ++walked_;
-  if (++steps_ % 4096 == 0) progress_.fraction((double(launch_) + std::min(1.0, double(walked_) / tiles_)) / launches_);
+  walked_.step(s);
+  if (++steps_ % 4096 == 0) progress_.fraction(walked_.value());
 }
 
 Counters count_with_progress(const Problem& p, Progress& progress, bool sectors) {

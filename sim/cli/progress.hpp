@@ -1,8 +1,9 @@
-// progress.hpp — a one-line progress bar on stderr for work that runs longer than a second:
-// "[#########.....................]  31%  sweep 4/12: n = 4096, v2". Drawn only when stderr is a
-// terminal (never into a pipe or a log file) and only once the work has run for a second, so short
-// commands print nothing; redrawn in place with a carriage return at most every 100 ms, and erased
-// before the command prints its result (issue 9, "progress on long work").
+// progress.hpp — progress on stderr for work that runs longer than a second: on a terminal a
+// one-line bar, "[#########.....................]  31%  sweep 4/12: n = 4096, v2", drawn once the
+// work has run for a second and redrawn in place at most every 100 ms, erased before the command
+// prints its result (issue 9); off a terminal (a pipe, a CI log, a notebook) a plain line every 10
+// seconds (report/progress_line.hpp, FLASHLAB_PROGRESS_EVERY=SECONDS for tests), "flashlab sweep:
+// 31% (4/12: n = 4096, v2), 20.0 s elapsed, about 44.5 s left" (issue 24); nothing with --quiet.
 #pragma once
 
 #include <chrono>
@@ -11,17 +12,23 @@
 #include <string>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/executor/walk_fraction.hpp"
 #include "flashlab/numerics/numerics.hpp"
 #include "flashlab/time/time_model.hpp"
 
 namespace flashlab::cli {
 
+/// Whether progress is silenced (--quiet, every command that reports progress; commands.cpp).
+bool& quiet_progress();
+
 class Progress {
  public:
+  enum class Mode { none, bar, lines };
   /// `what` names the work ("sweep", "run"); `items` how many parts it has (sweep points,
-  /// algorithms), each advanced by fraction() and closed by tick(). Enabled when stderr is a TTY.
+  /// algorithms), each advanced by fraction() and closed by tick(). A bar when stderr is a TTY,
+  /// plain lines when it is not, none with --quiet.
   explicit Progress(std::string what, std::size_t items = 1);
-  /// `enabled` in place of the TTY test.
+  /// A bar when `enabled`, else none.
   Progress(std::string what, std::size_t items, bool enabled);
   ~Progress();  // erases the bar
   Progress(const Progress&) = delete;
@@ -35,24 +42,29 @@ class Progress {
   void tick();
   /// Erases the bar (before the command prints its result).
   void clear();
-  /// Whether a bar can be drawn at all: observers feeding it are attached only then.
-  bool enabled() const { return enabled_; }
-  /// The line as it would be drawn now, without the carriage return.
+  /// Whether progress is reported at all: observers feeding it are attached only then.
+  bool enabled() const { return mode_ != Mode::none; }
+  /// The bar as it would be drawn now, without the carriage return.
   std::string line() const;
+  /// The plain line after `elapsed` seconds, without the newline.
+  std::string plain_line(double elapsed) const;
 
  private:
+  Progress(std::string what, std::size_t items, Mode mode);
   void draw();
+  double done_fraction() const;
 
   std::string what_, label_;
   std::size_t items_, done_ = 0;
   double part_ = 0;
-  bool enabled_, drawn_ = false;
+  Mode mode_;
+  bool drawn_ = false;
   std::chrono::steady_clock::time_point start_, last_draw_{};
+  std::chrono::duration<double> every_;  // plain lines' interval
 };
 
-/// An executor observer that reports how far the walk is to a Progress as the current part's
-/// fraction: launch k of n with w of its T_r * T_c tile steps walked (visited or skipped) is at
-/// (k + w / (T_r T_c)) / n. Looks at the clock every 4096 steps only.
+/// An executor observer that reports how far the walk is (executor/walk_fraction.hpp) to a
+/// Progress as the current part's fraction. Looks at the clock every 4096 steps only.
 class WalkProgress final : public StepObserver {
  public:
   WalkProgress(const Problem& p, Progress& progress);
@@ -60,9 +72,8 @@ class WalkProgress final : public StepObserver {
 
  private:
   Progress& progress_;
-  double tiles_, launches_;
-  std::uint16_t launch_ = 0;
-  std::uint64_t walked_ = 0, steps_ = 0;
+  WalkFraction walked_;
+  std::uint64_t steps_ = 0;
 };
 
 /// count(p, sectors) with the walk reported to `progress` when it is enabled (no observer, and no

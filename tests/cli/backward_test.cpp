@@ -382,6 +382,31 @@ TEST_CASE("count --backward-form deterministic: nsplits slices of dQacc, the mai
   CHECK(run.out.find("FA2's kernels run it, deterministic") != std::string::npos);
 }
 
+TEST_CASE("--backward-form paper with --algo v1 or standard is refused as deterministic is (it was silently ignored)") {
+  for (const char* algo : {"v1", "standard"}) {
+    CAPTURE(algo);
+    const CliResult r = run_cli(std::string("count --algo ") + algo + " --pass backward --backward-form paper " + kSmall);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(std::string("backward-form = paper: with --algo v2 only (FA2's Algorithm 2 as printed; --algo ") +
+                     algo + " has one backward, its own)") != std::string::npos);
+  }
+  // a list without v2: the form applies to none of them (with v2 in the list it is V2's: run --algo all)
+  const CliResult list = run_cli("run --algo standard,v1 --pass backward --backward-form paper " + kSmall);
+  CHECK(list.code == 2);
+  CHECK(list.err.find("backward-form (algo standard) = paper: with --algo v2 only") != std::string::npos);
+}
+
+TEST_CASE("compare: --backward-form is V2's; standard and V1 run their one backward") {
+  for (const char* form : {"paper", "deterministic"}) {
+    CAPTURE(form);
+    const nlohmann::json j = run_json(std::string("compare --model none --pass backward --backward-form ") + form + " " + kSmall + "--json");
+    CHECK(j.at("algos").at("v2").at("config").at("backward_form") == form);
+    CHECK(j.at("algos").at("v1").at("hbm") == run_json("count --algo v1 --pass backward " + kSmall + "--json").at("hbm"));
+    CHECK(j.at("algos").at("v2").at("hbm") ==
+          run_json(std::string("count --algo v2 --pass backward --backward-form ") + form + " " + kSmall + "--json").at("hbm"));
+  }
+}
+
 TEST_CASE("--backward-form deterministic with --algo v1 or the forward pass is refused, naming the flag") {
   const CliResult v1 = run_cli("count --algo v1 --pass backward --backward-form deterministic " + kSmall);
   CHECK(v1.code == 2);

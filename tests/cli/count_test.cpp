@@ -327,3 +327,14 @@ TEST_CASE("count --split split-k against --split split-q: the warp model's close
   const CliResult s = run_cli("count --algo standard --nq 128 --nk 128 --d 16 --br 32 --bc 32");
   CHECK(s.out.find("standard attention has no tile loop") != std::string::npos);
 }
+
+TEST_CASE("the model: line names the flags given over the preset's values (issue 24: it described the preset only)") {
+  const CliResult over = run_cli("count --model llama3-8b --mask causal --seq 1024");
+  REQUIRE(over.code == 0);
+  CHECK(over.out.find("model: Llama-3-8B: 32 query heads (8 KV heads), d = 128, context 8192, causal (bottom-right); "
+                      "overridden: --seq 1024, --mask causal\n") != std::string::npos);
+  const CliResult plain = run_cli("count --model llama3-8b --br 128 --bc 64");  // the tile is not the preset's
+  REQUIRE(plain.code == 0);
+  CHECK(plain.out.find("causal (bottom-right)\n") != std::string::npos);
+  CHECK(plain.out.find("overridden") == std::string::npos);
+}

@@ -225,7 +225,12 @@ TEST_CASE("sweep --plot: a PNG of the asked size; V1 against M follows the N^2 d
                               "--dtype fp32 --seq 8192 --d 64 --plot " + path + " --plot-size 800x500");
   INFO(r.err);
   REQUIRE(r.code == 0);
-  CHECK(parse_csv(r.out).size() == 8);  // the CSV still goes to stdout
+  CHECK(r.out.empty());  // the picture only: no CSV on stdout unless -o asks for it (issue 24)
+  CHECK(r.err.find("plot: wrote " + path) != std::string::npos);
+  const CliResult both = run_cli("sweep --algos v1 --over sram --from 8192 --to 1048576 --log2 --br auto --bc auto "
+                                 "--dtype fp32 --seq 8192 --d 64 --plot " + path + " --plot-size 800x500 -o -");
+  REQUIRE(both.code == 0);
+  CHECK(parse_csv(both.out).size() == 8);  // -o -: the CSV on stdout as well, 8 values of M
   // PNG signature, then IHDR's width and height (big-endian) at bytes 16 and 20.
   const std::string bytes = contents(path);
   REQUIRE(bytes.size() > 33);

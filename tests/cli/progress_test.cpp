@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -78,10 +79,49 @@ TEST_CASE("count of 2^26 tiles (seconds of work): a progress bar on a terminal's
   REQUIRE(tty.err.size() >= 4);
   CHECK(tty.err.substr(tty.err.size() - 4) == "\r\033[K");  // and was erased before the result
   CHECK(tty.out.find("Tiles (i, j)") != std::string::npos);
-  const CliResult file = run_cli(args);  // stderr to a file: no bar
+  const CliResult file = run_cli(args);  // stderr to a file: no bar (plain lines only after 10 s: below)
   CHECK(file.code == 0);
-  CHECK(file.err.empty());
+  CHECK(file.err.find('\r') == std::string::npos);
   CHECK(file.out == tty.out);
+}
+
+// The plain lines off a terminal (issue 24 item 4): every FLASHLAB_PROGRESS_EVERY seconds (10 by
+// default), "flashlab WHAT: P% (done/total: label), E s elapsed, about R s left"; none with --quiet.
+TEST_CASE("off a terminal, long work prints a plain progress line every interval; --quiet none") {
+  const std::string args = "count --algo v2 --seq 524288 --br 64 --bc 64";
+  const CliResult lines = run_cli_env("FLASHLAB_PROGRESS_EVERY=0.3", args);
+  REQUIRE(lines.code == 0);
+  INFO(lines.err);
+  const std::regex line(R"(flashlab count: (\d+)%, (\d+\.\d) s elapsed, about \d+\.\d s left)");
+  std::istringstream err(lines.err);
+  std::string text;
+  int seen = 0, last_percent = -1;
+  double last_elapsed = 0;
+  while (std::getline(err, text)) {
+    std::smatch m;
+    REQUIRE(std::regex_match(text, m, line));
+    const int percent = std::stoi(m[1]);
+    const double elapsed = std::stod(m[2]);
+    CHECK(percent >= last_percent);        // the work only moves forward
+    CHECK(elapsed >= last_elapsed + 0.2);  // one line per interval, not more
+    last_percent = percent;
+    last_elapsed = elapsed;
+    ++seen;
+  }
+  CHECK(seen >= 2);  // seconds of work at 0.3 s each
+  CHECK(lines.out.find("Tiles (i, j)") != std::string::npos);
+
+  const CliResult sweep = run_cli_env("FLASHLAB_PROGRESS_EVERY=0.2", "sweep --over n --values 400000,500000 --algos v2 --br 64 --bc 64");
+  REQUIRE(sweep.code == 0);
+  CHECK(std::regex_search(sweep.err, std::regex(R"(^flashlab sweep: \d+% \([12]/2: n = [45]00000, v2\), )")));
+
+  const CliResult quiet = run_cli_env("FLASHLAB_PROGRESS_EVERY=0.3", args + " --quiet");
+  CHECK(quiet.code == 0);
+  CHECK(quiet.err.empty());
+  CHECK(quiet.out == lines.out);
+  const CliResult quiet_tty = run_with_tty_stderr(args + " --quiet");
+  CHECK(quiet_tty.code == 0);
+  CHECK(quiet_tty.err.empty());
 }
 
 TEST_CASE("sweep and run show their bar on a terminal when long, short work shows none") {

@@ -3,8 +3,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <sys/wait.h>
@@ -22,12 +25,14 @@ std::string slurp(std::FILE* f) {
 
 }  // namespace
 
-CliResult run_cli(const std::string& args) {
+CliResult run_cli(const std::string& args) { return run_cli_env("", args); }
+
+CliResult run_cli_env(const std::string& env, const std::string& args) {
   char err_path[] = "/tmp/flashlab_cli_err_XXXXXX";
   const int fd = ::mkstemp(err_path);
   REQUIRE(fd >= 0);
   ::close(fd);
-  const std::string cmd = std::string(FLASHLAB_BIN) + " " + args + " 2>" + err_path;
+  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(FLASHLAB_BIN) + " " + args + " 2>" + err_path;
   std::FILE* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   CliResult r;
@@ -85,8 +90,28 @@ std::vector<std::map<std::string, std::string>> parse_csv(const std::string& tex
   return rows;
 }
 
+namespace {
+
+// The folders make_temp_dir() made, removed with everything in them when the test binary exits
+// (issue 24: tests that returned early left hundreds of flashlab_cli_dir_* folders in /tmp).
+struct TempDirs {
+  std::vector<std::string> paths;
+  ~TempDirs() {
+    for (const std::string& p : paths) {
+      std::error_code ec;
+      std::filesystem::remove_all(p, ec);
+    }
+  }
+};
+TempDirs temp_dirs;
+
+}  // namespace
+
 std::string make_temp_dir() {
-  char path[] = "/tmp/flashlab_cli_dir_XXXXXX";
-  REQUIRE(::mkdtemp(path) != nullptr);
-  return path;
+  const std::string pattern = (std::filesystem::temp_directory_path() / "flashlab_cli_dir_XXXXXX").string();
+  std::vector<char> path(pattern.begin(), pattern.end());
+  path.push_back('\0');
+  REQUIRE(::mkdtemp(path.data()) != nullptr);
+  temp_dirs.paths.emplace_back(path.data());
+  return path.data();
 }

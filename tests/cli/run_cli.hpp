@@ -16,6 +16,8 @@ struct CliResult {
 
 /// Runs `flashlab <args>` through /bin/sh (args are shell words).
 CliResult run_cli(const std::string& args);
+/// Runs `ENV flashlab <args>`: env is shell words VAR=value ("" for none).
+CliResult run_cli_env(const std::string& env, const std::string& args);
 
 /// Runs `flashlab <args>`, requires exit 0 and parses stdout as JSON.
 nlohmann::json run_json(const std::string& args);
@@ -27,5 +29,6 @@ std::uint64_t u64_at(const nlohmann::json& j, const std::string& dotted);
 /// CSV text to rows of named fields (the first line is the header; fields may be "quoted").
 std::vector<std::map<std::string, std::string>> parse_csv(const std::string& text);
 
-/// A fresh empty directory under the system temp directory.
+/// A fresh empty directory under the system temp directory ($TMPDIR, else /tmp), removed with its
+/// contents when the test binary exits.
 std::string make_temp_dir();

@@ -12,10 +12,12 @@ lines are skipped. Each command then falls under exactly one rule:
   build     scripts/setup.sh, cmake, ctest                          skipped: this test runs inside that build
   lab       bash docs/labs/NN_*.sh                                  skipped: ctest's lab_NN_* runs it
   notebook  jupyter ...                                             skipped: ctest's notebook.* run the notebooks
+  editions  scripts/lab_editions.py                                 skipped: ctest's labs.editions runs it
   picture   flashlab ... --map / --plot, in a build without them   skipped: this build cannot draw
             (--no-map, --no-plot: CMake passes them when stb or PLplot is missing)
   flashlab  flashlab ..., build/sim/cli/flashlab ...                run
-and a command no rule knows fails the test (add a rule, or change the doc).
+and a command no rule knows fails the test (add a rule, or change the doc), as does `python3 -m jupyter`
+(the python3 on PATH need not be the interpreter Jupyter is installed for: write `jupyter`).
 
 A command runs through bash (pipefail) in a fresh temporary directory shared by the commands of
 one file, in order: build/sim/cli/flashlab and `flashlab` on PATH are the built binary; tests/ and
@@ -59,7 +61,10 @@ SKIP_RULES = [
      re.compile(r"scripts/setup\.sh|(^|[;&|]\s*)(cmake|ctest)\s")),
     ("notebook", "opens or executes a notebook; ctest's notebook.* tests run docs/labs/*.ipynb",
      re.compile(r"(^|\s)jupyter\s")),
+    ("editions", "writes the notebooks' editions; ctest's labs.editions runs it and notebook.*.student the result",
+     re.compile(r"scripts/lab_editions\.py")),
 ]
+PYTHON_MODULE_JUPYTER = re.compile(r"\bpython3?\s+-m\s+jupyter\b")
 LAB = re.compile(r"^bash\s+(docs/labs/(\d\d_[A-Za-z0-9_]+)\.sh)\s*$")
 FLASHLAB = re.compile(r"(^|[;&|(]\s*|\s)(build/sim/cli/)?flashlab\s")
 
@@ -109,6 +114,9 @@ def commands(body):
 def classify(cmd, source_dir, no_map=False, no_plot=False):
     """(rule, reason); rule None when no rule knows the command."""
     text = cmd.strip()
+    if PYTHON_MODULE_JUPYTER.search(text):
+        return None, ("`python3 -m jupyter` fails where the python3 on PATH is not the interpreter Jupyter is "
+                      "installed for (pyenv, a venv): write `jupyter ...`, which runs with its own")
     for rule, reason, pattern in SKIP_RULES:
         if pattern.search(text):
             return rule, reason

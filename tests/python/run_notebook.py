@@ -15,7 +15,9 @@ A lab has an exercise: a code cell tagged `exercise` that the student fills in (
 answered), followed by a cell tagged `check` whose asserts hold the answer to values flashlab
 computes. The exercise cell's metadata `wrong_answer` is a line of Python that spoils the answer.
 With --wrong-answers, each exercise in turn gets its wrong answer appended and the notebook must
-then fail in the check cell after it, with an AssertionError: the check can fail.
+then fail in the check cell after it, with an AssertionError: the check can fail. With --student,
+the notebook is a student edition (scripts/lab_editions.py: the exercise blank) and must fail in its
+check cell, which tells the student what is wrong.
 """
 import argparse
 import os
@@ -97,6 +99,25 @@ def run_wrong_answers(path, nb, timeout):
     return ok
 
 
+def run_student(path, nb, timeout):
+    """A student edition (scripts/lab_editions.py): the cells before its check run, and the check
+    fails on the skeleton's blanks — the student sees what is wrong there, not a crash earlier."""
+    checks = [k for k, c in enumerate(nb.cells) if "check" in tags(c)]
+    if not checks:
+        print("%s: no cell tagged 'check'" % path)
+        return False
+    if any("exercise" in tags(c) and "wrong_answer" in c.get("metadata", {}) for c in nb.cells):
+        print("%s: holds an exercise's metadata `wrong_answer`: not a student edition" % path)
+        return False
+    failed = execute(nb, timeout)
+    if failed and failed[0] == checks[0] + 1:
+        print("%s: the blank exercise fails its check in cell %d: %s: %s" % (path, failed[0], failed[1], failed[2]))
+        return True
+    print("%s: the blank exercise should fail the check in cell %d; got %s"
+          % (path, checks[0] + 1, "no error" if not failed else "cell %d %s: %s" % failed))
+    return False
+
+
 def kernel_environment():
     """The kernel inherits this environment, but runs in a temporary directory: PYTHONPATH's
     relative entries (PYTHONPATH=build/python) are made absolute first."""
@@ -111,6 +132,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("notebooks", nargs="+")
     ap.add_argument("--wrong-answers", action="store_true", help="spoil each exercise; its check must fail")
+    ap.add_argument("--student", action="store_true",
+                    help="a student edition (scripts/lab_editions.py): its check must fail on the blank exercise")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per cell")
     args = ap.parse_args()
     kernel_environment()
@@ -123,7 +146,8 @@ def main():
                   "jupyter nbconvert --clear-output --inplace %s" % (path, ", ".join(map(str, dirty)), os.path.basename(path)))
             ok = False
             continue
-        ok &= (run_wrong_answers if args.wrong_answers else run_clean)(path, nb, args.timeout)
+        run = run_student if args.student else run_wrong_answers if args.wrong_answers else run_clean
+        ok &= run(path, nb, args.timeout)
     return 0 if ok else 1
 
 

@@ -1,5 +1,8 @@
 """flashlab.Config: the command line's names, defaults and validation (flags/config_flags.hpp,
 sim/include/flashlab/config/config.hpp), errors as ValueError with the command's own message."""
+import subprocess
+import sys
+
 import pytest
 
 import flashlab
@@ -76,6 +79,25 @@ def test_unknown_keyword_and_wrong_type_are_type_errors():
         flashlab.Config(**{"block-skip": "on"})
     with pytest.raises(TypeError, match=r"Config\(nq=\.\.\.\): got a list"):
         flashlab.Config(nq=[1024])
+
+
+def test_a_type_for_a_value_is_a_type_error_naming_the_keyword():
+    np = pytest.importorskip("numpy")
+    with pytest.raises(TypeError, match=r"^Config\(dtype=\.\.\.\): got the type numpy\.float32, expected a value: .*"
+                                        r"--dtype flag: 'fp16', 'bf16' or 'fp32'\)$"):
+        flashlab.Config(dtype=np.float32)
+    with pytest.raises(TypeError, match=r"^Config\(scale=\.\.\.\): got the type builtins\.float, .*--scale flag\)$"):
+        flashlab.Config(scale=float)
+
+
+def test_import_without_numpy_says_so():
+    """issue 24: without NumPy, `import flashlab` said only "initialization failed"."""
+    code = "import sys; sys.modules['numpy'] = None; import flashlab"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: flashlab needs NumPy, which %s cannot import (" % sys.executable), last
+    assert "apt-get install python3-numpy" in last
 
 
 def test_none_is_the_default_and_numpy_integers_work():

@@ -150,13 +150,22 @@ TEST_CASE("the compare tab draws the walk from V1 to V2 as bars once it has been
   const std::string text = draw();
   CHECK(text.find("Why V2 is faster") != std::string::npos);
   for (const WalkStep& step : v1_to_v2_walk()) CHECK(text.find(step.what) != std::string::npos);
-  // V1's bar says 1.00x; V2's carries its own predicted time, as `flashlab count --algo v2` prints it
+  // V1's bar is the start; V2's carries its own predicted time, as `flashlab count --algo v2` prints it
   Config v2 = r4();
   v2.algo = Algo::v2;
   const report::Figures f = report::measure(resolve(v2));
   const std::string t = report::human(report::metric("predicted_seconds"), report::value_of("predicted_seconds", f));
   CHECK(text.find(t) != std::string::npos);
-  CHECK(text.find("(1.00x faster than V1)") != std::string::npos);
+  CHECK(text.find("(V1: the walk's start)") != std::string::npos);
+  // each side names its tile and grid: V1 one thread block per head, V2 one per Q block (T_r = 4)
+  CHECK(text.find("tile 64 x 64 x 4, grid 1; block skip off, split-k") != std::string::npos);
+  CHECK(text.find("tile 64 x 64 x 4, grid 4; block skip on, split-q") != std::string::npos);
+  CHECK(text.find("(1.00x faster than V1)") == std::string::npos);  // issue 24: V1's own bar said so
+  // every later step: its speed-up over V1's predicted time, as explain computes it
+  Config v1 = r4();
+  v1.algo = Algo::v1;
+  const double t1 = report::measure(resolve(v1)).time.time_s;
+  CHECK(text.find("(" + report::ratio(t1, f.time.time_s) + " faster than V1)") != std::string::npos);
 }
 
 TEST_CASE("the whole viewer draws every tab, plays, and survives an invalid config") {
@@ -191,4 +200,17 @@ TEST_CASE("the whole viewer draws every tab, plays, and survives an invalid conf
   }
   CHECK(v.session.error() == "d = 0: an integer from 1 to 4096");
   CHECK(v.playback.track()->position() >= 17);  // the last valid config plays on
+}
+
+TEST_CASE("the compare tab, with no tile given, names FA2's tile both sides walk and the tile V1's kernel runs") {
+  Headless ui({1280, 1400});
+  RecordingTextures tex;
+  Config c;  // d = 64: FA2's 128 x 128; the V1 kernel's 64 x 64 x 4 (kernels/src/tiles.hpp)
+  Session s(c);
+  ComparePanel panel;
+  Playback clock;
+  const std::string text = ui.text_of_window("compare", {1200, 1300}, [&] { panel.draw(s, clock, tex); });
+  CHECK(text.find("both on FA2's tile for d = 64 (128 x 128); flashlab's V1 kernel (kernels/src/v1.cu) runs 64 x 64 x 4 "
+                  "(the largest tile it compiles at d = 64): flashlab compare puts each on its own") != std::string::npos);
+  panel.wait();
 }

@@ -7,6 +7,7 @@
 
 #include <imgui.h>
 
+#include "flashlab/config/reference_tile.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "model/palette.hpp"
@@ -29,7 +30,10 @@ void side_view(const char* id, const char* title, const CompareSide& side, std::
   }
   const TileAnalysis& a = *side.analysis;
   const Problem& p = a.problem();
-  ImGui::TextDisabled("block skip %s, %s", p.block_skip ? "on" : "off", to_string(p.split).data());
+  ImGui::TextDisabled("tile %s x %s x %d, grid %s; block skip %s, %s", report::group_digits(std::uint64_t(p.tiling.b_r)).c_str(),
+                      report::group_digits(std::uint64_t(p.tiling.b_c)).c_str(), p.warps,
+                      report::group_digits(std::uint64_t(a.figures().counters.grid_blocks)).c_str(), p.block_skip ? "on" : "off",
+                      to_string(p.split).data());
   item_help("Each algorithm's own defaults unless the config sets them: V1 computes every tile (the V1 paper's "
             "dense kernel) with split-K warps; V2 skips tiles with no visible element and splits rows (split-Q).");
   const Track& track = *side.track;
@@ -54,6 +58,16 @@ void side_view(const char* id, const char* title, const CompareSide& side, std::
   }
   if (hit.hovered) ImGui::SetTooltip("%s", tile_summary(a, hit.hovered->first, hit.hovered->second).c_str());
   ImGui::EndChild();
+}
+
+// Under the two maps: both walk the config's one tile, so that they move in step; where no tile is
+// given, say which tile V1's own kernel runs (reference_tile.hpp), as `flashlab compare` uses it.
+void tile_note(const Config& c) {
+  if (!uses_reference_tiles(c)) return;
+  const ReferenceTile v1 = reference_tile(Algo::v1, c.d), v2 = reference_tile(Algo::v2, c.d);
+  ImGui::TextDisabled("both on %s (%lld x %lld); %s runs %lld x %lld x %d (%s): flashlab compare puts each on its own",
+                      v2.why.c_str(), static_cast<long long>(v2.b_r), static_cast<long long>(v2.b_c), v1.kernel.c_str(),
+                      static_cast<long long>(v1.b_r), static_cast<long long>(v1.b_c), v1.warps, v1.why.c_str());
 }
 
 void ratio_table(const Comparison& c) {
@@ -83,6 +97,14 @@ void ratio_table(const Comparison& c) {
   ImGui::EndTable();
 }
 
+// "  (V1: the walk's start)" on V1's bar; "  (2.22x faster than V1)" or "  (1.07x slower than V1)" on the
+// others (issue 24: V1's bar read "1.00x faster than V1").
+std::string speed_note(double t0, double t, bool first) {
+  if (first) return "  (V1: the walk's start)";
+  if (t0 <= 0 || t <= 0) return "";
+  return t <= t0 ? "  (" + report::ratio(t0, t) + " faster than V1)" : "  (" + report::ratio(t, t0) + " slower than V1)";
+}
+
 // One bar per step of the walk from V1 to V2, its length the predicted time over V1's; the tooltip
 // says what the step costs (bound, bytes per level, grid, waves).
 void walk_bars(const std::vector<WalkBar>& bars) {
@@ -106,7 +128,7 @@ void walk_bars(const std::vector<WalkBar>& bars) {
     const report::Figures& f = *b.figures;
     const double t = f.time.time_s;
     const std::string overlay = report::human(report::metric("predicted_seconds"), report::value_of("predicted_seconds", f)) +
-                                (t0 > 0 ? "  (" + report::ratio(t0, t) + " faster than V1)" : "");
+                                speed_note(t0, t, &b == &bars.front());
     // the two ends in the algorithms' colours (V1 first, V2 last), the variants between in the theme's
     const bool end = &b == &bars.front() || &b == &bars.back();
     if (end) ImGui::PushStyleColor(ImGuiCol_PlotHistogram, palette::algo_colour(&b == &bars.front() ? Algo::v1 : Algo::v2));
@@ -117,7 +139,8 @@ void walk_bars(const std::vector<WalkBar>& bars) {
       for (const char* key : {"predicted_tflops", "hbm_total_bytes", "dram_total_bytes", "grid_blocks", "waves", "ops_all",
                               "warp_smem_bytes", "warp_barriers"}) {
         const report::Metric& m = report::metric(key);
-        tip += "\n" + report::label_of(m, f.problem) + ": " + report::human(m, m.value(f));
+        tip += '\n';  // appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "\n" + std::string
+        tip += report::label_of(m, f.problem) + ": " + report::human(m, m.value(f));
       }
       ImGui::SetTooltip("%s", tip.c_str());
     }
@@ -139,6 +162,7 @@ void ComparePanel::draw(const Session& s, Playback& clock, TextureSink& sink) {
   ImGui::SameLine();
   side_view("##v2", "V2 (FA2 Alg. 1): Q blocks i outside", comparison.v2(), s.generation(), textures[1],
             sink, side);
+  tile_note(s.valid_config());
   ratio_table(comparison);
   walk.poll();
   ImGui::Separator();

@@ -1,5 +1,7 @@
-// algos.cpp — the three algorithms in report order, and per-algorithm resolution with the algorithm
-// named in errors (config.hpp all_algos, resolve_algo).
+// algos.cpp — the three algorithms in report order, one algorithm of a multi-algorithm command, and
+// per-algorithm resolution with the algorithm named in errors (config.hpp all_algos, with_algo,
+// resolve_algo).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,13 @@ namespace flashlab {
 const std::vector<Algo>& all_algos() {
   static const std::vector<Algo> algos{Algo::standard, Algo::v1, Algo::v2};
   return algos;
+}
+
+Config with_algo(Config c, Algo a, const std::vector<Algo>& algos) {
+  c.algo = a;
+  if (a != Algo::v2 && std::find(algos.begin(), algos.end(), Algo::v2) != algos.end())
+    c.backward_form = BackwardForm::released;
+  return c;
 }
 
 namespace {

@@ -248,10 +248,11 @@ Problem resolve(const Config& given) {
   if (c.backward_form != BackwardForm::released && c.pass == Pass::forward)
     throw ConfigError("backward-form", std::string(to_string(c.backward_form)),
                       "released (the default) with --pass forward: the form is V2's backward's (--pass backward or both)");
-  if (c.backward_form == BackwardForm::deterministic && c.algo != Algo::v2)
-    throw ConfigError("backward-form", "deterministic",
-                      "with --algo v2 only (FA2's deterministic backward; --algo " + std::string(to_string(c.algo)) +
-                          " has one backward, its own)");
+  if (c.backward_form != BackwardForm::released && c.algo != Algo::v2)  // paper too: it was silently ignored
+    throw ConfigError("backward-form", std::string(to_string(c.backward_form)),
+                      "with --algo v2 only (FA2's " +
+                          std::string(c.backward_form == BackwardForm::paper ? "Algorithm 2 as printed" : "deterministic backward") +
+                          "; --algo " + std::string(to_string(c.algo)) + " has one backward, its own)");
   // FA2's mha_bwd (flash_api.cpp): nsplits = ceil(SMs / (batch x heads)), one slice of dQacc each
   if (c.backward_form == BackwardForm::deterministic) p.dq_splits = (p.gpu.sms + c.batch * c.heads - 1) / (c.batch * c.heads);
   const Passes ps{c.pass, c.backward_form};

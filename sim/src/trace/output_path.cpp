@@ -15,6 +15,7 @@
 
 #include "file_kind.hpp"
 #include "flashlab/trace/output_file.hpp"
+#include "flashlab/trace/temp_files.hpp"
 
 namespace flashlab {
 namespace {
@@ -25,7 +26,7 @@ namespace {
 
 // Removes out.temp and throws "cannot write <path>: <errno text>" with errno `e`.
 [[noreturn]] void discard(const OutputPath& out, int e) {
-  std::remove(out.temp.c_str());
+  remove_temp(out);
   throw std::runtime_error("cannot write " + out.path + ": " + std::strerror(e));
 }
 
@@ -64,9 +65,19 @@ void check_creatable(const OutputPath& out) {
 }
 
 std::FILE* open_output_temp(const OutputPath& out) {
+  track_temp(out.temp);  // before it exists: a signal from here on removes it (temp_files.hpp)
   std::FILE* f = std::fopen(out.temp.c_str(), "wb");
-  if (!f) throw output_create_error(out, errno);
+  if (!f) {
+    const int e = errno;
+    forget_temp(out.temp);
+    throw output_create_error(out, e);
+  }
   return f;
+}
+
+void remove_temp(const OutputPath& out) {
+  std::remove(out.temp.c_str());
+  forget_temp(out.temp);
 }
 
 void write_output_bytes(std::FILE*& f, std::string_view bytes, const OutputPath& out) {
@@ -105,16 +116,19 @@ void write_output_files(const std::vector<std::pair<std::string, std::string_vie
       written.push_back(out);
     }
   } catch (...) {
-    for (const OutputPath& out : written) std::remove(out.temp.c_str());
+    for (const OutputPath& out : written) remove_temp(out);
     throw;
   }
   for (const OutputPath& out : written) commit_output(out);
 }
 
 void commit_output(const OutputPath& out) {
-  if (std::rename(out.temp.c_str(), out.target.c_str()) == 0) return;
+  if (std::rename(out.temp.c_str(), out.target.c_str()) == 0) {
+    forget_temp(out.temp);
+    return;
+  }
   const int e = errno;
-  std::remove(out.temp.c_str());
+  remove_temp(out);
   throw std::runtime_error("cannot rename the temporary file to " + out.path + ": " + std::strerror(e));
 }
 

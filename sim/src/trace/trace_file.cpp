@@ -174,7 +174,7 @@ TraceFileWriter::TraceFileWriter(std::string path, const Problem& p, const Trace
 TraceFileWriter::~TraceFileWriter() {
   if (!done_ && file_) {
     std::fclose(file_);
-    std::remove(out_.temp.c_str());
+    remove_temp(out_);
   }
 }
 

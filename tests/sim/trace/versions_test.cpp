@@ -9,6 +9,7 @@
 #include <string>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/executor/counters.hpp"
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../../common/trace_helpers.hpp"
@@ -143,6 +144,17 @@ TEST_CASE("docs/events.md and the README name the version the writers put at byt
   CHECK(events.find("| 8 | 4 | u32 version = " + v + " (the version written; 1 to " + older + " are read") != std::string::npos);
   CHECK(events.find("Readers read versions 1 to " + v + " and write " + v + ".") != std::string::npos);
   CHECK(readme.find("(docs/events.md): format " + v + "; versions 1 to " + older + " still read)") != std::string::npos);
+}
+
+TEST_CASE("docs/events.md's record table names every tensor code the writers put at byte 33") {
+  // issue 24: the table named 17 "none" after format 5 wrote Oacc, Lacc there and none as 19
+  std::string row = "| 33 | `tensor` | u8 | ";
+  for (int k = 0; k <= int(Tensor::none); ++k)  // the text form writes none as "-"
+    row += (k ? ", " : "") + std::to_string(k) + " " + (Tensor(k) == Tensor::none ? "none" : std::string(to_string(Tensor(k))));
+  std::ifstream in(std::string(FLASHLAB_SOURCE_DIR) + "/docs/events.md");
+  REQUIRE(in);
+  const std::string events(std::istreambuf_iterator<char>(in), {});
+  CHECK_MESSAGE(events.find(row + " (text: `-`") != std::string::npos, row);
 }
 
 TEST_CASE("version-1 files read: standard attention's launch is its step, every other algorithm's 0") {

@@ -32,7 +32,8 @@ class ConfigFlags {
   /// checks ranges. Throws ConfigError("<flag>", text, allowed) for text that does not parse.
   Config build() const;
 
-  /// The model preset in use ("" when none) and its one-line description.
+  /// The model preset in use ("" when none) and its one-line description, with the flags given over
+  /// what it fills ("...; overridden: --mask causal, --seq 1024").
   std::string model() const;
   std::string model_description() const;
 

@@ -232,6 +232,11 @@ const std::vector<Algo>& all_algos();
 /// standard attention are smaller), the context (e.g. a sweep point) when given.
 Problem resolve_algo(Config c, Algo a, const std::string& context = "");
 
+/// c with algo a, for one algorithm of a command that runs several (`run --algo`, `sweep --algos`,
+/// `compare`): --backward-form is V2's, so standard attention and V1 take released when v2 is among
+/// `algos`. Without v2 the form stays, and resolve() refuses it for them, naming the field.
+Config with_algo(Config c, Algo a, const std::vector<Algo>& algos);
+
 /// Names used in output and parsing.
 std::string_view to_string(Algo a);
 std::string_view to_string(Dtype t);

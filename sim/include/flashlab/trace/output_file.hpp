@@ -41,8 +41,12 @@ void commit_output(const OutputPath& out);
 /// Throws output_create_error(out, errno) when it cannot (missing or unwritable directory...).
 void check_creatable(const OutputPath& out);
 
-/// Opens out.temp for writing (binary, truncated). Throws output_create_error(out, errno).
+/// Opens out.temp for writing (binary, truncated) and tracks it (temp_files.hpp: a signal removes
+/// it until commit_output or remove_temp). Throws output_create_error(out, errno).
 std::FILE* open_output_temp(const OutputPath& out);
+
+/// Removes out.temp and stops tracking it.
+void remove_temp(const OutputPath& out);
 
 /// Writes `bytes` to `f` (open on out.temp). On a short write closes `f` (it becomes null), removes
 /// out.temp and throws std::runtime_error("cannot write <out.path>: <errno text>").

@@ -1,0 +1,60 @@
+// tile_lines.cpp — the tiles of compare's algorithms and of explain's walk (tile_lines.hpp).
+#include "tile_lines.hpp"
+
+#include <fmt/format.h>
+
+#include "flashlab/config/reference_tile.hpp"
+#include "flashlab/report/format.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+std::uint64_t integer(std::string_view key, const report::Figures& f) { return report::value_of(key, f).integer; }
+
+std::string algo_name(Algo a) { return a == Algo::standard ? "standard" : a == Algo::v1 ? "V1" : "V2"; }
+
+std::string grid_text(const report::Figures& f) {
+  const std::string blocks = report::group_digits(integer("grid_blocks", f));
+  if (f.problem.algo == Algo::standard) return fmt::format("grid {} in its launches", blocks);
+  return fmt::format("grid {}, one thread block per {}", blocks,
+                     f.problem.grid == GridKind::head ? "(batch, head)" : "(batch, head, Q block)");
+}
+
+}  // namespace
+
+std::string problem_line(const Problem& p) {
+  const Tiling& t = p.tiling;
+  return fmt::format("N_q = {}, N_k = {}, d = {}; mask {}; {}; batch {}, heads {}; SRAM M = {}; GPU {}", t.n_q, t.n_k,
+                     t.d, to_string(p.mask), to_string(p.dtype), p.batch, p.heads,
+                     report::bytes_both(std::uint64_t(p.sram_capacity)), p.gpu.name);
+}
+
+std::string tile_lines(const std::vector<report::Figures>& cols, bool reference) {
+  std::string out = reference ? "tiles B_r x B_c x warps (each algorithm on its reference kernel's):\n"
+                              : "tiles B_r x B_c x warps (as given, the same for all three):\n";
+  for (const report::Figures& f : cols) {
+    const Problem& p = f.problem;
+    const Tiling& t = p.tiling;
+    out += fmt::format("  {:<9}{:>4} x {:<4}x {}  T_r = {}, T_c = {}; {}", algo_name(p.algo), t.b_r, t.b_c, p.warps,
+                       t.t_r(), t.t_c(), grid_text(f));
+    if (reference) {
+      const ReferenceTile r = reference_tile(p.algo, t.d);
+      out += fmt::format("; {}: {}", r.kernel, r.why);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string walk_tile_line(const Problem& p, bool reference) {
+  const Tiling& t = p.tiling;
+  std::string line = fmt::format("every step on one tile, B_r x B_c x warps = {} x {} x {}, T_r = {}, T_c = {}", t.b_r,
+                                 t.b_c, p.warps, t.t_r(), t.t_c());
+  if (!reference) return line + " (as given)\n";
+  const ReferenceTile v2 = reference_tile(Algo::v2, t.d), v1 = reference_tile(Algo::v1, t.d);
+  return line + fmt::format(": {} ({}), so that each step changes its switch only; {} runs {} x {} x {} ({}): "
+                            "flashlab compare puts each algorithm on its own\n",
+                            v2.why, v2.kernel, v1.kernel, v1.b_r, v1.b_c, v1.warps, v1.why);
+}
+
+}  // namespace flashlab::cli

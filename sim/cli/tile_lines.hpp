@@ -1,0 +1,28 @@
+// tile_lines.hpp — the tile each side-by-side report runs on and why: compare's algorithms, each
+// with its tile (B_r x B_c x warps), grid and the kernel it stands for (reference_tile.hpp), and
+// explain's walk, all of it on one tile.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/report/metrics.hpp"
+
+namespace flashlab::cli {
+
+/// "N_q = 8192, N_k = 8192, d = 128; mask causal-br; fp16; batch 1, heads 32; SRAM M = ...; GPU h200":
+/// the problem, without a tile.
+std::string problem_line(const Problem& p);
+
+/// One line per algorithm of cols (standard, V1, V2): its tile, T_r x T_c, grid, and the kernel it
+/// stands for and why (`reference`: the tiles are the reference kernels', uses_reference_tiles),
+/// or that the tile is the one given. Each line ends in a newline.
+std::string tile_lines(const std::vector<report::Figures>& cols, bool reference);
+
+/// explain's line under the problem: every step of the walk runs on one tile, B_r x B_c x warps of
+/// p, and which kernel that is (`reference`: FA2's tile for d, V2's reference kernel, while V1's own
+/// kernel runs reference_tile(v1, d)), or that it is the one given.
+std::string walk_tile_line(const Problem& p, bool reference);
+
+}  // namespace flashlab::cli

@@ -1,0 +1,39 @@
+// reference_tile.cpp — the tile of each algorithm's reference kernel (reference_tile.hpp).
+#include "flashlab/config/reference_tile.hpp"
+
+#include <fmt/format.h>
+
+namespace flashlab {
+
+ReferenceTile reference_tile(Algo a, std::int64_t d) {
+  const auto [b_r, b_c] = default_blocks(d);
+  switch (a) {
+    case Algo::v1:
+      // kernels/src/tiles.hpp: 64 x 64 x 4 needs 64 (d + 16) / 32 accumulators per thread, at most 160
+      if (d <= 64) return {64, 64, 4, "flashlab's V1 kernel (kernels/src/v1.cu)", fmt::format("the largest tile it compiles at d = {}", d)};
+      return {32, 64, 4, "flashlab's V1 kernel (kernels/src/v1.cu)",
+              d <= 128 ? fmt::format("the tile it compiles at d = {}", d)
+                       : fmt::format("its smallest tile; it compiles none at d = {}", d)};
+    case Algo::v2:
+      return {b_r, b_c, 4, "FA2's forward kernel (PyTorch's flash backend)", fmt::format("FA2's tile for d = {}", d)};
+    case Algo::standard: break;
+  }
+  return {b_r, b_c, 4, "three launches: S = scale Q K^T, P = softmax(S), O = P V (FA1 Algorithm 0)",
+          "its HBM bytes do not depend on the tile"};
+}
+
+bool uses_reference_tiles(const Config& c) {
+  return !c.b_r && !c.b_c && !c.auto_blocks && c.pass == Pass::forward && c.kernel == Kernel::flashlab &&
+         c.splits.value_or(1) == 1;
+}
+
+Config compared_config(Config c, Algo a) {
+  c = with_algo(c, a, all_algos());
+  if (!uses_reference_tiles(c)) return c;
+  const ReferenceTile t = reference_tile(a, c.d);
+  c.b_r = t.b_r;
+  c.b_c = t.b_c;
+  return c;
+}
+
+}  // namespace flashlab

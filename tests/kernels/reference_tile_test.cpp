@@ -1,0 +1,35 @@
+// The simulator's reference tiles (sim/include/flashlab/config/reference_tile.hpp: what `compare`
+// runs V1 and V2 on) are tiles the kernels compile (kernels/src/tiles.hpp listed_tiles and fits):
+// V1's is the largest of its list that fits at each head dim the kernels are built for, V2's is
+// FA2's, among V2's compiled tiles. Built with flashlab-gpu (tiles.hpp names CUDA types).
+#include <doctest/doctest.h>
+
+#include "flashlab/config/reference_tile.hpp"
+#include "tiles.hpp"
+
+namespace {
+
+bool compiled(flashlab::Algo a, flashlab::gpu::TileShape s, int d) {
+  const flashlab::gpu::TileList list = flashlab::gpu::listed_tiles(a);
+  for (int k = 0; k < list.count; ++k)
+    if (list.shape[k] == s) return flashlab::gpu::fits(a, s, d);
+  return false;
+}
+
+flashlab::gpu::TileShape shape_of(const flashlab::ReferenceTile& t) { return {int(t.b_r), int(t.b_c), t.warps}; }
+
+}  // namespace
+
+TEST_CASE("reference tiles: V1's and V2's are compiled at d = 32, 64, 128; V1's is the largest V1 tile that fits") {
+  for (int d : flashlab::gpu::kHeadDims) {
+    CAPTURE(d);
+    const flashlab::ReferenceTile v1 = flashlab::reference_tile(flashlab::Algo::v1, d);
+    const flashlab::ReferenceTile v2 = flashlab::reference_tile(flashlab::Algo::v2, d);
+    CHECK(compiled(flashlab::Algo::v1, shape_of(v1), d));
+    CHECK(compiled(flashlab::Algo::v2, shape_of(v2), d));
+    const flashlab::gpu::TileList list = flashlab::gpu::listed_tiles(flashlab::Algo::v1);
+    for (int k = 0; k < list.count; ++k)
+      if (flashlab::gpu::fits(flashlab::Algo::v1, list.shape[k], d))
+        CHECK(list.shape[k].b_r * list.shape[k].b_c <= v1.b_r * v1.b_c);
+  }
+}
