@@ -8,8 +8,9 @@
    kernels/, sorted by path) must equal the one tests/data/gpu_time/h200.json was measured and
    checked at: the kernels that were timed are the kernels that were validated, and a changed
    kernel needs `scripts/gpu/time_dataset.sh` run again before its times mean anything.
-2. sim/src/memory/compiled_registers_table.inc must be scripts/gpu/registers_table.py's output from
-   the committed resource usage of the same build.
+2. sim/src/memory/compiled_registers_table.inc and sim/src/time/sass_loops_table.inc must be their
+   generators' output (scripts/gpu/registers_table.py, sass_loops.py --table) from the committed
+   resource usage and SASS digest of the same build.
 Exit 0 when both hold, 1 with what to re-run otherwise.
 """
 
@@ -39,6 +40,10 @@ def problems(root):
                             str(DATA / "flashlab-gpu.resources.txt")], capture_output=True, text=True, check=True).stdout
     if table != (ROOT / "sim/src/memory/compiled_registers_table.inc").read_text():
         out.append("sim/src/memory/compiled_registers_table.inc is not scripts/gpu/registers_table.py's output: regenerate it")
+    loops = subprocess.run([sys.executable, str(ROOT / "scripts/gpu/sass_loops.py"), "--table", str(DATA / "sass_loops.json")],
+                           capture_output=True, text=True, check=True).stdout
+    if loops != (ROOT / "sim/src/time/sass_loops_table.inc").read_text():
+        out.append("sim/src/time/sass_loops_table.inc is not scripts/gpu/sass_loops.py --table's output: regenerate it")
     return out
 
 

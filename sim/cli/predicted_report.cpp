@@ -55,10 +55,12 @@ std::string predicted_text(const Problem& p, const Counters& k, const TimePredic
                      t.tflops, 100 * t.peak_fraction, to_string(t.bound));
   for (const LaunchTime& l : t.launches) {
     s += fmt::format("  {:<18} {:>10}  bound {:<7} grid {} in {} wave{} ({} blocks/SM, {}-limited, {} regs/thread; "
-                     "{} sharing an SM), SMs busy {:.0f}%\n",
+                     "{} sharing an SM), SMs busy {:.0f}%\n    registers {}, instruction issue {}\n",
                      l.name, seconds_text(l.time_s), to_string(l.bound), group_digits(std::uint64_t(l.grid)), l.waves,
                      l.waves == 1 ? "" : "s", l.occupancy.blocks_per_sm, l.occupancy.limit,
-                     l.occupancy.registers_per_thread, l.sharing, 100 * l.sm_busy);
+                     l.occupancy.registers_per_thread, l.sharing, 100 * l.sm_busy,
+                     l.occupancy.registers_compiled ? "from the compiled kernel" : "by the accumulator rule (no compiled kernel)",
+                     l.issue_from_sass ? "from the compiled kernel's SASS" : "estimated from the schedule (no compiled tile loop)");
     std::string units = "    share of block time:";
     for (int u = 0; u <= int(Unit::latency); ++u) units += fmt::format(" {} {:.0f}%", to_string(Unit(u)), 100 * l.share[std::size_t(u)]);
     s += units + "\n";

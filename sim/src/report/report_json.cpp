@@ -44,6 +44,8 @@ nlohmann::json predicted_json(const TimePrediction& t) {
                         {"blocks_per_sm", l.occupancy.blocks_per_sm},
                         {"occupancy_limit", l.occupancy.limit},
                         {"registers_per_thread", l.occupancy.registers_per_thread},
+                        {"registers_source", l.occupancy.registers_compiled ? "compiled kernel (cuobjdump)" : "accumulator rule"},
+                        {"issue_source", l.issue_from_sass ? "compiled kernel's tile loop (SASS)" : "estimate from the schedule"},
                         {"sharing", l.sharing},
                         {"sm_busy", l.sm_busy},
                         {"dram_read_bytes", l.dram_read_bytes},

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <queue>
 
 #include "flashlab/executor/action_cost.hpp"
+#include "flashlab/memory/compiled_registers.hpp"
 #include "flashlab/memory/l2_model.hpp"
 #include "flashlab/warps/warps.hpp"
 
@@ -22,6 +24,29 @@ constexpr int kRowBarriers = 4;              // two block-wide reductions (max, 
 constexpr double kRowInFlight = 128.0 * 16;  // bytes of loads a row block has in flight: one 16-byte
                                              // load per thread (`#pragma unroll 1` in load_row)
 constexpr double kSchedulers = 4;            // warp schedulers (sub-partitions) per SM
+constexpr double kLanes = 32;                // lanes of one warp-instruction
+constexpr double kHmmaFlops = 2.0 * 16 * 8 * 16;  // one mma.sync m16n8k16
+constexpr double kLdsmBytes = 512;           // one ldmatrix.x4 (a warp's 32 x 16 bytes)
+
+/// A compiled kernel's tile loop: instructions per warp per iteration (scripts/gpu/sass_loops.py).
+struct TileLoop {
+  std::string_view kernel;
+  Dtype dtype;
+  std::int64_t d, b_r, b_c, warps, full, partial;
+};
+constexpr TileLoop kTileLoops[] = {
+#include "sass_loops_table.inc"
+};
+
+const TileLoop* tile_loop(const Problem& p, const Launch& l) {
+  const std::string_view k = compiled_kernel(p, l);
+  if (k.empty()) return nullptr;
+  for (const TileLoop& x : kTileLoops)
+    if (x.kernel == k && x.dtype == p.dtype && x.d == p.tiling.d && x.b_r == p.tiling.b_r && x.b_c == p.tiling.b_c &&
+        x.warps == p.warps)
+      return &x;
+  return nullptr;
+}
 /// Whether launch l runs one thread block per query row (a q_row grid dimension).
 bool row_launch(const Launch& l) {
   return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.thread_block && x.dim == Dim::q_row; });
@@ -111,10 +136,10 @@ double grad_operand_bytes(const Problem& p, Eq eq, double r, double c) {
 
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these three numbers; tests/sim/time/time_dataset_test.cpp re-derives them).
-const TimeParams kFittedTimeParams{.overlap = 0.82, .warp_stream = 0.32, .latency_s = 0.62e-6};
+const TimeParams kFittedTimeParams{.overlap = 0.68, .warp_stream = 0.46, .latency_s = 0.72e-6};
 
 std::string_view to_string(Unit u) {
-  static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "latency", "dram", "launch"};
+  static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
   return names[int(u)];
 }
 
@@ -187,7 +212,16 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     l2 += double(b);
     if (placement_of(l, a.tensor) == Memory::sram) smem += double(b);
   }
+  // instruction issue: the compiled tile loop's, or an estimate from the step's work
+  double instructions = (double(std::accumulate(ops.begin(), ops.end(), std::uint64_t{0}))) / kLanes + flops / kHmmaFlops +
+                        smem / kLdsmBytes;
+  if (const TileLoop* loop = tiles && s.level == Level::inner ? tile_loop(p_, l) : nullptr) {
+    const bool whole = s.cls == TileClass::full && s.i >= 0 && s.j >= 0 && t.rows(s.i) == t.b_r && t.cols(s.j) == t.b_c;
+    instructions = double(p_.warps) * double(whole ? loop->full : loop->partial);
+    w.issue_from_sass = true;
+  }
   auto& u = w.unit;
+  u[int(Unit::issue)] = fraction * instructions / (kSchedulers * c_->clock_hz);
   u[int(Unit::tensor)] = fraction * flops / (mma / sms);
   u[int(Unit::sfu)] = fraction * sfu / (c_->ex2_per_s / sms);
   u[int(Unit::fp32)] = fraction * fp32 / (c_->fp32_fma_per_s / sms);
@@ -203,13 +237,26 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
 
 StepTime step_time(const StepWork& w, const TimeParams& params) {
   StepTime st;
-  st.unit = w.unit;
   double sum = 0, top = 0;
   int top_unit = 0;
-  for (int x = 0; x <= int(Unit::l2); ++x) {
-    sum += w.unit[std::size_t(x)];
-    if (x != int(Unit::barrier) && w.unit[std::size_t(x)] > top) top = w.unit[std::size_t(x)], top_unit = x;
+  // fp32's time is inside issue's (one warp-instruction per cycle per scheduler either way). Where
+  // the units do not overlap, each one's time already holds the issue of its instructions: the step
+  // takes their sum, or its issue time when that is longer.
+  std::array<double, kUnitCount> u = w.unit;
+  if (w.no_overlap) {
+    double pipes = 0;
+    for (int x = 0; x < int(Unit::issue); ++x) pipes += u[std::size_t(x)];
+    u[int(Unit::issue)] = std::max(0.0, u[int(Unit::issue)] - pipes);
+  } else {
+    u[int(Unit::issue)] = std::max(u[int(Unit::issue)], u[int(Unit::fp32)]);
+    u[int(Unit::fp32)] = 0;
   }
+  for (int x = 0; x <= int(Unit::issue); ++x) {
+    sum += u[std::size_t(x)];
+    if (x != int(Unit::barrier) && u[std::size_t(x)] > top) top = u[std::size_t(x)], top_unit = x;
+  }
+  // what the step reports: each unit alone, where the units do not overlap the time they add up to
+  st.unit = w.no_overlap ? u : w.unit;
   const double k = w.sharing;
   const double streams = k * (1 + params.warp_stream * (w.warps / kSchedulers - 1));
   const double rho = w.no_overlap ? 1.0 : std::min(1.0, params.overlap / streams);
@@ -219,7 +266,7 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   else if (w.loads) time = std::max(time, params.latency_s);
   const double exposed = time - k * alone;  // the memory latency's part of the step
   st.time = time;
-  for (int x = 0; x <= int(Unit::l2); ++x) st.share[std::size_t(x)] = k * rho * w.unit[std::size_t(x)];
+  for (int x = 0; x <= int(Unit::issue); ++x) st.share[std::size_t(x)] = k * rho * u[std::size_t(x)];
   st.share[std::size_t(top_unit)] += k * (1 - rho) * top;
   st.share[int(Unit::latency)] = exposed;
   st.unit[int(Unit::latency)] = exposed;
@@ -290,7 +337,10 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     lt.sharing = b.sharing_[x];
     // each block's time, and each unit's time and share summed over the launch's steps
     std::vector<StepTime> times;
-    for (const StepWork& w : b.works_[x]) times.push_back(step_time(w, params));
+    for (const StepWork& w : b.works_[x]) {
+      times.push_back(step_time(w, params));
+      lt.issue_from_sass = lt.issue_from_sass || w.issue_from_sass;
+    }
     std::vector<double> dur(b.block_steps_[x].size(), 0.0);
     std::array<double, kUnitCount> unit_sum{}, share_sum{};
     for (std::size_t blk = 0; blk < dur.size(); ++blk)

@@ -7,8 +7,11 @@
 // tensor cores (matmul FLOPs), the special-function unit (exp, log, the reciprocal of a division),
 // FP32 (the other non-matmul operations and the warp model's extra ones), shared memory (tile loads
 // into SRAM, the warps' matmul operand reads, split-K's reductions), the L2 (the step's loads and
-// stores) and barriers, each at the SM's share of the preset's ceilings (config/ceilings.hpp,
-// measured on the H200). step_time turns that work into time by three rules (TimeParams):
+// stores), barriers and instruction issue (4 schedulers, one warp-instruction per cycle each: a tile
+// step of a compiled kernel issues its tile loop's instructions as its SASS has them, per warp,
+// tests/data/gpu_time/sass_loops.json; any other step an estimate from its work: a warp-instruction
+// per 32 lane operations, per HMMA of 4,096 FLOPs and per 512 bytes of shared-memory operands), each
+// at the SM's share of the preset's ceilings (config/ceilings.hpp, measured on the H200). step_time turns that work into time by three rules (TimeParams):
 //  - overlap: k thread blocks share an SM (occupancy, at most the grid spread over the SMs), each of
 //    W warps. Blocks are independent instruction streams (no barrier joins them); the warps of one
 //    block are joined at each step's barriers. With s = k (1 + beta (W/4 - 1)) streams per SM a step
@@ -50,9 +53,11 @@
 namespace flashlab {
 
 /// The units of the time model.
-enum class Unit : std::uint8_t { tensor = 0, sfu, fp32, smem, barrier, l2, latency, dram, launch };
-inline constexpr int kUnitCount = 9;
-std::string_view to_string(Unit u);  // "tensor", "sfu", "fp32", "smem", "barrier", "l2", "latency", "dram", "launch"
+/// issue: the warp schedulers' instruction issue (one warp-instruction per cycle each), which holds
+/// the FP32 pipe's time (the same rate): fp32 is reported but not counted beside it.
+enum class Unit : std::uint8_t { tensor = 0, sfu, fp32, smem, barrier, l2, issue, latency, dram, launch };
+inline constexpr int kUnitCount = 10;
+std::string_view to_string(Unit u);  // "tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"
 
 /// The fitted constants of the rules above (docs/model.md "Time model").
 struct TimeParams {
@@ -74,6 +79,7 @@ struct StepWork {
                            // read a tensor its own launch stores (no prefetch possible)
   double trips = 1;        // round trips its loads take in sequence: a row block's per 2 KiB of its
                            // row, the combine's one per split, else 1
+  bool issue_from_sass = false;  // the issue unit counts the compiled kernel's tile loop (else estimated)
 };
 
 /// How one step's time splits (step_time).
@@ -98,6 +104,7 @@ struct LaunchTime {
   std::int64_t grid = 0, waves = 0;       // thread blocks; ceil(grid / slots)
   std::int64_t sharing = 1;               // k: blocks sharing an SM (occupancy, grid / SMs)
   double sm_busy = 0;                     // fraction of SM-slot time doing work (idle SMs, tails)
+  bool issue_from_sass = false;           // its tile steps' instructions are the compiled kernel's (SASS)
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
 };
 
