@@ -64,6 +64,25 @@ inline flashlab::Trace fresh_sim_trace(const flashlab::Trace& gpu) {
   return sim;
 }
 
+/// A row of a GPU script's results.json judged from its raw figures, never from the verdicts the
+/// script wrote ("passed", "within", "events_agree"): the GPU's event count equals the simulator's
+/// as it counts now (recomputed from the row's flags), the output canaries were intact, and every
+/// error the row measured is within its tolerance (O and L: worst_O <= tol_O, worst_L_over_tol <= 1;
+/// gradients: worst_dQ, worst_dK, worst_dV <= tol).
+inline void check_raw_row(const nlohmann::json& row) {
+  CAPTURE(row.at("name").get<std::string>());
+  const Problem p = problem_of(row.at("flags").get<std::string>());
+  CHECK(row.at("gpu_events") == row.at("sim_events"));
+  CHECK(row.at("sim_events").get<std::uint64_t>() == record_trace(p, TraceLevel::block).events.size());
+  CHECK(row.at("canary") == true);
+  if (row.contains("worst_O")) {
+    CHECK(row.at("worst_O").get<double>() <= row.at("tol_O").get<double>());
+    CHECK(row.at("worst_L_over_tol").get<double>() <= 1.0);
+  }
+  if (row.contains("worst_dQ"))
+    for (const char* g : {"worst_dQ", "worst_dK", "worst_dV"}) CHECK(row.at(g).get<double>() <= row.at("tol").get<double>());
+}
+
 /// The facts every committed GPU trace's header carries: recorded on an H200 at a full commit.
 inline void check_gpu_header(const flashlab::Trace& gpu) {
   CHECK(gpu.header.source == TraceSource::gpu);

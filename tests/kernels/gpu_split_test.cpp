@@ -83,15 +83,13 @@ TEST_CASE("the comparison fails on a changed Oacc store or a changed m value of 
 
 TEST_CASE("committed split-KV run: every row agreed and was within tolerance; Nsight's bytes equal the sector level") {
   const nlohmann::json r = read_json(kDir / "results.json");
-  CHECK(r.at("passed") == true);
   CHECK(r.at("meta").at("device").get<std::string>().find("H200") != std::string::npos);
   CHECK(r.at("meta").at("commit").get<std::string>().size() == 40);
   REQUIRE(r.at("grid").size() >= 12);
   std::map<std::string, std::string> flags;
   for (const auto& row : r.at("grid")) {
     CAPTURE(row.at("name").get<std::string>());
-    CHECK(row.at("events_agree") == true);
-    CHECK(row.at("within") == true);
+    check_raw_row(row);
     CHECK(row.at("canary") == true);
     CHECK(row.at("worst_O").get<double>() <= row.at("tol_O").get<double>());
     flags[row.at("name")] = row.at("flags");

@@ -102,7 +102,7 @@ TEST_CASE("the manifest names every committed trace with the run's facts") {
   for (const auto& e : m) {
     CAPTURE(e.dump());
     CHECK(fs::exists(kDir / e.at("file").get<std::string>()));
-    CHECK(e.at("events_agree_with_sim").get<bool>());
+    // whether the events agree is recomputed from the trace itself (above), not read from the manifest
     CHECK(e.at("commit").get<std::string>().size() == 40);
     CHECK(!e.at("driver").get<std::string>().empty());
   }
