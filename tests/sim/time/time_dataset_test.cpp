@@ -30,6 +30,15 @@ namespace {
 
 const std::string kData = std::string(FLASHLAB_TEST_DATA) + "/gpu_time/h200.json";
 
+// The fit walks the data set about a thousand times (a minute in the release build): the release
+// run of the suite re-derives the constants; the sanitizer run, which finds memory errors and not
+// numbers, leaves that one test out.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 nlohmann::json data() {
   std::ifstream in(kData);
   REQUIRE(in);
@@ -107,7 +116,8 @@ TEST_CASE("time data set: every timed kernel instance was checked in the same ru
   }
 }
 
-TEST_CASE("time model: the fitted constants are what tools/time_fit derives from the training rows") {
+TEST_CASE("time model: the fitted constants are what tools/time_fit derives from the training rows" *
+          doctest::skip(kSanitized)) {
   const TimeParams fitted = timefit::fit(rows());
   CHECK(fitted.overlap == doctest::Approx(kFittedTimeParams.overlap).epsilon(1e-9));
   CHECK(fitted.warp_stream == doctest::Approx(kFittedTimeParams.warp_stream).epsilon(1e-9));
