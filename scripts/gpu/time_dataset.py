@@ -127,13 +127,19 @@ def ours(binary, rows, work, logs, passes):
                               logs / f"ncu_ours_{p}.csv")
         print(f"pass {p}: ncu profiled {len(launches)} kernels in {time.monotonic() - t0:.0f} s", flush=True)
         for row, group in zip(out, group_ours(launches, launch_counts(binary, rows, work), rows)):
-            if p == 0:
-                row["launches"] = [{"name": k["name"][:200], "grid": k["grid"], "block": k["block"],
-                                    "time_ns": [], "dram_rd": [], "dram_wr": []} for k in group]
-            for dst, k in zip(row["launches"], group):
-                for key in METRICS:
-                    dst[key].append(k.get(key, 0.0))
+            add_samples(row, group)
     return out
+
+
+def add_samples(row, group):
+    """Appends one pass's launches (ncu.launches dicts, in order) to row["launches"]: name, grid and
+    block once, then one sample per pass of each metric."""
+    if not row["launches"]:
+        row["launches"] = [{"name": k["name"][:200], "grid": k["grid"], "block": k["block"]} | {key: [] for key in METRICS}
+                           for k in group]
+    for dst, k in zip(row["launches"], group):
+        for key in METRICS:
+            dst[key].append(k.get(key, 0.0))
 
 
 _counts_cache = {}
@@ -211,12 +217,7 @@ def pytorch(work, logs, passes):
         groups = torch_groups(rows, launches)
         print(f"pass {p}: ncu profiled {len(launches)} PyTorch kernels in {time.monotonic() - t0:.0f} s", flush=True)
         for row, group in zip(out, groups):
-            if p == 0:
-                row["launches"] = [{"name": k["name"][:200], "grid": k["grid"], "block": k["block"],
-                                    "time_ns": [], "dram_rd": [], "dram_wr": []} for k in group]
-            for dst, k in zip(row["launches"], group):
-                for key in METRICS:
-                    dst[key].append(k.get(key, 0.0))
+            add_samples(row, group)
     return out
 
 

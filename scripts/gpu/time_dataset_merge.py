@@ -27,9 +27,8 @@ def regrouped(log, flashlab_gpu):
     counts = time_dataset.launch_counts(Path(flashlab_gpu), rows, Path("/tmp"))
     out = []
     for r, group in zip(rows, time_dataset.group_ours(launches, counts, rows)):
-        out.append({"flags": r, "split": time_configs.split_of(r),
-                    "launches": [{"name": k["name"][:200], "grid": k["grid"], "block": k["block"]} |
-                                 {key: [k.get(key, 0.0)] for key in time_dataset.METRICS} for k in group]})
+        out.append({"flags": r, "split": time_configs.split_of(r), "launches": []})
+        time_dataset.add_samples(out[-1], group)
     return out
 
 
