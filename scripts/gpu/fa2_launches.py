@@ -110,22 +110,17 @@ def main():
     if proc.returncode != 0:
         raise SystemExit(f"ncu exited with {proc.returncode}; see ncu.log")
     entry = json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("ENTRY "))[6:])
-    ordered = [{"kernel": x["name"], "grid": dims(x["grid"]), "block": dims(x["block"])} |
-               {k: int(x[k]) for k in METRICS if k in x} for x in ncu.launches(proc.stdout, METRICS)]
     # each call launches flash_fwd_kernel, or flash_fwd_splitkv_kernel then its combine kernel
-    rows, pos = [], 0
-    for n, (b, h, hk, nq, nk, d, causal) in enumerate(CONFIGS):
-        if pos >= len(ordered):
-            raise SystemExit(f"ncu saw {len(ordered)} flash launches: too few for {len(CONFIGS)} configurations")
-        group = [ordered[pos]]
-        pos += 1
-        if "splitkv" in group[0]["kernel"] and pos < len(ordered) and "combine" in ordered[pos]["kernel"]:
-            group.append(ordered[pos])
-            pos += 1
+    try:
+        groups = ncu.flash_calls(["forward"] * len(CONFIGS), ncu.launches(proc.stdout, METRICS))
+    except RuntimeError as e:
+        raise SystemExit(f"ncu's flash launches do not match the configurations: {e}")
+    rows = []
+    for n, ((b, h, hk, nq, nk, d, causal), group) in enumerate(zip(CONFIGS, groups)):
+        launches = [{"kernel": x["name"], "grid": dims(x["grid"]), "block": dims(x["block"])} |
+                    {k: int(x[k]) for k in METRICS if k in x} for x in group]
         rows.append({"batch": b, "heads": h, "kv_heads": hk, "n_q": nq, "n_k": nk, "d": d,
-                     "mask": "causal-br" if causal else "none", "dtype": "fp16", "entry": entry[n], "launches": group})
-    if pos != len(ordered):
-        raise SystemExit(f"ncu saw {len(ordered)} flash launches, {pos} matched to configurations")
+                     "mask": "causal-br" if causal else "none", "dtype": "fp16", "entry": entry[n], "launches": launches})
     doc = {"metadata": metadata(args.commit, "python3 scripts/gpu/fa2_launches.py --out DIR --commit HASH"),
            "metrics": METRICS, "rows": rows}
     (args.out / "fa2_launches.json").write_text(json.dumps(doc, indent=1) + "\n")

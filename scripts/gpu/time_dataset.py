@@ -93,29 +93,6 @@ def profile(cmd, log):
     return ncu.launches(proc.stdout, METRICS), proc.stdout
 
 
-def torch_groups(rows, launches):
-    """Splits PyTorch's flash launches into its calls, in row order, by kernel name: a forward call
-    is flash_fwd_kernel, or flash_fwd_splitkv_kernel and its combine kernel; a backward row's call
-    is its forward, then every launch up to and including flash_bwd_convert_dq_kernel."""
-    groups, pos = [], 0
-    for row in rows:
-        if pos >= len(launches):
-            raise RuntimeError(f"{len(launches)} PyTorch launches: too few for {len(rows)} rows")
-        group = [launches[pos]]
-        pos += 1
-        if "splitkv" in group[0]["name"] and pos < len(launches) and "combine" in launches[pos]["name"]:
-            group.append(launches[pos])
-            pos += 1
-        if row[0] == "backward":
-            while pos < len(launches) and "convert_dq" not in group[-1]["name"]:
-                group.append(launches[pos])
-                pos += 1
-        groups.append(group)
-    if pos != len(launches):
-        raise RuntimeError(f"{len(launches)} PyTorch launches, {pos} matched to rows")
-    return groups
-
-
 def ours(binary, rows, work, logs, passes):
     """Step 2 for flashlab's kernels: one ncu process per pass over all rows (--profile lines)."""
     out = [{"flags": r, "split": time_configs.split_of(r), "launches": []} for r in rows]
@@ -214,7 +191,7 @@ def pytorch(work, logs, passes):
         t0 = time.monotonic()
         launches, _ = profile(NCU + ["--kernel-name", "regex:flash", sys.executable, str(child),
                                      str(work / "torch_rows.json")], logs / f"ncu_torch_{p}.csv")
-        groups = torch_groups(rows, launches)
+        groups = ncu.flash_calls([r[0] for r in rows], launches)
         print(f"pass {p}: ncu profiled {len(launches)} PyTorch kernels in {time.monotonic() - t0:.0f} s", flush=True)
         for row, group in zip(out, groups):
             add_samples(row, group)
