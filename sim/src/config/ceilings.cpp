@@ -31,6 +31,7 @@ Ceilings h200() {
   c.barrier_cycles_8_warps = 28.8;
   c.launch_s = 3.621e-6;
   c.l2_bytes = 62914560;
+  c.l2_hit_latency_s = 146.5e-9;  // tests/data/gpu_latency/h200.json (scripts/gpu/latency.cu, 2026-12-03)
   return c;
 }
 
@@ -55,6 +56,7 @@ Ceilings datasheet(std::string name, int sms, double clock_hz, int fma_lanes, do
   c.barrier_cycles_8_warps = 28.8;
   c.launch_s = 3.621e-6;
   c.l2_bytes = l2_bytes;
+  c.l2_hit_latency_s = 146.5e-9;  // the H200's, as measured (the same L2 design)
   return c;
 }
 

@@ -136,7 +136,7 @@ double grad_operand_bytes(const Problem& p, Eq eq, double r, double c) {
 
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these three numbers; tests/sim/time/time_dataset_test.cpp re-derives them).
-const TimeParams kFittedTimeParams{.overlap = 0.68, .warp_stream = 0.46, .latency_s = 0.72e-6};
+const TimeParams kFittedTimeParams{.overlap = 0.64, .warp_stream = 0.38, .latency_s = 0.64e-6};
 
 std::string_view to_string(Unit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -206,10 +206,11 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     if (a.op == Op::load) {
       w.loads = true;
       w.round_trip = w.round_trip || s.level == Level::prologue || s.level == Level::outer_begin || stores(l, a.tensor);
-      if (a.region == Region::q_block_splits) w.trips = std::max(w.trips, double(p_.splits));
+      if (a.region == Region::q_block_splits) w.l2_trips_s = double(p_.splits) * c_->l2_hit_latency_s;
     }
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
+    if (a.op == Op::load) w.load_s += fraction * double(b) / (c_->l2_bytes_per_s / sms);
     if (placement_of(l, a.tensor) == Memory::sram) smem += double(b);
   }
   // instruction issue: the compiled tile loop's, or an estimate from the step's work
@@ -262,8 +263,9 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   const double rho = w.no_overlap ? 1.0 : std::min(1.0, params.overlap / streams);
   const double alone = top + rho * (sum - top);  // the step of one block with the SM to itself
   double time = k * alone;
-  if (w.round_trip) time = std::max(time, alone + w.trips * params.latency_s);
-  else if (w.loads) time = std::max(time, params.latency_s);
+  const double wait = (w.l2_trips_s > 0 ? w.l2_trips_s : w.trips * params.latency_s) + w.load_s;
+  if (w.round_trip) time = std::max(time, alone + wait);
+  else if (w.loads) time = std::max(time, wait);
   const double exposed = time - k * alone;  // the memory latency's part of the step
   st.time = time;
   for (int x = 0; x <= int(Unit::issue); ++x) st.share[std::size_t(x)] = k * rho * u[std::size_t(x)];

@@ -36,6 +36,11 @@ TEST_CASE("the h200 preset's ceilings equal tests/data/gpu_ceilings/h200.json") 
   CHECK(g.l2_bytes == j["l2_bytes"].get<std::int64_t>());
   CHECK(g.sms == j["sms"].get<int>());
   CHECK(g.smem_per_sm == j["smem_per_sm_bytes"].get<std::int64_t>());
+  // the L2 hit's round trip: scripts/gpu/latency.cu's figure (every run of it the same)
+  std::ifstream lat(FLASHLAB_TEST_DATA "/gpu_latency/h200.json");
+  REQUIRE(lat);
+  for (const auto& run : nlohmann::json::parse(lat).at("runs"))
+    CHECK(c.l2_hit_latency_s == doctest::Approx(run.at("l2_hit_ns").get<double>() * 1e-9));
 }
 
 TEST_CASE("ceilings of the other presets are datasheet figures, the write bandwidth follows from read and copy") {

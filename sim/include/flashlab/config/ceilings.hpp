@@ -25,6 +25,7 @@ struct Ceilings {
   double barrier_cycles_8_warps = 0;  // the same, 8 warps
   double launch_s = 0;                // one kernel launch back to back on a stream, seconds
   double l2_bytes = 0;                // L2 capacity the device reports, bytes
+  double l2_hit_latency_s = 0;        // one dependent load that hits the L2, seconds (scripts/gpu/latency.cu)
 
   /// Write bandwidth implied by the read and copy figures: a copy of B bytes takes
   /// 2B / copy = B / read + B / write, so 1/write = 2/copy - 1/read (bytes/s).

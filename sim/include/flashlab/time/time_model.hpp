@@ -19,13 +19,17 @@
 //    independent streams are in different phases. A row launch (one 4-warp block per query row:
 //    standard attention's softmax) and a backward tile (its warps exchange dS_ij through SRAM at a
 //    barrier inside every tile) do not overlap their units (rho = 1).
-//  - memory latency (Little's law: a block's loads in flight return after one round trip, lambda):
-//    a step with loads lasts at least lambda (its loads, prefetched during the previous step, arrive
-//    no sooner); a step that cannot prefetch its loads — they start the block (a prologue, the outer
+//  - memory latency (Little's law: a block's loads in flight return after one round trip, lambda,
+//    plus their transfer at the SM's share of the L2 bandwidth: together a step's wait). A step
+//    with loads lasts at least its wait (its loads, prefetched during the previous step, arrive no
+//    sooner); a step that cannot prefetch its loads — they start the block (a prologue, the outer
 //    loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's O_i, l_i, m_i;
-//    V1's backward dQ_i) — waits them out: max(k w, w + trips lambda) for its work w alone on the
-//    SM, where trips is the round trips its loads take one after another (a row block's one per
-//    2 KiB of its row: one 16-byte load per thread in flight; split-KV's combine one per split).
+//    V1's backward dQ_i) — waits it out: max(k w, w + wait) for its work w alone on the SM, with
+//    trips round trips in the wait where its loads take several one after another (a row block's
+//    one per 2 KiB of its row: one 16-byte load per thread in flight); split-KV's combine, which reads
+//    the partial results the split launch just wrote, waits one L2 hit per split instead (the
+//    measured L2 round trip, config/ceilings.hpp). scripts/gpu/latency.cu measures unloaded round
+//    trips (tests/data/gpu_latency/).
 //  - the launch: a thread block's time is the sum of its steps; the blocks are dealt, in dispatch
 //    order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
 //    when the grid is small); the launch takes the latest finish, at least its DRAM bytes over the
@@ -80,6 +84,8 @@ struct StepWork {
   double trips = 1;        // round trips its loads take in sequence: a row block's per 2 KiB of its
                            // row, the combine's one per split, else 1
   bool issue_from_sass = false;  // the issue unit counts the compiled kernel's tile loop (else estimated)
+  double load_s = 0;       // the step's loads at the SM's share of the L2 bandwidth (their transfer)
+  double l2_trips_s = 0;   // round trips to data the launch before wrote (an L2 hit's latency each)
 };
 
 /// How one step's time splits (step_time).
