@@ -55,7 +55,13 @@ def main():
     ap.add_argument("--regroup", help="ncu_ours_*.csv of a run whose grouping failed")
     ap.add_argument("--flashlab-gpu", default="build/kernels/flashlab-gpu")
     a = ap.parse_args()
-    docs = [json.loads(p.read_text()) for p in a.runs]
+    docs = []
+    for p in a.runs:
+        try:
+            docs.append(json.loads(p.read_text()))
+            docs[-1]["meta"]["kernel_sources_sha256"], docs[-1]["ours"], docs[-1]["torch"], docs[-1]["checks"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.error(f"run = {p}: not a time_dataset.py output ({e})")
     hashes = {d["meta"]["kernel_sources_sha256"] for d in docs}
     if len(hashes) != 1:
         raise SystemExit(f"runs of different kernel sources: {sorted(hashes)}")

@@ -59,8 +59,10 @@ std::string predicted_text(const Problem& p, const Counters& k, const TimePredic
                      l.name, seconds_text(l.time_s), to_string(l.bound), group_digits(std::uint64_t(l.grid)), l.waves,
                      l.waves == 1 ? "" : "s", l.occupancy.blocks_per_sm, l.occupancy.limit,
                      l.occupancy.registers_per_thread, l.sharing, 100 * l.sm_busy,
-                     l.occupancy.registers_compiled ? "from the compiled kernel" : "by the accumulator rule (no compiled kernel)",
-                     l.issue_from_sass ? "from the compiled kernel's SASS" : "estimated from the schedule (no compiled tile loop)");
+                     l.occupancy.registers_compiled ? "from the compiled kernel"
+                                                    : "by the accumulator rule (not matched to a compiled kernel)",
+                     l.issue_from_sass ? "from the compiled kernel's SASS (fp32's time is within issue's)"
+                                       : "estimated from the schedule (no compiled tile loop used)");
     std::string units = "    share of block time:";
     for (int u = 0; u <= int(Unit::latency); ++u) units += fmt::format(" {} {:.0f}%", to_string(Unit(u)), 100 * l.share[std::size_t(u)]);
     s += units + "\n";

@@ -10,6 +10,7 @@
 #include <exception>
 #include <string>
 
+#include "flashlab/contract/error.hpp"
 #include "time_data.hpp"
 
 namespace {
@@ -26,8 +27,16 @@ void report(const char* what, std::vector<double> e) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+      std::printf("usage: fit_time_model [DATA.json [--rows [--current]]]\n"
+                  "Fits the time model's c, beta, lambda on the training rows of DATA.json (default\n"
+                  "tests/data/gpu_time/h200.json) and prints the errors on both splits; --rows lists every\n"
+                  "row's ratio, --current uses time_model.cpp's constants instead of fitting.\n");
+      return 0;
+    }
     const std::string path = argc > 1 ? argv[1] : "tests/data/gpu_time/h200.json";
     const auto rows = flashlab::timefit::load_rows(path);
+    std::fprintf(stderr, "fit_time_model: %zu rows walked; fitting (about a minute)...\n", rows.size());
     const bool refit = !(argc > 3 && std::string(argv[3]) == "--current");
     const flashlab::TimeParams p = refit ? flashlab::timefit::fit(rows) : flashlab::kFittedTimeParams;
     std::printf("fitted on the training rows of %s:\n", path.c_str());
@@ -45,6 +54,9 @@ int main(int argc, char** argv) {
           std::printf("\n");
         }
     return 0;
+  } catch (const flashlab::ConfigError& e) {
+    std::fprintf(stderr, "fit_time_model: error: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fit_time_model: error: %s\n", e.what());
     return 1;

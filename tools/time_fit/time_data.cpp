@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <numeric>
@@ -65,18 +66,31 @@ std::vector<std::string> simulator_flags(const std::string& key) {
 }
 
 std::vector<Row> load_rows(const std::string& path) {
+  const std::string allowed = "a time data set as scripts/gpu/time_dataset_merge.py writes it "
+                              "(tests/data/gpu_time/h200.json)";
+  if (std::filesystem::is_directory(path)) throw ConfigError("time data set", path, allowed + ", not a folder");
   std::ifstream in(path);
-  if (!in) throw ConfigError("time data set", path, "a readable JSON file (tests/data/gpu_time/h200.json)");
-  const nlohmann::json doc = nlohmann::json::parse(in);
+  if (!in) throw ConfigError("time data set", path, "a readable file: " + allowed);
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+    if (!doc.is_object() || !doc.contains("ours") || !doc.contains("torch"))
+      throw ConfigError("time data set", path, allowed + ": an object with \"ours\" and \"torch\" rows");
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError("time data set", path, allowed + " (" + e.what() + ")");
+  }
   std::vector<Row> rows;
   for (const char* part : {"ours", "torch"})
-    for (const nlohmann::json& r : doc.at(part)) {
+    for (const nlohmann::json& r : doc.at(part)) try {
       Row row;
       row.flags = r.at("flags").get<std::string>();
       row.split = r.at("split").get<std::string>();
+      if (row.split != "train" && row.split != "test")
+        throw ConfigError("split", row.split, "train or test (row " + row.flags + ")");
       row.family = family_of(row.flags);
       for (const nlohmann::json& l : r.at("launches")) {
         const std::vector<double> t = l.at("time_ns").get<std::vector<double>>();
+        if (t.empty()) throw ConfigError("time_ns", "[]", "at least one sample (row " + row.flags + ")");
         row.measured_s.push_back(std::accumulate(t.begin(), t.end(), 0.0) / double(t.size()) * 1e-9);
       }
       if (row.family == "torch backward") {
@@ -96,6 +110,8 @@ std::vector<Row> load_rows(const std::string& path) {
         row.skipped = "the simulator's launches (" + std::to_string(e.schedule().launches.size()) +
                       ") are not the measured ones (" + std::to_string(row.measured_s.size()) + ")";
       rows.push_back(std::move(row));
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError("time data set", path, allowed + ": a row of \"" + part + "\" is malformed (" + e.what() + ")");
     }
   return rows;
 }
@@ -124,6 +140,8 @@ double loss(const std::vector<Row>& rows, const TimeParams& p) {
 }  // namespace
 
 TimeParams fit(const std::vector<Row>& rows) {
+  if (std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.skipped.empty() && r.split == "train"; }))
+    throw ConfigError("time data set", "no training rows", "at least one predicted row whose split is train");
   // grids: c 0.20..2.00 by 0.02, beta 0..1.5 by 0.02, lambda 0.10..2.00 us by 0.02 us
   auto grid = [](double lo, double hi, double step) {
     std::vector<double> v;

@@ -375,7 +375,9 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
         free.push(end);
       }
     }
-    lt.sm_busy = makespan > 0 ? busy / (double(std::min(slots, grid)) * makespan) : 0;
+    // the SMs' time doing work: k blocks share an SM (each block's time holds the sharing), and an
+    // SM the grid leaves without a block counts as idle
+    lt.sm_busy = makespan > 0 ? busy / (double(p.gpu.sms) * double(lt.sharing) * makespan) : 0;
     lt.blocks_s = makespan;
     for (int u = 0; u < kUnitCount; ++u) lt.unit_s[std::size_t(u)] = unit_sum[std::size_t(u)] * bh / sms;
     double total_share = 0;

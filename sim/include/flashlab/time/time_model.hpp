@@ -109,7 +109,8 @@ struct LaunchTime {
   Occupancy occupancy;
   std::int64_t grid = 0, waves = 0;       // thread blocks; ceil(grid / slots)
   std::int64_t sharing = 1;               // k: blocks sharing an SM (occupancy, grid / SMs)
-  double sm_busy = 0;                     // fraction of SM-slot time doing work (idle SMs, tails)
+  double sm_busy = 0;                     // fraction of the SMs' time doing work: idle SMs (a grid
+                                          // smaller than the GPU) and tails count as idle
   bool issue_from_sass = false;           // its tile steps' instructions are the compiled kernel's (SASS)
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
 };
