@@ -132,6 +132,28 @@ double grad_operand_bytes(const Problem& p, Eq eq, double r, double c) {
   }
 }
 
+/// The blocks of a launch (`dur`: one (batch, head)'s blocks, repeated bh times) dealt in dispatch
+/// order to the first free of `slots`: the latest finish and the blocks' summed time.
+std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, std::int64_t slots) {
+  const std::int64_t per_head = std::int64_t(dur.size()), grid = per_head * bh;
+  double makespan = 0, busy = 0;
+  if (grid <= slots) {
+    for (double d : dur) makespan = std::max(makespan, d), busy += d;
+    return {makespan, double(bh) * busy};
+  }
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free;
+  for (std::int64_t q = 0; q < slots; ++q) free.push(0.0);
+  for (std::int64_t g = 0; g < grid; ++g) {
+    const double start = free.top();
+    free.pop();
+    const double end = start + dur[std::size_t(g % per_head)];
+    busy += dur[std::size_t(g % per_head)];
+    makespan = std::max(makespan, end);
+    free.push(end);
+  }
+  return {makespan, busy};
+}
+
 }  // namespace
 
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
@@ -358,23 +380,7 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     lt.grid = grid;
     const std::int64_t slots = lt.occupancy.slots;
     lt.waves = (grid + slots - 1) / slots;
-    // Deal the blocks, in dispatch order, to the first free slot.
-    double makespan = 0, busy = 0;
-    if (grid <= slots) {
-      for (double d : dur) makespan = std::max(makespan, d);
-      busy = bh * [&] { double s2 = 0; for (double d : dur) s2 += d; return s2; }();
-    } else {
-      std::priority_queue<double, std::vector<double>, std::greater<double>> free;
-      for (std::int64_t q = 0; q < slots; ++q) free.push(0.0);
-      for (std::int64_t g = 0; g < grid; ++g) {
-        const double start = free.top();
-        free.pop();
-        const double end = start + dur[std::size_t(g % per_head)];
-        busy += dur[std::size_t(g % per_head)];
-        makespan = std::max(makespan, end);
-        free.push(end);
-      }
-    }
+    const auto [makespan, busy] = deal(dur, p.bh(), slots);
     // the SMs' time doing work: k blocks share an SM (each block's time holds the sharing), and an
     // SM the grid leaves without a block counts as idle
     lt.sm_busy = makespan > 0 ? busy / (double(p.gpu.sms) * double(lt.sharing) * makespan) : 0;
