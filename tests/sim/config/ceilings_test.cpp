@@ -39,7 +39,8 @@ TEST_CASE("the h200 preset's ceilings equal tests/data/gpu_ceilings/h200.json") 
   // the L2 hit's round trip: scripts/gpu/latency.cu's figure (every run of it the same)
   std::ifstream lat(FLASHLAB_TEST_DATA "/gpu_latency/h200.json");
   REQUIRE(lat);
-  for (const auto& run : nlohmann::json::parse(lat).at("runs"))
+  const nlohmann::json latency = nlohmann::json::parse(lat);  // kept: a range-for over a temporary's member dangles
+  for (const auto& run : latency.at("runs"))
     CHECK(c.l2_hit_latency_s == doctest::Approx(run.at("l2_hit_ns").get<double>() * 1e-9));
 }
 
