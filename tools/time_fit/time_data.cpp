@@ -42,14 +42,15 @@ std::string family_of(const std::string& key) {
   return f;
 }
 
+}  // namespace
+
 Problem problem_of(const std::vector<std::string>& w) {
   std::vector<cli::FlagText> given;
-  std::string model;
   for (std::size_t k = 0; k + 1 < w.size(); k += 2) given.push_back({w[k].substr(2), w[k + 1]});
-  return resolve(cli::build_config(given, model));
+  return resolve(cli::build_config(given, ""));
 }
 
-}  // namespace
+Problem problem_of(const std::string& flags) { return problem_of(words(flags)); }
 
 double Row::measured() const { return std::accumulate(measured_s.begin(), measured_s.end(), 0.0); }
 

@@ -33,6 +33,11 @@ struct Row {
 /// a PyTorch call as `--kernel fa2 --algo v2` with its shape (FA2's tile and split decision).
 std::vector<std::string> simulator_flags(const std::string& key);
 
+/// The Problem of a flag line ("--algo v2 --nq 1000 ..."; every flag with one value), built by the
+/// flags' own builder (flags/config_flags.hpp build_config) as the command line builds it.
+Problem problem_of(const std::vector<std::string>& flag_words);
+Problem problem_of(const std::string& flags);
+
 /// Every row of the data set at `path`, walked once each (rows the model cannot take are kept with
 /// `skipped` set: PyTorch's backward, which --kernel fa2 does not model yet).
 std::vector<Row> load_rows(const std::string& path);

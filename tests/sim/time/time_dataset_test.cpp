@@ -9,9 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <iterator>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,7 +18,6 @@
 
 #include "../../common/generated_doc.hpp"
 #include "flashlab/executor/executor.hpp"
-#include "flashlab/flags/config_flags.hpp"
 #include "flashlab/trace/trace.hpp"
 #include "time_data.hpp"
 
@@ -97,11 +94,7 @@ TEST_CASE("time data set: every timed kernel instance was checked in the same ru
     // events: the GPU's count equals the simulator's, the simulator's as it counts now
     CHECK(c["events"]["run"] == true);
     CHECK(c["events"]["gpu"] == c["events"]["sim"]);
-    std::istringstream in(c["checked_as"].get<std::string>());
-    std::vector<std::string> w{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
-    std::vector<cli::FlagText> given;
-    for (std::size_t x = 0; x + 1 < w.size(); x += 2) given.push_back({w[x].substr(2), w[x + 1]});
-    const Problem p = resolve(cli::build_config(given, ""));
+    const Problem p = timefit::problem_of(c["checked_as"].get<std::string>());
     CHECK(record_trace(p, TraceLevel::block).events.size() == c["events"]["sim"].get<std::size_t>());
     // numbers: O against float64 within its dtype's tolerance, gradients within theirs
     for (const auto& h : c["numbers"]["heads"]) {
