@@ -17,6 +17,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from kernel_names import instance_key
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -27,10 +29,9 @@ def instances(text):
                            check=True).stdout.split("\n")
     out = set()
     for (_, regs), name in zip(rows, names):
-        m = re.search(r"(fl_\w+)<[\w:]*Instance<(__half|__nv_bfloat16), (\d+), (\d+), (\d+), (\d+), (true|false)>", name)
-        if m and m.group(7) == "false":
-            kernel, ty, d, br, bc, w, _ = m.groups()
-            out.add((kernel, "fp16" if ty == "__half" else "bf16", int(d), int(br), int(bc), int(w), int(regs)))
+        key = instance_key(name)
+        if key:
+            out.add((*key, int(regs)))
     return sorted(out)
 
 

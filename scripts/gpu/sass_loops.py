@@ -22,9 +22,10 @@ import re
 import subprocess
 from pathlib import Path
 
+from kernel_names import instance_key
+
 ROOT = Path(__file__).resolve().parents[2]
 
-KEY = re.compile(r"(fl_\w+)<[\w:]*Instance<(__half|__nv_bfloat16), (\d+), (\d+), (\d+), (\d+), (true|false)>")
 INS = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 
 
@@ -79,13 +80,12 @@ def digest(path):
     out = {}
     for mangled, body in functions(path):
         name = subprocess.run(["c++filt", mangled], capture_output=True, text=True).stdout
-        m = KEY.search(name)
-        if not m or m.group(7) != "false":
+        instance = instance_key(name)
+        if not instance:
             continue
         loop = tile_loop(body)
         if loop:
-            k, ty, d, br, bc, w, _ = m.groups()
-            key = f"{k} {'fp16' if ty == '__half' else 'bf16'} {d} {br} {bc} {w}"
+            key = " ".join(str(x) for x in instance)
             out[key] = {"full": loop[0], "partial": loop[1], "classes": loop[2]}
     return dict(sorted(out.items()))
 

@@ -1,4 +1,4 @@
-// fit_time_model — derives the time model's three constants (time_model.hpp TimeParams) from the
+// fit_time_model — derives the time model's four constants (time_model.hpp TimeParams) from the
 // training rows of the committed H200 data set, and prints them with the errors on both splits.
 //
 //     build/tools/time_fit/fit_time_model [tests/data/gpu_time/h200.json]
@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
     const bool refit = !(argc > 3 && std::string(argv[3]) == "--current");
     const flashlab::TimeParams p = refit ? flashlab::timefit::fit(rows) : flashlab::kFittedTimeParams;
     std::printf("fitted on the training rows of %s:\n", path.c_str());
-    std::printf("  overlap c = %.2f, warp_stream beta = %.2f, latency lambda = %.2f us\n", p.overlap, p.warp_stream,
-                p.latency_s * 1e6);
+    std::printf("  overlap c = %.2f, warp_stream beta = %.2f, latency lambda = %.2f us, issue interval iota = %.1f cycles\n",
+                p.overlap, p.warp_stream, p.latency_s * 1e6, p.issue_interval);
     report("train", flashlab::timefit::errors(rows, "train", p));
     report("test", flashlab::timefit::errors(rows, "test", p));
     if (argc > 2 && std::string(argv[2]) == "--rows")

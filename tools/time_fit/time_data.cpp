@@ -150,7 +150,8 @@ TimeParams fit(const std::vector<Row>& rows) {
     return v;
   };
   const std::vector<double> cs = grid(0.2, 2.0, 0.02), betas = grid(0.0, 1.5, 0.02), lambdas = grid(0.1e-6, 2.0e-6, 0.02e-6);
-  TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6};
+  const std::vector<double> iotas = grid(0.0, 12.0, 0.1);
+  TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6, .issue_interval = 0};
   double best_loss = loss(rows, best);
   for (int round = 0; round < 4; ++round) {
     const TimeParams start = best;
@@ -169,7 +170,14 @@ TimeParams fit(const std::vector<Row>& rows) {
       t.latency_s = lam;
       if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
     }
-    if (start.overlap == best.overlap && start.warp_stream == best.warp_stream && start.latency_s == best.latency_s) break;
+    for (double iota : iotas) {
+      TimeParams t = best;
+      t.issue_interval = iota;
+      if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
+    }
+    if (start.overlap == best.overlap && start.warp_stream == best.warp_stream && start.latency_s == best.latency_s &&
+        start.issue_interval == best.issue_interval)
+      break;
   }
   return best;
 }

@@ -132,6 +132,37 @@ double grad_operand_bytes(const Problem& p, Eq eq, double r, double c) {
   }
 }
 
+// Row passes: equations that go through their operands row by row in registers (D_i = rowsum(dO_i
+// o O_i), the dQ conversion, V1's normalisation). Their loads stream, one 16-byte load per thread
+// in flight (or one element where a row is shorter), each used before the next is issued
+// (kernels/src/v1_backward.cu row_dot, v2_backward.cu fl_v2_bwd_dot_do_o and fl_v2_bwd_convert_dq):
+// a step waits one round trip per threads x 16 bytes of each. A tensor that a matmul of the same
+// step also reads arrives with the tile copy instead (one round trip for all of them, cp.async).
+// (Split-KV's combine reads data the split launch just wrote: one L2 hit per split, below.)
+bool streams(Eq eq, Tensor x) {
+  switch (eq) {
+    case Eq::bwd_D: return x == Tensor::O || x == Tensor::dO;
+    case Eq::convert_dq: return x == Tensor::dQacc;
+    case Eq::normalize: return x == Tensor::O || x == Tensor::l;
+    default: return false;
+  }
+}
+bool matmul_reads(Eq eq, Tensor x) {
+  switch (eq) {
+    case Eq::scores: return x == Tensor::Q || x == Tensor::K;
+    case Eq::output_v1: case Eq::output_v2: case Eq::output_dense: return x == Tensor::P || x == Tensor::V;
+    case Eq::grad_v: case Eq::grad_p: return x == Tensor::dO || x == Tensor::V || x == Tensor::P;
+    case Eq::grad_q: case Eq::grad_k: return x == Tensor::dS || x == Tensor::K || x == Tensor::Q;
+    default: return false;
+  }
+}
+bool streamed(const StepView& s, Tensor x) {
+  bool row = false, tile = false;
+  for (const Action& a : s.actions)
+    if (a.op == Op::compute) row = row || streams(a.eq, x), tile = tile || matmul_reads(a.eq, x);
+  return row && !tile;
+}
+
 /// The blocks of a launch (`dur`: one (batch, head)'s blocks, repeated bh times) dealt in dispatch
 /// order to the first free of `slots`: the latest finish and the blocks' summed time.
 std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, std::int64_t slots) {
@@ -158,7 +189,7 @@ std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, 
 
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these three numbers; tests/sim/time/time_dataset_test.cpp re-derives them).
-const TimeParams kFittedTimeParams{.overlap = 0.64, .warp_stream = 0.38, .latency_s = 0.64e-6};
+const TimeParams kFittedTimeParams{.overlap = 0.80, .warp_stream = 0.36, .latency_s = 0.46e-6, .issue_interval = 3.2};
 
 std::string_view to_string(Unit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -210,7 +241,9 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   sfu = double(ops[int(OpKind::exp)] + ops[int(OpKind::log)] + ops[int(OpKind::div)]);
   fp32 = double(ops[int(OpKind::max)] + ops[int(OpKind::add)] + ops[int(OpKind::sub)] + ops[int(OpKind::mul)] +
                 ops[int(OpKind::div)]);
-  double l2 = 0;
+  double l2 = 0, streamed_trips = 0;
+  bool copied = false;  // the step loads a tile copy (its non-streamed loads: one round trip)
+  const double threads = 32.0 * double(row ? kRowWarps : p_.warps);
   StepWork w;
   for (const Action& a : s.actions) {
     if (a.op == Op::compute) {
@@ -231,6 +264,13 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
       if (a.region == Region::q_block_splits) w.l2_trips_s = double(p_.splits) * c_->l2_hit_latency_s;
     }
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
+    if (a.op == Op::load && streamed(s, a.tensor)) {
+      const Extent x = action_extent(p_, a, s.i, s.j);
+      const double width = std::min(16.0, double(x.cols) * double(tensor_element_bytes(p_, a.tensor)));
+      streamed_trips = std::max(streamed_trips, std::ceil(fraction * double(b) / (threads * width)));
+    } else if (a.op == Op::load) {
+      copied = true;
+    }
     l2 += double(b);
     if (a.op == Op::load) w.load_s += fraction * double(b) / (c_->l2_bytes_per_s / sms);
     if (placement_of(l, a.tensor) == Memory::sram) smem += double(b);
@@ -245,6 +285,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   }
   auto& u = w.unit;
   u[int(Unit::issue)] = fraction * instructions / (kSchedulers * c_->clock_hz);
+  w.warp_issue_s = fraction * instructions / double(row ? kRowWarps : p_.warps) / c_->clock_hz;
   u[int(Unit::tensor)] = fraction * flops / (mma / sms);
   u[int(Unit::sfu)] = fraction * sfu / (c_->ex2_per_s / sms);
   u[int(Unit::fp32)] = fraction * fp32 / (c_->fp32_fma_per_s / sms);
@@ -255,6 +296,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   w.sharing = double(sharing_[k_launch]);
   w.no_overlap = row || grad_tiles(l);
   if (row) w.trips = row_round_trips(p_, l), w.round_trip = true;
+  else if (streamed_trips > 0) w.trips = (copied ? 1 : 0) + streamed_trips, w.round_trip = true;
   return w;
 }
 
@@ -274,6 +316,11 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
     u[int(Unit::issue)] = std::max(u[int(Unit::issue)], u[int(Unit::fp32)]);
     u[int(Unit::fp32)] = 0;
   }
+  // prefetched loads (cp.async a step ahead) move through the L2 while the SM computes: their
+  // transfer bounds the step (the wait below), it does not queue behind the other units
+  const bool prefetched = w.loads && !w.round_trip && !w.no_overlap;
+  const double l2 = u[int(Unit::l2)];
+  if (prefetched) u[int(Unit::l2)] = 0;
   for (int x = 0; x <= int(Unit::issue); ++x) {
     sum += u[std::size_t(x)];
     if (x != int(Unit::barrier) && u[std::size_t(x)] > top) top = u[std::size_t(x)], top_unit = x;
@@ -284,9 +331,12 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   const double streams = k * (1 + params.warp_stream * (w.warps / kSchedulers - 1));
   const double rho = w.no_overlap ? 1.0 : std::min(1.0, params.overlap / streams);
   const double alone = top + rho * (sum - top);  // the step of one block with the SM to itself
-  double time = k * alone;
+  // ... unless its warps' own dependences make it longer: the latency floor
+  const double floor = std::max(alone, w.warp_issue_s * params.issue_interval);
+  double time = std::max(k * alone, floor);
   const double wait = (w.l2_trips_s > 0 ? w.l2_trips_s : w.trips * params.latency_s) + w.load_s;
-  if (w.round_trip) time = std::max(time, alone + wait);
+  if (w.round_trip) time = std::max(time, floor + wait);
+  else if (prefetched) time = std::max(time, w.trips * params.latency_s + k * l2);
   else if (w.loads) time = std::max(time, wait);
   const double exposed = time - k * alone;  // the memory latency's part of the step
   st.time = time;

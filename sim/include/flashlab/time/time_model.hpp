@@ -18,15 +18,20 @@
 //    takes k (t_max + rho (sum t_u - t_max)), rho = min(1, c / s): units overlap as far as
 //    independent streams are in different phases. A row launch (one 4-warp block per query row:
 //    standard attention's softmax) and a backward tile (its warps exchange dS_ij through SRAM at a
-//    barrier inside every tile) do not overlap their units (rho = 1).
+//    barrier inside every tile) do not overlap their units (rho = 1). Prefetched loads' L2 transfer
+//    is not among the summed units: it bounds the step (below).
+//  - the latency floor: a step takes at least one warp's instructions times iota cycles (the issue
+//    interval of a warp running alone, its dependences unhidden), however few blocks share the SM.
 //  - memory latency (Little's law: a block's loads in flight return after one round trip, lambda,
 //    plus their transfer at the SM's share of the L2 bandwidth: together a step's wait). A step
 //    with loads lasts at least its wait (its loads, prefetched during the previous step, arrive no
-//    sooner); a step that cannot prefetch its loads — they start the block (a prologue, the outer
-//    loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's O_i, l_i, m_i;
-//    V1's backward dQ_i) — waits it out: max(k w, w + wait) for its work w alone on the SM, with
-//    trips round trips in the wait where its loads take several one after another (a row block's
-//    one per 2 KiB of its row: one 16-byte load per thread in flight); split-KV's combine, which reads
+//    sooner: lambda plus the k blocks' loads at the SM's L2 share); a step that cannot prefetch its
+//    loads — they start the block (a prologue, the outer loop's begin: Q_i, or V1's K_j, V_j), or
+//    read what its own launch stores (V1's O_i, l_i, m_i; V1's backward dQ_i) — waits it out:
+//    max(k w, max(w, floor) + wait) for its work w alone on the SM, with trips round trips in the
+//    wait where its loads take several one after another (a row block's one per 2 KiB of its row:
+//    one 16-byte load per thread in flight; a row pass's streamed operands, streams() in
+//    time_model.cpp, one per threads x 16 bytes after the tile copy's one); split-KV's combine, which reads
 //    the partial results the split launch just wrote, waits one L2 hit per split instead (the
 //    measured L2 round trip, config/ceilings.hpp). scripts/gpu/latency.cu measures unloaded round
 //    trips (tests/data/gpu_latency/).
@@ -34,7 +39,7 @@
 //    order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
 //    when the grid is small); the launch takes the latest finish, at least its DRAM bytes over the
 //    DRAM bandwidth, plus the launch overhead.
-// c, beta and lambda are fitted on the training half of the committed H200 data set
+// c, beta, lambda and iota are fitted on the training rows of the committed H200 data set
 // (tests/data/gpu_time/h200.json) by tools/fit_time_model (kFittedTimeParams); the CI test
 // tests/sim/time/time_dataset_test.cpp scores the model on the held-out half and re-derives them.
 #pragma once
@@ -68,6 +73,9 @@ struct TimeParams {
   double overlap = 0;        // c: rho = min(1, c / streams)
   double warp_stream = 0;    // beta: streams per extra warp per scheduler of one block
   double latency_s = 0;      // lambda: one memory round trip (seconds)
+  double issue_interval = 0; // iota: cycles between two instructions of one warp that runs alone
+                             // (its dependent-issue latency: a step takes at least its warp's
+                             // instructions times iota, however few blocks share the SM)
 };
 /// The values tools/fit_time_model derives from the training rows of tests/data/gpu_time/h200.json.
 extern const TimeParams kFittedTimeParams;
@@ -82,8 +90,10 @@ struct StepWork {
   bool round_trip = false; // it waits for its loads: they start the block (prologue, outer begin), or
                            // read a tensor its own launch stores (no prefetch possible)
   double trips = 1;        // round trips its loads take in sequence: a row block's per 2 KiB of its
-                           // row, the combine's one per split, else 1
+                           // row; a row pass's streamed loads (streams()) after the tile copy's one
   bool issue_from_sass = false;  // the issue unit counts the compiled kernel's tile loop (else estimated)
+  double warp_issue_s = 0; // one warp's instructions in the step at one per cycle (seconds): the
+                           // latency floor is iota times this
   double load_s = 0;       // the step's loads at the SM's share of the L2 bandwidth (their transfer)
   double l2_trips_s = 0;   // round trips to data the launch before wrote (an L2 hit's latency each)
 };
