@@ -101,7 +101,8 @@ const std::vector<Flag>& flag_table() {
       {"--kernel", "kernel", "KERNEL",
        "flashlab | fa2: this project's kernels with the flags as given, or what FA2's mha_fwd launches "
        "(PyTorch's flash backend): FA2's tile per d, --splits auto, a decode step's grouped query heads "
-       "folded into rows (default flashlab)",
+       "folded into rows; with --pass backward what its mha_bwd launches: dot_do_o, the seqk-parallel main "
+       "kernel, convert_dq on FA2's backward tile and 8 warps (default flashlab)",
        [](Config& c, const std::string&, const std::string& t) { c.kernel = parse_kernel(t); }},
       {"--scale", "scale", "FLOAT", "softmax scale (default 1/sqrt(d))",
        [](Config& c, const std::string& f, const std::string& t) {

@@ -1,4 +1,5 @@
 // cmd_count.cpp — `flashlab count`: the counters of one configuration as a table or one JSON object.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -95,8 +96,10 @@ void print_table(const report::Figures& f, const std::string& model) {
                            100.0 * double(n("sram_peak_bytes")) / double(n("sram_capacity_bytes")));
   std::cout << grid_line(p, f.counters) << "\n";  // says so when no block fits on an SM (grid_line.hpp)
   std::cout << fmt::format("Launches ({}):\n", f.counters.launches.size());
+  std::size_t width = 20;  // FA2's kernel names are longer than this project's
+  for (const LaunchCounters& l : f.counters.launches) width = std::max(width, l.name.size());
   for (const LaunchCounters& l : f.counters.launches)
-    std::cout << fmt::format("  {:<20} grid {:>13}  read {:>28}  written {:>28}\n", l.name,
+    std::cout << fmt::format("  {:<{}} grid {:>13}  read {:>28}  written {:>28}\n", l.name, width,
                              group_digits(std::uint64_t(l.grid)), bytes_both(l.cost.read_bytes()),
                              bytes_both(l.cost.write_bytes()));
   print_warps(f);

@@ -19,6 +19,7 @@ struct Row {
   std::string split;            // "train" or "test" (time_configs.split_of: the SHA-256 of the flags)
   std::string family;           // what the row runs, for the report: "v2 128x128x4", "torch forward", ...
   std::vector<double> measured_s;  // per launch: the mean of its ncu gpu__time_duration samples
+                                   // (a PyTorch backward: its three backward launches)
   std::string skipped;          // why the model does not predict this row ("" when it does)
   Problem problem;
   std::shared_ptr<const Schedule> schedule;
@@ -39,7 +40,8 @@ Problem problem_of(const std::vector<std::string>& flag_words);
 Problem problem_of(const std::string& flags);
 
 /// Every row of the data set at `path`, walked once each (rows the model cannot take are kept with
-/// `skipped` set: PyTorch's backward, which --kernel fa2 does not model yet).
+/// `skipped` set). A PyTorch backward row's leading forward launch (flash_fwd: the call writes O and
+/// L first) is left out of its measured time, as this project's backward rows leave theirs out.
 std::vector<Row> load_rows(const std::string& path);
 
 /// |predicted / measured - 1| per row of `rows` in `split` ("" for all) that is not skipped.

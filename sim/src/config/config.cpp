@@ -86,10 +86,21 @@ std::string format_double(double v) {
 
 int element_bytes(Dtype t) { return t == Dtype::fp32 ? 4 : 2; }
 
+Fa2BackwardTraits fa2_backward_traits(std::int64_t d) {
+  if (d < 1 || d > 256) throw ConfigError("d", std::to_string(d), "1 to 256 (FA2's backward kernels)");
+  const std::int64_t hd = d <= 32 ? 32 : (d + 31) / 32 * 32;
+  if (hd <= 64) return {hd, 128, 128, 8, 4};   // run_mha_bwd_hdim32, hdim64
+  if (hd <= 128) return {hd, 64, 128, 8, 2};   // hdim96, hdim128
+  return {hd, 64, 64, 8, 4};                    // hdim160 ... hdim256
+}
+
 std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d, Pass pass) {
+  if (pass == Pass::backward) {
+    const Fa2BackwardTraits t = fa2_backward_traits(std::min<std::int64_t>(d, 256));
+    return {t.b_r, t.b_c};
+  }
   if (d <= 64) return {128, 128};
-  if (d <= 128) return pass == Pass::backward ? std::pair<std::int64_t, std::int64_t>{64, 128}
-                                              : std::pair<std::int64_t, std::int64_t>{128, 64};
+  if (d <= 128) return {128, 64};
   return {64, 64};
 }
 
@@ -174,6 +185,33 @@ std::int64_t split_heuristic(std::int64_t work, std::int64_t slots, std::int64_t
   return 1;
 }
 
+namespace {
+
+// What PyTorch's FA2 backward (mha_bwd, flash_api.cpp) takes as this model counts it: the released
+// form (three launches, dQ through atomics), head dims that need no padding, one K/V head per query
+// head, FA2's own tile and warps. Throws ConfigError naming the field otherwise.
+void check_fa2_backward(const Config& c, std::int64_t kv_heads) {
+  const std::string with = " with --kernel fa2 --pass backward";
+  if (c.backward_form != BackwardForm::released)
+    throw ConfigError("backward-form", std::string(to_string(c.backward_form)),
+                      "released" + with + " (what PyTorch's FA2 backward launches)");
+  if (c.d % 8 != 0)
+    throw ConfigError("d", std::to_string(c.d),
+                      "a multiple of 8" + with + " (PyTorch pads other head dims with launches of its own, not modelled)");
+  if (kv_heads != c.heads)
+    throw ConfigError("kv-heads", std::to_string(kv_heads),
+                      "equal to heads (" + std::to_string(c.heads) + ")" + with +
+                          " (FA2 writes dK, dV per query head and PyTorch sums each group with at::sum: not modelled yet)");
+  if (c.auto_blocks || c.b_r || c.b_c)
+    throw ConfigError("br/bc", c.auto_blocks ? "auto" : std::to_string(c.b_r.value_or(0)) + " x " + std::to_string(c.b_c.value_or(0)),
+                      "FA2's own tile" + with + " (leave --br and --bc out: kBlockM x kBlockN for d)");
+  const std::int64_t warps = fa2_backward_traits(c.d).warps;
+  if (c.warps != 4 && c.warps != warps)  // 4: the flag's default
+    throw ConfigError("warps", std::to_string(c.warps), std::to_string(warps) + with + " (FA2's backward kernels' warps)");
+}
+
+}  // namespace
+
 Problem resolve(const Config& given) {
   Config c = given;
   Problem p;
@@ -213,25 +251,30 @@ Problem resolve(const Config& given) {
     // what FA2's mha_fwd launches (flash_api.cpp): V2's forward with FA2's choices
     if (c.algo != Algo::v2 || !p.is_preset())
       throw ConfigError("kernel", "fa2", "with --algo v2 and V2's switches as preset (FA2's forward kernels are V2's)");
-    if (c.pass != Pass::forward)
-      throw ConfigError("kernel", "fa2", "with --pass forward (FA2's backward: --algo v2 --pass backward)");
+    if (c.pass == Pass::both)
+      throw ConfigError("pass", "both",
+                        "forward or backward with --kernel fa2 (FA2's forward and backward run on different tiles: "
+                        "count them one at a time)");
     if (c.d > 256) throw ConfigError("d", std::to_string(c.d), "at most 256 with --kernel fa2 (FA2's largest head dim)");
     if (c.dtype == Dtype::fp32)
       throw ConfigError("dtype", "fp32", "fp16 or bf16 with --kernel fa2 (FA2's kernels take only those)");
     if (c.mask.kind == MaskKind::causal_tl && c.n_q != c.n_k)
       throw ConfigError("mask", "causal", "causal-br with --kernel fa2 and N_q != N_k (FA2's causal mask is bottom-right)");
-    if (c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
+    if (c.pass == Pass::backward) check_fa2_backward(c, p.kv_heads);
+    if (c.pass == Pass::backward) p.warps = fa2_backward_traits(c.d).warps;
+    if (c.pass == Pass::forward && c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
       c.mask = Mask{};  // mha_fwd: seqlen_q == 1 sets is_causal = false (bottom-right, one query sees every key)
     // seqlenq_ngroups_swapped: one query row per head, grouped heads, no window: the group's query
-    // heads become the rows of one K/V head's problem
-    if (c.n_q == 1 && p.kv_heads < c.heads && c.mask.kind != MaskKind::window && c.d % 8 == 0) {
+    // heads become the rows of one K/V head's problem (mha_fwd only)
+    if (c.pass == Pass::forward && c.n_q == 1 && p.kv_heads < c.heads && c.mask.kind != MaskKind::window &&
+        c.d % 8 == 0) {
       c.n_q = c.heads / p.kv_heads;
       c.heads = p.kv_heads;
       p.heads = p.kv_heads;
       p.folded = true;
     }
   }
-  const std::int64_t want_splits = c.splits.value_or(c.kernel == Kernel::fa2 ? 0 : 1);
+  const std::int64_t want_splits = c.splits.value_or(c.kernel == Kernel::fa2 && c.pass == Pass::forward ? 0 : 1);
   if (want_splits < 0 || want_splits > 128)
     throw ConfigError("splits", std::to_string(want_splits), "auto or an integer from 1 to 128 (FA2's limit)");
   const std::string splits_text = want_splits == 0 ? "auto" : std::to_string(want_splits);

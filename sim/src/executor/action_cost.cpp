@@ -189,7 +189,9 @@ Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t
   const Extent e = action_extent(p, a, i, j);
   Cost k;
   if (a.op == Op::load || a.op == Op::store || a.op == Op::atomic) {
-    const auto bytes = std::uint64_t(e.rows) * std::uint64_t(e.cols) * std::uint64_t(tensor_element_bytes(p, a.tensor));
+    // each of the action's requests (Action::requests) moves the region
+    const auto bytes = std::uint64_t(e.rows) * std::uint64_t(e.cols) * std::uint64_t(tensor_element_bytes(p, a.tensor)) *
+                       std::uint64_t(a.requests);
     k.hbm[int(a.tensor)][int(direction(a.op))] = bytes;
   } else if (a.op == Op::compute) {
     // a row equation's extent is rows x d (or x 1); every other equation's is rows x cols

@@ -143,7 +143,7 @@ void SectorCounter::on_step(const StepView& s) {
       case Region::whole: b = whole(shapes_[s.launch], a.tensor); break;
       case Region::none: break;
     }
-    bytes_[int(a.tensor)][int(direction(a.op))] += b;
+    bytes_[int(a.tensor)][int(direction(a.op))] += b * u64(a.requests);  // each request its sectors
   }
 }
 

@@ -185,8 +185,10 @@ Schedule make_forward_schedule(const Problem& p) {
 Schedule make_schedule(const Problem& p) {
   Schedule s;
   if (p.forward()) s = make_forward_schedule(p);
-  if (p.backward())
-    for (Launch& l : make_backward_schedule(p.algo, p.backward_form).launches) s.launches.push_back(std::move(l));
+  if (p.backward()) {
+    Schedule b = p.kernel == Kernel::fa2 ? make_fa2_backward_schedule(p) : make_backward_schedule(p.algo, p.backward_form);
+    for (Launch& l : b.launches) s.launches.push_back(std::move(l));
+  }
   return s;
 }
 

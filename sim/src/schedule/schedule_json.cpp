@@ -41,6 +41,7 @@ json action_json(const Action& a) {
   else {
     j["tensor"] = to_string(a.tensor);
     j["region"] = region_name(a.region);
+    if (a.requests != 1) j["requests"] = a.requests;
   }
   return j;
 }
@@ -55,7 +56,7 @@ Action action_from(const json& j, const std::string& at) {
     a.op = Op::compute;
     a.eq = by_name<Eq>(pre + "eq", get_string(j, pre, "eq"), kEqCount, [](Eq e) { return to_string(e); }, 1);
   } else {
-    check_keys(j, at, pre, {"op", "tensor", "region", "if_visited"}, {"op", "tensor", "region"});
+    check_keys(j, at, pre, {"op", "tensor", "region", "if_visited", "requests"}, {"op", "tensor", "region"});
     if (op == "load") a.op = Op::load;
     else if (op == "store") a.op = Op::store;
     else if (op == "atomic") a.op = Op::atomic;
@@ -65,6 +66,12 @@ Action action_from(const json& j, const std::string& at) {
     a.region = by_name<Region>(pre + "region", get_string(j, pre, "region"), int(std::size(kRegions)), region_name, 1);
   }
   if (j.contains("if_visited")) a.if_visited = get_bool(j, pre, "if_visited");
+  if (j.contains("requests")) {
+    const json& r = j.at("requests");
+    if (!r.is_number_integer() || r.get<std::int64_t>() < 1 || r.get<std::int64_t>() > 32)
+      bad(pre + "requests", describe(r), "an integer from 1 to 32 (times the thread block requests the region)");
+    a.requests = std::uint8_t(r.get<std::int64_t>());
+  }
   return a;
 }
 

@@ -250,7 +250,8 @@ namespace {
 
 bool same_actions(std::span<const Action> a, const std::vector<Action>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Action& x, const Action& y) {
-    return x.op == y.op && x.tensor == y.tensor && x.region == y.region && x.eq == y.eq && x.if_visited == y.if_visited;
+    return x.op == y.op && x.tensor == y.tensor && x.region == y.region && x.eq == y.eq && x.if_visited == y.if_visited &&
+           x.requests == y.requests;
   });
 }
 

@@ -52,7 +52,9 @@ enum class BackwardForm : std::uint8_t { released = 0, paper = 1, deterministic 
 /// given, FA2's tile per d by default), or what FA2's mha_fwd launches for the call (PyTorch's
 /// scaled_dot_product_attention, flash backend): its tile per d, the split-KV decision
 /// (num_splits_heuristic) and, for a decode step with grouped queries, the query heads of a K/V
-/// head folded into the rows (resolve() says how).
+/// head folded into the rows (resolve() says how); with `--pass backward`, what FA2's mha_bwd
+/// launches: its three kernels on its backward tile and warps (fa2_backward_traits,
+/// make_fa2_backward_schedule).
 enum class Kernel : std::uint8_t { flashlab = 0, fa2 = 1 };
 
 /// The five switches of a tiled forward (docs/model.md "Variants"). V1 and V2 are two of the
@@ -170,11 +172,25 @@ int element_bytes(Dtype t);
 
 /// FA2's forward tile for head dim d on Hopper (the kernels PyTorch 2.11 runs, tests/data/pytorch_fa2_h200_ncu.md):
 /// d <= 64: 128 x 128; d <= 128: 128 x 64; larger: 64 x 64. Returns {B_r, B_c}. With
-/// pass = backward, FA2's backward tile (flash_bwd_launch_template.h on sm90): d <= 64: 128 x 128,
-/// d <= 128: 64 x 128, larger: 64 x 64 (`--pass both` runs both passes on the forward's tile).
+/// pass = backward, FA2's backward tile (fa2_backward_traits): d <= 64: 128 x 128, d <= 128:
+/// 64 x 128, larger: 64 x 64 (`--pass both` runs both passes on the forward's tile).
 /// resolve() halves a backward default (B_c first, then B_r, down to 16) until it fits the SRAM
 /// (fp32 inputs; V1's backward keeps every tile in SRAM).
 std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d, Pass pass = Pass::forward);
+
+/// FA2's backward kernel traits for head dim d on Hopper (Flash_bwd_kernel_traits<kHeadDim, kBlockM,
+/// kBlockN, kNWarps, AtomLayoutMSdP, ...>, chosen by run_mha_bwd_hdim* in FA2's
+/// flash_bwd_launch_template.h for a GPU with at least 144 KiB of shared memory per block; the names
+/// PyTorch 2.11's launches carry on the H200, tests/data/gpu_time/h200.json): kHeadDim is d rounded
+/// up to 32, 64, 96, 128, 160, 192, 224 or 256; B_r x B_c = 128 x 128 (kHeadDim <= 64), 64 x 128
+/// (<= 128), 64 x 64 (larger); 8 warps; AtomLayoutMSdP warps along the rows of S = Q K^T (4, or 2 for
+/// kHeadDim 96 and 128), the other warps / AtomLayoutMSdP along its keys. Requires 1 <= d <= 256.
+struct Fa2BackwardTraits {
+  std::int64_t head_dim = 0, b_r = 0, b_c = 0, warps = 8, atom_m_sdp = 4;
+  /// Warps side by side along the keys of S_ij: each of them reads L_i and D_i of its rows itself.
+  std::int64_t warp_columns() const { return warps / atom_m_sdp; }
+};
+Fa2BackwardTraits fa2_backward_traits(std::int64_t d);
 
 /// Whether tiles of B_r x B_c fit in `capacity` bytes of SRAM: the bytes the schedule of `algo`
 /// with switches `v` keeps in SRAM (schedule.hpp sram_bytes: the K/V outer order holds S_ij
@@ -213,10 +229,13 @@ std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, 
 /// loop (algo v2, order q-outer, grid qblock, rescale delayed, pass forward); auto applies
 /// split_heuristic(batch x heads x T_r, 2 x SMs, T_c); with splits other than 1 and no block sizes
 /// given, the tile is split_blocks(d) (auto: split_blocks when the heuristic splits, else the
-/// default). `--kernel fa2` (algo v2, pass forward, d <= 256, a bottom-right causal mask if any):
-/// splits auto unless given; for N_q = 1 the mask is dropped (FA2 sets causal false for one query:
-/// bottom-right, it sees every key) and, with grouped queries and no window, the group's query
-/// heads become its rows (FA2's seqlenq_ngroups_swapped: heads = H_k, N_q = heads / H_k, folded).
+/// default). `--kernel fa2` (algo v2 with V2's preset switches, pass forward or backward, d <= 256,
+/// fp16 or bf16, a bottom-right causal mask if any) with pass forward: splits auto unless given;
+/// for N_q = 1 the mask is dropped (FA2 sets causal false for one query: bottom-right, it sees
+/// every key) and, with grouped queries and no window, the group's query heads become its rows
+/// (FA2's seqlenq_ngroups_swapped: heads = H_k, N_q = heads / H_k, folded). With pass backward:
+/// splits 1, FA2's backward tile and 8 warps (fa2_backward_traits), and only the released form, d a
+/// multiple of 8, H_k = heads, no --br/--bc and --warps 8 (or the default) are accepted.
 /// Throws ConfigError naming the field, the value and what
 /// is allowed: sizes outside the k* ranges above (B_r > N_q is allowed: ragged), warps outside
 /// [1, 32], negative window sides, unknown GPU, more than kMaxTiles tiles, tiles over the SRAM

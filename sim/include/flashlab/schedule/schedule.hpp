@@ -50,6 +50,11 @@ struct Action {
   Region region = Region::none;
   Eq eq = Eq::none;              // compute
   bool if_visited = false;       // outer-level actions: only when the outer block visits a tile
+  // Times the thread block requests the region in one step (load / store / atomic): 1, or more
+  // where several warps each load the same rows themselves (FA2's main backward kernel: every warp
+  // column of its S = Q K^T tile reads L_i and D_i of its rows). Each request counts at the hbm
+  // and sector levels; the L2 model sees the region once (the repeats are L1 hits).
+  std::uint8_t requests = 1;
 };
 
 /// What a loop runs over. Extents (loop_extent): batch, heads, T_r, T_c, N_q, splits.
@@ -128,6 +133,17 @@ Schedule make_schedule(Algo a);
 /// a variant of `--algo v1` runs V1's backward.
 Schedule make_backward_schedule(Algo a, BackwardForm form);
 
+/// What PyTorch's FA2 backward (mha_bwd, flash_bwd_launch_template.h run_flash_bwd_seqk_parallel)
+/// launches for problem p (p.kernel = fa2, on FA2's backward tile: fa2_backward_traits): V2's
+/// released backward (make_backward_schedule(v2, released)) under FA2's kernel names —
+/// "flash_bwd_dot_do_o_kernel" (grid T_r x batch x heads), "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel"
+/// (T_c x batch x heads; flash_bwd_kernel.h compute_dq_dk_dv_1colblock), "flash_bwd_convert_dq_kernel"
+/// (T_r x batch x heads) — with one difference in what the main kernel reads: each of the
+/// warp_columns() warps along the keys of S_ij loads L_i and D_i of its rows itself (`lse(mi) =
+/// gLSE(row)`, `dP_sum(mi) = gdPsum(row)` per thread), so L_i and D_i are requested that many
+/// times per tile (Action::requests).
+Schedule make_fa2_backward_schedule(const Problem& p);
+
 /// The launches of `pass`: the forward's (make_schedule(a, v)), the backward's
 /// (make_backward_schedule), or the forward's followed by the backward's.
 Schedule make_schedule(Algo a, const Switches& v, Pass pass, BackwardForm form);
@@ -146,7 +162,8 @@ Schedule make_split_schedule();
 Schedule make_forward_schedule(const Problem& p);
 
 /// The schedule problem p runs: the forward's launches (make_forward_schedule) when p.forward(),
-/// then the backward's (make_backward_schedule(p.algo, p.backward_form)) when p.backward().
+/// then the backward's (make_backward_schedule(p.algo, p.backward_form); --kernel fa2:
+/// make_fa2_backward_schedule(p)) when p.backward().
 Schedule make_schedule(const Problem& p);
 
 /// The K/V blocks split s walks: [s n, min((s + 1) n, T_c)) with n = ceil(T_c / p.splits) (FA2's
