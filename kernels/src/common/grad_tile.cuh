@@ -17,25 +17,50 @@
 #include "common/copy.cuh"
 #include "common/warp_tile.cuh"
 #include "flashlab/contract/tiling.hpp"
+#include "tiles.hpp"
 
 namespace flashlab::gpu {
 
 /// The warp tiling of the backward for a compiled kernel K (an Instance, launch.cuh).
+///
+/// Keys: warp w owns keys [16 w, 16 w + 16) of K_j (B_c = 16 W) for S^T, dP^T, dK_j, dV_j. It works
+/// through Q_i in chunks of kQC queries (FA2 line 8's tile, B_r, cut along its rows): S^T and dP^T of
+/// one chunk live in registers at a time, beside dK_j and dV_j of the warp's keys, so a warp holds
+/// 2 x 16 x (kQC + d) / 32 accumulators (128 at d = 64, 160 at d = 128) instead of 2 x 16 x (B_r + d)
+/// / 32 (192 and 256), and ptxas has registers left to load the next fragments early. Every query
+/// is independent once L_i and D_i are known (no row reduction in the backward), and the chunks
+/// go in query order, so dK_j and dV_j are summed in the same order as with one chunk.
+/// dQ_i = dS_ij K_j: the warps split B_r into kWM row groups of kRQ rows and d into W / kWM column
+/// groups of kDQ (FA2's AtomLayoutMdQ: 4 x 2 warps of 32 x 32 at d = 64 on 128 x 128 x 8, 2 x 4 at
+/// d = 128 on 64 x 128 x 8): a warp reads 32 rows of dS^T and kDQ columns of K_j from SRAM where a
+/// warp of 16 rows x d read half the rows of dS and all of K_j, so each fragment of K_j feeds twice
+/// the tensor-core instructions.
 template <class K>
 struct GradShape : K {
   static constexpr int kThreads = K::W * 32;
   static constexpr int kKeysPerWarp = K::BC / K::W;  // keys of K_j per warp (S^T, dP^T, dK, dV)
   static constexpr int kMK = kKeysPerWarp / 16;      // m16 tiles of keys per warp
-  static constexpr int kNQ = K::BR / 8;              // n8 tiles of the queries of Q_i
+#ifndef FL_QC128
+#define FL_QC128 16
+#endif
+  static constexpr int kQC = K::BR < (K::D >= 128 ? FL_QC128 : 64) ? K::BR : (K::D >= 128 ? FL_QC128 : 64);  // queries per chunk
+  static constexpr int kNQ = kQC / 8;                // n8 tiles of the queries of one chunk
   static constexpr int kDT = K::D / 8;               // n8 tiles of d
-  static constexpr int kRowsPerWarp = K::BR / K::W;  // rows of Q_i per warp for dQ_i
-  static constexpr int kMQ = kRowsPerWarp / 16;
-  static_assert(kKeysPerWarp % 16 == 0 && kRowsPerWarp % 16 == 0 && K::BR % 16 == 0 && K::BC % 32 == 0);
+  // dQ_i's warp grid: kWM groups of rows (tiles.hpp), W / kWM of d
+  static constexpr int kWM = backward_dq_row_groups(TileShape{K::BR, K::BC, K::W}, K::D);
+  static constexpr int kRQ = K::BR / kWM;            // rows of Q_i per warp for dQ_i
+  static constexpr int kMQ = kRQ / 16;
+  static constexpr int kDQ = K::D / (K::W / kWM);    // columns of d per warp for dQ_i
+  static constexpr int kDQT = kDQ / 8;
+  static_assert(kWM > 0 && kKeysPerWarp % 16 == 0 && kRQ % 16 == 0 && kDQ % 16 == 0 && K::BR % kQC == 0 && K::BC % 32 == 0);
   static_assert(K::BR <= kThreads, "one thread per row of Q_i loads L_i and D_i");
   /// Bytes of GradSram (a kernel may add buffers after them: their start is 16-byte aligned).
   static constexpr int kSmemBytes = (2 * K::BC + 2 * K::BR) * K::D * int(sizeof(typename K::T)) +
                                     K::BR * K::BC * int(sizeof(typename K::T)) + 2 * K::BR * int(sizeof(float));
   static_assert(kSmemBytes % 16 == 0);
+  /// The first row and column of dQ_i that warp w computes.
+  static __device__ __forceinline__ int dq_row0(int w) { return (w % kWM) * kRQ; }
+  static __device__ __forceinline__ int dq_col0(int w) { return (w / kWM) * kDQ; }
 };
 
 /// SRAM of a backward thread block: K_j, V_j (B_c, d); Q_i, dO_i (B_r, d); dS_ij^T (B_c, B_r);
@@ -86,70 +111,76 @@ struct GradTile {
 
 /// Lines 10-14 and 16 for the warp's keys, then dS_ij into SRAM: after it (and a barrier) the
 /// warps compute dQ_i's contribution with grad_dq. The caller has Q_i, dO_i, shift, D in SRAM.
+/// Q_i is taken kQC queries at a time (GradShape).
 template <class Sh>
 __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, GradAcc<Sh>& acc, const GradTile& t,
                                           const Band& band, std::int64_t n_q, std::int64_t n_k, float scale,
                                           int lane, int key0) {
   using T = typename Sh::T;
-  constexpr int D = Sh::D, kMK = Sh::kMK, kNQ = Sh::kNQ;
+  constexpr int D = Sh::D, kMK = Sh::kMK, kNQ = Sh::kNQ, kQC = Sh::kQC;
   constexpr float kLog2e = 1.4426950408889634f;
-  float p[kMK][kNQ][4], ds[kMK][kNQ][4];
-  scores<T, kMK, kNQ, D>(p, sram.K + key0 * D, sram.Q, lane);    // S^T = K_w Q_i^T (line 10)
-  scores<T, kMK, kNQ, D>(ds, sram.V + key0 * D, sram.dO, lane);  // dP^T = V_w dO_i^T (line 13)
   const float scale_log2 = scale * kLog2e;
-  // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key)
-  for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
+#pragma unroll 1
+  for (int q0 = 0; q0 < Sh::BR; q0 += kQC) {
+    float p[kMK][kNQ][4], ds[kMK][kNQ][4];
+    scores<T, kMK, kNQ, D>(p, sram.K + key0 * D, sram.Q + q0 * D, lane);    // S^T = K_w Q_i^T (line 10)
+    scores<T, kMK, kNQ, D>(ds, sram.V + key0 * D, sram.dO + q0 * D, lane);  // dP^T = V_w dO_i^T (line 13)
+    // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key)
+    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
+      const float2 shift = *reinterpret_cast<const float2*>(sram.shift + q0 + col);
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int q = col + e;
-      const std::int64_t c = t.col0 + key0 + row, r = t.row0 + q;
-      const bool seen = !t.masked || (c < n_k && r < n_q && visible(band, r, c));
-      p[mt][nt][2 * h + e] = seen ? exp2_ftz(fmaf(p[mt][nt][2 * h + e], scale_log2, -sram.shift[q])) : 0.f;
+      for (int e = 0; e < 2; ++e) {
+        const int q = q0 + col + e;
+        const std::int64_t c = t.col0 + key0 + row, r = t.row0 + q;
+        const bool seen = !t.masked || (c < n_k && r < n_q && visible(band, r, c));
+        p[mt][nt][2 * h + e] = seen ? exp2_ftz(fmaf(p[mt][nt][2 * h + e], scale_log2, -(e ? shift.y : shift.x))) : 0.f;
+      }
+    });
+    // line 12: dV_w += P^T dO_i, 16 queries at a time (P^T cast to the input type, as FA2 casts P)
+#pragma unroll
+    for (int kc = 0; kc < kQC / 16; ++kc) {
+      std::uint32_t pa[kMK][4];
+      p_fragment<T>(pa, p, kc);
+      pv_chunk<T, kMK, D>(acc.dv, pa, sram.dO + (q0 + kc * 16) * D, lane);
     }
-  });
-  // line 12: dV_w += P^T dO_i, 16 queries at a time (P^T cast to the input type, as FA2 casts P)
+    // line 14: dS^T = scale P^T o (dP^T - D)
+    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
+      const float2 dd = *reinterpret_cast<const float2*>(sram.D + q0 + col);
+      ds[mt][nt][2 * h] = scale * p[mt][nt][2 * h] * (ds[mt][nt][2 * h] - dd.x);
+      ds[mt][nt][2 * h + 1] = scale * p[mt][nt][2 * h + 1] * (ds[mt][nt][2 * h + 1] - dd.y);
+    });
+    // line 16: dK_w += dS^T Q_i
 #pragma unroll
-  for (int kc = 0; kc < Sh::BR / 16; ++kc) {
-    std::uint32_t pa[kMK][4];
-    p_fragment<T>(pa, p, kc);
-    pv_chunk<T, kMK, D>(acc.dv, pa, sram.dO + kc * 16 * D, lane);
+    for (int kc = 0; kc < kQC / 16; ++kc) {
+      std::uint32_t pa[kMK][4];
+      p_fragment<T>(pa, ds, kc);
+      pv_chunk<T, kMK, D>(acc.dk, pa, sram.Q + (q0 + kc * 16) * D, lane);
+    }
+    // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
+    // grad_dq reads it back transposed
+    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
+      *reinterpret_cast<std::uint32_t*>(sram.dS + swizzle<Sh::BR>(key0 + row, q0 + col)) =
+          ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]);
+    });
   }
-  // line 14: dS^T = scale P^T o (dP^T - D)
-  for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e)
-      ds[mt][nt][2 * h + e] = scale * p[mt][nt][2 * h + e] * (ds[mt][nt][2 * h + e] - sram.D[col + e]);
-  });
-  // line 16: dK_w += dS^T Q_i
-#pragma unroll
-  for (int kc = 0; kc < Sh::BR / 16; ++kc) {
-    std::uint32_t pa[kMK][4];
-    p_fragment<T>(pa, ds, kc);
-    pv_chunk<T, kMK, D>(acc.dk, pa, sram.Q + kc * 16 * D, lane);
-  }
-  // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
-  // grad_dq reads it back transposed
-  for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
-    *reinterpret_cast<std::uint32_t*>(sram.dS + swizzle<Sh::BR>(key0 + row, col)) =
-        ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]);
-  });
 }
 
-/// Line 15's product for the warp's rows of Q_i: dq = dS_ij[rows, :] K_j (kRowsPerWarp, d), fp32.
-/// Every warp must have stored its part of dS_ij (grad_keys) and passed a barrier.
+/// Line 15's product for the warp's block of dQ_i: dq = dS_ij[row0 + (0..kRQ), :] K_j[:, col0 + (0..kDQ)]
+/// (kRQ, kDQ), fp32; row0 = Sh::dq_row0(warp), col0 = Sh::dq_col0(warp). Every warp must have stored
+/// its part of dS_ij (grad_keys) and passed a barrier.
 template <class Sh>
-__device__ __forceinline__ void grad_dq(float (&dq)[Sh::kMQ][Sh::kDT][4], const GradSram<typename Sh::T>& sram,
-                                        int lane, int row0) {
+__device__ __forceinline__ void grad_dq(float (&dq)[Sh::kMQ][Sh::kDQT][4], const GradSram<typename Sh::T>& sram,
+                                        int lane, int row0, int col0) {
   using T = typename Sh::T;
 #pragma unroll
   for (int mt = 0; mt < Sh::kMQ; ++mt)
 #pragma unroll
-    for (int dt = 0; dt < Sh::kDT; ++dt) dq[mt][dt][0] = dq[mt][dt][1] = dq[mt][dt][2] = dq[mt][dt][3] = 0.f;
+    for (int dt = 0; dt < Sh::kDQT; ++dt) dq[mt][dt][0] = dq[mt][dt][1] = dq[mt][dt][2] = dq[mt][dt][3] = 0.f;
 #pragma unroll
   for (int kc = 0; kc < Sh::BC / 16; ++kc) {
     std::uint32_t pa[Sh::kMQ][4];
     a_fragment_sram_t<T, Sh::kMQ, Sh::BR>(pa, sram.dS, row0, kc, lane);
-    pv_chunk<T, Sh::kMQ, Sh::D>(dq, pa, sram.K + kc * 16 * Sh::D, lane);
+    pv_chunk<T, Sh::kMQ, Sh::kDQ, Sh::D>(dq, pa, sram.K + kc * 16 * Sh::D, lane, col0);
   }
 }
 
