@@ -85,13 +85,6 @@ constexpr TileList family_tiles(Algo algo, Family f, int d) {
 /// fp32 accumulator registers per thread that a shape needs at head dim d.
 constexpr int v2_acc_registers(TileShape s, int d) { return (s.b_r / s.warps) * (d + s.b_c) / 32; }
 constexpr int v1_acc_registers(TileShape s, int d) { return s.b_r * (d + s.b_c / s.warps) / 32; }
-/// The backward's warp: dK_j and dV_j of its keys (keys x d each), S^T and dP^T of one chunk of
-/// min(B_r, 64) queries (32 at d = 128; grad_tile.cuh GradShape::kQC).
-constexpr int backward_acc_registers(TileShape s, int d) {
-  const int chunk = s.b_r < (d >= 128 ? 32 : 64) ? s.b_r : (d >= 128 ? 32 : 64);
-  return 2 * (s.b_c / s.warps) * (d + chunk) / 32;
-}
-
 /// dQ_i's warp grid in the backward (grad_tile.cuh GradShape): the warps split B_r into this many
 /// row groups and d into warps / that many column groups; 32 rows per warp where the columns left
 /// per warp are a multiple of 16, else 16 rows; 0 where neither works.
@@ -102,6 +95,13 @@ constexpr int backward_dq_row_groups(TileShape s, int d) {
       return m;
   }
   return 0;
+}
+
+/// The backward's warp: dK_j and dV_j of its keys (keys x d each), S^T and dP^T of one chunk of
+/// queries (grad_tile.cuh GradShape::kQC: at least 16; 64 up to d = 64, at most 32 above).
+constexpr int backward_acc_registers(TileShape s, int d) {
+  const int chunk = d <= 64 ? (s.b_r < 64 ? s.b_r : 64) : 16;
+  return 2 * (s.b_c / s.warps) * (d + chunk) / 32;
 }
 
 /// Whether shape s is compiled for family f of algorithm `algo` at head dim d: at most 192

@@ -16,6 +16,11 @@
 namespace flashlab::gpu {
 namespace {
 
+/// V1's warp tiling: GradShape with chunks of 16 queries (V1's kernel also holds dQ_i's SRAM tile
+/// and its row statistics: with 64-query chunks ptxas spilled some 60 bytes at d = 64, 8 with 32).
+template <class K>
+using V1GradShape = GradShape<K, 16>;
+
 constexpr float kLog2e = 1.4426950408889634f;
 
 /// Line 2: dQ, dK, dV = 0 in HBM, in 16-byte chunks.
@@ -45,7 +50,7 @@ __device__ __forceinline__ void row_dot(const GradSram<typename Sh::T>& sram, co
 /// Algorithm 4 for (batch, head) blockIdx.y.
 template <class K>
 __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const TraceBuffers trace) {
-  using Sh = GradShape<K>;
+  using Sh = V1GradShape<K>;
   using T = typename K::T;
   constexpr int D = K::D, BR = K::BR, BC = K::BC, e = sizeof(T);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -155,7 +160,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
 struct V1BackwardLauncher {
   template <class K>
   static void run(const Args& a, const TraceBuffers& trace, cudaStream_t stream) {
-    using Sh = GradShape<K>;
+    using Sh = V1GradShape<K>;
     TraceBuffers tr = trace;
     tr.launch = 0;
     launch_kernel(fl_v1_backward<K>, dim3(1, unsigned(a.bh)), Sh::kThreads,

@@ -26,8 +26,8 @@ namespace flashlab::gpu {
 /// Keys: warp w owns keys [16 w, 16 w + 16) of K_j (B_c = 16 W) for S^T, dP^T, dK_j, dV_j. It works
 /// through Q_i in chunks of kQC queries (FA2 line 8's tile, B_r, cut along its rows): S^T and dP^T of
 /// one chunk live in registers at a time, beside dK_j and dV_j of the warp's keys, so a warp holds
-/// 2 x 16 x (kQC + d) / 32 accumulators (128 at d = 64, 160 at d = 128) instead of 2 x 16 x (B_r + d)
-/// / 32 (192 and 256), and ptxas has registers left to load the next fragments early. Every query
+/// 2 x 16 x (kQC + d) / 32 accumulators (128 at d = 64, 144 or 160 at d = 128) instead of
+/// 2 x 16 x (B_r + d) / 32 (192 and 256), and ptxas has registers left to load the next fragments early. Every query
 /// is independent once L_i and D_i are known (no row reduction in the backward), and the chunks
 /// go in query order, so dK_j and dV_j are summed in the same order as with one chunk.
 /// dQ_i = dS_ij K_j: the warps split B_r into kWM row groups of kRQ rows and d into W / kWM column
@@ -35,16 +35,11 @@ namespace flashlab::gpu {
 /// d = 128 on 64 x 128 x 8): a warp reads 32 rows of dS^T and kDQ columns of K_j from SRAM where a
 /// warp of 16 rows x d read half the rows of dS and all of K_j, so each fragment of K_j feeds twice
 /// the tensor-core instructions.
-template <class K>
+template <class K, int kChunkMax = 64>
 struct GradShape : K {
   static constexpr int kThreads = K::W * 32;
   static constexpr int kKeysPerWarp = K::BC / K::W;  // keys of K_j per warp (S^T, dP^T, dK, dV)
   static constexpr int kMK = kKeysPerWarp / 16;      // m16 tiles of keys per warp
-#ifndef FL_QC128
-#define FL_QC128 16
-#endif
-  static constexpr int kQC = K::BR < (K::D >= 128 ? FL_QC128 : 64) ? K::BR : (K::D >= 128 ? FL_QC128 : 64);  // queries per chunk
-  static constexpr int kNQ = kQC / 8;                // n8 tiles of the queries of one chunk
   static constexpr int kDT = K::D / 8;               // n8 tiles of d
   // dQ_i's warp grid: kWM groups of rows (tiles.hpp), W / kWM of d
   static constexpr int kWM = backward_dq_row_groups(TileShape{K::BR, K::BC, K::W}, K::D);
@@ -52,6 +47,12 @@ struct GradShape : K {
   static constexpr int kMQ = kRQ / 16;
   static constexpr int kDQ = K::D / (K::W / kWM);    // columns of d per warp for dQ_i
   static constexpr int kDQT = kDQ / 8;
+  // queries per chunk: kChunkMax (64; V1's kernel, which holds more state, 32) up to d = 64; at d = 128, 32 where a warp's dQ block is at most 32 columns
+  // wide (FA2's 64 x 128 x 8), else 16: the widest chunk that ptxas fits in 255 registers without
+  // spilling (nvcc 13.0, sm_90); each chunk reads K_w and V_w from SRAM again
+  static constexpr int kQC0 = K::D <= 64 ? kChunkMax : kDQ <= 32 ? 32 : 16;
+  static constexpr int kQC = K::BR < kQC0 ? K::BR : kQC0;
+  static constexpr int kNQ = kQC / 8;                // n8 tiles of the queries of one chunk
   static_assert(kWM > 0 && kKeysPerWarp % 16 == 0 && kRQ % 16 == 0 && kDQ % 16 == 0 && K::BR % kQC == 0 && K::BC % 32 == 0);
   static_assert(K::BR <= kThreads, "one thread per row of Q_i loads L_i and D_i");
   /// Bytes of GradSram (a kernel may add buffers after them: their start is 16-byte aligned).
@@ -109,6 +110,73 @@ struct GradTile {
   bool masked;
 };
 
+/// S^T = K_w Q_c^T and dP^T = V_w dO_c^T (lines 10 and 13) for the warp's keys and a chunk of
+/// queries, the two products interleaved step for step: they share no operand, so each step of d
+/// has 2 kNQ independent accumulators in flight instead of kNQ (each accumulator still sums over d
+/// in the same order: the same values as two separate scores() calls).
+template <class T, int kMK, int kNQ, int D>
+__device__ __forceinline__ void scores_and_dp(float (&s)[kMK][kNQ][4], float (&dp)[kMK][kNQ][4], const T* sram_K,
+                                              const T* sram_Q, const T* sram_V, const T* sram_dO, int lane) {
+  static_assert(kNQ % 2 == 0 && D % 16 == 0);
+#pragma unroll
+  for (int mt = 0; mt < kMK; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNQ; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[mt][nt][e] = dp[mt][nt][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t ak[kMK][4], av[kMK][4];  // K_w, V_w: 16 keys x 16 of d per m-tile
+#pragma unroll
+    for (int mt = 0; mt < kMK; ++mt) {
+      ldmatrix_x4(ak[mt], sram_K + swizzle<D>(mt * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
+      ldmatrix_x4(av[mt], sram_V + swizzle<D>(mt * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
+    }
+#pragma unroll
+    for (int np = 0; np < kNQ / 2; ++np) {
+      std::uint32_t bq[4], bo[4];  // Q_c^T, dO_c^T: 16 of d x 16 queries, two n-tiles each
+      const int off = swizzle<D>(np * 16 + lane % 8 + (lane / 16) * 8, kk * 16 + ((lane / 8) % 2) * 8);
+      ldmatrix_x4(bq, sram_Q + off);
+      ldmatrix_x4(bo, sram_dO + off);
+#pragma unroll
+      for (int mt = 0; mt < kMK; ++mt) {
+        mma_16816<T>(s[mt][2 * np], ak[mt], bq[0], bq[1]);
+        mma_16816<T>(dp[mt][2 * np], av[mt], bo[0], bo[1]);
+        mma_16816<T>(s[mt][2 * np + 1], ak[mt], bq[2], bq[3]);
+        mma_16816<T>(dp[mt][2 * np + 1], av[mt], bo[2], bo[3]);
+      }
+    }
+  }
+}
+
+/// dV_w += P^T dO_c and dK_w += dS^T Q_c (lines 12 and 16), 16 queries of the chunk at a time, the
+/// two products interleaved (independent accumulators; each sums over the queries in order).
+template <class T, int kMK, int kNQ, int D>
+__device__ __forceinline__ void grad_v_and_k(float (&dv)[kMK][D / 8][4], float (&dk)[kMK][D / 8][4],
+                                             const float (&p)[kMK][kNQ][4], const float (&ds)[kMK][kNQ][4],
+                                             const T* sram_dO, const T* sram_Q, int lane) {
+#pragma unroll
+  for (int kc = 0; kc < kNQ / 2; ++kc) {
+    std::uint32_t pa[kMK][4], sa[kMK][4];
+    p_fragment<T>(pa, p, kc);   // P^T cast to the input type, as FA2 casts P
+    p_fragment<T>(sa, ds, kc);  // dS^T likewise
+#pragma unroll
+    for (int dp = 0; dp < D / 16; ++dp) {
+      std::uint32_t bo[4], bq[4];  // dO_c, Q_c: 16 queries x 16 of d, transposed into two n-tiles
+      const int off = swizzle<D>(kc * 16 + lane % 8 + ((lane / 8) % 2) * 8, dp * 16 + (lane / 16) * 8);
+      ldmatrix_x4_trans(bo, sram_dO + off);
+      ldmatrix_x4_trans(bq, sram_Q + off);
+#pragma unroll
+      for (int mt = 0; mt < kMK; ++mt) {
+        mma_16816<T>(dv[mt][2 * dp], pa[mt], bo[0], bo[1]);
+        mma_16816<T>(dk[mt][2 * dp], sa[mt], bq[0], bq[1]);
+        mma_16816<T>(dv[mt][2 * dp + 1], pa[mt], bo[2], bo[3]);
+        mma_16816<T>(dk[mt][2 * dp + 1], sa[mt], bq[2], bq[3]);
+      }
+    }
+  }
+}
+
 /// Lines 10-14 and 16 for the warp's keys, then dS_ij into SRAM: after it (and a barrier) the
 /// warps compute dQ_i's contribution with grad_dq. The caller has Q_i, dO_i, shift, D in SRAM.
 /// Q_i is taken kQC queries at a time (GradShape).
@@ -123,45 +191,31 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
 #pragma unroll 1
   for (int q0 = 0; q0 < Sh::BR; q0 += kQC) {
     float p[kMK][kNQ][4], ds[kMK][kNQ][4];
-    scores<T, kMK, kNQ, D>(p, sram.K + key0 * D, sram.Q + q0 * D, lane);    // S^T = K_w Q_i^T (line 10)
-    scores<T, kMK, kNQ, D>(ds, sram.V + key0 * D, sram.dO + q0 * D, lane);  // dP^T = V_w dO_i^T (line 13)
-    // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key)
+    // S^T = K_w Q_i^T (line 10), dP^T = V_w dO_i^T (line 13)
+    scores_and_dp<T, kMK, kNQ, D>(p, ds, sram.K + key0 * D, sram.Q + q0 * D, sram.V + key0 * D, sram.dO + q0 * D, lane);
+    // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key);
+    // line 14: dS^T = scale P^T o (dP^T - D)
     for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
       const float2 shift = *reinterpret_cast<const float2*>(sram.shift + q0 + col);
+      const float2 dd = *reinterpret_cast<const float2*>(sram.D + q0 + col);
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int q = q0 + col + e;
         const std::int64_t c = t.col0 + key0 + row, r = t.row0 + q;
         const bool seen = !t.masked || (c < n_k && r < n_q && visible(band, r, c));
-        p[mt][nt][2 * h + e] = seen ? exp2_ftz(fmaf(p[mt][nt][2 * h + e], scale_log2, -(e ? shift.y : shift.x))) : 0.f;
+        float& x = p[mt][nt][2 * h + e];
+        x = seen ? exp2_ftz(fmaf(x, scale_log2, -(e ? shift.y : shift.x))) : 0.f;
+        ds[mt][nt][2 * h + e] = scale * x * (ds[mt][nt][2 * h + e] - (e ? dd.y : dd.x));
       }
     });
-    // line 12: dV_w += P^T dO_i, 16 queries at a time (P^T cast to the input type, as FA2 casts P)
-#pragma unroll
-    for (int kc = 0; kc < kQC / 16; ++kc) {
-      std::uint32_t pa[kMK][4];
-      p_fragment<T>(pa, p, kc);
-      pv_chunk<T, kMK, D>(acc.dv, pa, sram.dO + (q0 + kc * 16) * D, lane);
-    }
-    // line 14: dS^T = scale P^T o (dP^T - D)
-    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
-      const float2 dd = *reinterpret_cast<const float2*>(sram.D + q0 + col);
-      ds[mt][nt][2 * h] = scale * p[mt][nt][2 * h] * (ds[mt][nt][2 * h] - dd.x);
-      ds[mt][nt][2 * h + 1] = scale * p[mt][nt][2 * h + 1] * (ds[mt][nt][2 * h + 1] - dd.y);
-    });
-    // line 16: dK_w += dS^T Q_i
-#pragma unroll
-    for (int kc = 0; kc < kQC / 16; ++kc) {
-      std::uint32_t pa[kMK][4];
-      p_fragment<T>(pa, ds, kc);
-      pv_chunk<T, kMK, D>(acc.dk, pa, sram.Q + (q0 + kc * 16) * D, lane);
-    }
     // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
     // grad_dq reads it back transposed
     for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
       *reinterpret_cast<std::uint32_t*>(sram.dS + swizzle<Sh::BR>(key0 + row, q0 + col)) =
           ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]);
     });
+    // line 12: dV_w += P^T dO_i; line 16: dK_w += dS^T Q_i
+    grad_v_and_k<T, kMK, kNQ, D>(acc.dv, acc.dk, p, ds, sram.dO + q0 * D, sram.Q + q0 * D, lane);
   }
 }
 
