@@ -149,6 +149,35 @@ __device__ __forceinline__ void scores_and_dp(float (&s)[kMK][kNQ][4], float (&d
   }
 }
 
+/// Sets to -inf the elements of the warp's S^T (keys x queries of one chunk) that the mask or a ragged
+/// edge hides: key c >= N_k, query r >= N_q, or c - r outside [band.lo, band.hi]. key0 / query0: the
+/// global key of the warp's first row and the query of the chunk's first column. As mask_scores
+/// (warp_tile.cuh) for S: element (mt, nt, h, e) of thread (g, t) is key key0 + g + mt*16 + 8h and
+/// query query0 + 2t + nt*8 + e, so c - r = base + k with base the same for all of the thread's
+/// elements and k a compile-time constant; the bounds move to the thread's origin once, in 32 bits.
+template <int kMK, int kNQ>
+__device__ __forceinline__ void mask_scores_t(float (&s)[kMK][kNQ][4], const Band& band, std::int64_t key0,
+                                              std::int64_t query0, std::int64_t n_q, std::int64_t n_k, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  const std::int64_t c0 = key0 + g, r0 = query0 + 2 * t, base = c0 - r0;
+  const auto clamp32 = [](std::int64_t x) {  // |k| < 2^16, so any bound beyond 2^30 acts alike
+    return int(x < -(std::int64_t(1) << 30) ? -(std::int64_t(1) << 30) : x > (std::int64_t(1) << 30) ? (std::int64_t(1) << 30) : x);
+  };
+  const int lo = clamp32(band.lo - base), hi = clamp32(band.hi - base), keys = clamp32(n_k - c0),
+            queries = clamp32(n_q - r0);
+#pragma unroll
+  for (int mt = 0; mt < kMK; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNQ; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int key = mt * 16 + 8 * h, query = nt * 8 + e, k = key - query;
+          if (key >= keys || query >= queries || k < lo || k > hi) s[mt][nt][2 * h + e] = -INFINITY;
+        }
+}
+
 /// dV_w += P^T dO_c and dK_w += dS^T Q_c (lines 12 and 16), 16 queries of the chunk at a time, the
 /// two products interleaved (independent accumulators; each sums over the queries in order).
 template <class T, int kMK, int kNQ, int D>
@@ -193,20 +222,19 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
     float p[kMK][kNQ][4], ds[kMK][kNQ][4];
     // S^T = K_w Q_i^T (line 10), dP^T = V_w dO_i^T (line 13)
     scores_and_dp<T, kMK, kNQ, D>(p, ds, sram.K + key0 * D, sram.Q + q0 * D, sram.V + key0 * D, sram.dO + q0 * D, lane);
-    // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key);
+    // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key): S^T = -inf
+    // there (2^-inf = 0; L_i log2 e is +inf on a row with no key, never -inf);
     // line 14: dS^T = scale P^T o (dP^T - D)
+    if (t.masked) mask_scores_t<kMK, kNQ>(p, band, t.col0 + key0, t.row0 + q0, n_q, n_k, lane);
     for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
       const float2 shift = *reinterpret_cast<const float2*>(sram.shift + q0 + col);
       const float2 dd = *reinterpret_cast<const float2*>(sram.D + q0 + col);
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int q = q0 + col + e;
-        const std::int64_t c = t.col0 + key0 + row, r = t.row0 + q;
-        const bool seen = !t.masked || (c < n_k && r < n_q && visible(band, r, c));
-        float& x = p[mt][nt][2 * h + e];
-        x = seen ? exp2_ftz(fmaf(x, scale_log2, -(e ? shift.y : shift.x))) : 0.f;
-        ds[mt][nt][2 * h + e] = scale * x * (ds[mt][nt][2 * h + e] - (e ? dd.y : dd.x));
-      }
+      float* x = p[mt][nt] + 2 * h;
+      float* y = ds[mt][nt] + 2 * h;
+      x[0] = exp2_ftz(fmaf(x[0], scale_log2, -shift.x));
+      x[1] = exp2_ftz(fmaf(x[1], scale_log2, -shift.y));
+      y[0] = scale * x[0] * (y[0] - dd.x);
+      y[1] = scale * x[1] * (y[1] - dd.y);
     });
     // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
     // grad_dq reads it back transposed
