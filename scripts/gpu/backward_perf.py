@@ -45,7 +45,7 @@ import time_dataset  # noqa: E402
 # 2.11 ran on the H200, tests/data/gpu_time/h200.json): Flash_bwd_kernel_traits<64, 128, 128, 8, ...>
 # and <128, 64, 128, 8, ...>, B_r x B_c x warps.
 FA2_TILE = {64: "128x128x8", 128: "64x128x8"}
-CANDIDATES = {64: [], 128: ["128x128x8"]}  # other compiled tiles timed with --candidates (development data)
+CANDIDATES = {64: ["64x64x4"], 128: ["64x64x4"]}  # the other compiled backward tile, timed with --candidates
 # (dtype, d, mask, batch, heads, N): every dtype x d x mask, N from 1k to 32k, batch x heads 16 to 256
 SHAPES = [
     ("fp16", 64, "none", 4, 16, 4096),
