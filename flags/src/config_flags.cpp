@@ -111,7 +111,7 @@ const std::vector<Flag>& flag_table() {
          if (!(scale > 0)) throw ConfigError(f, t, allowed);
          c.scale = scale;
        }},
-      {"--warps", "warps", "INT", "warps per thread block (default 4)",
+      {"--warps", "warps", "INT", "warps per thread block (default 4; 8 for V2's --pass backward on FA2's backward tile, the default one)",
        [](Config& c, const std::string& f, const std::string& t) { c.warps = int(parse_int_in(f, t, 1, 32)); }},
       {"--split", "split", "SPLIT", "split-q | split-k: how warps share a tile (default: split-k for v1, split-q for v2)",
        [](Config& c, const std::string&, const std::string& t) { c.split = parse_split(t); }},

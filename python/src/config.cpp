@@ -157,7 +157,7 @@ Keywords (all optional; None means the default):
               for N_q = 1 with grouped heads the resolved heads are kv_heads and n_q = heads / kv_heads,
               query head k g + r becoming row r of head k, as FA2 reshapes q)
   scale       softmax scale (default 1/sqrt(d))
-  warps       warps per thread block (default 4)
+  warps       warps per thread block (default 4; 8 for V2's backward on FA2's tile)
   gpu         GPU preset (default 'h200')
   model       model preset ('llama3-8b', ...): fills heads, kv_heads, d, N_q = N_k and mask (bottom-right
               causal); explicit keywords override (heads without kv_heads: one K/V head per head)

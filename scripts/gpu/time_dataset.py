@@ -180,8 +180,10 @@ for (p, b, h, hk, nq, nk, d, causal, dtype) in rows:
 '''
 
 
-def pytorch(work, logs, passes):
-    rows = time_configs.torch_rows()
+def pytorch(work, logs, passes, rows=None):
+    """Step 2 for PyTorch's FA2: `rows` (time_configs.torch_rows() by default; tuples (pass, batch,
+    heads, kv heads, N_q, N_k, d, causal, dtype)), one ncu process per pass over all of them."""
+    rows = time_configs.torch_rows() if rows is None else rows
     (work / "torch_rows.json").write_text(json.dumps(rows))
     child = work / "torch_child.py"
     child.write_text(TORCH_CHILD)

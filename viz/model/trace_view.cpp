@@ -52,7 +52,7 @@ std::string header_summary(const TraceHeader& h) {
                   std::string(to_string(c.algo)) + ", N_q = " + std::to_string(c.n_q) + ", N_k = " +
                   std::to_string(c.n_k) + ", d = " + std::to_string(c.d) + ", B_r x B_c = " +
                   std::to_string(c.b_r.value_or(0)) + " x " + std::to_string(c.b_c.value_or(0)) + ", mask " +
-                  to_string(c.mask) + ", " + std::string(to_string(c.dtype)) + ", " + std::to_string(c.warps) +
+                  to_string(c.mask) + ", " + std::string(to_string(c.dtype)) + ", " + (c.warps ? std::to_string(*c.warps) : std::string("default")) +
                   " warps";
   if (h.source == TraceSource::gpu) s += "; " + h.gpu.device + ", driver " + h.gpu.driver + ", commit " + h.gpu.commit;
   return s;

@@ -242,7 +242,7 @@ void ConfigPanel::draw(Session& s) {
   changed |= scale_field(c, p);
 
   section("warps and GPU");
-  std::int64_t warps = c.warps;
+  std::int64_t warps = c.warps.value_or(4);
   if (int_field("warps", warps, 1, "Warps per thread block (1 to 32); they share each tile by the split below.")) {
     c.warps = int(std::clamp<std::int64_t>(warps, -1, 64));
     changed = true;

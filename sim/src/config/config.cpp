@@ -104,6 +104,12 @@ std::pair<std::int64_t, std::int64_t> default_blocks(std::int64_t d, Pass pass) 
   return {64, 64};
 }
 
+int default_warps(Algo algo, Pass pass, std::int64_t d, std::int64_t b_r, std::int64_t b_c) {
+  const bool fa2_tile = algo == Algo::v2 && pass == Pass::backward && d <= 128 &&
+                        std::pair<std::int64_t, std::int64_t>{b_r, b_c} == default_blocks(d, Pass::backward);
+  return fa2_tile ? int(fa2_backward_traits(d).warps) : 4;
+}
+
 Switches preset_switches(Algo a) {
   switch (a) {
     case Algo::v1: return {LoopOrder::kv_outer, GridKind::head, Rescale::step, WarpSplit::split_k, false};
@@ -206,8 +212,8 @@ void check_fa2_backward(const Config& c, std::int64_t kv_heads) {
     throw ConfigError("br/bc", c.auto_blocks ? "auto" : std::to_string(c.b_r.value_or(0)) + " x " + std::to_string(c.b_c.value_or(0)),
                       "FA2's own tile" + with + " (leave --br and --bc out: kBlockM x kBlockN for d)");
   const std::int64_t warps = fa2_backward_traits(c.d).warps;
-  if (c.warps != 4 && c.warps != warps)  // 4: the flag's default
-    throw ConfigError("warps", std::to_string(c.warps), std::to_string(warps) + with + " (FA2's backward kernels' warps)");
+  if (c.warps && *c.warps != warps)
+    throw ConfigError("warps", std::to_string(*c.warps), std::to_string(warps) + with + " (FA2's backward kernels' warps)");
 }
 
 }  // namespace
@@ -221,7 +227,7 @@ Problem resolve(const Config& given) {
   require_range("d", c.d, 1, kMaxD);
   require_range("batch", c.batch, 1, kMaxSeq);
   require_range("heads", c.heads, 1, kMaxSeq);
-  require_range("warps", c.warps, 1, 32);
+  if (c.warps) require_range("warps", *c.warps, 1, 32);
   p.gpu = gpu_preset(c.gpu);
   p.dtype = c.dtype;
   p.e_in = element_bytes(c.dtype);
@@ -232,7 +238,6 @@ Problem resolve(const Config& given) {
   if (p.kv_heads < 1 || p.kv_heads > c.heads || c.heads % p.kv_heads != 0)
     throw ConfigError("kv-heads", std::to_string(p.kv_heads),
                       "an integer from 1 to heads (" + std::to_string(c.heads) + ") that divides heads");
-  p.warps = c.warps;
 
   if (c.sram_bytes) require_range("sram", *c.sram_bytes, 1, kMaxSram);
   p.sram_capacity = c.sram_bytes.value_or(p.gpu.smem_per_block);
@@ -261,7 +266,6 @@ Problem resolve(const Config& given) {
     if (c.mask.kind == MaskKind::causal_tl && c.n_q != c.n_k)
       throw ConfigError("mask", "causal", "causal-br with --kernel fa2 and N_q != N_k (FA2's causal mask is bottom-right)");
     if (c.pass == Pass::backward) check_fa2_backward(c, p.kv_heads);
-    if (c.pass == Pass::backward) p.warps = fa2_backward_traits(c.d).warps;
     if (c.pass == Pass::forward && c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
       c.mask = Mask{};  // mha_fwd: seqlen_q == 1 sets is_causal = false (bottom-right, one query sees every key)
     // seqlenq_ngroups_swapped: one query row per head, grouped heads, no window: the group's query
@@ -329,6 +333,8 @@ Problem resolve(const Config& given) {
   require_range("br", b_r, 1, kMaxBlock);
   require_range("bc", b_c, 1, kMaxBlock);
   p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
+  p.warps = c.kernel == Kernel::fa2 && c.pass == Pass::backward ? int(fa2_backward_traits(c.d).warps)
+                                                                 : c.warps.value_or(default_warps(c.algo, c.pass, c.d, b_r, b_c));
   p.splits = want_splits != 0 ? want_splits
                               : split_heuristic(c.batch * c.heads * p.tiling.t_r(), 2 * p.gpu.sms, p.tiling.t_c());
 

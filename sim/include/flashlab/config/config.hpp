@@ -104,7 +104,7 @@ struct Config {
   Mask mask;
   std::optional<bool> block_skip;   // default: on for V2, off for V1 (the V1 paper's dense kernel)
   std::optional<double> scale;      // softmax scale; default 1/sqrt(d)
-  int warps = 4;                    // warps per thread block
+  std::optional<int> warps;         // warps per thread block; default: default_warps()
   std::optional<WarpSplit> split;   // default: split-K for V1, split-Q for V2
   std::optional<LoopOrder> order;   // default: the algorithm's preset (preset_switches)
   std::optional<GridKind> grid;     // default: the algorithm's preset
@@ -191,6 +191,11 @@ struct Fa2BackwardTraits {
   std::int64_t warp_columns() const { return warps / atom_m_sdp; }
 };
 Fa2BackwardTraits fa2_backward_traits(std::int64_t d);
+
+/// Warps per thread block when `--warps` is not given: FA2's (fa2_backward_traits(d).warps, 8) where
+/// V2's backward runs on FA2's backward tile, the default one (default_blocks with pass = backward),
+/// up to d = 128 (the head dims the backward kernels compile it at); 4 otherwise.
+int default_warps(Algo algo, Pass pass, std::int64_t d, std::int64_t b_r, std::int64_t b_c);
 
 /// Whether tiles of B_r x B_c fit in `capacity` bytes of SRAM: the bytes the schedule of `algo`
 /// with switches `v` keeps in SRAM (schedule.hpp sram_bytes: the K/V outer order holds S_ij
