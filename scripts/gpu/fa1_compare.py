@@ -13,17 +13,18 @@ as its Python interface launches it (num_splits from its own heuristic).
 
 1. FA1 is built in the background (scripts/gpu/fa1_build.py) while step 2 runs; a failed build stops
    the run with its log (the reason FA1 could not run, for the doc).
-2. This project's kernels, as scripts/gpu/time_dataset.py does it: each configuration checked first on
-   a problem the float64 reference can afford (time_configs.check_flags: events against the simulator,
-   O and L against float64; raw figures kept), then timed at full size under Nsight Compute (`--passes`
-   passes, each kernel launched once per pass).
-3. FA1 checked (scripts/gpu/fa1_child.py --mode check: O written everywhere, O and L against float64 on
-   two heads, O against PyTorch's SDPA on all heads), then timed under the same Nsight Compute flags
-   (kernel-only: gpu__time_duration.sum, nothing but the kernel between its start and end;
-   --clock-control none, --cache-control all), its fmha_fwd kernels only.
-4. Metrics that explain a difference (METRICS): one more Nsight Compute pass over every kernel of both
-   sides (DRAM bytes, L2 sectors, achieved occupancy, registers, shared memory per block, tensor pipe,
-   instructions).
+2. This project's kernels: each configuration checked first as scripts/gpu/time_dataset.py does it, on a
+   problem the float64 reference can afford (time_configs.check_flags: events against the simulator, O
+   and L against float64; raw figures kept); then one Nsight Compute run over all of them at full size,
+   each kernel launched once (flashlab-gpu --profile), collecting METRICS.
+3. FA1: one Nsight Compute run of scripts/gpu/fa1_child.py --mode check, its fmha_fwd kernels only,
+   collecting the same METRICS: the kernel that is timed is the one whose output is checked in the same
+   process (O written everywhere, O and L against float64 on two heads, O against PyTorch's SDPA on all).
+Both sides the same way: ncu --clock-control none (the card as found) --cache-control all (the L2
+flushed before each kernel); the time is gpu__time_duration.sum (kernel only: nothing but the kernel
+lies between its start and end), measured in one of ncu's replay passes of the kernel, the other
+metrics (DRAM bytes, L2 sectors, achieved occupancy, registers, shared memory per block, tensor pipe,
+instructions) in the others.
 Writes DIR/fa1_compare.json (meta, shapes, checks, ours, fa1_checks, fa1, metrics, errors) after each
 step, and DIR/fa1_logs.tar.gz (ncu CSVs, the FA1 build log with ptxas -v, the check logs).
 """
@@ -65,14 +66,10 @@ METRICS = {
     "registers": "launch__registers_per_thread",
     "smem_static": "launch__shared_mem_per_block_static",
     "smem_dynamic": "launch__shared_mem_per_block_dynamic",
-    "blocks_per_sm_limit_regs": "launch__occupancy_limit_registers",
-    "blocks_per_sm_limit_smem": "launch__occupancy_limit_shared_mem",
     "waves": "launch__waves_per_multiprocessor",
     "tensor_pipe_pct": "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
     "sm_busy_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "dram_pct": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "instructions": "smsp__inst_executed.sum",
-    "smem_bank_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
 }
 
 
@@ -89,29 +86,6 @@ def our_rows():
 def child(ext, shapes_file, mode, out=None):
     cmd = [sys.executable, str(HERE / "fa1_child.py"), "--ext", str(ext), "--shapes", str(shapes_file), "--mode", mode]
     return cmd + (["--out", str(out)] if out else [])
-
-
-def fa1_checks(ext, shapes_file, work, logs):
-    out = work / "fa1_checks.json"
-    proc = subprocess.run(child(ext, shapes_file, "check", out), capture_output=True, text=True)
-    (logs / "fa1_checks.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
-    if proc.returncode != 0:
-        raise RuntimeError(f"fa1_child --mode check exited {proc.returncode}: {proc.stderr[-1500:]}")
-    return json.loads(out.read_text())
-
-
-def fa1_times(ext, shapes_file, logs, passes):
-    out = [{"shape": s, "launches": []} for s in SHAPES]
-    for p in range(passes):
-        t0 = time.monotonic()
-        launches, _ = time_dataset.profile(time_dataset.NCU + ["--kernel-name", "regex:fmha_fwd"] + child(ext, shapes_file, "time"),
-                                           logs / f"ncu_fa1_{p}.csv")
-        if len(launches) != len(SHAPES):
-            raise RuntimeError(f"ncu profiled {len(launches)} FA1 kernels for {len(SHAPES)} shapes")
-        print(f"pass {p}: ncu profiled {len(launches)} FA1 kernels in {time.monotonic() - t0:.0f} s", flush=True)
-        for row, launch in zip(out, launches):
-            time_dataset.add_samples(row, [launch])
-    return out
 
 
 def profile_metrics(cmd, log, metrics):
@@ -135,19 +109,35 @@ def profile_metrics(cmd, log, metrics):
     raise RuntimeError("ncu: no metric left")
 
 
-def metrics_pass(binary, rows, ext, shapes_file, work, logs):
-    names = dict(METRICS)
-    cfg = work / "metrics_configs.txt"
+def as_timed(flags_or_shape, key, launch):
+    """A timed row in time_dataset.py's form (one sample per metric of time_dataset.METRICS)."""
+    return {key: flags_or_shape, "launches": [{"name": launch["name"][:200], "grid": launch["grid"], "block": launch["block"]}
+                                              | {m: [launch.get(m, 0.0)] for m in time_dataset.METRICS}]}
+
+
+def ours(binary, rows, work, logs, names, doc):
+    """Step 2's Nsight Compute run: every row once (--profile), METRICS per launch."""
+    cfg = work / "profile_configs.txt"
     cfg.write_text("".join(f"{r} --no-events --no-check --profile\n" for r in rows))
-    ours, dropped = profile_metrics(["--kernel-name", "regex:^fl_", str(binary), "--configs", str(cfg)],
-                                    logs / "ncu_metrics_ours.csv", names)
-    fa1, dropped2 = profile_metrics(["--kernel-name", "regex:fmha_fwd"] + child(ext, shapes_file, "time"),
-                                    logs / "ncu_metrics_fa1.csv", names)
-    if len(ours) != len(rows) or len(fa1) != len(SHAPES):
-        raise RuntimeError(f"metrics: {len(ours)} of our kernels for {len(rows)} rows, {len(fa1)} FA1 kernels for {len(SHAPES)} shapes")
-    return {"names": names, "dropped": dropped + dropped2,
-            "ours": [{"flags": r} | k for r, k in zip(rows, ours)],
-            "fa1": [{"shape": s} | k for s, k in zip(SHAPES, fa1)]}
+    launches, dropped = profile_metrics(["--kernel-name", "regex:^fl_", str(binary), "--configs", str(cfg)],
+                                        logs / "ncu_ours.csv", names)
+    doc["metrics"].setdefault("dropped", []).extend(dropped)
+    groups = time_dataset.group_ours(launches, time_dataset.launch_counts(binary, rows, work), rows)
+    doc["ours"] = [as_timed(r, "flags", g[0]) | {"split": time_configs.split_of(r)} for r, g in zip(rows, groups)]
+    doc["metrics"]["ours"] = [{"flags": r} | g[0] for r, g in zip(rows, groups)]
+
+
+def fa1(ext, shapes_file, work, logs, names, doc):
+    """Step 3: FA1 checked and profiled in one process."""
+    out = work / "fa1_checks.json"
+    launches, dropped = profile_metrics(["--kernel-name", "regex:fmha_fwd"] + child(ext, shapes_file, "check", out),
+                                        logs / "ncu_fa1.csv", names)
+    doc["metrics"].setdefault("dropped", []).extend(dropped)
+    if len(launches) != len(SHAPES):
+        raise RuntimeError(f"ncu profiled {len(launches)} FA1 kernels for {len(SHAPES)} shapes")
+    doc["fa1_checks"] = json.loads(out.read_text())
+    doc["fa1"] = [as_timed(s, "shape", k) for s, k in zip(SHAPES, launches)]
+    doc["metrics"]["fa1"] = [{"shape": s} | k for s, k in zip(SHAPES, launches)]
 
 
 def main():
@@ -156,11 +146,8 @@ def main():
     ap.add_argument("--fa1-src", required=True, type=Path, help="FA1's csrc/flash_attn with cutlass/include")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--commit", default="unknown")
-    ap.add_argument("--passes", type=int, default=2, help="timing passes over every kernel (one sample each)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-fa1"))
-    ap.add_argument("--skip-metrics-after", type=float, default=240, help="seconds into the run after which step 4 is skipped")
     args = ap.parse_args()
-    t_start = time.monotonic()
     logs, ext = args.work / "logs", args.work / "fa1-build"
     logs.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -170,7 +157,9 @@ def main():
     meta = time_dataset.metadata(args.commit, sys.argv[1:])
     meta["command"] = "python3 scripts/gpu/fa1_compare.py " + " ".join(sys.argv[1:])
     meta["fa1"] = FA1 | {"sources_sha256": fa1_build.source_hash(args.fa1_src)}
-    doc = {"meta": meta, "shapes": SHAPES, "checks": [], "ours": [], "fa1_checks": [], "fa1": [], "metrics": {}, "errors": {}}
+    names = dict(METRICS)
+    doc = {"meta": meta, "shapes": SHAPES, "checks": [], "ours": [], "fa1_checks": [], "fa1": [],
+           "metrics": {"names": names}, "errors": {}}
 
     def save():
         (args.out / "fa1_compare.json").write_text(json.dumps(doc, indent=1) + "\n")
@@ -189,20 +178,15 @@ def main():
             doc["meta"]["fa1_build_s"] = round(time.monotonic() - t0, 1)
 
     steps = [("checks", lambda: doc.__setitem__("checks", time_dataset.checks(args.bin, rows, args.work, logs))),
-             ("ours", lambda: doc.__setitem__("ours", time_dataset.ours(args.bin, rows, args.work, logs, args.passes))),
+             ("ours", lambda: ours(args.bin, rows, args.work, logs, names, doc)),
              ("fa1_build", wait_build),
-             ("fa1_checks", lambda: doc.__setitem__("fa1_checks", fa1_checks(ext, shapes_file, args.work, logs))),
-             ("fa1", lambda: doc.__setitem__("fa1", fa1_times(ext, shapes_file, logs, args.passes))),
-             ("metrics", lambda: doc.__setitem__("metrics", metrics_pass(args.bin, rows, ext, shapes_file, args.work, logs)))]
+             ("fa1", lambda: fa1(ext, shapes_file, args.work, logs, names, doc))]
     for name, fn in steps:
         if build.poll() not in (None, 0) and "fa1_build" not in doc["errors"]:
             wait_build()  # failed while step 2 ran: stop now
         if "fa1_build" in doc["errors"]:
             print("FA1 build failed: stopping (log in fa1_logs.tar.gz)", flush=True)
             break
-        if name == "metrics" and time.monotonic() - t_start > args.skip_metrics_after:
-            doc["errors"]["metrics"] = f"skipped: {time.monotonic() - t_start:.0f} s into the run"
-            continue
         t1 = time.monotonic()
         try:
             fn()

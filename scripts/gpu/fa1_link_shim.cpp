@@ -18,3 +18,4 @@ void run_fmha_bwd_hdim32(FMHA_dgrad_params&, cudaStream_t, const bool) { not_bui
 void run_fmha_bwd_hdim64(FMHA_dgrad_params&, cudaStream_t, const bool) { not_built("run_fmha_bwd_hdim64"); }
 void run_fmha_bwd_hdim128(FMHA_dgrad_params&, cudaStream_t, const bool) { not_built("run_fmha_bwd_hdim128"); }
 void run_fmha_block_fp16_sm80(Launch_params<FMHA_fprop_params>&, const bool) { not_built("run_fmha_block_fp16_sm80"); }
+void run_fmha_block_dgrad_fp16_sm80(const FMHA_dgrad_params&, cudaStream_t) { not_built("run_fmha_block_dgrad_fp16_sm80"); }
