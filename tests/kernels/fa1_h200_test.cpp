@@ -217,7 +217,7 @@ std::string tables() {
     md << " FA1 was not timed in this run: its build failed (`" << fa1_build_failure() << "`).\n";
   }
   if (!data().at("metrics").contains("ours")) return md.str();
-  md << "\n## Nsight Compute metrics of each kernel (one more pass)\n\n"
+  md << "\n## Nsight Compute metrics of each kernel\n\n"
      << "| shape | kernel | grid | registers | SRAM / block (KB) | achieved occupancy % | DRAM read MB | DRAM write MB "
         "| L2 read sectors (M) | L2 write sectors (M) | tensor pipe % | instructions (M) |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
