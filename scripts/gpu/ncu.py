@@ -39,10 +39,11 @@ def kernels_of(flags):
     return SPLIT_KERNELS if algo_of(flags) == "v2" and int(splits) > 1 else KERNELS_PER_ALGO[algo_of(flags)]
 
 
-def launches(stdout, metrics=METRICS):
+def launches(stdout, metrics=METRICS, strict=True):
     """The kernels of ncu's --csv output (--print-units base) in launch order: one dict per launch ID
     with "name" (the kernel's), "grid" and "block" (ncu's "(x, y, z)" text) and, per key of
-    `metrics`, the value (a float)."""
+    `metrics`, the value (a float; with strict=False, a value that is not a number is kept as ncu's
+    text instead of raising ValueError)."""
     start = stdout.find('"ID"')
     out = {}
     for row in csv.DictReader(io.StringIO(stdout[start:])):
@@ -51,7 +52,12 @@ def launches(stdout, metrics=METRICS):
             continue
         entry = out.setdefault(int(row["ID"]), {"name": row["Kernel Name"], "grid": row.get("Grid Size", ""),
                                                 "block": row.get("Block Size", "")})
-        entry[key] = float(row["Metric Value"].replace(",", ""))
+        try:
+            entry[key] = float(row["Metric Value"].replace(",", ""))
+        except ValueError:
+            if strict:
+                raise
+            entry[key] = row["Metric Value"]
     return [out[i] for i in sorted(out)]
 
 
