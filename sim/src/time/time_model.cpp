@@ -110,24 +110,26 @@ double operand_bytes(const Problem& p, const Launch& l, Eq eq, double r, double 
 }
 
 /// Whether launch l walks tiles of the backward (its body computes dK_j += dS_ij^T Q_i): its
-/// shared-memory traffic is grad_operand_bytes' and its units do not overlap.
+/// shared-memory traffic is grad_operand_bytes'.
 bool grad_tiles(const Launch& l) {
   return std::any_of(l.body.begin(), l.body.end(), [](const Action& a) { return a.op == Op::compute && a.eq == Eq::grad_k; });
 }
 
-// Shared-memory bytes the warps move for backward equation `eq` on an r x c tile, as the backward
-// kernels compute a tile (kernels/src/common/grad_tile.cuh, V1's and V2's alike): the warps split
-// the c keys for S^T = K_w Q_i^T and dP^T = V_w dO_i^T (each reads its keys of K_j or V_j and all
-// of Q_i or dO_i), dV_w += P^T dO_i and dK_w += dS^T Q_i (P^T, dS^T in registers; all of dO_i or
-// Q_i read by every warp); dS_ij goes through SRAM (grad_s writes it, grad_q reads it back) and
-// dQ_i = dS_ij K_j is split by rows (each warp reads its rows of dS_ij and all of K_j).
-double grad_operand_bytes(const Problem& p, Eq eq, double r, double c) {
+// Shared-memory bytes the warps move for backward equation `eq` on an r x c tile with layout g
+// (grad_layout): S = Q_i K_j^T and dP = dO_i V_j^T on a grid of s_rows x (W / s_rows) warps, each
+// reading its rows of Q_i (or dO_i) and its keys of K_j (or V_j), the keys once per chunk of
+// q_chunk queries; dV_j += P^T dO_i and dK_j += dS^T Q_i on kv_rows x (W / kv_rows) warps (its keys
+// of P^T or dS^T where they are in SRAM, its columns of dO_i or Q_i); P and dS written to SRAM (dS
+// only where P stays in registers); dQ_i = dS_ij K_j on dq_rows x (W / dq_rows) warps.
+double grad_operand_bytes(const Problem& p, const GradLayout& g, Eq eq, double r, double c) {
   const double d = double(p.tiling.d), e = double(p.e_in), w = double(p.warps);
+  const double chunks = std::ceil(r / double(std::max<std::int64_t>(1, g.q_chunk)));
   switch (eq) {
-    case Eq::scores: case Eq::grad_p: return (c * d + w * r * d) * e;
-    case Eq::grad_v: case Eq::grad_k: return w * r * d * e;
-    case Eq::grad_s: return r * c * e;
-    case Eq::grad_q: return (r * c + w * c * d) * e;
+    case Eq::scores: case Eq::grad_p: return (w / double(g.s_rows) * r + double(g.s_rows) * c * chunks) * d * e;
+    case Eq::grad_v: case Eq::grad_k:
+      return (double(g.kv_rows) * r * d + (g.p_in_sram ? w / double(g.kv_rows) * c * r : 0.0)) * e;
+    case Eq::grad_s: return (g.p_in_sram ? 2.0 : 1.0) * r * c * e;
+    case Eq::grad_q: return (w / double(g.dq_rows) * r * c + double(g.dq_rows) * c * d) * e;
     default: return 0;
   }
 }
@@ -187,9 +189,33 @@ std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, 
 
 }  // namespace
 
+GradLayout grad_layout(const Problem& p) {
+  const std::int64_t br = p.tiling.b_r, d = p.tiling.d, w = p.warps;
+  if (p.kernel == Kernel::fa2) {
+    const Fa2BackwardTraits t = fa2_backward_traits(d);
+    return {.s_rows = t.atom_m_sdp, .q_chunk = br, .kv_rows = 4, .dq_rows = t.atom_m_sdp, .p_in_sram = true};
+  }
+  // kernels/src/tiles.hpp backward_dq_row_groups: groups of 32 rows, else 16, such that the W / groups
+  // warps of a group split d into multiples of 16
+  std::int64_t groups = 0;
+  for (std::int64_t rows : {32, 16}) {
+    const std::int64_t m = br / rows;
+    if (m >= 1 && br % rows == 0 && w % m == 0 && d % (w / m) == 0 && (d / (w / m)) % 16 == 0) {
+      groups = m;
+      break;
+    }
+  }
+  groups = std::max<std::int64_t>(1, groups);
+  // grad_tile.cuh GradShape kQC: 64 queries up to d = 64 (16 in V1's kernel), at d = 128 32 where a
+  // warp's dQ columns are at most 32, else 16
+  const std::int64_t dq_cols = d / std::max<std::int64_t>(1, w / groups);
+  const std::int64_t chunk = d <= 64 ? (p.algo == Algo::v1 ? 16 : 64) : dq_cols <= 32 ? 32 : 16;
+  return {.s_rows = 1, .q_chunk = std::min(br, chunk), .kv_rows = w, .dq_rows = groups, .p_in_sram = false};
+}
+
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these three numbers; tests/sim/time/time_dataset_test.cpp re-derives them).
-const TimeParams kFittedTimeParams{.overlap = 0.80, .warp_stream = 0.36, .latency_s = 0.46e-6, .issue_interval = 3.2};
+const TimeParams kFittedTimeParams{.overlap = 0.82, .warp_stream = 0.42, .latency_s = 0.46e-6, .issue_interval = 3.1};
 
 std::string_view to_string(Unit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -249,7 +275,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     if (a.op == Op::compute) {
       const Extent x = action_extent(p_, a, s.i, s.j);
       if (tiles && grad_tiles(l)) {
-        smem += grad_operand_bytes(p_, a.eq, double(x.rows), double(x.cols));
+        smem += grad_operand_bytes(p_, grad_layout(p_), a.eq, double(x.rows), double(x.cols));
       } else if (tiles || s.i >= 0) {
         smem += operand_bytes(p_, l, a.eq, double(x.rows), double(x.cols), split_k);
       } else {  // a whole-matrix step: its B_r x B_c tiles
@@ -294,7 +320,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   w.warps = row ? kRowWarps : p_.warps;
   u[int(Unit::barrier)] = barriers * c_->barrier_cycles(int(w.warps)) / c_->clock_hz;
   w.sharing = double(sharing_[k_launch]);
-  w.no_overlap = row || grad_tiles(l);
+  w.no_overlap = row;
   if (row) w.trips = row_round_trips(p_, l), w.round_trip = true;
   else if (streamed_trips > 0) w.trips = (copied ? 1 : 0) + streamed_trips, w.round_trip = true;
   return w;

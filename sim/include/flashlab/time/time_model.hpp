@@ -17,8 +17,7 @@
 //    block are joined at each step's barriers. With s = k (1 + beta (W/4 - 1)) streams per SM a step
 //    takes k (t_max + rho (sum t_u - t_max)), rho = min(1, c / s): units overlap as far as
 //    independent streams are in different phases. A row launch (one 4-warp block per query row:
-//    standard attention's softmax) and a backward tile (its warps exchange dS_ij through SRAM at a
-//    barrier inside every tile) do not overlap their units (rho = 1). Prefetched loads' L2 transfer
+//    standard attention's softmax) does not overlap its units (rho = 1). Prefetched loads' L2 transfer
 //    is not among the summed units: it bounds the step (below).
 //  - the latency floor: a step takes at least one warp's instructions times iota cycles (the issue
 //    interval of a warp running alone, its dependences unhidden), however few blocks share the SM.
@@ -80,12 +79,28 @@ struct TimeParams {
 /// The values tools/fit_time_model derives from the training rows of tests/data/gpu_time/h200.json.
 extern const TimeParams kFittedTimeParams;
 
+/// How the warps of a backward thread block split one tile (i, j): what the shared-memory operand
+/// reads of its matmuls depend on (time_model.cpp grad_operand_bytes).
+struct GradLayout {
+  std::int64_t s_rows = 1;    // warps along the B_r rows of S_ij and dP_ij (the rest along the keys)
+  std::int64_t q_chunk = 0;   // queries per pass of S^T: a warp's keys of K_j, V_j are read once per pass
+  std::int64_t kv_rows = 1;   // warps along the B_c keys of dK_j, dV_j (the rest along d)
+  std::int64_t dq_rows = 1;   // warps along the B_r rows of dQ_i (the rest along d)
+  bool p_in_sram = false;     // dV_j and dK_j read P_ij^T and dS_ij^T from SRAM (else: registers)
+};
+/// The layout of p's backward kernel: --kernel fa2, FA2's Flash_bwd_kernel_traits (AtomLayoutMSdP,
+/// AtomLayoutNdKV = 4, AtomLayoutMdQ = AtomLayoutMSdP, P and dS in SRAM: the launch names PyTorch 2.11
+/// runs, tests/data/gpu_time/h200.json); else this project's kernels (kernels/src/common/grad_tile.cuh
+/// GradShape: 16 keys per warp, S^T in chunks of queries, dQ_i on a grid of 32- or 16-row groups;
+/// tests/kernels/grad_layout_test.cpp checks the two agree for every compiled backward tile).
+GradLayout grad_layout(const Problem& p);
+
 /// The work of one step of one thread block, as the walk records it (the input of step_time).
 struct StepWork {
   std::array<double, kUnitCount> unit{};  // seconds of each unit at the SM's share of the ceilings
   double sharing = 1;      // k: blocks sharing the SM
   double warps = 4;        // W: warps per block
-  bool no_overlap = false; // a row launch or a backward tile: rho = 1
+  bool no_overlap = false; // a row launch: rho = 1
   bool loads = false;      // the step loads from global memory
   bool round_trip = false; // it waits for its loads: they start the block (prologue, outer begin), or
                            // read a tensor its own launch stores (no prefetch possible)
