@@ -5,8 +5,10 @@ data set tests/data/gpu_time/h200.json: per row and launch, every pass's sample,
     python3 scripts/gpu/time_dataset_merge.py OUT/a/time_dataset.json OUT/b/... -o tests/data/gpu_time/h200.json
 
 A first run whose "ours" step stopped (its ncu log kept) is regrouped from that log with --regroup
-LOG (group_ours, the simulator's launch counts from --flashlab). Every run must name the same
-kernel-source hash: samples of different kernels are never mixed.
+LOG (group_ours, the simulator's launch counts from --flashlab). Every run with rows of this
+project's kernels ("checks", "ours") must name the same kernel-source hash: samples of different
+kernels are never mixed. A run of PyTorch's kernels only ("torch") times no kernel of ours, so it
+may come from an earlier kernel-source hash (--torch-from takes them from a committed data set).
 """
 
 import argparse
@@ -54,25 +56,32 @@ def main():
     ap.add_argument("-o", "--output", required=True, type=Path)
     ap.add_argument("--regroup", help="ncu_ours_*.csv of a run whose grouping failed")
     ap.add_argument("--flashlab-gpu", default="build/kernels/flashlab-gpu")
+    ap.add_argument("--command", required=True, help="the device commands that made the runs, for the record")
+    ap.add_argument("--torch-from", type=Path, help="a committed data set whose PyTorch rows (and their run) to keep")
     a = ap.parse_args()
     docs = []
+    if a.torch_from:
+        try:
+            old = json.loads(a.torch_from.read_text())
+            runs = [r for r in old["meta"]["runs"] if r.get("steps_with_rows") == ["torch"]]
+            docs.append({"meta": runs[0], "checks": [], "ours": [], "torch": old["torch"]})
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+            ap.error(f"torch-from = {a.torch_from}: not a merged data set with a PyTorch-only run ({e})")
     for p in a.runs:
         try:
             docs.append(json.loads(p.read_text()))
             docs[-1]["meta"]["kernel_sources_sha256"], docs[-1]["ours"], docs[-1]["torch"], docs[-1]["checks"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             ap.error(f"run = {p}: not a time_dataset.py output ({e})")
-    hashes = {d["meta"]["kernel_sources_sha256"] for d in docs}
+    hashes = {d["meta"]["kernel_sources_sha256"] for d in docs if d["ours"] or d["checks"]}
     if len(hashes) != 1:
-        raise SystemExit(f"runs of different kernel sources: {sorted(hashes)}")
-    merged = {"meta": docs[0]["meta"] | {"runs": [d["meta"] | {"steps_with_rows": [k for k in ("checks", "ours", "torch") if d[k]]}
+        raise SystemExit(f"runs of this project's kernels must share one kernel-source hash: {sorted(hashes)}")
+    ours_meta = next(d["meta"] for d in docs if d["ours"] or d["checks"])
+    merged = {"meta": dict(ours_meta) | {"runs": [d["meta"] | {"steps_with_rows": [k for k in ("checks", "ours", "torch") if d[k]]}
                                                    for d in docs]},
               "checks": [], "ours": [], "torch": []}
     merged["meta"].pop("command", None)
-    merged["meta"]["command"] = ("bash scripts/gpu/time_dataset.sh OUT/a SHA --only sass,checks,ours --passes 1; "
-                                 "python3 scripts/gpu/time_dataset.py --bin none --out OUT/t --commit SHA --only torch --passes 2; "
-                                 "bash scripts/gpu/time_dataset.sh OUT/b SHA --only ours --passes 1; then "
-                                 "python3 scripts/gpu/time_dataset_merge.py (this script)")
+    merged["meta"]["command"] = a.command
     if a.regroup:
         merged["ours"] = regrouped(a.regroup, a.flashlab_gpu)
     for d in docs:
