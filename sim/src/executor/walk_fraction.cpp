@@ -9,7 +9,7 @@ namespace flashlab {
 
 WalkFraction::WalkFraction(const Problem& p)
     : tiles_(double(p.tiling.t_r()) * double(p.tiling.t_c())),
-      launches_(double(std::max<std::size_t>(make_schedule(p.algo).launches.size(), 1))) {}
+      launches_(double(std::max<std::size_t>(make_schedule(p).launches.size(), 1))) {}  // every pass and launch p runs
 
 void WalkFraction::step(const StepView& s) {
   if (s.launch != launch_) {
