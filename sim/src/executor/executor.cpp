@@ -6,6 +6,7 @@
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/executor/sector_counter.hpp"
 #include "flashlab/memory/l2_model.hpp"
+#include "flashlab/memory/occupancy.hpp"
 
 namespace flashlab {
 namespace {
@@ -337,8 +338,11 @@ Counters Executor::counters() const {
     lc.cost *= bh;
     lc.grid = blocks_per_head(l, p_) * p_.bh();
     lc.sram_peak_bytes = plans_[k].sram_peak;
-    std::int64_t per_sm = std::min<std::int64_t>(g.max_blocks_per_sm, g.max_warps_per_sm / p_.warps);
-    if (lc.sram_peak_bytes > 0) per_sm = std::min<std::int64_t>(per_sm, g.smem_per_sm / lc.sram_peak_bytes);
+    // the one occupancy rule (memory/occupancy.hpp launch_occupancy, which the L2 and time models
+    // take too); 0 where a block does not fit on an SM (its SRAM peak, or its warps): no wave runs
+    const Occupancy o = launch_occupancy(p_, l);
+    const bool fits = lc.sram_peak_bytes <= g.smem_per_sm && launch_warps(p_, l) <= g.max_warps_per_sm;
+    const std::int64_t per_sm = fits ? o.blocks_per_sm : 0;
     lc.blocks_per_sm = per_sm;
     lc.waves = per_sm > 0 ? ceil_div(lc.grid, g.sms * per_sm) : 0;
     // A load writes the tile where the launch keeps it; a store reads it from there.

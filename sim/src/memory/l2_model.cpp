@@ -276,7 +276,6 @@ void L2Model::on_step(const StepView& s) {
 
 L2Launch L2Model::replay_launch(std::size_t k) const {
   const Launch& l = s_->launches[k];
-  const Tiling& t = p_.tiling;
   std::vector<Program> kept;
   const bool cut = truncated_[k];
   if (cut) {  // the first thread blocks, whole: the one the recording stopped in is dropped
@@ -285,7 +284,7 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
   }
   const auto& progs = cut ? kept : programs_[k];
   L2Launch out;
-  const Occupancy occ = occupancy(p_, l, sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p_.e_in));
+  const Occupancy occ = launch_occupancy(p_, l);
   out.slots = occ.slots;
   const std::int64_t bh = p_.bh(), blocks = std::int64_t(progs.size());
   if (blocks == 0) return out;

@@ -42,6 +42,32 @@ std::int64_t registers_per_thread(const Problem& p, const Launch& l) {
   return std::min(kMaxRegisters, (regs + 7) / 8 * 8);
 }
 
+bool row_launch(const Launch& l) {
+  return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.thread_block && x.dim == Dim::q_row; });
+}
+
+std::int64_t row_tensors_loaded(const Launch& l) {
+  std::int64_t n = 0;
+  for (const std::vector<Action>& step : l.prologue)
+    for (const Action& a : step)
+      if (a.op == Op::load && a.region == Region::whole &&
+          (a.tensor == Tensor::S || a.tensor == Tensor::P || a.tensor == Tensor::dP || a.tensor == Tensor::dS))
+        ++n;
+  return n;
+}
+
+int launch_warps(const Problem& p, const Launch& l) { return row_launch(l) ? kRowWarps : p.warps; }
+
+Occupancy launch_occupancy(const Problem& p, const Launch& l) {
+  const Tiling& t = p.tiling;
+  if (row_launch(l)) {
+    Problem row = p;
+    row.warps = kRowWarps;
+    return occupancy(row, l, row_tensors_loaded(l) * ((t.n_k + 7) / 8 * 8) * 4 + kRowWarps * 4);
+  }
+  return occupancy(p, l, sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p.e_in));
+}
+
 Occupancy occupancy(const Problem& p, const Launch& l, std::int64_t sram_peak) {
   const GpuSpec& g = p.gpu;
   Occupancy o;

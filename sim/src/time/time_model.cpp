@@ -18,8 +18,7 @@ namespace {
 constexpr int kStandardBarriers = 2;  // per K/V block of standard attention's kernels: load, compute
 
 // The row launch (standard attention's softmax, kernels/src/standard.cu fl_standard_softmax: one
-// thread block per query row, docs/model.md "Time model", "The row launch"):
-constexpr int kRowWarps = 4;                 // kSoftmaxThreads = 128 threads
+// thread block of kRowWarps warps per query row, docs/model.md "Time model", "The row launch"):
 constexpr int kRowBarriers = 4;              // two block-wide reductions (max, sum), two barriers each
 constexpr double kRowInFlight = 128.0 * 16;  // bytes of loads a row block has in flight: one 16-byte
                                              // load per thread (`#pragma unroll 1` in load_row)
@@ -47,28 +46,6 @@ const TileLoop* tile_loop(const Problem& p, const Launch& l) {
       return &x;
   return nullptr;
 }
-/// Whether launch l runs one thread block per query row (a q_row grid dimension).
-bool row_launch(const Launch& l) {
-  return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.thread_block && x.dim == Dim::q_row; });
-}
-
-/// The N_q x N_k tensors a row launch loads (S for the softmax; P and dP for the backward's dS).
-std::int64_t row_tensors_loaded(const Launch& l) {
-  std::int64_t n = 0;
-  for (const std::vector<Action>& step : l.prologue)
-    for (const Action& a : step)
-      if (a.op == Op::load && a.region == Region::whole &&
-          (a.tensor == Tensor::S || a.tensor == Tensor::P || a.tensor == Tensor::dP || a.tensor == Tensor::dS))
-        ++n;
-  return n;
-}
-
-/// Bytes of SRAM one block of a row launch holds: each loaded row as fp32, N_k rounded up to 8
-/// (16-byte chunks), and one fp32 per warp for the block reductions (standard.cu's softmax_smem).
-std::int64_t row_sram_bytes(const Problem& p, const Launch& l) {
-  return row_tensors_loaded(l) * ((p.tiling.n_k + 7) / 8 * 8) * 4 + kRowWarps * 4;
-}
-
 /// Round trips of kRowInFlight bytes a row block waits for: its loaded rows at the input type.
 double row_round_trips(const Problem& p, const Launch& l) {
   const double row = double(p.tiling.n_k) * double(p.e_in);
@@ -223,12 +200,8 @@ std::string_view to_string(Unit u) {
 }
 
 BlockTimer::BlockTimer(const Problem& p, const Schedule& s) : p_(p), s_(&s), c_(&gpu_ceilings(p.gpu.name)) {
-  const Tiling& t = p.tiling;
-  Problem row_p = p;
-  row_p.warps = kRowWarps;
   for (const Launch& l : s.launches) {
-    const Occupancy o = row_launch(l) ? occupancy(row_p, l, row_sram_bytes(p, l))
-                                      : occupancy(p, l, sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p.e_in));
+    const Occupancy o = launch_occupancy(p, l);
     occ_.push_back(o);
     const std::int64_t grid = blocks_per_head(l, p) * p.bh();
     sharing_.push_back(std::max<std::int64_t>(1, std::min(o.blocks_per_sm, (grid + p.gpu.sms - 1) / p.gpu.sms)));
@@ -269,7 +242,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
                 ops[int(OpKind::div)]);
   double l2 = 0, streamed_trips = 0;
   bool copied = false;  // the step loads a tile copy (its non-streamed loads: one round trip)
-  const double threads = 32.0 * double(row ? kRowWarps : p_.warps);
+  const double threads = 32.0 * double(launch_warps(p_, l));
   StepWork w;
   for (const Action& a : s.actions) {
     if (a.op == Op::compute) {
@@ -311,13 +284,13 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   }
   auto& u = w.unit;
   u[int(Unit::issue)] = fraction * instructions / (kSchedulers * c_->clock_hz);
-  w.warp_issue_s = fraction * instructions / double(row ? kRowWarps : p_.warps) / c_->clock_hz;
+  w.warp_issue_s = fraction * instructions / double(launch_warps(p_, l)) / c_->clock_hz;
   u[int(Unit::tensor)] = fraction * flops / (mma / sms);
   u[int(Unit::sfu)] = fraction * sfu / (c_->ex2_per_s / sms);
   u[int(Unit::fp32)] = fraction * fp32 / (c_->fp32_fma_per_s / sms);
   u[int(Unit::smem)] = fraction * smem / (c_->smem_bytes_per_s / sms);
   u[int(Unit::l2)] = fraction * l2 / (c_->l2_bytes_per_s / sms);
-  w.warps = row ? kRowWarps : p_.warps;
+  w.warps = launch_warps(p_, l);
   u[int(Unit::barrier)] = barriers * c_->barrier_cycles(int(w.warps)) / c_->clock_hz;
   w.sharing = double(sharing_[k_launch]);
   w.no_overlap = row;
