@@ -44,17 +44,16 @@ constexpr TileList listed_tiles(Algo algo) {
   return {};
 }
 
-/// The tile shapes of the backward kernels at head dim d: their warps split the B_c keys of K_j
-/// (S^T, dP^T, dK_j, dV_j, 16 keys per warp: B_c = 16 W) and then B_r x d for dQ_i = dS_ij K_j
-/// (grad_tile.cuh GradShape). V2: FA2's own backward tile on sm_90 (flash_bwd_launch_template.h, the
-/// kernels PyTorch 2.11 runs on the H200), 128 x 128 with 8 warps up to d = 64 and 64 x 128 with 8
-/// at d = 128 (on the H200 128 x 128 x 8 ran no faster there, 64 x 128 x 8 slower at d = 64:
-/// scripts/gpu/backward_perf.py --candidates), and 64 x 64 with 4 (small, ragged-friendly: the
-/// validation grid). Standard attention has no backward kernel.
-constexpr TileList listed_backward_tiles(Algo algo, int d) {
+/// The tile shapes of the backward kernels: their warps split the B_c keys of K_j (S^T, dP^T, dK_j,
+/// dV_j, 16 keys per warp: B_c = 16 W) and then B_r x d for dQ_i = dS_ij K_j (grad_tile.cuh
+/// GradShape): FA2's own backward tiles on sm_90 (flash_bwd_launch_template.h, the kernels PyTorch
+/// 2.11 runs on the H200), 128 x 128 with 8 warps at d = 64 and 64 x 128 with 8 warps at d = 128,
+/// and 64 x 64 with 4 (small, ragged-friendly: the validation grid). Standard attention has no
+/// backward kernel.
+constexpr TileList listed_backward_tiles(Algo algo) {
   switch (algo) {
     case Algo::v1: return {{{64, 64, 4}}, 1};
-    case Algo::v2: return d <= 64 ? TileList{{{64, 64, 4}, {128, 128, 8}}, 2} : TileList{{{64, 64, 4}, {64, 128, 8}}, 2};
+    case Algo::v2: return {{{64, 64, 4}, {128, 128, 8}, {64, 128, 8}}, 3};
     case Algo::standard: break;
   }
   return {};
@@ -77,7 +76,7 @@ constexpr TileList listed_split_tiles(int d) {
 constexpr TileList family_tiles(Algo algo, Family f, int d) {
   switch (f) {
     case Family::forward: return listed_tiles(algo);
-    case Family::backward: return listed_backward_tiles(algo, d);
+    case Family::backward: return listed_backward_tiles(algo);
     case Family::split: return algo == Algo::v2 ? listed_split_tiles(d) : TileList{};
   }
   return {};

@@ -30,7 +30,7 @@ TEST_CASE("time model: the backward warp layout of every compiled backward tile 
   int checked = 0;
   for (flashlab::Algo a : {flashlab::Algo::v1, flashlab::Algo::v2})
     for (int d : flashlab::gpu::kHeadDims) {
-      const flashlab::gpu::TileList list = flashlab::gpu::listed_backward_tiles(a, d);
+      const flashlab::gpu::TileList list = flashlab::gpu::listed_backward_tiles(a);
       for (int k = 0; k < list.count; ++k) {
         const flashlab::gpu::TileShape s = list.shape[k];
         if (!flashlab::gpu::fits(a, s, d, flashlab::gpu::Family::backward)) continue;

@@ -8,9 +8,8 @@
 // scale of FA1 lines 20-21 folded in once) and dK_w += dS^T Q_i (line 16): each warp's keys are
 // its own, so dK_j and dV_j accumulate in its registers with no communication. dQ_i = dS_ij K_j
 // (line 15) sums over the keys, which the warps split: dS^T goes through SRAM, and the warps then
-// split B_r x d on a grid of row and column groups (GradShape) for dQ_i's contribution, which the
-// caller adds to HBM (V2: atomically into the fp32 accumulator; V1: read, add, write at the input
-// type). S^T and dP^T are computed together, step for step, as are dV_w and dK_w.
+// split the B_r rows of Q_i (16 per warp) for dQ_i's contribution, which the caller adds to HBM
+// (V2: atomically into the fp32 accumulator; V1: read, add, write at the input type).
 #pragma once
 
 #include <cstdint>
@@ -28,9 +27,9 @@ namespace flashlab::gpu {
 /// through Q_i in chunks of kQC queries (FA2 line 8's tile, B_r, cut along its rows): S^T and dP^T of
 /// one chunk live in registers at a time, beside dK_j and dV_j of the warp's keys, so a warp holds
 /// 2 x 16 x (kQC + d) / 32 accumulators (128 at d = 64, 144 or 160 at d = 128) instead of
-/// 2 x 16 x (B_r + d) / 32 (192 and 256), and ptxas has registers left to load the next fragments
-/// early. Every query is independent once L_i and D_i are known (no row reduction in the backward),
-/// and the chunks go in query order, so dK_j and dV_j are summed in the same order as with one chunk.
+/// 2 x 16 x (B_r + d) / 32 (192 and 256), and ptxas has registers left to load the next fragments early. Every query
+/// is independent once L_i and D_i are known (no row reduction in the backward), and the chunks
+/// go in query order, so dK_j and dV_j are summed in the same order as with one chunk.
 /// dQ_i = dS_ij K_j: the warps split B_r into kWM row groups of kRQ rows and d into W / kWM column
 /// groups of kDQ (FA2's AtomLayoutMdQ: 4 x 2 warps of 32 x 32 at d = 64 on 128 x 128 x 8, 2 x 4 at
 /// d = 128 on 64 x 128 x 8): a warp reads 32 rows of dS^T and kDQ columns of K_j from SRAM where a
@@ -48,10 +47,9 @@ struct GradShape : K {
   static constexpr int kMQ = kRQ / 16;
   static constexpr int kDQ = K::D / (K::W / kWM);    // columns of d per warp for dQ_i
   static constexpr int kDQT = kDQ / 8;
-  // queries per chunk: kChunkMax up to d = 64 (64; V1's kernel, which holds more state, takes 16);
-  // at d = 128, 32 where a warp's dQ block is at most 32 columns wide (FA2's 64 x 128 x 8), else 16:
-  // the widest chunk that ptxas fits in 255 registers without spilling (nvcc 13.0, sm_90); each
-  // chunk reads K_w and V_w from SRAM again
+  // queries per chunk: kChunkMax (64; V1's kernel, which holds more state, 32) up to d = 64; at d = 128, 32 where a warp's dQ block is at most 32 columns
+  // wide (FA2's 64 x 128 x 8), else 16: the widest chunk that ptxas fits in 255 registers without
+  // spilling (nvcc 13.0, sm_90); each chunk reads K_w and V_w from SRAM again
   static constexpr int kQC0 = K::D <= 64 ? kChunkMax : kDQ <= 32 ? 32 : 16;
   static constexpr int kQC = K::BR < kQC0 ? K::BR : kQC0;
   static constexpr int kNQ = kQC / 8;                // n8 tiles of the queries of one chunk
