@@ -15,7 +15,6 @@ compared here: tests/sim/executor/fa2_backward_test.cpp does that from the raw f
 """
 
 import argparse
-import datetime
 import json
 import pathlib
 import subprocess
@@ -25,6 +24,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import ncu  # noqa: E402
 import time_configs  # noqa: E402
+import time_dataset  # noqa: E402
 
 METRICS = {
     "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
@@ -77,18 +77,10 @@ for (b, h, hk, nq, nk, d, mask, dtype) in rows:
 '''
 
 
-def sh(cmd):
-    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True)
-
-
 def metadata(commit, cmd):
-    smi = sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader").stdout
-    name, driver = [x.strip() for x in (smi.splitlines() or [","])[0].split(",")][:2]
-    torch_v = sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
-    ncu_v = sh("ncu --version").stdout.strip().splitlines()
-    return {"gpu": name, "driver": driver, "torch": torch_v, "ncu": ncu_v[-1] if ncu_v else "unknown", "commit": commit,
-            "command": cmd, "ncu_flags": "--clock-control none --cache-control all",
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    """The run's device, driver, PyTorch, Nsight Compute, commit and date (time_dataset.metadata), with
+    this script's command and Nsight Compute flags."""
+    return time_dataset.metadata(commit, []) | {"command": cmd, "ncu_flags": "--clock-control none --cache-control all"}
 
 
 def main():
