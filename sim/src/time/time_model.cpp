@@ -142,6 +142,26 @@ bool streamed(const StepView& s, Tensor x) {
   return row && !tile;
 }
 
+/// Round trips of step s's loads when a row pass streams some of them (streams()): one per threads x
+/// 16 bytes (or one element where a row is shorter) of the largest streamed tensor, after the tile
+/// copy's one when the step has other loads; 0 when nothing streams. `fraction`: the block's share.
+double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s, double fraction) {
+  const double threads = 32.0 * double(launch_warps(p, l));
+  double trips = 0;
+  bool copied = false;
+  for (const Action& a : s.actions) {
+    if (a.op != Op::load) continue;
+    if (!streamed(s, a.tensor)) {
+      copied = true;
+      continue;
+    }
+    const double b = double(action_cost(p, a, s.i, s.j).hbm[int(a.tensor)][int(Dir::read)]);
+    const double width = std::min(16.0, double(action_extent(p, a, s.i, s.j).cols) * double(tensor_element_bytes(p, a.tensor)));
+    trips = std::max(trips, std::ceil(fraction * b / (threads * width)));
+  }
+  return trips > 0 ? trips + (copied ? 1 : 0) : 0;
+}
+
 /// The blocks of a launch (`dur`: one (batch, head)'s blocks, repeated bh times) dealt in dispatch
 /// order to the first free of `slots`: the latest finish and the blocks' summed time.
 std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, std::int64_t slots) {
@@ -227,9 +247,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   sfu = double(ops[int(OpKind::exp)] + ops[int(OpKind::log)] + ops[int(OpKind::div)]);
   fp32 = double(ops[int(OpKind::max)] + ops[int(OpKind::add)] + ops[int(OpKind::sub)] + ops[int(OpKind::mul)] +
                 ops[int(OpKind::div)]);
-  double l2 = 0, streamed_trips = 0;
-  bool copied = false;  // the step loads a tile copy (its non-streamed loads: one round trip)
-  const double threads = 32.0 * double(launch_warps(p_, l));
+  double l2 = 0;
   StepWork w;
   for (const Action& a : s.actions) {
     if (a.op == Op::compute) {
@@ -250,13 +268,6 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
       if (a.region == Region::q_block_splits) w.l2_trips_s = double(p_.splits) * c_->l2_hit_latency_s;
     }
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
-    if (a.op == Op::load && streamed(s, a.tensor)) {
-      const Extent x = action_extent(p_, a, s.i, s.j);
-      const double width = std::min(16.0, double(x.cols) * double(tensor_element_bytes(p_, a.tensor)));
-      streamed_trips = std::max(streamed_trips, std::ceil(fraction * double(b) / (threads * width)));
-    } else if (a.op == Op::load) {
-      copied = true;
-    }
     l2 += double(b);
     if (a.op == Op::load) w.load_s += fraction * double(b) / (c_->l2_bytes_per_s / sms);
     if (placement_of(l, a.tensor) == Memory::sram) smem += double(b);
@@ -282,7 +293,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   w.sharing = double(sharing_[k_launch]);
   w.no_overlap = row;
   if (row) w.trips = row_round_trips(p_, l), w.round_trip = true;
-  else if (streamed_trips > 0) w.trips = (copied ? 1 : 0) + streamed_trips, w.round_trip = true;
+  else if (const double trips = streamed_load_trips(p_, l, s, fraction); trips > 0) w.trips = trips, w.round_trip = true;
   return w;
 }
 
