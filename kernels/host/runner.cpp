@@ -46,6 +46,17 @@ void require_compiled_variant(const Problem& p) {
 
 // The kernel of a tiled forward, by its tile list (tiles.hpp): split-Q warps with the Q outer order
 // run V2's kernel, every other combination V1's row-update family (v1.cu).
+// The tile of the forward that writes O and L before p's backward: the backward's own shape where
+// the forward compiles it, else the same B_r x B_c with 4 warps (FA2's d = 128 backward tile,
+// 64 x 128 x 8, gives each warp 8 rows: split-Q's warps need 16). O and L do not depend on it beyond
+// rounding, and the backward's events and byte counts not at all.
+TileShape backward_forward_tile(const Problem& p) {
+  const TileShape own{int(p.tiling.b_r), int(p.tiling.b_c), p.warps};
+  const auto forward = compiled_tiles(p.algo, int(p.tiling.d));
+  if (std::find(forward.begin(), forward.end(), own) != forward.end()) return own;
+  return TileShape{own.b_r, own.b_c, 4};
+}
+
 Algo kernel_family(const Problem& p) {
   if (p.algo == Algo::standard || p.backward()) return p.algo;
   return p.split == WarpSplit::split_q && p.order == LoopOrder::q_outer ? Algo::v2 : Algo::v1;
@@ -80,9 +91,12 @@ void require_supported(const Problem& p) {
     std::erase_if(tiles, [](const TileShape& s) { return !(s == kVariantShape); });
   if (kernel == Algo::v1 && p.split == WarpSplit::split_k && p.order == LoopOrder::q_outer)
     std::erase_if(tiles, [&](const TileShape& s) { return !(s == row_q_outer_tile(int(p.tiling.d))); });
-  if (p.backward()) {  // the forward that writes O and L runs on the same tile
+  if (p.backward()) {  // the forward that writes O and L runs on backward_forward_tile
     const auto forward = compiled_tiles(p.algo, int(p.tiling.d));
-    std::erase_if(tiles, [&](const TileShape& s) { return std::find(forward.begin(), forward.end(), s) == forward.end(); });
+    std::erase_if(tiles, [&](const TileShape& s) {
+      const TileShape f = std::find(forward.begin(), forward.end(), s) != forward.end() ? s : TileShape{s.b_r, s.b_c, 4};
+      return std::find(forward.begin(), forward.end(), f) == forward.end();
+    });
   }
   if (std::find(tiles.begin(), tiles.end(), shape) == tiles.end()) {
     std::string list;
@@ -423,7 +437,9 @@ RunResult run_config(const Problem& p, const RunOptions& opt) {
   for (auto* b : {&d.o}) b->fill_bytes(0xFF);  // poison: an element the kernel misses stays NaN
   for (auto* b : {&d.lse, &d.m, &d.l, &d.o_acc, &d.lse_acc}) b->fill_bytes(0xFF);
   if (p.backward()) {  // the forward leaves O and its statistics for the backward (not checked here)
-    launch(p.algo, args, nullptr, nullptr);
+    Args forward = args;
+    forward.tile = backward_forward_tile(p);
+    launch(p.algo, forward, nullptr, nullptr);
     check(cudaDeviceSynchronize(), "forward run");
   }
   if (opt.events && !opt.profile) run_events(p, opt, args, r);

@@ -45,13 +45,15 @@ constexpr TileList listed_tiles(Algo algo) {
 }
 
 /// The tile shapes of the backward kernels: their warps split the B_c keys of K_j (S^T, dP^T, dK_j,
-/// dV_j, 16 keys per warp) and then the B_r rows of Q_i (dQ_i = dS_ij K_j, 16 rows per warp), so
-/// B_c / W = B_r / W = 16: FA2's 128 x 128 with 8 warps (its d = 64 tile) and 64 x 64 with 4.
-/// Standard attention has no backward kernel.
+/// dV_j, 16 keys per warp: B_c = 16 W) and then B_r x d for dQ_i = dS_ij K_j (grad_tile.cuh
+/// GradShape): FA2's own backward tiles on sm_90 (flash_bwd_launch_template.h, the kernels PyTorch
+/// 2.11 runs on the H200), 128 x 128 with 8 warps at d = 64 and 64 x 128 with 8 warps at d = 128,
+/// and 64 x 64 with 4 (small, ragged-friendly: the validation grid). Standard attention has no
+/// backward kernel.
 constexpr TileList listed_backward_tiles(Algo algo) {
   switch (algo) {
     case Algo::v1: return {{{64, 64, 4}}, 1};
-    case Algo::v2: return {{{64, 64, 4}, {128, 128, 8}}, 2};
+    case Algo::v2: return {{{64, 64, 4}, {128, 128, 8}, {64, 128, 8}}, 3};
     case Algo::standard: break;
   }
   return {};
@@ -83,17 +85,36 @@ constexpr TileList family_tiles(Algo algo, Family f, int d) {
 /// fp32 accumulator registers per thread that a shape needs at head dim d.
 constexpr int v2_acc_registers(TileShape s, int d) { return (s.b_r / s.warps) * (d + s.b_c) / 32; }
 constexpr int v1_acc_registers(TileShape s, int d) { return s.b_r * (d + s.b_c / s.warps) / 32; }
-/// The backward's warp: dK_j and dV_j of its keys (keys x d each), S^T and dP^T (keys x B_r each).
-constexpr int backward_acc_registers(TileShape s, int d) { return 2 * (s.b_c / s.warps) * (d + s.b_r) / 32; }
+/// dQ_i's warp grid in the backward (grad_tile.cuh GradShape): the warps split B_r into this many
+/// row groups and d into warps / that many column groups; 32 rows per warp where the columns left
+/// per warp are a multiple of 16, else 16 rows; 0 where neither works.
+constexpr int backward_dq_row_groups(TileShape s, int d) {
+  for (int rows : {32, 16}) {
+    const int m = s.b_r / rows;
+    if (m >= 1 && s.b_r % rows == 0 && s.warps % m == 0 && d % (s.warps / m) == 0 && (d / (s.warps / m)) % 16 == 0)
+      return m;
+  }
+  return 0;
+}
+
+/// The backward's warp: dK_j and dV_j of its keys (keys x d each), S^T and dP^T of one chunk of
+/// queries (grad_tile.cuh GradShape::kQC: at least 16; 64 up to d = 64, at most 32 above).
+constexpr int backward_acc_registers(TileShape s, int d) {
+  const int chunk = d <= 64 ? (s.b_r < 64 ? s.b_r : 64) : 16;
+  return 2 * (s.b_c / s.warps) * (d + chunk) / 32;
+}
 
 /// Whether shape s is compiled for family f of algorithm `algo` at head dim d: at most 192
 /// accumulator registers for split-Q warps (V2, its split kernel, standard) and 160 for V1's
 /// split-K warps, under the 255-register limit. The build prints ptxas's -warn-spills report: the
 /// V2 shapes at 192 spill about a hundred bytes, the others at most a few dozen.
 constexpr bool fits(Algo algo, TileShape s, int d, Family f = Family::forward) {
-  // a backward shape needs the forward on the same tile too (it writes O and L first)
+  // B_c = 16 W (16 keys per warp); the forward that writes O and L first runs on the same B_r x B_c
+  // (flashlab-gpu: with the same warps where the forward compiles them, else 4), which must fit too
   if (f == Family::backward)
-    return algo != Algo::standard && backward_acc_registers(s, d) <= 192 && fits(algo, s, d, Family::forward);
+    return algo != Algo::standard && s.b_c == 16 * s.warps && backward_dq_row_groups(s, d) > 0 &&
+           backward_acc_registers(s, d) <= 192 &&
+           (fits(algo, s, d, Family::forward) || fits(algo, TileShape{s.b_r, s.b_c, 4}, d, Family::forward));
   if (f == Family::split) return algo == Algo::v2 && v2_acc_registers(s, d) <= 192;
   switch (algo) {
     case Algo::v2: case Algo::standard: return v2_acc_registers(s, d) <= 192;

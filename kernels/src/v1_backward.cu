@@ -16,6 +16,11 @@
 namespace flashlab::gpu {
 namespace {
 
+/// V1's warp tiling: GradShape with chunks of 16 queries (V1's kernel also holds dQ_i's SRAM tile
+/// and its row statistics: with 64-query chunks ptxas spilled some 60 bytes at d = 64, 8 with 32).
+template <class K>
+using V1GradShape = GradShape<K, 16>;
+
 constexpr float kLog2e = 1.4426950408889634f;
 
 /// Line 2: dQ, dK, dV = 0 in HBM, in 16-byte chunks.
@@ -45,14 +50,14 @@ __device__ __forceinline__ void row_dot(const GradSram<typename Sh::T>& sram, co
 /// Algorithm 4 for (batch, head) blockIdx.y.
 template <class K>
 __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const TraceBuffers trace) {
-  using Sh = GradShape<K>;
+  using Sh = V1GradShape<K>;
   using T = typename K::T;
   constexpr int D = K::D, BR = K::BR, BC = K::BC, e = sizeof(T);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::int64_t bh = blockIdx.y;
   Recorder<K::kRecord> rec(trace, bh, 0);
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
-  const int key0 = warp * Sh::kKeysPerWarp, row0 = warp * Sh::kRowsPerWarp;
+  const int key0 = warp * Sh::kKeysPerWarp, row0 = Sh::dq_row0(warp), col0 = Sh::dq_col0(warp);
   extern __shared__ __align__(16) unsigned char smem[];
   const GradSram<T> sram = grad_sram<Sh>(smem);
   T* sram_dq = reinterpret_cast<T*>(smem + Sh::kSmemBytes);  // dQ_i (B_r, d), read and written whole
@@ -123,11 +128,11 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
                           tile_class(t, a.band, i, j) != TileClass::full || rows < BR || cols < BC};
       grad_keys<Sh>(sram, acc, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0);  // lines 11-19, 21
       __syncthreads();
-      float part[Sh::kMQ][Sh::kDT][4];
-      grad_dq<Sh>(part, sram, lane, row0);
+      float part[Sh::kMQ][Sh::kDQT][4];
+      grad_dq<Sh>(part, sram, lane, row0, col0);
       // line 20: dQ_i <- dQ_i + dS_ij K_j at the input type (each warp its rows), written back whole
-      for_each_pair<Sh::kMQ, Sh::kDT>(lane, [&](int mt, int dt, int h, int row, int col) {
-        T* x = sram_dq + swizzle<D>(row0 + row, col);
+      for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int row, int col) {
+        T* x = sram_dq + swizzle<D>(row0 + row, col0 + col);
         const float x0 = ElemTraits<T>::to_float(x[0]) + part[mt][dt][2 * h];
         const float x1 = ElemTraits<T>::to_float(x[1]) + part[mt][dt][2 * h + 1];
         *reinterpret_cast<std::uint32_t*>(x) = ElemTraits<T>::pack(x0, x1);
@@ -155,7 +160,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
 struct V1BackwardLauncher {
   template <class K>
   static void run(const Args& a, const TraceBuffers& trace, cudaStream_t stream) {
-    using Sh = GradShape<K>;
+    using Sh = V1GradShape<K>;
     TraceBuffers tr = trace;
     tr.launch = 0;
     launch_kernel(fl_v1_backward<K>, dim3(1, unsigned(a.bh)), Sh::kThreads,

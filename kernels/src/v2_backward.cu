@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
   const std::int64_t bh = blockIdx.y;
   Recorder<K::kRecord> rec(trace, bh, std::uint32_t(b));
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
-  const int key0 = warp * Sh::kKeysPerWarp, row0 = warp * Sh::kRowsPerWarp;
+  const int key0 = warp * Sh::kKeysPerWarp, row0 = Sh::dq_row0(warp), col0 = Sh::dq_col0(warp);
   extern __shared__ __align__(16) unsigned char smem[];
   const GradSram<T> sram = grad_sram<Sh>(smem);
   const T* q = static_cast<const T*>(a.q) + bh * a.n_q * D;
@@ -108,12 +108,15 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
     const std::uint32_t step0 = (b < t.t_r() ? 1 : 0) + std::uint32_t(walked) * std::uint32_t(t.t_r() + 2);
 
     // Q_i and dO_i are double-buffered: the next visited Q block's copy starts before this one's math
-    T* q_buf[2] = {sram.Q, reinterpret_cast<T*>(smem + Sh::kSmemBytes)};
-    T* do_buf[2] = {sram.dO, q_buf[1] + BR * D};
+    // (buffer 1 right after GradSram; chosen by arithmetic, not by indexing an array of pointers,
+    // which put the array in local memory)
+    T* const q_second = reinterpret_cast<T*>(smem + Sh::kSmemBytes);
+    const auto q_buf = [&](int b) { return b ? q_second : sram.Q; };
+    const auto do_buf = [&](int b) { return b ? q_second + BR * D : sram.dO; };
     const auto fetch = [&](int i, int buf) {
       const std::int64_t r0 = std::int64_t(i) * BR;
-      load_tile_async<T, BR, D, Sh::kThreads>(q_buf[buf], q + r0 * D, D, int(t.rows(i)), D);
-      load_tile_async<T, BR, D, Sh::kThreads>(do_buf[buf], d_o + r0 * D, D, int(t.rows(i)), D);
+      load_tile_async<T, BR, D, Sh::kThreads>(q_buf(buf), q + r0 * D, D, int(t.rows(i)), D);
+      load_tile_async<T, BR, D, Sh::kThreads>(do_buf(buf), d_o + r0 * D, D, int(t.rows(i)), D);
       cp_async_commit();
     };
 
@@ -171,17 +174,17 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
       else cp_async_wait<0>();
       __syncthreads();
       GradSram<T> cur = sram;
-      cur.Q = q_buf[buf];
-      cur.dO = do_buf[buf];
+      cur.Q = q_buf(buf);
+      cur.dO = do_buf(buf);
       const GradTile tile{r0, std::int64_t(j) * BC, rows, cols,
                           tile_class(t, a.band, i, j) != TileClass::full || rows < BR || cols < BC};
       grad_keys<Sh>(cur, acc, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0);  // lines 10-14, 16
       __syncthreads();
-      float dq[Sh::kMQ][Sh::kDT][4];
-      grad_dq<Sh>(dq, cur, lane, row0);  // line 15: dS_ij K_j, added to dQacc_i
-      for_each_pair<Sh::kMQ, Sh::kDT>(lane, [&](int mt, int dt, int h, int row, int col) {
+      float dq[Sh::kMQ][Sh::kDQT][4];
+      grad_dq<Sh>(dq, cur, lane, row0, col0);  // line 15: dS_ij K_j, added to dQacc_i
+      for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int row, int col) {
         if (row0 + row >= rows) return;
-        float* x = dq_acc + (r0 + row0 + row) * D + col;
+        float* x = dq_acc + (r0 + row0 + row) * D + col0 + col;
   #if __CUDA_ARCH__ >= 900
         atomicAdd(reinterpret_cast<float2*>(x), make_float2(dq[mt][dt][2 * h], dq[mt][dt][2 * h + 1]));
   #else

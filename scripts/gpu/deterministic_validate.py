@@ -48,6 +48,8 @@ GRID = [  # (name, flags, covers, trace)
      "one head: nsplits = 132 > T_c = 8 (idle thread blocks), rows with no key", True),
     ("det-d128-window", "--nq 600 --nk 900 --d 128 --br 64 --bc 64 --warps 4 --dtype bf16 --mask window:100,50 --batch 3 --heads 5",
      "d = 128 bf16 window, nsplits = 9 over T_c = 15", False),
+    ("det-d128-fa2", "--nq 1000 --nk 1000 --d 128 --br 64 --bc 128 --warps 8 --mask causal --batch 2 --heads 9",
+     "FA2's d = 128 tile (64 x 128 x 8), causal, 18 heads: nsplits = 8 over T_c = 8", False),
     ("det-d32", "--nq 257 --nk 511 --d 32 --br 128 --bc 128 --warps 8 --mask causal-br --dtype bf16 --batch 2 --heads 33",
      "d = 32, 66 heads: nsplits = 2 over T_c = 4", False),
 ]

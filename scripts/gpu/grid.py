@@ -131,6 +131,8 @@ BACKWARD_GRID = [
     _b("bwd-v2-d32", "--algo v2 --nq 257 --nk 511 --d 32 --br 128 --bc 128 --warps 8 --mask causal-br --dtype bf16", "d = 32, 128 x 128 x 8, bf16", True),
     _b("bwd-v2-d128", "--algo v2 --nq 1000 --nk 1000 --d 128 --br 64 --bc 64 --warps 4 --mask causal", "d = 128 causal", False, True, True),
     _b("bwd-v2-d128-bf16-heads", "--algo v2 --nq 600 --nk 400 --d 128 --br 64 --bc 64 --warps 4 --dtype bf16 --batch 2 --heads 3", "d = 128 bf16, batch * heads = 6"),
+    _b("bwd-v2-d128-fa2", "--algo v2 --nq 1000 --nk 1000 --d 128 --br 64 --bc 128 --warps 8 --mask causal", "FA2's d = 128 tile (64 x 128 x 8: dQ on a 2 x 4 warp grid), causal, ragged", True, True, True),
+    _b("bwd-v2-d128-fa2-window-bf16", "--algo v2 --nq 513 --nk 1031 --d 128 --br 64 --bc 128 --warps 8 --mask window:50,70 --dtype bf16 --batch 2 --heads 3", "FA2's d = 128 tile, bf16, window on both sides, ragged both axes, batch * heads = 6", False, True, True),
     _b("bwd-v2-heads", "--algo v2 --nq 900 --nk 1300 --d 64 --br 128 --bc 128 --warps 8 --mask causal-br --batch 2 --heads 4", "batch * heads = 8", False, False, True),
     _b("bwd-v2-n1", "--algo v2 --nq 1 --nk 1 --d 32 --br 64 --bc 64 --warps 4", "N_q = N_k = 1"),
     _b("bwd-v2-nk1", "--algo v2 --nq 100 --nk 1 --d 64 --br 64 --bc 64 --warps 4 --mask causal-br", "one key: 99 rows with no key"),

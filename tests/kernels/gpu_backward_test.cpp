@@ -97,3 +97,125 @@ TEST_CASE("committed backward run: every row agreed and was within tolerance; Ns
     }
   }
 }
+
+namespace {
+
+/// The median of a launch's samples (Nsight Compute gpu__time_duration, ns): the middle one, or the
+/// mean of the two middle ones, as Python's statistics.median.
+double median_ns(const nlohmann::json& launch) {
+  std::vector<double> x = launch.at("time_ns").get<std::vector<double>>();
+  REQUIRE(!x.empty());
+  std::sort(x.begin(), x.end());
+  const std::size_t n = x.size();
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/// The integers of FA2's backward kernel traits in a launch name:
+/// Flash_bwd_kernel_traits<d, kBlockM, kBlockN, warps, ...>.
+std::vector<int> fa2_traits(const std::string& name) {
+  const std::string key = "Flash_bwd_kernel_traits<";
+  const std::size_t at = name.find(key);
+  REQUIRE(at != std::string::npos);
+  std::vector<int> out;
+  std::istringstream in(name.substr(at + key.size()));
+  for (int k = 0; k < 4; ++k) {
+    int v = 0;
+    char comma = 0;
+    in >> v >> comma;
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+// tests/data/gpu_backward/fa2_parity.json: scripts/gpu/backward_perf.py on the H200 (issue 25 item 1).
+// Each shape: the kernel instance checked in the same run (events against the simulator's as it
+// counts now, dQ, dK, dV against float64: the raw figures), and every launch's Nsight Compute
+// durations, this project's three backward kernels and FA2's three. The ratio is recomputed here.
+TEST_CASE("committed FA2 parity run: every timed shape checked, on FA2's tile, shapes covered") {
+  const nlohmann::json r = read_json(kDir / "fa2_parity.json");
+  const nlohmann::json& m = r.at("meta");
+  CHECK(m.at("gpu").get<std::string>().find("H200") != std::string::npos);
+  CHECK(m.at("kernel_sources_sha256").get<std::string>().size() == 64);
+  CHECK(m.at("ncu_flags").get<std::string>().find("--cache-control all") != std::string::npos);
+  CHECK(r.at("errors").empty());
+  std::set<std::string> dtypes, masks;
+  std::set<int> dims;
+  std::int64_t n_min = 1 << 30, n_max = 0, bh_min = 1 << 30, bh_max = 0;
+  std::size_t shapes = 0;
+  for (const auto& s : r.at("shapes")) {
+    CAPTURE(s.at("flags").get<std::string>());
+    const nlohmann::json& c = s.at("check");
+    // the check ran the timed row's kernel instance: its flags with a smaller problem
+    const Problem timed = problem_of(s.at("flags").get<std::string>());
+    const Problem p = problem_of(c.at("checked_as").get<std::string>());
+    CHECK(p.tiling.b_r == timed.tiling.b_r);
+    CHECK(p.tiling.b_c == timed.tiling.b_c);
+    CHECK(p.warps == timed.warps);
+    CHECK(p.tiling.d == timed.tiling.d);
+    CHECK(p.dtype == timed.dtype);
+    CHECK(p.mask.kind == timed.mask.kind);
+    CHECK(c.at("events").at("run") == true);
+    CHECK(c.at("events").at("gpu") == c.at("events").at("sim"));
+    CHECK(record_trace(p, TraceLevel::block).events.size() == c.at("events").at("sim").get<std::size_t>());
+    REQUIRE(!c.at("grads").at("heads").empty());
+    for (const auto& h : c.at("grads").at("heads")) {
+      CHECK(h.at("finite") == true);
+      for (const char* g : {"rel_fro_dQ", "rel_fro_dK", "rel_fro_dV"}) CHECK(h.at(g).get<double>() <= h.at("tol").get<double>());
+    }
+    CHECK(c.at("numbers").at("canary_intact") == true);
+    // this project's three backward launches, then FA2's forward and three backward launches
+    const auto& ours = s.at("ours");
+    REQUIRE(ours.size() == 3);
+    const char* our_names[] = {"fl_v2_bwd_dot_do_o", "fl_v2_bwd_dq_dk_dv", "fl_v2_bwd_convert_dq"};
+    for (int k = 0; k < 3; ++k) CHECK(ours[k].at("name").get<std::string>().find(our_names[k]) != std::string::npos);
+    const auto& fa2 = s.at("torch");
+    REQUIRE(fa2.size() == 4);
+    CHECK(fa2[0].at("name").get<std::string>().find("flash_fwd") != std::string::npos);
+    const char* fa2_names[] = {"flash_bwd_dot_do_o", "flash_bwd_dq_dk_dv", "flash_bwd_convert_dq"};
+    for (int k = 0; k < 3; ++k) CHECK(fa2[k + 1].at("name").get<std::string>().find(fa2_names[k]) != std::string::npos);
+    if (s.at("candidate").get<bool>()) continue;
+    // the timed tile is FA2's own, as its launch names it (d, B_r, B_c, warps), and the simulator's
+    // default backward tile at this d
+    const std::vector<int> traits = fa2_traits(fa2[2].at("name").get<std::string>());
+    CHECK(traits[0] == timed.tiling.d);
+    CHECK(traits[1] == timed.tiling.b_r);
+    CHECK(traits[2] == timed.tiling.b_c);
+    CHECK(traits[3] == timed.warps);
+    CHECK(default_blocks(timed.tiling.d, Pass::backward) == std::pair<std::int64_t, std::int64_t>{timed.tiling.b_r, timed.tiling.b_c});
+    ++shapes;
+    dtypes.insert(s.at("dtype").get<std::string>());
+    masks.insert(s.at("mask").get<std::string>());
+    dims.insert(s.at("d").get<int>());
+    n_min = std::min(n_min, timed.tiling.n_q), n_max = std::max(n_max, timed.tiling.n_q);
+    bh_min = std::min(bh_min, timed.bh()), bh_max = std::max(bh_max, timed.bh());
+  }
+  CHECK(shapes >= 12);
+  CHECK(dtypes == std::set<std::string>{"fp16", "bf16"});
+  CHECK(masks == std::set<std::string>{"none", "causal"});
+  CHECK(dims == std::set<int>{64, 128});
+  CHECK(n_min <= 1024);
+  CHECK(n_max >= 32768);
+  CHECK(bh_min <= 16);
+  CHECK(bh_max >= 256);
+}
+
+// Issue 25's target: per shape, FA2's three backward kernels take at least 0.9x the time of this
+// project's three (sums of the median Nsight Compute durations, recomputed from the samples).
+// The committed run does not meet it: 0.72-0.86 (d = 64: 0.80-0.86, d = 128: 0.72-0.78), so the
+// test is marked should_fail, which turns red the day the data meet the bar: then remove the decorator.
+TEST_CASE("committed FA2 parity run: V2's backward at >= 0.9x FA2's on every shape (issue 25)" * doctest::should_fail()) {
+  const nlohmann::json r = read_json(kDir / "fa2_parity.json");
+  for (const auto& s : r.at("shapes")) {
+    if (s.at("candidate").get<bool>()) continue;
+    CAPTURE(s.at("flags").get<std::string>());
+    double ours = 0, fa2 = 0;
+    for (const auto& l : s.at("ours")) ours += median_ns(l);
+    for (const auto& l : s.at("torch"))
+      if (l.at("name").get<std::string>().find("flash_bwd") != std::string::npos) fa2 += median_ns(l);
+    CAPTURE(ours);
+    CAPTURE(fa2);
+    CHECK(fa2 / ours >= 0.9);
+  }
+}

@@ -1,7 +1,7 @@
 // The time model's backward warp layout (sim/include/flashlab/time/time_model.hpp grad_layout) is the
-// compiled backward kernels' (kernels/src/common/grad_tile.cuh GradShape: B_c / W keys per warp for
-// S^T, dP^T, dK_j, dV_j over all B_r queries, B_r / W rows per warp for dQ_i — 16 each on every tile
-// tiles.hpp lists), for every backward tile the kernels compile; FA2's is its launch names' traits.
+// compiled backward kernels' (kernels/src/tiles.hpp backward_dq_row_groups; the query chunk of
+// kernels/src/common/grad_tile.cuh GradShape, written out below per tile as that file's rule gives
+// it), for every backward tile the kernels compile; FA2's is its launch names' traits.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -40,17 +40,20 @@ TEST_CASE("time model: the backward warp layout of every compiled backward tile 
         CAPTURE(s.b_c);
         CAPTURE(s.warps);
         const flashlab::GradLayout g = flashlab::grad_layout(problem(a, s, d));
-        CHECK(g.s_rows == 1);                // every warp owns its keys of S^T, all queries
-        CHECK(s.b_c / s.warps == 16);        // 16 keys and
-        CHECK(s.b_r / s.warps == 16);        // 16 rows of dQ_i per warp (tiles.hpp)
-        CHECK(g.q_chunk == s.b_r);
-        CHECK(g.kv_rows == s.warps);         // dK_j, dV_j: the warp's keys
-        CHECK(g.dq_rows == s.warps);         // dQ_i: the warp's rows, all of d
+        CHECK(g.s_rows == 1);                // every warp owns 16 keys of S^T
+        CHECK(s.b_c == 16 * s.warps);
+        CHECK(g.kv_rows == s.warps);         // and of dK_j, dV_j
         CHECK(!g.p_in_sram);                 // P^T, dS^T in registers for dV, dK
+        CHECK(g.dq_rows == flashlab::gpu::backward_dq_row_groups(s, d));
+        // GradShape's kQC: V1's kernel 16 queries; V2's 64 up to d = 64, at d = 128 32 where a warp's dQ
+        // block is at most 32 columns wide, else 16; never more than B_r
+        const int dq_cols = d / (s.warps / flashlab::gpu::backward_dq_row_groups(s, d));
+        const int chunk = a == flashlab::Algo::v1 && d <= 64 ? 16 : d <= 64 ? 64 : dq_cols <= 32 ? 32 : 16;
+        CHECK(g.q_chunk == std::min(s.b_r, chunk));
         ++checked;
       }
     }
-  CHECK(checked >= 5);
+  CHECK(checked >= 6);
 }
 
 TEST_CASE("time model: FA2's backward warp layout is its launch names' Flash_bwd_kernel_traits") {

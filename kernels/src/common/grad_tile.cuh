@@ -17,25 +17,51 @@
 #include "common/copy.cuh"
 #include "common/warp_tile.cuh"
 #include "flashlab/contract/tiling.hpp"
+#include "tiles.hpp"
 
 namespace flashlab::gpu {
 
 /// The warp tiling of the backward for a compiled kernel K (an Instance, launch.cuh).
-template <class K>
+///
+/// Keys: warp w owns keys [16 w, 16 w + 16) of K_j (B_c = 16 W) for S^T, dP^T, dK_j, dV_j. It works
+/// through Q_i in chunks of kQC queries (FA2 line 8's tile, B_r, cut along its rows): S^T and dP^T of
+/// one chunk live in registers at a time, beside dK_j and dV_j of the warp's keys, so a warp holds
+/// 2 x 16 x (kQC + d) / 32 accumulators (128 at d = 64, 144 or 160 at d = 128) instead of
+/// 2 x 16 x (B_r + d) / 32 (192 and 256), and ptxas has registers left to load the next fragments early. Every query
+/// is independent once L_i and D_i are known (no row reduction in the backward), and the chunks
+/// go in query order, so dK_j and dV_j are summed in the same order as with one chunk.
+/// dQ_i = dS_ij K_j: the warps split B_r into kWM row groups of kRQ rows and d into W / kWM column
+/// groups of kDQ (FA2's AtomLayoutMdQ: 4 x 2 warps of 32 x 32 at d = 64 on 128 x 128 x 8, 2 x 4 at
+/// d = 128 on 64 x 128 x 8): a warp reads 32 rows of dS^T and kDQ columns of K_j from SRAM where a
+/// warp of 16 rows x d read half the rows of dS and all of K_j, so each fragment of K_j feeds twice
+/// the tensor-core instructions.
+template <class K, int kChunkMax = 64>
 struct GradShape : K {
   static constexpr int kThreads = K::W * 32;
   static constexpr int kKeysPerWarp = K::BC / K::W;  // keys of K_j per warp (S^T, dP^T, dK, dV)
   static constexpr int kMK = kKeysPerWarp / 16;      // m16 tiles of keys per warp
-  static constexpr int kNQ = K::BR / 8;              // n8 tiles of the queries of Q_i
   static constexpr int kDT = K::D / 8;               // n8 tiles of d
-  static constexpr int kRowsPerWarp = K::BR / K::W;  // rows of Q_i per warp for dQ_i
-  static constexpr int kMQ = kRowsPerWarp / 16;
-  static_assert(kKeysPerWarp % 16 == 0 && kRowsPerWarp % 16 == 0 && K::BR % 16 == 0 && K::BC % 32 == 0);
+  // dQ_i's warp grid: kWM groups of rows (tiles.hpp), W / kWM of d
+  static constexpr int kWM = backward_dq_row_groups(TileShape{K::BR, K::BC, K::W}, K::D);
+  static constexpr int kRQ = K::BR / kWM;            // rows of Q_i per warp for dQ_i
+  static constexpr int kMQ = kRQ / 16;
+  static constexpr int kDQ = K::D / (K::W / kWM);    // columns of d per warp for dQ_i
+  static constexpr int kDQT = kDQ / 8;
+  // queries per chunk: kChunkMax (64; V1's kernel, which holds more state, 32) up to d = 64; at d = 128, 32 where a warp's dQ block is at most 32 columns
+  // wide (FA2's 64 x 128 x 8), else 16: the widest chunk that ptxas fits in 255 registers without
+  // spilling (nvcc 13.0, sm_90); each chunk reads K_w and V_w from SRAM again
+  static constexpr int kQC0 = K::D <= 64 ? kChunkMax : kDQ <= 32 ? 32 : 16;
+  static constexpr int kQC = K::BR < kQC0 ? K::BR : kQC0;
+  static constexpr int kNQ = kQC / 8;                // n8 tiles of the queries of one chunk
+  static_assert(kWM > 0 && kKeysPerWarp % 16 == 0 && kRQ % 16 == 0 && kDQ % 16 == 0 && K::BR % kQC == 0 && K::BC % 32 == 0);
   static_assert(K::BR <= kThreads, "one thread per row of Q_i loads L_i and D_i");
   /// Bytes of GradSram (a kernel may add buffers after them: their start is 16-byte aligned).
   static constexpr int kSmemBytes = (2 * K::BC + 2 * K::BR) * K::D * int(sizeof(typename K::T)) +
                                     K::BR * K::BC * int(sizeof(typename K::T)) + 2 * K::BR * int(sizeof(float));
   static_assert(kSmemBytes % 16 == 0);
+  /// The first row and column of dQ_i that warp w computes.
+  static __device__ __forceinline__ int dq_row0(int w) { return (w % kWM) * kRQ; }
+  static __device__ __forceinline__ int dq_col0(int w) { return (w / kWM) * kDQ; }
 };
 
 /// SRAM of a backward thread block: K_j, V_j (B_c, d); Q_i, dO_i (B_r, d); dS_ij^T (B_c, B_r);
@@ -84,72 +110,159 @@ struct GradTile {
   bool masked;
 };
 
+/// S^T = K_w Q_c^T and dP^T = V_w dO_c^T (lines 10 and 13) for the warp's keys and a chunk of
+/// queries, the two products interleaved step for step: they share no operand, so each step of d
+/// has 2 kNQ independent accumulators in flight instead of kNQ (each accumulator still sums over d
+/// in the same order: the same values as two separate scores() calls).
+template <class T, int kMK, int kNQ, int D>
+__device__ __forceinline__ void scores_and_dp(float (&s)[kMK][kNQ][4], float (&dp)[kMK][kNQ][4], const T* sram_K,
+                                              const T* sram_Q, const T* sram_V, const T* sram_dO, int lane) {
+  static_assert(kNQ % 2 == 0 && D % 16 == 0);
+#pragma unroll
+  for (int mt = 0; mt < kMK; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNQ; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[mt][nt][e] = dp[mt][nt][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t ak[kMK][4], av[kMK][4];  // K_w, V_w: 16 keys x 16 of d per m-tile
+#pragma unroll
+    for (int mt = 0; mt < kMK; ++mt) {
+      ldmatrix_x4(ak[mt], sram_K + swizzle<D>(mt * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
+      ldmatrix_x4(av[mt], sram_V + swizzle<D>(mt * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
+    }
+#pragma unroll
+    for (int np = 0; np < kNQ / 2; ++np) {
+      std::uint32_t bq[4], bo[4];  // Q_c^T, dO_c^T: 16 of d x 16 queries, two n-tiles each
+      const int off = swizzle<D>(np * 16 + lane % 8 + (lane / 16) * 8, kk * 16 + ((lane / 8) % 2) * 8);
+      ldmatrix_x4(bq, sram_Q + off);
+      ldmatrix_x4(bo, sram_dO + off);
+#pragma unroll
+      for (int mt = 0; mt < kMK; ++mt) {
+        mma_16816<T>(s[mt][2 * np], ak[mt], bq[0], bq[1]);
+        mma_16816<T>(dp[mt][2 * np], av[mt], bo[0], bo[1]);
+        mma_16816<T>(s[mt][2 * np + 1], ak[mt], bq[2], bq[3]);
+        mma_16816<T>(dp[mt][2 * np + 1], av[mt], bo[2], bo[3]);
+      }
+    }
+  }
+}
+
+/// Sets to -inf the elements of the warp's S^T (keys x queries of one chunk) that the mask or a ragged
+/// edge hides: key c >= N_k, query r >= N_q, or c - r outside [band.lo, band.hi]. key0 / query0: the
+/// global key of the warp's first row and the query of the chunk's first column. As mask_scores
+/// (warp_tile.cuh) for S: element (mt, nt, h, e) of thread (g, t) is key key0 + g + mt*16 + 8h and
+/// query query0 + 2t + nt*8 + e, so c - r = base + k with base the same for all of the thread's
+/// elements and k a compile-time constant; the bounds move to the thread's origin once, in 32 bits.
+template <int kMK, int kNQ>
+__device__ __forceinline__ void mask_scores_t(float (&s)[kMK][kNQ][4], const Band& band, std::int64_t key0,
+                                              std::int64_t query0, std::int64_t n_q, std::int64_t n_k, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  const std::int64_t c0 = key0 + g, r0 = query0 + 2 * t, base = c0 - r0;
+  const auto clamp32 = [](std::int64_t x) {  // |k| < 2^16, so any bound beyond 2^30 acts alike
+    return int(x < -(std::int64_t(1) << 30) ? -(std::int64_t(1) << 30) : x > (std::int64_t(1) << 30) ? (std::int64_t(1) << 30) : x);
+  };
+  const int lo = clamp32(band.lo - base), hi = clamp32(band.hi - base), keys = clamp32(n_k - c0),
+            queries = clamp32(n_q - r0);
+#pragma unroll
+  for (int mt = 0; mt < kMK; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNQ; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int key = mt * 16 + 8 * h, query = nt * 8 + e, k = key - query;
+          if (key >= keys || query >= queries || k < lo || k > hi) s[mt][nt][2 * h + e] = -INFINITY;
+        }
+}
+
+/// dV_w += P^T dO_c and dK_w += dS^T Q_c (lines 12 and 16), 16 queries of the chunk at a time, the
+/// two products interleaved (independent accumulators; each sums over the queries in order).
+template <class T, int kMK, int kNQ, int D>
+__device__ __forceinline__ void grad_v_and_k(float (&dv)[kMK][D / 8][4], float (&dk)[kMK][D / 8][4],
+                                             const float (&p)[kMK][kNQ][4], const float (&ds)[kMK][kNQ][4],
+                                             const T* sram_dO, const T* sram_Q, int lane) {
+#pragma unroll
+  for (int kc = 0; kc < kNQ / 2; ++kc) {
+    std::uint32_t pa[kMK][4], sa[kMK][4];
+    p_fragment<T>(pa, p, kc);   // P^T cast to the input type, as FA2 casts P
+    p_fragment<T>(sa, ds, kc);  // dS^T likewise
+#pragma unroll
+    for (int dp = 0; dp < D / 16; ++dp) {
+      std::uint32_t bo[4], bq[4];  // dO_c, Q_c: 16 queries x 16 of d, transposed into two n-tiles
+      const int off = swizzle<D>(kc * 16 + lane % 8 + ((lane / 8) % 2) * 8, dp * 16 + (lane / 16) * 8);
+      ldmatrix_x4_trans(bo, sram_dO + off);
+      ldmatrix_x4_trans(bq, sram_Q + off);
+#pragma unroll
+      for (int mt = 0; mt < kMK; ++mt) {
+        mma_16816<T>(dv[mt][2 * dp], pa[mt], bo[0], bo[1]);
+        mma_16816<T>(dk[mt][2 * dp], sa[mt], bq[0], bq[1]);
+        mma_16816<T>(dv[mt][2 * dp + 1], pa[mt], bo[2], bo[3]);
+        mma_16816<T>(dk[mt][2 * dp + 1], sa[mt], bq[2], bq[3]);
+      }
+    }
+  }
+}
+
 /// Lines 10-14 and 16 for the warp's keys, then dS_ij into SRAM: after it (and a barrier) the
 /// warps compute dQ_i's contribution with grad_dq. The caller has Q_i, dO_i, shift, D in SRAM.
+/// Q_i is taken kQC queries at a time (GradShape).
 template <class Sh>
 __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, GradAcc<Sh>& acc, const GradTile& t,
                                           const Band& band, std::int64_t n_q, std::int64_t n_k, float scale,
                                           int lane, int key0) {
   using T = typename Sh::T;
-  constexpr int D = Sh::D, kMK = Sh::kMK, kNQ = Sh::kNQ;
+  constexpr int D = Sh::D, kMK = Sh::kMK, kNQ = Sh::kNQ, kQC = Sh::kQC;
   constexpr float kLog2e = 1.4426950408889634f;
-  float p[kMK][kNQ][4], ds[kMK][kNQ][4];
-  scores<T, kMK, kNQ, D>(p, sram.K + key0 * D, sram.Q, lane);    // S^T = K_w Q_i^T (line 10)
-  scores<T, kMK, kNQ, D>(ds, sram.V + key0 * D, sram.dO, lane);  // dP^T = V_w dO_i^T (line 13)
   const float scale_log2 = scale * kLog2e;
-  // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key)
-  for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int q = col + e;
-      const std::int64_t c = t.col0 + key0 + row, r = t.row0 + q;
-      const bool seen = !t.masked || (c < n_k && r < n_q && visible(band, r, c));
-      p[mt][nt][2 * h + e] = seen ? exp2_ftz(fmaf(p[mt][nt][2 * h + e], scale_log2, -sram.shift[q])) : 0.f;
-    }
-  });
-  // line 12: dV_w += P^T dO_i, 16 queries at a time (P^T cast to the input type, as FA2 casts P)
-#pragma unroll
-  for (int kc = 0; kc < Sh::BR / 16; ++kc) {
-    std::uint32_t pa[kMK][4];
-    p_fragment<T>(pa, p, kc);
-    pv_chunk<T, kMK, D>(acc.dv, pa, sram.dO + kc * 16 * D, lane);
+#pragma unroll 1
+  for (int q0 = 0; q0 < Sh::BR; q0 += kQC) {
+    float p[kMK][kNQ][4], ds[kMK][kNQ][4];
+    // S^T = K_w Q_i^T (line 10), dP^T = V_w dO_i^T (line 13)
+    scores_and_dp<T, kMK, kNQ, D>(p, ds, sram.K + key0 * D, sram.Q + q0 * D, sram.V + key0 * D, sram.dO + q0 * D, lane);
+    // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key): S^T = -inf
+    // there (2^-inf = 0; L_i log2 e is +inf on a row with no key, never -inf);
+    // line 14: dS^T = scale P^T o (dP^T - D)
+    if (t.masked) mask_scores_t<kMK, kNQ>(p, band, t.col0 + key0, t.row0 + q0, n_q, n_k, lane);
+    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
+      const float2 shift = *reinterpret_cast<const float2*>(sram.shift + q0 + col);
+      const float2 dd = *reinterpret_cast<const float2*>(sram.D + q0 + col);
+      float* x = p[mt][nt] + 2 * h;
+      float* y = ds[mt][nt] + 2 * h;
+      x[0] = exp2_ftz(fmaf(x[0], scale_log2, -shift.x));
+      x[1] = exp2_ftz(fmaf(x[1], scale_log2, -shift.y));
+      y[0] = scale * x[0] * (y[0] - dd.x);
+      y[1] = scale * x[1] * (y[1] - dd.y);
+    });
+    // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
+    // grad_dq reads it back transposed
+    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
+      *reinterpret_cast<std::uint32_t*>(sram.dS + swizzle<Sh::BR>(key0 + row, q0 + col)) =
+          ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]);
+    });
+    // line 12: dV_w += P^T dO_i; line 16: dK_w += dS^T Q_i
+    grad_v_and_k<T, kMK, kNQ, D>(acc.dv, acc.dk, p, ds, sram.dO + q0 * D, sram.Q + q0 * D, lane);
   }
-  // line 14: dS^T = scale P^T o (dP^T - D)
-  for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e)
-      ds[mt][nt][2 * h + e] = scale * p[mt][nt][2 * h + e] * (ds[mt][nt][2 * h + e] - sram.D[col + e]);
-  });
-  // line 16: dK_w += dS^T Q_i
-#pragma unroll
-  for (int kc = 0; kc < Sh::BR / 16; ++kc) {
-    std::uint32_t pa[kMK][4];
-    p_fragment<T>(pa, ds, kc);
-    pv_chunk<T, kMK, D>(acc.dk, pa, sram.Q + kc * 16 * D, lane);
-  }
-  // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
-  // grad_dq reads it back transposed
-  for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
-    *reinterpret_cast<std::uint32_t*>(sram.dS + swizzle<Sh::BR>(key0 + row, col)) =
-        ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]);
-  });
 }
 
-/// Line 15's product for the warp's rows of Q_i: dq = dS_ij[rows, :] K_j (kRowsPerWarp, d), fp32.
-/// Every warp must have stored its part of dS_ij (grad_keys) and passed a barrier.
+/// Line 15's product for the warp's block of dQ_i: dq = dS_ij[row0 + (0..kRQ), :] K_j[:, col0 + (0..kDQ)]
+/// (kRQ, kDQ), fp32; row0 = Sh::dq_row0(warp), col0 = Sh::dq_col0(warp). Every warp must have stored
+/// its part of dS_ij (grad_keys) and passed a barrier.
 template <class Sh>
-__device__ __forceinline__ void grad_dq(float (&dq)[Sh::kMQ][Sh::kDT][4], const GradSram<typename Sh::T>& sram,
-                                        int lane, int row0) {
+__device__ __forceinline__ void grad_dq(float (&dq)[Sh::kMQ][Sh::kDQT][4], const GradSram<typename Sh::T>& sram,
+                                        int lane, int row0, int col0) {
   using T = typename Sh::T;
 #pragma unroll
   for (int mt = 0; mt < Sh::kMQ; ++mt)
 #pragma unroll
-    for (int dt = 0; dt < Sh::kDT; ++dt) dq[mt][dt][0] = dq[mt][dt][1] = dq[mt][dt][2] = dq[mt][dt][3] = 0.f;
+    for (int dt = 0; dt < Sh::kDQT; ++dt) dq[mt][dt][0] = dq[mt][dt][1] = dq[mt][dt][2] = dq[mt][dt][3] = 0.f;
 #pragma unroll
   for (int kc = 0; kc < Sh::BC / 16; ++kc) {
     std::uint32_t pa[Sh::kMQ][4];
     a_fragment_sram_t<T, Sh::kMQ, Sh::BR>(pa, sram.dS, row0, kc, lane);
-    pv_chunk<T, Sh::kMQ, Sh::D>(dq, pa, sram.K + kc * 16 * Sh::D, lane);
+    pv_chunk<T, Sh::kMQ, Sh::kDQ, Sh::D>(dq, pa, sram.K + kc * 16 * Sh::D, lane, col0);
   }
 }
 

@@ -88,14 +88,15 @@ __device__ __forceinline__ void a_fragment_sram_t(std::uint32_t (&pa)[kMT][4], c
     ldmatrix_x4_trans(pa[mt], sram_T + swizzle<kColsT>(kc * 16 + (q / 2) * 8 + r, m0 + mt * 16 + (q % 2) * 8));
 }
 
-/// o (kMT*16, D) += P~ (kMT*16, 16 keys) V_c, V_c the 16 rows of sram_Vj starting at `sram_V`.
-template <class T, int kMT, int D>
+/// o (kMT*16, D) += P~ (kMT*16, 16 keys) V_c, V_c the 16 rows of sram_Vj starting at `sram_V`,
+/// columns [col0, col0 + D) of its kLd (by default D) columns.
+template <class T, int kMT, int D, int kLd = D>
 __device__ __forceinline__ void pv_chunk(float (&o)[kMT][D / 8][4], const std::uint32_t (&pa)[kMT][4],
-                                         const T* sram_V, int lane) {
+                                         const T* sram_V, int lane, int col0 = 0) {
 #pragma unroll
   for (int dp = 0; dp < D / 16; ++dp) {
     std::uint32_t b[4];  // V_c, 16 keys x 16 of d, transposed into two n-tiles
-    ldmatrix_x4_trans(b, sram_V + swizzle<D>(lane % 8 + ((lane / 8) % 2) * 8, dp * 16 + (lane / 16) * 8));
+    ldmatrix_x4_trans(b, sram_V + swizzle<kLd>(lane % 8 + ((lane / 8) % 2) * 8, col0 + dp * 16 + (lane / 16) * 8));
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt) {
       mma_16816<T>(o[mt][2 * dp], pa[mt], b[0], b[1]);

@@ -187,14 +187,27 @@ std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, 
 }  // namespace
 
 GradLayout grad_layout(const Problem& p) {
-  const std::int64_t br = p.tiling.b_r, w = p.warps;
+  const std::int64_t br = p.tiling.b_r, d = p.tiling.d, w = p.warps;
   if (p.kernel == Kernel::fa2) {
-    const Fa2BackwardTraits t = fa2_backward_traits(p.tiling.d);
+    const Fa2BackwardTraits t = fa2_backward_traits(d);
     return {.s_rows = t.atom_m_sdp, .q_chunk = br, .kv_rows = 4, .dq_rows = t.atom_m_sdp, .p_in_sram = true};
   }
-  // kernels/src/common/grad_tile.cuh GradShape: each warp owns B_c / W keys for S^T, dP^T (all B_r
-  // queries at once), dK_j, dV_j, and B_r / W rows of dQ_i (reading all of K_j)
-  return {.s_rows = 1, .q_chunk = br, .kv_rows = w, .dq_rows = w, .p_in_sram = false};
+  // kernels/src/tiles.hpp backward_dq_row_groups: groups of 32 rows, else 16, such that the W / groups
+  // warps of a group split d into multiples of 16
+  std::int64_t groups = 0;
+  for (std::int64_t rows : {32, 16}) {
+    const std::int64_t m = br / rows;
+    if (m >= 1 && br % rows == 0 && w % m == 0 && d % (w / m) == 0 && (d / (w / m)) % 16 == 0) {
+      groups = m;
+      break;
+    }
+  }
+  groups = std::max<std::int64_t>(1, groups);
+  // grad_tile.cuh GradShape kQC: 64 queries up to d = 64 (16 in V1's kernel), at d = 128 32 where a
+  // warp's dQ columns are at most 32, else 16
+  const std::int64_t dq_cols = d / std::max<std::int64_t>(1, w / groups);
+  const std::int64_t chunk = d <= 64 ? (p.algo == Algo::v1 ? 16 : 64) : dq_cols <= 32 ? 32 : 16;
+  return {.s_rows = 1, .q_chunk = std::min(br, chunk), .kv_rows = w, .dq_rows = groups, .p_in_sram = false};
 }
 
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output

@@ -91,7 +91,7 @@ struct GradLayout {
 /// The layout of p's backward kernel: --kernel fa2, FA2's Flash_bwd_kernel_traits (AtomLayoutMSdP,
 /// AtomLayoutNdKV = 4, AtomLayoutMdQ = AtomLayoutMSdP, P and dS in SRAM: the launch names PyTorch 2.11
 /// runs, tests/data/gpu_time/h200.json); else this project's kernels (kernels/src/common/grad_tile.cuh
-/// GradShape: B_c / W keys per warp, S^T over all B_r queries at once, B_r / W rows of dQ_i per warp;
+/// GradShape: 16 keys per warp, S^T in chunks of queries, dQ_i on a grid of 32- or 16-row groups;
 /// tests/kernels/grad_layout_test.cpp checks the two agree for every compiled backward tile).
 GradLayout grad_layout(const Problem& p);
 
