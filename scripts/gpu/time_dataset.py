@@ -93,19 +93,28 @@ def profile(cmd, log):
     return ncu.launches(proc.stdout, METRICS), proc.stdout
 
 
-def ours(binary, rows, work, logs, passes):
-    """Step 2 for flashlab's kernels: one ncu process per pass over all rows (--profile lines)."""
-    out = [{"flags": r, "split": time_configs.split_of(r), "launches": []} for r in rows]
+CHUNK = 40  # rows per ncu process: a run cut by a time limit keeps every finished chunk
+
+
+def ours(binary, rows, work, logs, passes, out, save):
+    """Step 2 for flashlab's kernels: per pass, one ncu process per CHUNK rows (--profile lines),
+    appending to `out` (one record per row, in order) and calling save() after each chunk."""
+    counts = launch_counts(binary, rows, work)
     for p in range(passes):
-        cfg = work / "profile_configs.txt"
-        cfg.write_text("".join(f"{r} --no-events --no-check --profile\n" for r in rows))
-        t0 = time.monotonic()
-        launches, _ = profile(NCU + ["--kernel-name", "regex:^fl_", str(binary), "--configs", str(cfg)],
-                              logs / f"ncu_ours_{p}.csv")
-        print(f"pass {p}: ncu profiled {len(launches)} kernels in {time.monotonic() - t0:.0f} s", flush=True)
-        for row, group in zip(out, group_ours(launches, launch_counts(binary, rows, work), rows)):
-            add_samples(row, group)
-    return out
+        for c in range(0, len(rows), CHUNK):
+            part = rows[c:c + CHUNK]
+            cfg = work / "profile_configs.txt"
+            cfg.write_text("".join(f"{r} --no-events --no-check --profile\n" for r in part))
+            t0 = time.monotonic()
+            launches, _ = profile(NCU + ["--kernel-name", "regex:^fl_", str(binary), "--configs", str(cfg)],
+                                  logs / f"ncu_ours_{p}_{c:03d}.csv")
+            print(f"pass {p}, rows {c}-{c + len(part) - 1}: ncu profiled {len(launches)} kernels in "
+                  f"{time.monotonic() - t0:.0f} s", flush=True)
+            if p == 0:
+                out.extend({"flags": r, "split": time_configs.split_of(r), "launches": []} for r in part)
+            for row, group in zip(out[c:c + CHUNK], group_ours(launches, counts[c:c + CHUNK], part)):
+                add_samples(row, group)
+            save()
 
 
 def add_samples(row, group):
@@ -140,8 +149,8 @@ def launch_counts(binary, rows, work):
     """Kernels each row launches (the plain build, once): flashlab-gpu --profile prints nothing of
     it, so count them with the simulator's launch list through `flashlab count --json`, which the
     kernels follow launch for launch (the event check of step 1)."""
-    if "v" in _counts_cache:
-        return _counts_cache["v"]
+    if tuple(rows) in _counts_cache:
+        return _counts_cache[tuple(rows)]
     flashlab = binary.parent.parent / "sim" / "cli" / "flashlab"
     counts = []
     for r in rows:
@@ -151,7 +160,7 @@ def launch_counts(binary, rows, work):
             raise RuntimeError(f"flashlab count {r}: {proc.stderr[-500:]}")
         launches = json.loads(proc.stdout)["launches"]
         counts.append(len(launches))
-    _counts_cache["v"] = counts
+    _counts_cache[tuple(rows)] = counts
     return counts
 
 
@@ -218,6 +227,8 @@ def main():
     ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-time-dataset"))
     ap.add_argument("--only", default="checks,ours,torch,sass", help="comma-separated steps to run")
     ap.add_argument("--limit", type=int, default=0, help="only the first N rows (a quick try)")
+    ap.add_argument("--rows", default=":", help="START:STOP, the rows the ours step times (a run split over "
+                    "device calls; time_dataset_merge.py joins them)")
     args = ap.parse_args()
     steps = set(args.only.split(","))
     logs = args.work / "logs"
@@ -233,7 +244,8 @@ def main():
 
     for step, fn in [("sass", lambda: sass(args.bin, logs)),
                      ("checks", lambda: doc.__setitem__("checks", checks(args.bin, rows, args.work, logs))),
-                     ("ours", lambda: doc.__setitem__("ours", ours(args.bin, rows, args.work, logs, args.passes))),
+                     ("ours", lambda: ours(args.bin, rows[slice(*(int(x) if x else None for x in args.rows.split(":")))],
+                                           args.work, logs, args.passes, doc["ours"], save)),
                      ("torch", lambda: doc.__setitem__("torch", pytorch(args.work, logs, args.passes)))]:
         if step not in steps:
             continue

@@ -35,11 +35,15 @@ def regrouped(log, flashlab_gpu):
 
 
 def add_samples(dst, src):
-    if not dst:
-        return [dict(r) for r in src]
+    """Appends src's samples to dst's rows of the same flags; a row dst lacks (a run split by --rows
+    over device calls) is added whole."""
     by_flags = {r["flags"]: r for r in dst}
     for r in src:
-        d = by_flags[r["flags"]]
+        d = by_flags.get(r["flags"])
+        if d is None:
+            dst.append(dict(r))
+            by_flags[r["flags"]] = dst[-1]
+            continue
         if len(d["launches"]) != len(r["launches"]):
             raise SystemExit(f"{r['flags']}: {len(r['launches'])} launches, earlier {len(d['launches'])}")
         for a, b in zip(d["launches"], r["launches"]):
