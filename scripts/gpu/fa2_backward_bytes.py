@@ -10,6 +10,7 @@ not hold: ragged sizes, a window, d = 32 and 96, and grouped K/V heads (whose at
 not flash kernels and are not profiled: their grids are recorded from the profiler's kernel list).
 
     python3 scripts/gpu/fa2_backward_bytes.py --out DIR --commit HASH     # on the GPU machine
+    python3 scripts/gpu/fa2_backward_bytes.py --out DIR --commit HASH --from-log DIR/ncu.log   # its log, again
 writes DIR/fa2_backward_bytes.json (metadata + one row per call) and DIR/ncu.log; nothing is
 compared here: tests/sim/executor/fa2_backward_test.cpp does that from the raw figures.
 """
@@ -87,19 +88,27 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=pathlib.Path, required=True)
     ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--from-log", type=pathlib.Path, help="a kept ncu.log of this script to read instead of running ncu")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     rows = calls()
-    child = args.out / "child.py"
-    child.write_text(CHILD)
-    cmd = ["ncu", "--clock-control", "none", "--cache-control", "all", "--metrics", ",".join(METRICS.values()), "--csv",
-           "--print-units", "base", "--kernel-name", "regex:flash", sys.executable, str(child), json.dumps(rows)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    (args.out / "ncu.log").write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
-    if proc.returncode != 0:
-        raise SystemExit(f"ncu exited with {proc.returncode}; see {args.out / 'ncu.log'}")
+    if args.from_log:
+        stdout = args.from_log.read_text()
+    else:
+        child = args.out / "child.py"
+        child.write_text(CHILD)
+        cmd = ["ncu", "--clock-control", "none", "--cache-control", "all", "--metrics", ",".join(METRICS.values()),
+               "--csv", "--print-units", "base", "--kernel-name", "regex:flash", sys.executable, str(child), json.dumps(rows)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        stdout = proc.stdout
+        (args.out / "ncu.log").write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+        if proc.returncode != 0:
+            raise SystemExit(f"ncu exited with {proc.returncode}; see {args.out / 'ncu.log'}")
+    # A metric a kernel does not have (ncu prints "n/a": no LDGSTS in the convert kernel, say) is left out.
+    found = [{k: v for k, v in x.items() if k in ("name", "grid", "block") or not isinstance(v, str)}
+             for x in ncu.launches(stdout, METRICS, strict=False)]
     try:  # each call: its forward (O and L), then the backward's launches up to convert_dq
-        groups = ncu.flash_calls(["backward"] * len(rows), ncu.launches(proc.stdout, METRICS))
+        groups = ncu.flash_calls(["backward"] * len(rows), found)
     except RuntimeError as e:
         raise SystemExit(f"ncu's flash launches do not match the calls: {e}")
     out = []
