@@ -212,7 +212,7 @@ GradLayout grad_layout(const Problem& p) {
 
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these three numbers; tests/sim/time/time_dataset_test.cpp re-derives them).
-const TimeParams kFittedTimeParams{.overlap = 0.82, .warp_stream = 0.42, .latency_s = 0.46e-6, .issue_interval = 3.1};
+const TimeParams kFittedTimeParams{.overlap = 0.80, .warp_stream = 0.26, .latency_s = 0.16e-6, .issue_interval = 3.3};
 
 std::string_view to_string(Unit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
