@@ -218,10 +218,12 @@ void check_fa2_backward(const Config& c, std::int64_t kv_heads) {
 
 }  // namespace
 
-Problem resolve(const Config& given) {
-  Config c = given;
-  Problem p;
-  p.algo = c.algo;
+namespace {
+
+// resolve()'s steps, in the order it checks them (the first error found is the one thrown).
+
+// The sizes, the GPU preset, the element type, the grouped K/V heads and the SRAM capacity.
+void resolve_sizes(const Config& c, Problem& p) {
   require_range("nq", c.n_q, 1, kMaxSeq);
   require_range("nk", c.n_k, 1, kMaxSeq);
   require_range("d", c.d, 1, kMaxD);
@@ -241,43 +243,50 @@ Problem resolve(const Config& given) {
 
   if (c.sram_bytes) require_range("sram", *c.sram_bytes, 1, kMaxSram);
   p.sram_capacity = c.sram_bytes.value_or(p.gpu.smem_per_block);
+}
 
-  // The switches: each one given overrides that property of the algorithm's preset.
+// The switches: each one given overrides that property of the algorithm's preset.
+void resolve_switches(const Config& c, Problem& p) {
   const Switches preset = preset_switches(c.algo);
   p.block_skip = c.block_skip.value_or(preset.block_skip);
   p.split = c.split.value_or(preset.split);
   p.order = c.order.value_or(preset.order);
   p.grid = c.grid.value_or(preset.grid);
   p.rescale = c.rescale.value_or(preset.rescale);
-  const Switches v = p.switches();
   p.pass = c.pass;
   p.kernel = c.kernel;
-  if (c.kernel == Kernel::fa2) {
-    // what FA2's mha_fwd launches (flash_api.cpp): V2's forward with FA2's choices
-    if (c.algo != Algo::v2 || !p.is_preset())
-      throw ConfigError("kernel", "fa2", "with --algo v2 and V2's switches as preset (FA2's forward kernels are V2's)");
-    if (c.pass == Pass::both)
-      throw ConfigError("pass", "both",
-                        "forward or backward with --kernel fa2 (FA2's forward and backward run on different tiles: "
-                        "count them one at a time)");
-    if (c.d > 256) throw ConfigError("d", std::to_string(c.d), "at most 256 with --kernel fa2 (FA2's largest head dim)");
-    if (c.dtype == Dtype::fp32)
-      throw ConfigError("dtype", "fp32", "fp16 or bf16 with --kernel fa2 (FA2's kernels take only those)");
-    if (c.mask.kind == MaskKind::causal_tl && c.n_q != c.n_k)
-      throw ConfigError("mask", "causal", "causal-br with --kernel fa2 and N_q != N_k (FA2's causal mask is bottom-right)");
-    if (c.pass == Pass::backward) check_fa2_backward(c, p.kv_heads);
-    if (c.pass == Pass::forward && c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
-      c.mask = Mask{};  // mha_fwd: seqlen_q == 1 sets is_causal = false (bottom-right, one query sees every key)
-    // seqlenq_ngroups_swapped: one query row per head, grouped heads, no window: the group's query
-    // heads become the rows of one K/V head's problem (mha_fwd only)
-    if (c.pass == Pass::forward && c.n_q == 1 && p.kv_heads < c.heads && c.mask.kind != MaskKind::window &&
-        c.d % 8 == 0) {
-      c.n_q = c.heads / p.kv_heads;
-      c.heads = p.kv_heads;
-      p.heads = p.kv_heads;
-      p.folded = true;
-    }
+}
+
+// --kernel fa2: what FA2's mha_fwd launches (flash_api.cpp), V2's forward with FA2's choices; may
+// rewrite c's mask, N_q and heads as mha_fwd does.
+void resolve_fa2_kernel(Config& c, Problem& p) {
+  if (c.algo != Algo::v2 || !p.is_preset())
+    throw ConfigError("kernel", "fa2", "with --algo v2 and V2's switches as preset (FA2's forward kernels are V2's)");
+  if (c.pass == Pass::both)
+    throw ConfigError("pass", "both",
+                      "forward or backward with --kernel fa2 (FA2's forward and backward run on different tiles: "
+                      "count them one at a time)");
+  if (c.d > 256) throw ConfigError("d", std::to_string(c.d), "at most 256 with --kernel fa2 (FA2's largest head dim)");
+  if (c.dtype == Dtype::fp32)
+    throw ConfigError("dtype", "fp32", "fp16 or bf16 with --kernel fa2 (FA2's kernels take only those)");
+  if (c.mask.kind == MaskKind::causal_tl && c.n_q != c.n_k)
+    throw ConfigError("mask", "causal", "causal-br with --kernel fa2 and N_q != N_k (FA2's causal mask is bottom-right)");
+  if (c.pass == Pass::backward) check_fa2_backward(c, p.kv_heads);
+  if (c.pass == Pass::forward && c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
+    c.mask = Mask{};  // mha_fwd: seqlen_q == 1 sets is_causal = false (bottom-right, one query sees every key)
+  // seqlenq_ngroups_swapped: one query row per head, grouped heads, no window: the group's query
+  // heads become the rows of one K/V head's problem (mha_fwd only)
+  if (c.pass == Pass::forward && c.n_q == 1 && p.kv_heads < c.heads && c.mask.kind != MaskKind::window &&
+      c.d % 8 == 0) {
+    c.n_q = c.heads / p.kv_heads;
+    c.heads = p.kv_heads;
+    p.heads = p.kv_heads;
+    p.folded = true;
   }
+}
+
+// The splits asked for (0: auto), checked: split-KV splits V2's forward only.
+std::int64_t requested_splits(const Config& c, const Problem& p) {
   const std::int64_t want_splits = c.splits.value_or(c.kernel == Kernel::fa2 && c.pass == Pass::forward ? 0 : 1);
   if (want_splits < 0 || want_splits > 128)
     throw ConfigError("splits", std::to_string(want_splits), "auto or an integer from 1 to 128 (FA2's limit)");
@@ -291,6 +300,11 @@ Problem resolve(const Config& given) {
       throw ConfigError("splits", splits_text, "1 with --pass " + std::string(to_string(c.pass)) +
                                                    " (split-KV is a forward schedule; FA2's backward does not split)");
   }
+  return want_splits;
+}
+
+// The backward form: V2's backward only; the deterministic form's dQacc slices.
+void resolve_backward_form(const Config& c, Problem& p) {
   p.backward_form = c.backward_form;
   if (c.backward_form != BackwardForm::released && c.pass == Pass::forward)
     throw ConfigError("backward-form", std::string(to_string(c.backward_form)),
@@ -302,8 +316,12 @@ Problem resolve(const Config& given) {
                           "; --algo " + std::string(to_string(c.algo)) + " has one backward, its own)");
   // FA2's mha_bwd (flash_api.cpp): nsplits = ceil(SMs / (batch x heads)), one slice of dQacc each
   if (c.backward_form == BackwardForm::deterministic) p.dq_splits = (p.gpu.sms + c.batch * c.heads - 1) / (c.batch * c.heads);
-  const Passes ps{c.pass, c.backward_form};
+}
 
+// B_r x B_c: --br/--bc auto, explicit sizes, or the default tile (split-KV's tile where the forward
+// splits, smaller where a backward's default does not fit).
+std::pair<std::int64_t, std::int64_t> resolve_blocks(const Config& c, const Problem& p, std::int64_t want_splits) {
+  const Switches v = p.switches();
   std::int64_t b_r, b_c;
   if (c.auto_blocks) {
     if (c.b_r || c.b_c)
@@ -330,14 +348,11 @@ Problem resolve(const Config& given) {
         else b_r /= 2;
       }
   }
-  require_range("br", b_r, 1, kMaxBlock);
-  require_range("bc", b_c, 1, kMaxBlock);
-  p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
-  p.warps = c.kernel == Kernel::fa2 && c.pass == Pass::backward ? int(fa2_backward_traits(c.d).warps)
-                                                                 : c.warps.value_or(default_warps(c.algo, c.pass, c.d, b_r, b_c));
-  p.splits = want_splits != 0 ? want_splits
-                              : split_heuristic(c.batch * c.heads * p.tiling.t_r(), 2 * p.gpu.sms, p.tiling.t_c());
+  return {b_r, b_c};
+}
 
+// The mask: window sides checked, -1 resolved to no limit; the band of visible columns per row.
+void resolve_mask(const Config& c, Problem& p) {
   p.mask = c.mask;
   if (c.mask.kind == MaskKind::window) {
     require_range("window left", c.mask.left, -1, kMaxSeq);
@@ -349,11 +364,10 @@ Problem resolve(const Config& given) {
     if (c.mask.right < 0) p.mask.right = c.n_q;
   }
   p.band = make_band(p.mask, c.n_q, c.n_k);
+}
 
-  p.scale = c.scale.value_or(1.0 / std::sqrt(double(c.d)));
-  if (!std::isfinite(p.scale) || p.scale <= 0)
-    throw ConfigError("scale", format_double(p.scale), "a finite number > 0");
-
+// At most kMaxTiles tiles, and every counter exact in 64 bits.
+void check_count_limits(const Config& c, const Problem& p) {
   const std::int64_t tiles = p.tiling.t_r() * p.tiling.t_c();
   if (tiles > kMaxTiles)
     throw ConfigError("tiles", "T_r*T_c = " + std::to_string(tiles),
@@ -369,8 +383,13 @@ Problem resolve(const Config& given) {
                       "less than 2^57 = " + std::to_string(kMaxCountSum) +
                           ", so that every counter (at most 64 times this sum) fits in 64 bits; lower "
                           "--batch, --heads, --nq, --nk or --d");
+}
 
-  // Tiles over the SRAM capacity: the bytes needed, the capacity, the largest tiles that fit.
+// Tiles over the SRAM capacity: the bytes needed, the capacity, the largest tiles that fit.
+void check_sram_fit(const Config& c, const Problem& p) {
+  const Switches v = p.switches();
+  const Passes ps{c.pass, c.backward_form};
+  const std::int64_t b_r = p.tiling.b_r, b_c = p.tiling.b_c;
   if (!tile_fits(c.algo, v, b_r, b_c, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity, c.pass, c.backward_form)) {
     const std::int64_t need = sram_need(c.algo, v, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in, ps);
     const std::int64_t fit = largest_square_tile(c.algo, v, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity, ps);
@@ -379,6 +398,35 @@ Problem resolve(const Config& given) {
                           " bytes, the capacity is " + std::to_string(p.sram_capacity) + " bytes; " +
                           square_tile_hint(c.algo, v, c.d, p.e_in, fit, ps));
   }
+}
+
+}  // namespace
+
+Problem resolve(const Config& given) {
+  Config c = given;
+  Problem p;
+  p.algo = c.algo;
+  resolve_sizes(c, p);
+  resolve_switches(c, p);
+  if (c.kernel == Kernel::fa2) resolve_fa2_kernel(c, p);
+  const std::int64_t want_splits = requested_splits(c, p);
+  resolve_backward_form(c, p);
+  const auto [b_r, b_c] = resolve_blocks(c, p, want_splits);
+  require_range("br", b_r, 1, kMaxBlock);
+  require_range("bc", b_c, 1, kMaxBlock);
+  p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
+  p.warps = c.kernel == Kernel::fa2 && c.pass == Pass::backward ? int(fa2_backward_traits(c.d).warps)
+                                                                 : c.warps.value_or(default_warps(c.algo, c.pass, c.d, b_r, b_c));
+  p.splits = want_splits != 0 ? want_splits
+                              : split_heuristic(c.batch * c.heads * p.tiling.t_r(), 2 * p.gpu.sms, p.tiling.t_c());
+
+  resolve_mask(c, p);
+  p.scale = c.scale.value_or(1.0 / std::sqrt(double(c.d)));
+  if (!std::isfinite(p.scale) || p.scale <= 0)
+    throw ConfigError("scale", format_double(p.scale), "a finite number > 0");
+
+  check_count_limits(c, p);
+  check_sram_fit(c, p);
   return p;
 }
 
