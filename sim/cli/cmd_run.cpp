@@ -120,20 +120,94 @@ bool report_grads(const std::vector<Problem>& problems, const std::vector<Numeri
   return all;
 }
 
+// The Q block --steps traces (-1: none), checked against T_r.
+std::int64_t traced_block(const RunArgs& a, const Problem& first) {
+  std::int64_t block = -1;
+  if (!a.steps.empty()) {
+    const std::int64_t t_r = first.tiling.t_r();
+    block = parse_int("steps", a.steps, fmt::format("a Q block index from 0 to {} (T_r - 1)", t_r - 1));
+    if (block < 0 || block >= t_r)
+      throw ConfigError("steps", a.steps, fmt::format("a Q block index from 0 to {} (T_r - 1)", t_r - 1));
+  }
+  return block;
+}
+
+// The table's head: the shape, the inputs and the column names of the forward's errors.
+void print_run_header(const std::vector<Problem>& problems, const RunArgs& a, std::uint64_t seed, bool backward) {
+  std::cout << shape_line(problems.front());
+  if (const Problem& p = problems.front(); p.splits > 1)  // every algorithm run here splits alike (v2 only)
+    std::cout << fmt::format("; split-KV, {} splits", p.splits);
+  if (problems.front().kernel == Kernel::fa2) std::cout << "; kernel fa2";
+  std::cout << "\n";
+  std::cout << fmt::format("inputs Q {}, K {}, V {}{}, seed {}; one (batch, head); reference: float64 dense\n\n",
+                           a.in.q, a.in.k, a.in.v, backward ? ", dO " + a.dO : "", seed);
+  std::cout << fmt::format("{:<10}{:>14}{:>20}{:>14}{:>8}{:>10}{:>10}{:>8}\n", "algo", "max|O-O_ref|",
+                           "|O-O_ref|/|O_ref|", "max|L-L_ref|", "finite", "tol O", "tol L", "result");
+}
+
+// The forward's errors of one algorithm: O and L against the float64 reference, one table line
+// (or one JSON object under out["results"]). Returns whether they are within tolerance.
+bool report_forward(const Problem& p, const NumericResult& r, const Reference& ref, bool json, nlohmann::json& out,
+                    const std::string& model) {
+  const NumericError e = shown_error(r, ref, compare(r, ref, p));
+  const std::string name(to_string(p.algo));
+  if (json) {
+    out["results"][name] = {{"max_abs_O", e.max_abs_O}, {"rel_fro_O", e.rel_fro_O},
+                            {"max_abs_L", e.max_abs_L}, {"L_over_tol", e.L_over_tol},
+                            {"finite", e.finite},       {"within", e.within},
+                            {"tolerance_O", e.tol_O},   {"tolerance_L", e.tol_L},
+                            {"config", config_json(p, model)}};
+    if (p.algo == Algo::v1) out["results"][name]["v1_rounding_steps"] = v1_rounding_steps(p);
+  } else {
+    std::cout << fmt::format("{:<10}{}{}{}{:>8}{:>10.1e}{:>10.1e}{:>8}\n", name, error_text(e.max_abs_O, 14),
+                             error_text(e.rel_fro_O, 20), error_text(e.max_abs_L, 14), e.finite ? "yes" : "NO",
+                             e.tol_O, e.tol_L, e.within ? "ok" : "FAIL");
+  }
+  return e.within;
+}
+
+// --steps: m and l of Q block `block` after every step, per algorithm (a table of `rows` rows, or
+// JSON under out["steps"]).
+void report_steps(const std::vector<Problem>& problems, const std::vector<NumericResult>& results, std::int64_t block,
+                  std::int64_t rows, bool json, nlohmann::json& out) {
+  for (std::size_t k = 0; k < problems.size(); ++k) {
+    if (json) {
+      nlohmann::json steps = nlohmann::json::array();
+      for (const StatSnapshot& s : results[k].traces.front())
+        steps.push_back({{"step", s.step}, {"j", s.j}, {"skip", s.skip}, {"m", s.m}, {"l", s.l}});
+      out["steps"][std::string(to_string(problems[k].algo))] = steps;
+    } else {
+      print_steps(problems[k], block, results[k].traces.front(), rows);
+    }
+  }
+}
+
+// --out DIR: O and L of every algorithm as .npy files, all or none (run_inputs.hpp), listed on
+// stdout and under out["files"].
+void write_out_files(const RunArgs& a, const std::vector<Problem>& problems, const std::vector<NumericResult>& results,
+                     bool out_created, nlohmann::json& out) {
+  std::vector<OutFile> written;
+  for (std::size_t k = 0; k < problems.size(); ++k)
+    for (OutFile& f : run_output_files(a.out, out_suffix(problems, problems[k]), problems[k], results[k]))
+      written.push_back(std::move(f));
+  write_run_outputs(a.out, out_created, written);
+  nlohmann::json files = nlohmann::json::array();
+  for (const OutFile& f : written) {
+    files.push_back(f.first);
+    if (!a.json) std::cout << "wrote " << f.first << "\n";
+  }
+  if (!a.json) std::cout << fmt::format("(O at the input dtype {}, L in fp32)\n", to_string(problems.front().dtype));
+  out["files"] = files;
+}
+
 void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   const std::vector<Algo> algos = parse_algo_list("algo", a.algo);
   std::vector<Problem> problems;
   for (Algo algo : algos) problems.push_back(resolve_algo(with_algo(c, algo, algos), algo));  // the form is V2's
   check_numerics_size(problems.front());
   NumericsOptions opt;
-  std::int64_t block = -1;
-  if (!a.steps.empty()) {
-    const std::int64_t t_r = problems.front().tiling.t_r();
-    block = parse_int("steps", a.steps, fmt::format("a Q block index from 0 to {} (T_r - 1)", t_r - 1));
-    if (block < 0 || block >= t_r)
-      throw ConfigError("steps", a.steps, fmt::format("a Q block index from 0 to {} (T_r - 1)", t_r - 1));
-    opt.trace_blocks = {block};
-  }
+  const std::int64_t block = traced_block(a, problems.front());
+  if (block >= 0) opt.trace_blocks = {block};
   const std::int64_t rows = parse_int("rows", a.rows, "an integer >= 1");
   if (rows < 1) throw ConfigError("rows", a.rows, "an integer >= 1");
   const std::uint64_t seed = a.in.spec().seed;
@@ -156,38 +230,14 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   progress.clear();
   nlohmann::json out;
   bool all_within = true;
-  if (!a.json) {
-    std::cout << shape_line(problems.front());
-    if (const Problem& p = problems.front(); p.splits > 1)  // every algorithm run here splits alike (v2 only)
-      std::cout << fmt::format("; split-KV, {} splits", p.splits);
-    if (problems.front().kernel == Kernel::fa2) std::cout << "; kernel fa2";
-    std::cout << "\n";
-    std::cout << fmt::format("inputs Q {}, K {}, V {}{}, seed {}; one (batch, head); reference: float64 dense\n\n",
-                             a.in.q, a.in.k, a.in.v, backward ? ", dO " + a.dO : "", seed);
-    std::cout << fmt::format("{:<10}{:>14}{:>20}{:>14}{:>8}{:>10}{:>10}{:>8}\n", "algo", "max|O-O_ref|",
-                             "|O-O_ref|/|O_ref|", "max|L-L_ref|", "finite", "tol O", "tol L", "result");
-  }
+  if (!a.json) print_run_header(problems, a, seed, backward);
   std::vector<NumericResult> results;
   for (const Problem& p : problems) {
     progress.label(std::string(to_string(p.algo)));
     results.push_back(simulate_with_progress(p, in, opt, progress));
     progress.tick();
     progress.clear();
-    const NumericError e = shown_error(results.back(), ref, compare(results.back(), ref, p));
-    all_within = all_within && e.within;
-    const std::string name(to_string(p.algo));
-    if (a.json) {
-      out["results"][name] = {{"max_abs_O", e.max_abs_O}, {"rel_fro_O", e.rel_fro_O},
-                              {"max_abs_L", e.max_abs_L}, {"L_over_tol", e.L_over_tol},
-                              {"finite", e.finite},       {"within", e.within},
-                              {"tolerance_O", e.tol_O},   {"tolerance_L", e.tol_L},
-                              {"config", config_json(p, model)}};
-      if (p.algo == Algo::v1) out["results"][name]["v1_rounding_steps"] = v1_rounding_steps(p);
-    } else {
-      std::cout << fmt::format("{:<10}{}{}{}{:>8}{:>10.1e}{:>10.1e}{:>8}\n", name, error_text(e.max_abs_O, 14),
-                               error_text(e.rel_fro_O, 20), error_text(e.max_abs_L, 14), e.finite ? "yes" : "NO",
-                               e.tol_O, e.tol_L, e.within ? "ok" : "FAIL");
-    }
+    all_within = report_forward(p, results.back(), ref, a.json, out, model) && all_within;
   }
   if (!a.json) print_tolerance_notes(problems);
   if (backward) all_within = report_grads(problems, results, grad_ref, a.json, out, model) && all_within;
@@ -196,31 +246,8 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
     if (a.json) out["rows"][name] = rows_json(results[k], shown_rows, backward);
     else print_rows(name, results[k], shown_rows, backward);
   }
-  if (block >= 0)
-    for (std::size_t k = 0; k < problems.size(); ++k) {
-      if (a.json) {
-        nlohmann::json steps = nlohmann::json::array();
-        for (const StatSnapshot& s : results[k].traces.front())
-          steps.push_back({{"step", s.step}, {"j", s.j}, {"skip", s.skip}, {"m", s.m}, {"l", s.l}});
-        out["steps"][std::string(to_string(problems[k].algo))] = steps;
-      } else {
-        print_steps(problems[k], block, results[k].traces.front(), rows);
-      }
-    }
-  if (!a.out.empty()) {  // O and L of every algorithm as .npy files, all or none (run_inputs.hpp)
-    std::vector<OutFile> written;
-    for (std::size_t k = 0; k < problems.size(); ++k)
-      for (OutFile& f : run_output_files(a.out, out_suffix(problems, problems[k]), problems[k], results[k]))
-        written.push_back(std::move(f));
-    write_run_outputs(a.out, out_created, written);
-    nlohmann::json files = nlohmann::json::array();
-    for (const OutFile& f : written) {
-      files.push_back(f.first);
-      if (!a.json) std::cout << "wrote " << f.first << "\n";
-    }
-    if (!a.json) std::cout << fmt::format("(O at the input dtype {}, L in fp32)\n", to_string(problems.front().dtype));
-    out["files"] = files;
-  }
+  if (block >= 0) report_steps(problems, results, block, rows, a.json, out);
+  if (!a.out.empty()) write_out_files(a, problems, results, out_created, out);
   if (a.json) {
     out["inputs"] = {{"q", a.in.q}, {"k", a.in.k}, {"v", a.in.v}, {"seed", seed}};  // as in a trace header
     if (backward) out["inputs"]["do"] = a.dO;

@@ -161,14 +161,9 @@ bool scale_field(Config& c, const Problem& p) {
   return changed;
 }
 
-}  // namespace
-
-void ConfigPanel::draw(Session& s) {
-  Config c = s.config();
-  const Problem& p = s.problem();
-  bool changed = model_combo(c, model);
-  if (!model.empty()) ImGui::TextWrapped("%s", model_preset(model).description.c_str());
-
+// The algorithm, the pass and (V2's backward) the backward form.
+bool algorithm_fields(Config& c) {
+  bool changed = false;
   int algo = int(c.algo);
   changed |= combo("algorithm", algo, {"standard (FA1 Alg. 0)", "V1 (FA1 Alg. 1)", "V2 (FA2 Alg. 1)"},
                    "standard writes S and P to HBM; V1 loops over K/V blocks j outside and Q blocks i "
@@ -190,6 +185,12 @@ void ConfigPanel::draw(Session& s) {
                      "accumulator, summed in order by the convert launch.");
     c.backward_form = BackwardForm(form);
   }
+  return changed;
+}
+
+// FA2's launches and split-KV: V2's forward only, reset for every other algorithm and pass.
+bool split_kv_fields(Config& c, const Problem& p) {
+  bool changed = false;
   if (c.algo != Algo::v2 || c.pass != Pass::forward) {  // split-KV and FA2's launches: V2's forward only
     changed |= c.splits.has_value() || c.kernel != Kernel::flashlab;
     c.splits.reset();
@@ -219,7 +220,12 @@ void ConfigPanel::draw(Session& s) {
       }
     }
   }
+  return changed;
+}
 
+// N_q, N_k, d, batch, heads and the input element type.
+bool size_fields(Config& c) {
+  bool changed = false;
   section("sizes");
   changed |= int_field("N_q", c.n_q, 64, "Query rows (sequence length of Q); Q and O are (N_q, d).");
   changed |= int_field("N_k", c.n_k, 64, "Keys (sequence length of K and V); K and V are (N_k, d).");
@@ -230,17 +236,12 @@ void ConfigPanel::draw(Session& s) {
   changed |= combo("dtype", dtype, {"fp16", "bf16", "fp32"},
                    "Input element type: Q, K, V, O take e_in = 2 bytes (fp16, bf16) or 4 (fp32); m, l, L are always fp32.");
   c.dtype = Dtype(dtype);
+  return changed;
+}
 
-  section("tiles and SRAM");
-  changed |= tile_fields(c, p);
-
-  section("mask");
-  changed |= mask_fields(c);
-  changed |= optional_combo<bool>("block skip", c.block_skip, {"on", "off"}, {true, false},
-                                  "On: tiles with no visible element are not visited at all (FA2 §3.1.1). "
-                                  "Default: on for V2, off for V1 (the V1 paper's dense kernel).");
-  changed |= scale_field(c, p);
-
+// The warps per thread block, their split of each tile, and the GPU preset.
+bool warp_gpu_fields(Config& c) {
+  bool changed = false;
   section("warps and GPU");
   std::int64_t warps = c.warps.value_or(4);
   if (int_field("warps", warps, 1, "Warps per thread block (1 to 32); they share each tile by the split below.")) {
@@ -260,9 +261,11 @@ void ConfigPanel::draw(Session& s) {
     c.gpu = gpus[std::size_t(gpu)];
     changed = true;
   }
+  return changed;
+}
 
-  if (changed) s.apply(c);
-
+// What the configuration amounts to (tiles, SRAM, HBM, grid, warp split), or why it is invalid.
+void summary(const Session& s) {
   ImGui::Separator();
   if (!s.valid()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
@@ -295,6 +298,34 @@ void ConfigPanel::draw(Session& s) {
                        shown("warp_extra_ops").c_str());
     help("warp_smem_bytes");
   }
+}
+
+}  // namespace
+
+void ConfigPanel::draw(Session& s) {
+  Config c = s.config();
+  const Problem& p = s.problem();
+  bool changed = model_combo(c, model);
+  if (!model.empty()) ImGui::TextWrapped("%s", model_preset(model).description.c_str());
+
+  changed |= algorithm_fields(c);
+  changed |= split_kv_fields(c, p);
+  changed |= size_fields(c);
+
+  section("tiles and SRAM");
+  changed |= tile_fields(c, p);
+
+  section("mask");
+  changed |= mask_fields(c);
+  changed |= optional_combo<bool>("block skip", c.block_skip, {"on", "off"}, {true, false},
+                                  "On: tiles with no visible element are not visited at all (FA2 §3.1.1). "
+                                  "Default: on for V2, off for V1 (the V1 paper's dense kernel).");
+  changed |= scale_field(c, p);
+
+  changed |= warp_gpu_fields(c);
+
+  if (changed) s.apply(c);
+  summary(s);
 }
 
 }  // namespace flashlab::viz

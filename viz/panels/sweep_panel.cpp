@@ -29,6 +29,52 @@ bool is_current(const Problem& p, const Config& c, SweepAxis axis, std::int64_t 
   return c.auto_blocks && p.sram_capacity == x;
 }
 
+// The tooltip of point `pt`: each algorithm's HBM bytes and tiles, or why it was not run.
+void point_tooltip(const SweepPoint& pt, SweepAxis axis) {
+  std::string tip = x_label(axis, pt.x);
+  for (std::size_t n = 0; n < 3; ++n) {
+    tip += std::string("\n") + kAlgoNames[n] + ": ";
+    tip += pt.hbm[n] ? report::human_bytes(double(*pt.hbm[n])) + " (" + std::to_string(pt.b_r[n]) + " x " +
+                           std::to_string(pt.b_c[n]) + " tiles)"
+                     : "not run: " + pt.why[n];
+  }
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
+  ImGui::TextUnformatted(tip.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+// One coloured line and name per algorithm, on one row.
+void legend(ImDrawList* dl) {
+  for (std::size_t n = 0; n < 3; ++n) {
+    const ImVec2 q = ImGui::GetCursorScreenPos();
+    const float lh = ImGui::GetTextLineHeight();
+    dl->AddRectFilled({q.x, q.y + lh / 2 - 1}, {q.x + 18, q.y + lh / 2 + 2}, palette::algo_colour(kAlgos[n]));
+    ImGui::Dummy({20, lh});
+    ImGui::SameLine();
+    ImGui::TextUnformatted(kAlgoNames[n]);
+    ImGui::SameLine(0, 16);
+  }
+}
+
+// One line per point with a missing algorithm: which, and why on hover.
+void missing_points(const std::vector<SweepPoint>& pts, SweepAxis axis) {
+  for (const SweepPoint& pt : pts) {
+    std::string names, why;
+    for (std::size_t n = 0; n < 3; ++n)
+      if (!pt.hbm[n]) {
+        names.append(names.empty() ? "" : ", ").append(kAlgoNames[n]);
+        why.append(why.empty() ? "" : "\n").append(kAlgoNames[n]).append(": ").append(pt.why[n]);
+      }
+    if (names.empty()) continue;
+    ImGui::TextDisabled("%s: not run for %s (hover for why)", x_label(axis, pt.x).c_str(), names.c_str());
+    item_help(why.c_str());
+  }
+}
+
+// HBM bytes per algorithm against the swept value on a log2 axis, the current config marked, with
+// a tooltip per point, the legend and the points an algorithm could not run.
 void plot(const std::vector<SweepPoint>& pts, SweepAxis axis, const Problem& p, const Config& c) {
   double lo = 1e300, hi = 0;
   for (const SweepPoint& pt : pts)
@@ -79,40 +125,11 @@ void plot(const std::vector<SweepPoint>& pts, SweepAxis axis, const Problem& p, 
   if (ImGui::IsItemHovered() && !pts.empty()) {
     const float t = (ImGui::GetIO().MousePos.x - a.x) / w * float(pts.size() - 1);
     const auto k = std::size_t(std::clamp(std::lround(t), 0L, long(pts.size() - 1)));
-    std::string tip = x_label(axis, pts[k].x);
-    for (std::size_t n = 0; n < 3; ++n) {
-      tip += std::string("\n") + kAlgoNames[n] + ": ";
-      tip += pts[k].hbm[n] ? report::human_bytes(double(*pts[k].hbm[n])) + " (" + std::to_string(pts[k].b_r[n]) + " x " +
-                                 std::to_string(pts[k].b_c[n]) + " tiles)"
-                           : "not run: " + pts[k].why[n];
-    }
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
-    ImGui::TextUnformatted(tip.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
+    point_tooltip(pts[k], axis);
   }
-  for (std::size_t n = 0; n < 3; ++n) {
-    const ImVec2 q = ImGui::GetCursorScreenPos();
-    const float lh = ImGui::GetTextLineHeight();
-    dl->AddRectFilled({q.x, q.y + lh / 2 - 1}, {q.x + 18, q.y + lh / 2 + 2}, palette::algo_colour(kAlgos[n]));
-    ImGui::Dummy({20, lh});
-    ImGui::SameLine();
-    ImGui::TextUnformatted(kAlgoNames[n]);
-    ImGui::SameLine(0, 16);
-  }
+  legend(dl);
   ImGui::TextDisabled("(green line: the current config)");
-  for (const SweepPoint& pt : pts) {  // one line per point with a missing algorithm; the reasons on hover
-    std::string names, why;
-    for (std::size_t n = 0; n < 3; ++n)
-      if (!pt.hbm[n]) {
-        names.append(names.empty() ? "" : ", ").append(kAlgoNames[n]);
-        why.append(why.empty() ? "" : "\n").append(kAlgoNames[n]).append(": ").append(pt.why[n]);
-      }
-    if (names.empty()) continue;
-    ImGui::TextDisabled("%s: not run for %s (hover for why)", x_label(axis, pt.x).c_str(), names.c_str());
-    item_help(why.c_str());
-  }
+  missing_points(pts, axis);
 }
 
 }  // namespace

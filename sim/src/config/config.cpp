@@ -1,8 +1,8 @@
-// config.cpp — defaults, validation and the names of config values.
+// config.cpp — defaults, tile fitting and resolve(): a Config checked and resolved into a Problem.
+// The names of config values (to_string, parse_*) are in config_names.cpp.
 #include "flashlab/config/config.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
@@ -20,14 +20,6 @@ void require_range(const char* field, std::int64_t v, std::int64_t lo, std::int6
   if (v < lo || v > hi)
     throw ConfigError(field, std::to_string(v),
                       "an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
-}
-
-std::int64_t parse_int(std::string_view field, std::string_view text) {
-  std::int64_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size())
-    throw ConfigError(std::string(field), std::string(text), "an integer");
-  return v;
 }
 
 // The pass and backward form a fit is checked for.
@@ -218,10 +210,12 @@ void check_fa2_backward(const Config& c, std::int64_t kv_heads) {
 
 }  // namespace
 
-Problem resolve(const Config& given) {
-  Config c = given;
-  Problem p;
-  p.algo = c.algo;
+namespace {
+
+// resolve()'s steps, in the order it checks them (the first error found is the one thrown).
+
+// The sizes, the GPU preset, the element type, the grouped K/V heads and the SRAM capacity.
+void resolve_sizes(const Config& c, Problem& p) {
   require_range("nq", c.n_q, 1, kMaxSeq);
   require_range("nk", c.n_k, 1, kMaxSeq);
   require_range("d", c.d, 1, kMaxD);
@@ -241,43 +235,50 @@ Problem resolve(const Config& given) {
 
   if (c.sram_bytes) require_range("sram", *c.sram_bytes, 1, kMaxSram);
   p.sram_capacity = c.sram_bytes.value_or(p.gpu.smem_per_block);
+}
 
-  // The switches: each one given overrides that property of the algorithm's preset.
+// The switches: each one given overrides that property of the algorithm's preset.
+void resolve_switches(const Config& c, Problem& p) {
   const Switches preset = preset_switches(c.algo);
   p.block_skip = c.block_skip.value_or(preset.block_skip);
   p.split = c.split.value_or(preset.split);
   p.order = c.order.value_or(preset.order);
   p.grid = c.grid.value_or(preset.grid);
   p.rescale = c.rescale.value_or(preset.rescale);
-  const Switches v = p.switches();
   p.pass = c.pass;
   p.kernel = c.kernel;
-  if (c.kernel == Kernel::fa2) {
-    // what FA2's mha_fwd launches (flash_api.cpp): V2's forward with FA2's choices
-    if (c.algo != Algo::v2 || !p.is_preset())
-      throw ConfigError("kernel", "fa2", "with --algo v2 and V2's switches as preset (FA2's forward kernels are V2's)");
-    if (c.pass == Pass::both)
-      throw ConfigError("pass", "both",
-                        "forward or backward with --kernel fa2 (FA2's forward and backward run on different tiles: "
-                        "count them one at a time)");
-    if (c.d > 256) throw ConfigError("d", std::to_string(c.d), "at most 256 with --kernel fa2 (FA2's largest head dim)");
-    if (c.dtype == Dtype::fp32)
-      throw ConfigError("dtype", "fp32", "fp16 or bf16 with --kernel fa2 (FA2's kernels take only those)");
-    if (c.mask.kind == MaskKind::causal_tl && c.n_q != c.n_k)
-      throw ConfigError("mask", "causal", "causal-br with --kernel fa2 and N_q != N_k (FA2's causal mask is bottom-right)");
-    if (c.pass == Pass::backward) check_fa2_backward(c, p.kv_heads);
-    if (c.pass == Pass::forward && c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
-      c.mask = Mask{};  // mha_fwd: seqlen_q == 1 sets is_causal = false (bottom-right, one query sees every key)
-    // seqlenq_ngroups_swapped: one query row per head, grouped heads, no window: the group's query
-    // heads become the rows of one K/V head's problem (mha_fwd only)
-    if (c.pass == Pass::forward && c.n_q == 1 && p.kv_heads < c.heads && c.mask.kind != MaskKind::window &&
-        c.d % 8 == 0) {
-      c.n_q = c.heads / p.kv_heads;
-      c.heads = p.kv_heads;
-      p.heads = p.kv_heads;
-      p.folded = true;
-    }
+}
+
+// --kernel fa2: what FA2's mha_fwd launches (flash_api.cpp), V2's forward with FA2's choices; may
+// rewrite c's mask, N_q and heads as mha_fwd does.
+void resolve_fa2_kernel(Config& c, Problem& p) {
+  if (c.algo != Algo::v2 || !p.is_preset())
+    throw ConfigError("kernel", "fa2", "with --algo v2 and V2's switches as preset (FA2's forward kernels are V2's)");
+  if (c.pass == Pass::both)
+    throw ConfigError("pass", "both",
+                      "forward or backward with --kernel fa2 (FA2's forward and backward run on different tiles: "
+                      "count them one at a time)");
+  if (c.d > 256) throw ConfigError("d", std::to_string(c.d), "at most 256 with --kernel fa2 (FA2's largest head dim)");
+  if (c.dtype == Dtype::fp32)
+    throw ConfigError("dtype", "fp32", "fp16 or bf16 with --kernel fa2 (FA2's kernels take only those)");
+  if (c.mask.kind == MaskKind::causal_tl && c.n_q != c.n_k)
+    throw ConfigError("mask", "causal", "causal-br with --kernel fa2 and N_q != N_k (FA2's causal mask is bottom-right)");
+  if (c.pass == Pass::backward) check_fa2_backward(c, p.kv_heads);
+  if (c.pass == Pass::forward && c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
+    c.mask = Mask{};  // mha_fwd: seqlen_q == 1 sets is_causal = false (bottom-right, one query sees every key)
+  // seqlenq_ngroups_swapped: one query row per head, grouped heads, no window: the group's query
+  // heads become the rows of one K/V head's problem (mha_fwd only)
+  if (c.pass == Pass::forward && c.n_q == 1 && p.kv_heads < c.heads && c.mask.kind != MaskKind::window &&
+      c.d % 8 == 0) {
+    c.n_q = c.heads / p.kv_heads;
+    c.heads = p.kv_heads;
+    p.heads = p.kv_heads;
+    p.folded = true;
   }
+}
+
+// The splits asked for (0: auto), checked: split-KV splits V2's forward only.
+std::int64_t requested_splits(const Config& c, const Problem& p) {
   const std::int64_t want_splits = c.splits.value_or(c.kernel == Kernel::fa2 && c.pass == Pass::forward ? 0 : 1);
   if (want_splits < 0 || want_splits > 128)
     throw ConfigError("splits", std::to_string(want_splits), "auto or an integer from 1 to 128 (FA2's limit)");
@@ -291,6 +292,11 @@ Problem resolve(const Config& given) {
       throw ConfigError("splits", splits_text, "1 with --pass " + std::string(to_string(c.pass)) +
                                                    " (split-KV is a forward schedule; FA2's backward does not split)");
   }
+  return want_splits;
+}
+
+// The backward form: V2's backward only; the deterministic form's dQacc slices.
+void resolve_backward_form(const Config& c, Problem& p) {
   p.backward_form = c.backward_form;
   if (c.backward_form != BackwardForm::released && c.pass == Pass::forward)
     throw ConfigError("backward-form", std::string(to_string(c.backward_form)),
@@ -302,8 +308,12 @@ Problem resolve(const Config& given) {
                           "; --algo " + std::string(to_string(c.algo)) + " has one backward, its own)");
   // FA2's mha_bwd (flash_api.cpp): nsplits = ceil(SMs / (batch x heads)), one slice of dQacc each
   if (c.backward_form == BackwardForm::deterministic) p.dq_splits = (p.gpu.sms + c.batch * c.heads - 1) / (c.batch * c.heads);
-  const Passes ps{c.pass, c.backward_form};
+}
 
+// B_r x B_c: --br/--bc auto, explicit sizes, or the default tile (split-KV's tile where the forward
+// splits, smaller where a backward's default does not fit).
+std::pair<std::int64_t, std::int64_t> resolve_blocks(const Config& c, const Problem& p, std::int64_t want_splits) {
+  const Switches v = p.switches();
   std::int64_t b_r, b_c;
   if (c.auto_blocks) {
     if (c.b_r || c.b_c)
@@ -330,14 +340,11 @@ Problem resolve(const Config& given) {
         else b_r /= 2;
       }
   }
-  require_range("br", b_r, 1, kMaxBlock);
-  require_range("bc", b_c, 1, kMaxBlock);
-  p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
-  p.warps = c.kernel == Kernel::fa2 && c.pass == Pass::backward ? int(fa2_backward_traits(c.d).warps)
-                                                                 : c.warps.value_or(default_warps(c.algo, c.pass, c.d, b_r, b_c));
-  p.splits = want_splits != 0 ? want_splits
-                              : split_heuristic(c.batch * c.heads * p.tiling.t_r(), 2 * p.gpu.sms, p.tiling.t_c());
+  return {b_r, b_c};
+}
 
+// The mask: window sides checked, -1 resolved to no limit; the band of visible columns per row.
+void resolve_mask(const Config& c, Problem& p) {
   p.mask = c.mask;
   if (c.mask.kind == MaskKind::window) {
     require_range("window left", c.mask.left, -1, kMaxSeq);
@@ -349,11 +356,10 @@ Problem resolve(const Config& given) {
     if (c.mask.right < 0) p.mask.right = c.n_q;
   }
   p.band = make_band(p.mask, c.n_q, c.n_k);
+}
 
-  p.scale = c.scale.value_or(1.0 / std::sqrt(double(c.d)));
-  if (!std::isfinite(p.scale) || p.scale <= 0)
-    throw ConfigError("scale", format_double(p.scale), "a finite number > 0");
-
+// At most kMaxTiles tiles, and every counter exact in 64 bits.
+void check_count_limits(const Config& c, const Problem& p) {
   const std::int64_t tiles = p.tiling.t_r() * p.tiling.t_c();
   if (tiles > kMaxTiles)
     throw ConfigError("tiles", "T_r*T_c = " + std::to_string(tiles),
@@ -369,8 +375,13 @@ Problem resolve(const Config& given) {
                       "less than 2^57 = " + std::to_string(kMaxCountSum) +
                           ", so that every counter (at most 64 times this sum) fits in 64 bits; lower "
                           "--batch, --heads, --nq, --nk or --d");
+}
 
-  // Tiles over the SRAM capacity: the bytes needed, the capacity, the largest tiles that fit.
+// Tiles over the SRAM capacity: the bytes needed, the capacity, the largest tiles that fit.
+void check_sram_fit(const Config& c, const Problem& p) {
+  const Switches v = p.switches();
+  const Passes ps{c.pass, c.backward_form};
+  const std::int64_t b_r = p.tiling.b_r, b_c = p.tiling.b_c;
   if (!tile_fits(c.algo, v, b_r, b_c, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity, c.pass, c.backward_form)) {
     const std::int64_t need = sram_need(c.algo, v, std::min(b_r, c.n_q), std::min(b_c, c.n_k), c.d, p.e_in, ps);
     const std::int64_t fit = largest_square_tile(c.algo, v, c.n_q, c.n_k, c.d, p.e_in, p.sram_capacity, ps);
@@ -379,141 +390,36 @@ Problem resolve(const Config& given) {
                           " bytes, the capacity is " + std::to_string(p.sram_capacity) + " bytes; " +
                           square_tile_hint(c.algo, v, c.d, p.e_in, fit, ps));
   }
+}
+
+}  // namespace
+
+Problem resolve(const Config& given) {
+  Config c = given;
+  Problem p;
+  p.algo = c.algo;
+  resolve_sizes(c, p);
+  resolve_switches(c, p);
+  if (c.kernel == Kernel::fa2) resolve_fa2_kernel(c, p);
+  const std::int64_t want_splits = requested_splits(c, p);
+  resolve_backward_form(c, p);
+  const auto [b_r, b_c] = resolve_blocks(c, p, want_splits);
+  require_range("br", b_r, 1, kMaxBlock);
+  require_range("bc", b_c, 1, kMaxBlock);
+  p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
+  p.warps = c.kernel == Kernel::fa2 && c.pass == Pass::backward ? int(fa2_backward_traits(c.d).warps)
+                                                                 : c.warps.value_or(default_warps(c.algo, c.pass, c.d, b_r, b_c));
+  p.splits = want_splits != 0 ? want_splits
+                              : split_heuristic(c.batch * c.heads * p.tiling.t_r(), 2 * p.gpu.sms, p.tiling.t_c());
+
+  resolve_mask(c, p);
+  p.scale = c.scale.value_or(1.0 / std::sqrt(double(c.d)));
+  if (!std::isfinite(p.scale) || p.scale <= 0)
+    throw ConfigError("scale", format_double(p.scale), "a finite number > 0");
+
+  check_count_limits(c, p);
+  check_sram_fit(c, p);
   return p;
-}
-
-std::string_view to_string(Algo a) {
-  switch (a) {
-    case Algo::standard: return "standard";
-    case Algo::v1: return "v1";
-    case Algo::v2: return "v2";
-  }
-  return "?";
-}
-
-std::string_view to_string(Dtype t) {
-  switch (t) {
-    case Dtype::fp16: return "fp16";
-    case Dtype::bf16: return "bf16";
-    case Dtype::fp32: return "fp32";
-  }
-  return "?";
-}
-
-std::string_view to_string(WarpSplit s) { return s == WarpSplit::split_q ? "split-q" : "split-k"; }
-std::string_view to_string(LoopOrder o) { return o == LoopOrder::kv_outer ? "kv-outer" : "q-outer"; }
-std::string_view to_string(GridKind g) { return g == GridKind::head ? "head" : "qblock"; }
-std::string_view to_string(Rescale r) { return r == Rescale::step ? "step" : "delayed"; }
-std::string_view to_string(Pass p) { return p == Pass::forward ? "forward" : p == Pass::backward ? "backward" : "both"; }
-std::string_view to_string(BackwardForm f) {
-  return f == BackwardForm::released ? "released" : f == BackwardForm::paper ? "paper" : "deterministic";
-}
-std::string_view to_string(Kernel k) { return k == Kernel::flashlab ? "flashlab" : "fa2"; }
-
-std::string to_string(const Mask& m) {
-  switch (m.kind) {
-    case MaskKind::none: return "none";
-    case MaskKind::causal_tl: return "causal";
-    case MaskKind::causal_br: return "causal-br";
-    case MaskKind::window: return "window:" + std::to_string(m.left) + "," + std::to_string(m.right);
-  }
-  return "?";
-}
-
-Algo parse_algo(std::string_view t) {
-  if (t == "standard") return Algo::standard;
-  if (t == "v1") return Algo::v1;
-  if (t == "v2") return Algo::v2;
-  throw ConfigError("algo", std::string(t), "one of standard, v1, v2");
-}
-
-Dtype parse_dtype(std::string_view t) {
-  if (t == "fp16") return Dtype::fp16;
-  if (t == "bf16") return Dtype::bf16;
-  if (t == "fp32") return Dtype::fp32;
-  throw ConfigError("dtype", std::string(t), "one of fp16, bf16, fp32");
-}
-
-WarpSplit parse_split(std::string_view t) {
-  if (t == "split-q" || t == "q") return WarpSplit::split_q;
-  if (t == "split-k" || t == "k") return WarpSplit::split_k;
-  throw ConfigError("split", std::string(t), "one of split-q, split-k");
-}
-
-LoopOrder parse_order(std::string_view t) {
-  if (t == "kv-outer") return LoopOrder::kv_outer;
-  if (t == "q-outer") return LoopOrder::q_outer;
-  throw ConfigError("order", std::string(t), "one of kv-outer, q-outer");
-}
-
-GridKind parse_grid(std::string_view t) {
-  if (t == "head") return GridKind::head;
-  if (t == "qblock") return GridKind::q_block;
-  throw ConfigError("grid", std::string(t), "one of head, qblock");
-}
-
-Rescale parse_rescale(std::string_view t) {
-  if (t == "step") return Rescale::step;
-  if (t == "delayed") return Rescale::delayed;
-  throw ConfigError("rescale", std::string(t), "one of step, delayed");
-}
-
-bool parse_block_skip(std::string_view t) {
-  if (t == "on") return true;
-  if (t == "off") return false;
-  throw ConfigError("block-skip", std::string(t), "one of on, off");
-}
-
-Pass parse_pass(std::string_view t) {
-  if (t == "forward") return Pass::forward;
-  if (t == "backward") return Pass::backward;
-  if (t == "both") return Pass::both;
-  throw ConfigError("pass", std::string(t), "one of forward, backward, both");
-}
-
-BackwardForm parse_backward_form(std::string_view t) {
-  if (t == "released") return BackwardForm::released;
-  if (t == "paper") return BackwardForm::paper;
-  if (t == "deterministic") return BackwardForm::deterministic;
-  throw ConfigError("backward-form", std::string(t), "one of released, paper, deterministic");
-}
-
-Kernel parse_kernel(std::string_view t) {
-  if (t == "flashlab") return Kernel::flashlab;
-  if (t == "fa2") return Kernel::fa2;
-  throw ConfigError("kernel", std::string(t), "one of flashlab (this project's kernels), fa2 (what FA2's mha_fwd launches)");
-}
-
-std::int64_t parse_splits(std::string_view t) {
-  if (t == "auto") return 0;
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (ec != std::errc() || end != t.data() + t.size() || v < 1 || v > 128)
-    throw ConfigError("splits", std::string(t), "auto or an integer from 1 to 128 (FA2's limit)");
-  return v;
-}
-
-Mask parse_mask(std::string_view t) {
-  if (t == "none") return {};
-  if (t == "causal" || t == "causal-tl") return Mask{MaskKind::causal_tl, 0, 0};
-  if (t == "causal-br") return Mask{MaskKind::causal_br, 0, 0};
-  const std::string_view prefix = "window:";
-  if (t.substr(0, prefix.size()) == prefix) {
-    const std::string_view rest = t.substr(prefix.size());
-    const std::string allowed = "window:LEFT,RIGHT with two integers >= 0, or -1 for no limit on that side";
-    const auto comma = rest.find(',');
-    if (comma == std::string_view::npos) throw ConfigError("mask", std::string(t), allowed);
-    Mask m{MaskKind::window, 0, 0};
-    try {
-      m.left = parse_int("mask", rest.substr(0, comma));
-      m.right = parse_int("mask", rest.substr(comma + 1));
-    } catch (const ConfigError&) {
-      throw ConfigError("mask", std::string(t), allowed);
-    }
-    if (m.left < -1 || m.right < -1) throw ConfigError("mask", std::string(t), allowed);
-    return m;
-  }
-  throw ConfigError("mask", std::string(t), "one of none, causal, causal-br, window:LEFT,RIGHT");
 }
 
 }  // namespace flashlab

@@ -39,9 +39,13 @@ Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int
   return {0, 0};
 }
 
-Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
-  using u = std::uint64_t;
-  const u r = u(r_), c = u(c_), d = u(d_);
+namespace {
+
+using u = std::uint64_t;
+
+// equation_cost of the forward's fills, S = scale Q K^T, standard attention's softmax and P V (FA1
+// Alg. 0) and split-KV's combine; other equations cost nothing here.
+Cost forward_cost(Eq eq, u r, u c, u d) {
   Cost k;
   auto& o = k.ops;
   auto add = [&](OpKind kind, u n) { o[int(kind)] += n; };
@@ -52,6 +56,42 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
       k.flops = 2 * r * c * d;
       add(OpKind::mul, r * c);
       break;
+    case Eq::softmax_dense:
+      // Alg. 0 line 2, row-wise: rowmax (c-1 max), S - max (sub), exp, rowsum (c-1 add), divide
+      add(OpKind::max, r * (c - 1));
+      add(OpKind::sub, r * c);
+      add(OpKind::exp, r * c);
+      add(OpKind::add, r * (c - 1));
+      add(OpKind::div, r * c);
+      break;
+    case Eq::output_dense:
+      k.flops = 2 * r * c * d;  // O = P V
+      break;
+    case Eq::combine: {
+      // c = splits S. Per row: mx = max_s L_s (S - 1 max); L = mx + log(sum_s exp(L_s - mx)) (S sub,
+      // S exp, S - 1 add, 1 log, 1 add); the weights exp(L_s - L) (S sub, S exp). Per O element:
+      // sum_s w_s O_s (S mul, S - 1 add).
+      const u s = c > 0 ? c : 1;  // (c = 0: one split, nothing to merge)
+      add(OpKind::max, r * (s - 1));
+      add(OpKind::sub, 2 * r * s);
+      add(OpKind::exp, 2 * r * s);
+      add(OpKind::add, r * (s - 1) + r + r * d * (s - 1));
+      add(OpKind::log, r);
+      add(OpKind::mul, r * d * s);
+      break;
+    }
+    default: break;  // online_softmax_cost, backward_cost
+  }
+  return k;
+}
+
+// equation_cost of V1's and V2's online softmax and output updates (FA1 Alg. 1 lines 10-12, FA2
+// Alg. 1 lines 9-13) and their epilogues; other equations cost nothing here.
+Cost online_softmax_cost(Eq eq, u r, u c, u d) {
+  Cost k;
+  auto& o = k.ops;
+  auto add = [&](OpKind kind, u n) { o[int(kind)] += n; };
+  switch (eq) {
     case Eq::softmax_v1:
       // line 10: m~ = rowmax(S): c-1 max per row; P~ = exp(S - m~): sub, exp per score;
       //          l~ = rowsum(P~): c-1 add per row
@@ -108,31 +148,18 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
       add(OpKind::log, r);
       add(OpKind::add, r);
       break;
-    case Eq::softmax_dense:
-      // Alg. 0 line 2, row-wise: rowmax (c-1 max), S - max (sub), exp, rowsum (c-1 add), divide
-      add(OpKind::max, r * (c - 1));
-      add(OpKind::sub, r * c);
-      add(OpKind::exp, r * c);
-      add(OpKind::add, r * (c - 1));
-      add(OpKind::div, r * c);
-      break;
-    case Eq::output_dense:
-      k.flops = 2 * r * c * d;  // O = P V
-      break;
-    case Eq::combine: {
-      // c = splits S. Per row: mx = max_s L_s (S - 1 max); L = mx + log(sum_s exp(L_s - mx)) (S sub,
-      // S exp, S - 1 add, 1 log, 1 add); the weights exp(L_s - L) (S sub, S exp). Per O element:
-      // sum_s w_s O_s (S mul, S - 1 add).
-      const u s = c > 0 ? c : 1;  // (c = 0: one split, nothing to merge)
-      add(OpKind::max, r * (s - 1));
-      add(OpKind::sub, 2 * r * s);
-      add(OpKind::exp, 2 * r * s);
-      add(OpKind::add, r * (s - 1) + r + r * d * (s - 1));
-      add(OpKind::log, r);
-      add(OpKind::mul, r * d * s);
-      break;
-    }
+    default: break;  // forward_cost, backward_cost
+  }
+  return k;
+}
 
+// equation_cost of the backward pass's equations (docs/model.md "Backward pass"; FA1 Alg. 3 and 4,
+// FA2 Alg. 2); other equations cost nothing here.
+Cost backward_cost(Eq eq, u r, u c, u d) {
+  Cost k;
+  auto& o = k.ops;
+  auto add = [&](OpKind kind, u n) { o[int(kind)] += n; };
+  switch (eq) {
     // The backward pass (docs/model.md "Backward pass"). Five matmuls per tile, 2 r c d FLOPs
     // each: S = Q K^T (Eq::scores), dV += P^T dO, dP = dO V^T, dQ += dS K, dK += dS^T Q.
     case Eq::init_grads: case Eq::zero_dq: break;  // fills
@@ -179,8 +206,29 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
     case Eq::grad_k: case Eq::grad_k_dense:
       k.flops = 2 * r * c * d;  // dK (+)= dS^T Q: c x d, r deep
       break;
+    default: break;  // forward_cost, online_softmax_cost
   }
   return k;
+}
+
+}  // namespace
+
+Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
+  const u r = u(r_), c = u(c_), d = u(d_);
+  switch (eq) {
+    case Eq::none: case Eq::init_stats: case Eq::scores: case Eq::softmax_dense: case Eq::output_dense:
+    case Eq::combine:
+      return forward_cost(eq, r, c, d);
+    case Eq::softmax_v1: case Eq::output_v1: case Eq::softmax_v2: case Eq::output_v2: case Eq::finalize_v2:
+    case Eq::finalize_split: case Eq::normalize: case Eq::logsumexp:
+      return online_softmax_cost(eq, r, c, d);
+    case Eq::init_grads: case Eq::zero_dq: case Eq::convert_dq: case Eq::bwd_D: case Eq::probs_v1:
+    case Eq::probs_v2: case Eq::grad_v: case Eq::grad_p: case Eq::grad_v_dense: case Eq::grad_p_dense:
+    case Eq::grad_s: case Eq::grad_s_dense: case Eq::grad_q: case Eq::grad_q_dense: case Eq::grad_k:
+    case Eq::grad_k_dense:
+      return backward_cost(eq, r, c, d);
+  }
+  return {};
 }
 
 Dir direction(Op op) { return op == Op::load ? Dir::read : op == Op::store ? Dir::write : Dir::atomic; }

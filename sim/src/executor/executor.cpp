@@ -173,108 +173,116 @@ void Executor::emit(Level level, std::int64_t i, std::int64_t j, std::span<const
   for (StepObserver* o : observers_) o->on_step(view_);
 }
 
+bool Executor::prologue_step(Plan& w) {
+  if (pro_ < w.launch->prologue.size()) {
+    const auto& acts = w.launch->prologue[pro_++];
+    scratch_ = sum_cost(acts, -1, -1);
+    emit(Level::prologue, -1, -1, acts, scratch_, false, TileClass::full);
+    return true;
+  }
+  phase_ = w.depth > 0 ? Phase::outer_begin : Phase::next_launch;
+  return false;
+}
+
+bool Executor::outer_begin_step(Plan& w) {
+  if (o_ >= extent_of(w, 0)) {
+    if (sp_ + 1 < w.splits) {  // the next split walks the Q blocks again
+      enter_split(w, sp_ + 1);
+      o_ = 0;
+      return false;
+    }
+    phase_ = Phase::next_launch;
+    return false;
+  }
+  if (w.stride[0] > 0 || w.splits > 0) enter_block(std::uint32_t(sp_ * w.split_stride + o_ * w.stride[0]));
+  outer_index_ = index_of(w, 0, o_);
+  outer_visited_ = outer_visits(w, w.dim[0], outer_index_);
+  phase_ = w.depth == 2 ? Phase::inner : Phase::outer_end;
+  k_ = 0;
+  const auto& acts = outer_visited_ ? w.begin_visited : w.begin_empty;
+  if (acts.empty()) return false;
+  const bool q = w.dim[0] == Dim::q_block;
+  const std::int64_t i = q ? outer_index_ : -1, j = q ? -1 : outer_index_;
+  const bool last = outer_index_ == w.n[0] - 1;
+  const Memo& m = memo(w, w.begin_memo[(last ? 1 : 0) + (outer_visited_ ? 2 : 0)], acts, i, j);
+  resident_ = Resident{i, j, m.scores, m.sram};
+  w.sram_peak = std::max(w.sram_peak, resident_.bytes);
+  emit(Level::outer_begin, i, j, acts, m.cost, false, TileClass::full);
+  return true;
+}
+
+bool Executor::inner_step(Plan& w) {
+  const Tiling& t = p_.tiling;
+  if (k_ >= extent_of(w, 1)) {
+    phase_ = Phase::outer_end;
+    return false;
+  }
+  if (w.stride[1] > 0) enter_block(std::uint32_t(o_ * w.stride[0] + k_ * w.stride[1]));
+  const std::int64_t inner_index = index_of(w, 1, k_);
+  const bool q = w.dim[0] == Dim::q_block;
+  const std::int64_t i = q ? outer_index_ : inner_index, j = q ? inner_index : outer_index_;
+  ++k_;
+  const TileClass cls = tile_class(t, p_.band, i, j);
+  const bool visit = !p_.block_skip || cls != TileClass::skipped;
+  if (w.counts_tiles) {
+    ++tiles_count_.total;
+    count_class(tiles_count_, cls);
+  }
+  TileStat* ts = tiles_.empty() || !w.counts_tiles ? nullptr : &tiles_[std::size_t(i * t.t_c() + j)];
+  if (ts) ts->cls = cls;
+  if (!visit) {
+    static const Cost kZero{};
+    emit(Level::inner, i, j, {}, kZero, true, cls);
+    return true;
+  }
+  if (w.counts_tiles) {
+    ++tiles_count_.visited;
+    if (ts) ts->visit = visits_;
+    ++visits_;
+  }
+  const int key = (i == t.t_r() - 1 ? 1 : 0) + (j == t.t_c() - 1 ? 2 : 0);
+  const Memo& m = memo(w, w.inner_memo[std::size_t(key)], w.launch->body, i, j);
+  resident_ = Resident{i, j, m.scores, m.sram};
+  w.sram_peak = std::max(w.sram_peak, resident_.bytes);
+  emit(Level::inner, i, j, w.launch->body, m.cost, false, cls);
+  return true;
+}
+
+bool Executor::outer_end_step(Plan& w) {
+  const auto& acts = outer_visited_ ? w.end_visited : w.end_empty;
+  ++o_;
+  phase_ = Phase::outer_begin;
+  if (acts.empty()) return false;
+  const bool q = w.dim[0] == Dim::q_block;
+  const std::int64_t i = q ? outer_index_ : -1, j = q ? -1 : outer_index_;
+  const bool last = outer_index_ == w.n[0] - 1;
+  const Memo& m = memo(w, w.end_memo[(last ? 1 : 0) + (outer_visited_ ? 2 : 0)], acts, i, j);
+  resident_ = Resident{};
+  emit(Level::outer_end, i, j, acts, m.cost, false, TileClass::full);
+  return true;
+}
+
+bool Executor::next_launch() {
+  if (launch_ + 1 < plans_.size()) carried_[block_] = next_step_;
+  if (++launch_ == plans_.size()) {
+    done_ = true;
+    resident_ = Resident{};
+    return false;
+  }
+  start_launch();
+  return true;
+}
+
 bool Executor::step() {
   if (done_) return false;
-  const Tiling& t = p_.tiling;
   for (;;) {
     Plan& w = plans_[launch_];
     switch (phase_) {
-      case Phase::prologue:
-        if (pro_ < w.launch->prologue.size()) {
-          const auto& acts = w.launch->prologue[pro_++];
-          scratch_ = sum_cost(acts, -1, -1);
-          emit(Level::prologue, -1, -1, acts, scratch_, false, TileClass::full);
-          return true;
-        }
-        phase_ = w.depth > 0 ? Phase::outer_begin : Phase::next_launch;
-        break;
-
-      case Phase::outer_begin: {
-        if (o_ >= extent_of(w, 0)) {
-          if (sp_ + 1 < w.splits) {  // the next split walks the Q blocks again
-            enter_split(w, sp_ + 1);
-            o_ = 0;
-            break;
-          }
-          phase_ = Phase::next_launch;
-          break;
-        }
-        if (w.stride[0] > 0 || w.splits > 0) enter_block(std::uint32_t(sp_ * w.split_stride + o_ * w.stride[0]));
-        outer_index_ = index_of(w, 0, o_);
-        outer_visited_ = outer_visits(w, w.dim[0], outer_index_);
-        phase_ = w.depth == 2 ? Phase::inner : Phase::outer_end;
-        k_ = 0;
-        const auto& acts = outer_visited_ ? w.begin_visited : w.begin_empty;
-        if (acts.empty()) break;
-        const bool q = w.dim[0] == Dim::q_block;
-        const std::int64_t i = q ? outer_index_ : -1, j = q ? -1 : outer_index_;
-        const bool last = outer_index_ == w.n[0] - 1;
-        const Memo& m = memo(w, w.begin_memo[(last ? 1 : 0) + (outer_visited_ ? 2 : 0)], acts, i, j);
-        resident_ = Resident{i, j, m.scores, m.sram};
-        w.sram_peak = std::max(w.sram_peak, resident_.bytes);
-        emit(Level::outer_begin, i, j, acts, m.cost, false, TileClass::full);
-        return true;
-      }
-
-      case Phase::inner: {
-        if (k_ >= extent_of(w, 1)) {
-          phase_ = Phase::outer_end;
-          break;
-        }
-        if (w.stride[1] > 0) enter_block(std::uint32_t(o_ * w.stride[0] + k_ * w.stride[1]));
-        const std::int64_t inner_index = index_of(w, 1, k_);
-        const bool q = w.dim[0] == Dim::q_block;
-        const std::int64_t i = q ? outer_index_ : inner_index, j = q ? inner_index : outer_index_;
-        ++k_;
-        const TileClass cls = tile_class(t, p_.band, i, j);
-        const bool visit = !p_.block_skip || cls != TileClass::skipped;
-        if (w.counts_tiles) {
-          ++tiles_count_.total;
-          count_class(tiles_count_, cls);
-        }
-        TileStat* ts = tiles_.empty() || !w.counts_tiles ? nullptr : &tiles_[std::size_t(i * t.t_c() + j)];
-        if (ts) ts->cls = cls;
-        if (!visit) {
-          static const Cost kZero{};
-          emit(Level::inner, i, j, {}, kZero, true, cls);
-          return true;
-        }
-        if (w.counts_tiles) {
-          ++tiles_count_.visited;
-          if (ts) ts->visit = visits_;
-          ++visits_;
-        }
-        const int key = (i == t.t_r() - 1 ? 1 : 0) + (j == t.t_c() - 1 ? 2 : 0);
-        const Memo& m = memo(w, w.inner_memo[std::size_t(key)], w.launch->body, i, j);
-        resident_ = Resident{i, j, m.scores, m.sram};
-        w.sram_peak = std::max(w.sram_peak, resident_.bytes);
-        emit(Level::inner, i, j, w.launch->body, m.cost, false, cls);
-        return true;
-      }
-
-      case Phase::outer_end: {
-        const auto& acts = outer_visited_ ? w.end_visited : w.end_empty;
-        ++o_;
-        phase_ = Phase::outer_begin;
-        if (acts.empty()) break;
-        const bool q = w.dim[0] == Dim::q_block;
-        const std::int64_t i = q ? outer_index_ : -1, j = q ? -1 : outer_index_;
-        const bool last = outer_index_ == w.n[0] - 1;
-        const Memo& m = memo(w, w.end_memo[(last ? 1 : 0) + (outer_visited_ ? 2 : 0)], acts, i, j);
-        resident_ = Resident{};
-        emit(Level::outer_end, i, j, acts, m.cost, false, TileClass::full);
-        return true;
-      }
-
-      case Phase::next_launch:
-        if (launch_ + 1 < plans_.size()) carried_[block_] = next_step_;
-        if (++launch_ == plans_.size()) {
-          done_ = true;
-          resident_ = Resident{};
-          return false;
-        }
-        start_launch();
-        break;
+      case Phase::prologue: if (prologue_step(w)) return true; break;
+      case Phase::outer_begin: if (outer_begin_step(w)) return true; break;
+      case Phase::inner: if (inner_step(w)) return true; break;
+      case Phase::outer_end: if (outer_end_step(w)) return true; break;
+      case Phase::next_launch: if (!next_launch()) return false; break;
     }
   }
 }

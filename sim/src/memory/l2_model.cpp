@@ -117,6 +117,71 @@ class Lru {
   std::vector<TensorBytes> dram_;
 };
 
+// The (batch, head) pairs a launch's replay runs (`heads`), those of them it counts (`counted`:
+// the rest are the tail of a cut replay) and the L2 bytes it gives them (`capacity`).
+struct ReplaySample {
+  std::int64_t heads = 0, counted = 0;
+  double capacity = 0;
+};
+
+// How many heads to replay, and which of them count: `slots` thread blocks resident together,
+// `blocks` thread blocks and `per_head` recorded accesses per (batch, head).
+ReplaySample replay_sample(const Problem& p, std::int64_t slots, std::int64_t blocks, u64 per_head) {
+  const std::int64_t bh = p.bh();
+  double capacity = double(p.gpu.l2_bytes);
+  std::int64_t heads = bh, counted = bh;
+  if (blocks == 1) {
+    // one head stands for all, with its share of the L2 — under GQA one group of heads, which
+    // share their K/V head while they are resident together
+    const std::int64_t together = std::min(slots, bh);
+    heads = counted = std::max<std::int64_t>(1, std::min(p.group(), together));
+    capacity *= double(heads) / double(together);
+  } else if (u64(bh) * per_head > kReplayBudget) {
+    const std::int64_t tail = (slots + blocks - 1) / blocks;
+    heads = std::min<std::int64_t>(bh, std::max<std::int64_t>(std::int64_t(kReplayBudget / std::max<u64>(per_head, 1)),
+                                                              2 * tail + (tail + 1) / 2));
+    counted = heads < bh ? std::max<std::int64_t>(1, heads - tail) : heads;
+  }
+  return {heads, counted, capacity};
+}
+
+// A cut recording: per tensor and direction, DRAM bytes per requested byte of the replayed
+// blocks times the bytes all blocks request (`requested`: one head's, every block).
+void extrapolate_cut(TensorBytes& dram, TensorBytes& req, const TensorBytes& requested, std::int64_t counted) {
+  for (int x = 0; x < kTensorCount; ++x)
+    for (int d = 0; d < kDirCount; ++d) {
+      const double all = double(requested[x][d]) * double(counted), part = double(req[x][d]);
+      const double f = part > 0 ? all / part : 0;
+      dram[x][d] = u64(double(dram[x][d]) * f + 0.5);
+      req[x][d] = u64(all + 0.5);
+    }
+}
+
+// The launch's requests, DRAM bytes and dirty bytes at the end for all batch * heads, from the
+// counted heads' sums (`dram`, `req`) and the dirty bytes every replayed head leaves (`dirty`).
+void scale_to_all(L2Launch& out, const TensorBytes& dram, const TensorBytes& req, const TensorBytes& dirty,
+                  std::int64_t counted, std::int64_t bh, std::int64_t blocks, std::int64_t slots) {
+  const double scale = double(bh) / double(counted);
+  auto scaled = [&](u64 v) { return counted == bh ? v : u64(double(v) * scale + 0.5); };
+  for (int x = 0; x < kTensorCount; ++x)
+    for (int d = 0; d < kDirCount; ++d) {
+      out.requests[x][d] = scaled(req[x][d]);
+      if (blocks == 1) {
+        // one head stands for all: its evictions scale; its dirty bytes stay dirty for the last
+        // wave's heads and are evicted by the next wave for the others
+        const std::int64_t last = std::min(slots, bh);
+        out.dram[x][d] = scaled(dram[x][d]) + dirty[x][d] * u64(bh - last);
+        out.dirty_at_end[x][d] = dirty[x][d] * u64(last);
+      } else {
+        // what the last heads' dirty bytes would have been evicted as, had they been replayed in
+        // the middle: the counted heads' evictions stand for them
+        out.dram[x][d] = scaled(dram[x][d]);
+        out.dirty_at_end[x][d] = dirty[x][d];
+        if (counted < bh) out.dram[x][d] -= std::min(out.dram[x][d], dirty[x][d]);
+      }
+    }
+}
+
 }  // namespace
 
 L2Model::L2Model(const Problem& p, const Schedule& s) : p_(p), s_(&s) {
@@ -274,40 +339,9 @@ void L2Model::on_step(const StepView& s) {
   end_step(prog);
 }
 
-L2Launch L2Model::replay_launch(std::size_t k) const {
-  const Launch& l = s_->launches[k];
-  std::vector<Program> kept;
-  const bool cut = truncated_[k];
-  if (cut) {  // the first thread blocks, whole: the one the recording stopped in is dropped
-    kept.assign(programs_[k].begin(), programs_[k].begin() + std::min<std::size_t>(truncated_at_[k], programs_[k].size()));
-    if (kept.empty()) kept.push_back(programs_[k].front());
-  }
-  const auto& progs = cut ? kept : programs_[k];
-  L2Launch out;
-  const Occupancy occ = launch_occupancy(p_, l);
-  out.slots = occ.slots;
-  const std::int64_t bh = p_.bh(), blocks = std::int64_t(progs.size());
-  if (blocks == 0) return out;
-  u64 per_head = 0;
-  for (const Program& pr : progs) per_head += pr.size();
-  // How many heads to replay, and which of them count.
-  double capacity = double(p_.gpu.l2_bytes);
-  std::int64_t heads = bh, counted = bh;
-  if (blocks == 1) {
-    // one head stands for all, with its share of the L2 — under GQA one group of heads, which
-    // share their K/V head while they are resident together
-    const std::int64_t together = std::min(occ.slots, bh);
-    heads = counted = std::max<std::int64_t>(1, std::min(p_.group(), together));
-    capacity *= double(heads) / double(together);
-  } else if (u64(bh) * per_head > kReplayBudget) {
-    const std::int64_t tail = (occ.slots + blocks - 1) / blocks;
-    heads = std::min<std::int64_t>(bh, std::max<std::int64_t>(std::int64_t(kReplayBudget / std::max<u64>(per_head, 1)),
-                                                              2 * tail + (tail + 1) / 2));
-    counted = heads < bh ? std::max<std::int64_t>(1, heads - tail) : heads;
-  }
-  out.heads_replayed = heads;
-  out.capacity_bytes = capacity;
-
+L2Model::Replayed L2Model::replay_heads(const std::vector<Program>& progs, std::int64_t heads, std::int64_t counted,
+                                         double capacity, std::int64_t slot_count) const {
+  const std::int64_t blocks = std::int64_t(progs.size());
   Lru lru(capacity, std::size_t(heads));
   // The (batch, K/V head) whose K and V the replayed pair r reads: pairs are dispatched head
   // fastest (r = batch * heads + head), and query head h reads K/V head h / group (GQA).
@@ -321,7 +355,7 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
     bool active = false;
   };
   const std::int64_t total = heads * blocks;
-  std::vector<Slot> slots(std::size_t(std::min<std::int64_t>(occ.slots, total)));
+  std::vector<Slot> slots(std::size_t(std::min<std::int64_t>(slot_count, total)));
   std::int64_t next = 0;
   auto take = [&](Slot& s) {
     while (next < total) {
@@ -350,10 +384,11 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
       if (s.pos == pr.size()) take(s);
     }
   }
-  // Sum the counted heads and scale to all batch * heads. The dirty bytes left at the end belong
-  // to the last heads, which every replay has: they are not scaled.
+  // Sum the counted heads (scale_to_all scales them to all batch * heads). The dirty bytes left at
+  // the end belong to the last heads, which every replay has: they are not scaled.
   const std::vector<TensorBytes> left = lru.dirty(std::size_t(heads));
-  TensorBytes dram{}, req{}, dirty{};
+  Replayed out;
+  TensorBytes &dram = out.dram, &req = out.requests, &dirty = out.dirty;
   for (std::int64_t h = 0; h < heads; ++h)
     for (int x = 0; x < kTensorCount; ++x)
       for (int d = 0; d < kDirCount; ++d) {
@@ -363,35 +398,31 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
         }
         dirty[x][d] += left[std::size_t(h)][x][d];
       }
-  // A cut recording: per tensor and direction, DRAM bytes per requested byte of the replayed
-  // blocks times the bytes all blocks request.
-  if (cut)
-    for (int x = 0; x < kTensorCount; ++x)
-      for (int d = 0; d < kDirCount; ++d) {
-        const double all = double(requested_[k][x][d]) * double(counted), part = double(req[x][d]);
-        const double f = part > 0 ? all / part : 0;
-        dram[x][d] = u64(double(dram[x][d]) * f + 0.5);
-        req[x][d] = u64(all + 0.5);
-      }
-  const double scale = double(bh) / double(counted);
-  auto scaled = [&](u64 v) { return counted == bh ? v : u64(double(v) * scale + 0.5); };
-  for (int x = 0; x < kTensorCount; ++x)
-    for (int d = 0; d < kDirCount; ++d) {
-      out.requests[x][d] = scaled(req[x][d]);
-      if (blocks == 1) {
-        // one head stands for all: its evictions scale; its dirty bytes stay dirty for the last
-        // wave's heads and are evicted by the next wave for the others
-        const std::int64_t last = std::min(occ.slots, bh);
-        out.dram[x][d] = scaled(dram[x][d]) + dirty[x][d] * u64(bh - last);
-        out.dirty_at_end[x][d] = dirty[x][d] * u64(last);
-      } else {
-        // what the last heads' dirty bytes would have been evicted as, had they been replayed in
-        // the middle: the counted heads' evictions stand for them
-        out.dram[x][d] = scaled(dram[x][d]);
-        out.dirty_at_end[x][d] = dirty[x][d];
-        if (counted < bh) out.dram[x][d] -= std::min(out.dram[x][d], dirty[x][d]);
-      }
-    }
+  return out;
+}
+
+L2Launch L2Model::replay_launch(std::size_t k) const {
+  const Launch& l = s_->launches[k];
+  std::vector<Program> kept;
+  const bool cut = truncated_[k];
+  if (cut) {  // the first thread blocks, whole: the one the recording stopped in is dropped
+    kept.assign(programs_[k].begin(), programs_[k].begin() + std::min<std::size_t>(truncated_at_[k], programs_[k].size()));
+    if (kept.empty()) kept.push_back(programs_[k].front());
+  }
+  const auto& progs = cut ? kept : programs_[k];
+  L2Launch out;
+  const Occupancy occ = launch_occupancy(p_, l);
+  out.slots = occ.slots;
+  const std::int64_t bh = p_.bh(), blocks = std::int64_t(progs.size());
+  if (blocks == 0) return out;
+  u64 per_head = 0;
+  for (const Program& pr : progs) per_head += pr.size();
+  const ReplaySample r = replay_sample(p_, occ.slots, blocks, per_head);
+  out.heads_replayed = r.heads;
+  out.capacity_bytes = r.capacity;
+  Replayed x = replay_heads(progs, r.heads, r.counted, r.capacity, occ.slots);
+  if (cut) extrapolate_cut(x.dram, x.requests, requested_[k], r.counted);
+  scale_to_all(out, x.dram, x.requests, x.dirty, r.counted, bh, blocks, occ.slots);
   return out;
 }
 

@@ -80,16 +80,25 @@ std::string op_help(OpKind k) {
   }
 }
 
-std::vector<Metric> build() {
-  std::vector<Metric> m;
-  const auto add = [&](std::string key, std::string path, std::string label, Unit unit, std::string help,
-                       std::function<Value(const Figures&)> value, bool in_csv = true) {
+// Appends one metric to the catalogue: the catalogue's sections below call it as add(...), one
+// entry each, in the order `flashlab metrics` lists them.
+struct Add {
+  std::vector<Metric>& m;
+  void operator()(std::string key, std::string path, std::string label, Unit unit, std::string help,
+                  std::function<Value(const Figures&)> value, bool in_csv = true) const {
     m.push_back(Metric{std::move(key), std::move(path), std::move(label), unit, std::move(help), std::move(value),
                        in_csv});
-  };
-  const auto integer = [](auto get) { return [get](const Figures& f) { return Value::of(get(f)); }; };
+  }
+};
 
-  // HBM: the papers' "HBM accesses", global-memory requests (docs/model.md).
+// A metric's value from an integer read off the figures, `get(f)`.
+template <class Get>
+auto integer(Get get) {
+  return [get](const Figures& f) { return Value::of(get(f)); };
+}
+
+// HBM: the papers' "HBM accesses", global-memory requests (docs/model.md).
+void hbm_metrics(const Add& add) {
   add("hbm_read_bytes", "hbm.total_read_bytes", "HBM read", Unit::bytes,
       "Bytes read from HBM, all (batch, head) pairs: V1 re-reads Q_i, O_i, l_i, m_i for every tile (FA1 Alg. 1 "
       "line 8), V2 reads Q_i once per Q block (FA2 Alg. 1 line 4).",
@@ -116,8 +125,10 @@ std::vector<Metric> build() {
           Unit::bytes, tensor_help(t, std::string(verb).c_str()),
           [t, dir](const Figures& f) { return Value::of(hbm(f, t, dir)); }, dir != Dir::atomic);
     }
+}
 
-  // Tiles (i, j) of S by class and by what the schedule did with them.
+// Tiles (i, j) of S by class and by what the schedule did with them.
+void tile_metrics(const Add& add) {
   add("tiles_total", "tiles.total", "tiles", Unit::items, "T_r x T_c tiles (i, j) of S, all (batch, head) pairs.",
       integer([](const Figures& f) { return f.counters.tiles.total; }));
   add("tiles_visited", "tiles.visited", "tiles computed", Unit::items,
@@ -132,8 +143,10 @@ std::vector<Metric> build() {
   add("tiles_skipped", "tiles.skipped", "skipped tiles", Unit::items,
       "Tiles with no visible element: not visited when block skip is on.",
       integer([](const Figures& f) { return f.counters.tiles.skipped; }));
+}
 
-  // Arithmetic.
+// Arithmetic.
+void arithmetic_metrics(const Add& add) {
   add("flops_matmul", "flops.matmul", "matmul FLOPs", Unit::flops,
       "4 rows(i) cols(j) d per computed tile: S = Q_i K_j^T and P~ V_j, masked elements of a partial tile included.",
       integer(flops));
@@ -142,8 +155,10 @@ std::vector<Metric> build() {
     add(fmt::format("ops_{}", to_string(k)), fmt::format("ops.{}", to_string(k)), std::string(to_string(k)), Unit::ops,
         op_help(k), [k](const Figures& f) { return Value::of(ops(f, k)); });
   }
+}
 
-  // On chip and on the GPU preset.
+// On chip and on the GPU preset.
+void grid_metrics(const Add& add) {
   add("sram_peak_bytes", "sram.peak_bytes", "SRAM peak per block", Unit::bytes,
       "Largest on-chip working set of one thread block: Q_i, K_j, V_j and S_ij (docs/model.md \"SRAM\").",
       integer([](const Figures& f) { return u(f.counters.sram_peak_bytes); }));
@@ -163,8 +178,10 @@ std::vector<Metric> build() {
       integer([](const Figures& f) { return u(f.problem.gpu.sms); }), false);
   add("steps", "steps", "steps", Unit::items, "Steps of the schedule, one (batch, head).",
       integer([](const Figures& f) { return f.counters.steps; }));
+}
 
-  // The other memory levels (memory.hpp; docs/model.md "Memory levels"), shaped like HBM's.
+// The other memory levels (memory.hpp; docs/model.md "Memory levels"), shaped like HBM's.
+void level_metrics(const Add& add) {
   for (Memory lv : {Memory::sector, Memory::sram, Memory::registers, Memory::l2, Memory::dram}) {
     const std::string name(to_string(lv));
     const std::string shown = lv == Memory::l2 ? "L2" : lv == Memory::dram ? "DRAM" : name;  // in labels
@@ -195,8 +212,10 @@ std::vector<Metric> build() {
             [lv, t, dir](const Figures& f) { return level_bytes(f, lv, t, dir); }, false);  // JSON only
       }
   }
+}
 
-  // Derived from the above.
+// Derived from the above.
+void derived_metrics(const Add& add) {
   add("hbm_s_p_bytes", "derived.hbm_s_p_bytes", "S and P traffic", Unit::bytes,
       "Bytes of S and P read and written: standard attention's N_q x N_k matrices (FA1 Alg. 0); 0 for V1, V2.",
       integer([](const Figures& f) {
@@ -224,8 +243,10 @@ std::vector<Metric> build() {
         const GpuSpec& g = f.problem.gpu;
         return Value::of_real(double(flops(f)) / (f.problem.dtype == Dtype::fp32 ? g.fp32_flops : g.fp16_tensor_flops));
       });
+}
 
-  // The L2 model and the time model (docs/model.md "L2 and DRAM", "Time model").
+// The L2 model and the time model (docs/model.md "L2 and DRAM", "Time model").
+void predicted_metrics(const Add& add) {
   // none where a thread block does not fit on an SM: no wave can run, there is no time to predict
   const auto predicted = [](auto get) {
     return [get](const Figures& f) { return f.time_model && fits_on_sm(f.counters) ? get(f.time) : Value{}; };
@@ -236,8 +257,10 @@ std::vector<Metric> build() {
   add("predicted_tflops", "predicted.tflops", "predicted TFLOP/s", Unit::ratio,
       "matmul FLOPs / the predicted time, in 10^12 per second.",
       predicted([](const TimePrediction& t) { return Value::of_real(t.tflops); }));
+}
 
-  // The warp model (docs/warps.md): what the split of each tile between warps costs.
+// The warp model (docs/warps.md): what the split of each tile between warps costs.
+void warp_metrics(const Add& add) {
   add("warp_smem_write_bytes", "warps.smem_write_bytes", "shared memory written by warp reductions", Unit::bytes,
       "fp32 partials the warps write to shared memory for cross-warp reductions (split-K: row max, row sum, "
       "P~ V_j; docs/warps.md); 0 under split-Q, none for standard attention.",
@@ -271,6 +294,20 @@ std::vector<Metric> build() {
         for (int n = 0; n < kOpKindCount; ++n) s += extra(f, OpKind(n));
         return Value::of(s);
       });
+}
+
+// The whole catalogue, section by section, in the order it is listed (docs/output.md).
+std::vector<Metric> build() {
+  std::vector<Metric> m;
+  const Add add{m};
+  hbm_metrics(add);
+  tile_metrics(add);
+  arithmetic_metrics(add);
+  grid_metrics(add);
+  level_metrics(add);
+  derived_metrics(add);
+  predicted_metrics(add);
+  warp_metrics(add);
   return m;
 }
 

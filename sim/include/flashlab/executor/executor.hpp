@@ -143,6 +143,13 @@ class Executor {
   void enter_block(std::uint32_t block);
   void emit(Level level, std::int64_t i, std::int64_t j, std::span<const Action> acts, const Cost& c, bool skip,
             TileClass cls);
+  // step()'s phases, one function each: each emits at most one step and returns whether it did.
+  bool prologue_step(Plan& w);     // the launch's prologue actions, one step each
+  bool outer_begin_step(Plan& w);  // the next outer block (the next split after the last), its begin actions
+  bool inner_step(Plan& w);        // the next tile of the inner loop, skipped or visited
+  bool outer_end_step(Plan& w);    // the outer block's end actions
+  // Moves to the next launch; false once every launch is walked (step() then returns false).
+  bool next_launch();
   bool outer_visits(const Plan& w, Dim d, std::int64_t index) const;
   Cost sum_cost(std::span<const Action> acts, std::int64_t i, std::int64_t j) const;
   // The index the k-th iteration of loop `level` visits: within the current split's K/V blocks

@@ -83,6 +83,15 @@ class L2Model : public StepObserver {
   void expand_whole(const StepView& s);
   void expand_in_step(Program& prog, const Action& a) const;
   L2Launch replay_launch(std::size_t k) const;
+  // What the replayed heads' accesses cost: DRAM and requested bytes summed over the first
+  // `counted` heads, dirty bytes left at the end over all of them.
+  struct Replayed {
+    TensorBytes dram{}, requests{}, dirty{};
+  };
+  // Replays `heads` (batch, head) pairs of `progs` through one LRU of `capacity` bytes,
+  // `slot_count` thread blocks resident together (dispatched head by head, as the GPU does).
+  Replayed replay_heads(const std::vector<Program>& progs, std::int64_t heads, std::int64_t counted, double capacity,
+                        std::int64_t slot_count) const;
 
   Problem p_;
   const Schedule* s_;
