@@ -130,7 +130,7 @@ std::vector<WalkStep> v1_to_v2_walk() {
   s.rescale = Rescale::delayed;
   out.push_back({"+ delayed rescaling", "rescale", s});
   s.split = WarpSplit::split_q;
-  out.push_back({"+ split-Q warps", "split", s});
+  out.push_back({"+ split-Q warps", "warp_split", s});
   s.block_skip = true;
   out.push_back({"+ block skip = V2 (FA2 Alg. 1)", "block_skip", s});
   return out;
@@ -434,10 +434,10 @@ Dtype parse_dtype(std::string_view t) {
   throw ConfigError("dtype", std::string(t), "one of fp16, bf16, fp32");
 }
 
-WarpSplit parse_split(std::string_view t) {
+WarpSplit parse_warp_split(std::string_view t) {
   if (t == "split-q" || t == "q") return WarpSplit::split_q;
   if (t == "split-k" || t == "k") return WarpSplit::split_k;
-  throw ConfigError("split", std::string(t), "one of split-q, split-k");
+  throw ConfigError("warp-split", std::string(t), "one of split-q, split-k");
 }
 
 LoopOrder parse_order(std::string_view t) {

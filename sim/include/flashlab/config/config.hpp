@@ -277,7 +277,7 @@ std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window
 Algo parse_algo(std::string_view text);
 Dtype parse_dtype(std::string_view text);
 Mask parse_mask(std::string_view text);
-WarpSplit parse_split(std::string_view text);
+WarpSplit parse_warp_split(std::string_view text);  // split-q | split-k (--warp-split)
 LoopOrder parse_order(std::string_view text);    // kv-outer | q-outer
 GridKind parse_grid(std::string_view text);      // head | qblock
 Rescale parse_rescale(std::string_view text);    // step | delayed
