@@ -58,7 +58,7 @@ TEST_CASE("a switch given with a preset overrides that one property; the text li
   CHECK(j.at("config").at("preset") == false);
   const CliResult text = run_cli("count --algo v2 --grid head " + kSmall);
   REQUIRE(text.code == 0);
-  CHECK(text.out.find("order q-outer, grid head, rescale delayed, split split-q") != std::string::npos);
+  CHECK(text.out.find("order q-outer, grid head, rescale delayed, warp split split-q") != std::string::npos);
   const CliResult preset = run_cli("count --algo v2 " + kSmall);
   REQUIRE(preset.code == 0);
   CHECK(preset.out.find("order ") == std::string::npos);  // the presets' line is as before
