@@ -264,10 +264,12 @@ std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigF
     auto& g = flags->given_.emplace_back();
     g.flag = k;
     g.former_name = f.name;
-    g.option = cmd.add_option(f.name, g.text, std::string("former name of ") + table[k].name)
+    g.option = cmd.add_option(f.name, g.text, table[k].help)
                    ->type_name(table[k].type)
                    ->group("")
-                   ->each([notice = former_name_notice(f)](const std::string&) { std::cerr << notice; });
+                   ->each([notice = former_name_notice(f)](const std::string& v) {
+                     if (!v.empty()) std::cerr << notice;  // an empty value is refused, with no notice first
+                   });
   }
   flags->default_model_ = opt.default_model;
   const std::string def = opt.default_model.empty() ? "none" : opt.default_model;
