@@ -2,6 +2,7 @@
 #include "flashlab/flags/config_flags.hpp"
 
 #include <algorithm>
+#include <iostream>
 #include <set>
 #include <string>
 #include <string_view>
@@ -113,12 +114,34 @@ const std::vector<Flag>& flag_table() {
        }},
       {"--warps", "warps", "INT", "warps per thread block (default 4; 8 for V2's --pass backward on FA2's backward tile, the default one)",
        [](Config& c, const std::string& f, const std::string& t) { c.warps = int(parse_int_in(f, t, 1, 32)); }},
-      {"--split", "split", "SPLIT", "split-q | split-k: how warps share a tile (default: split-k for v1, split-q for v2)",
-       [](Config& c, const std::string&, const std::string& t) { c.split = parse_split(t); }},
+      {"--warp-split", "warp-split", "SPLIT",
+       "split-q | split-k: how the warps of a thread block share a tile (default: split-k for v1, split-q for v2)",
+       [](Config& c, const std::string&, const std::string& t) { c.split = parse_warp_split(t); }},
       {"--gpu", "gpu", "GPU", "GPU preset: " + joined(gpu_preset_names()) + " (default h200)",
        [](Config& c, const std::string&, const std::string& t) { c.gpu = gpu_preset(t).name; }},
   };
   return table;
+}
+
+// A flag's former name, still read for a release: the committed GPU data and scripts/gpu write
+// `--split split-q` (issue 26: `--split` read as the warp split beside `--splits`, split-KV).
+struct FormerName {
+  const char* name;   // "--split"
+  const char* field;  // "split"
+  const char* now;    // the flag's field now, "warp-split"
+};
+constexpr FormerName kFormerNames[] = {{"--split", "split", "warp-split"}};
+
+// The notice a former name prints on standard error (never standard output: scripts parse it).
+std::string former_name_notice(const FormerName& f) {
+  return std::string("flashlab: ") + f.name + " is now --" + f.now + "; " + f.name + " will be removed\n";
+}
+
+// The field a flag's field names now: `field` itself, or the field a former name stands for.
+std::string current_field(const std::string& field) {
+  for (const FormerName& f : kFormerNames)
+    if (field == f.field) return f.now;
+  return field;
 }
 
 // Config's defaults with the model preset `model` (a canonical name, "" for none) applied.
@@ -172,8 +195,9 @@ Config build_config(const std::vector<FlagText>& given, const std::string& model
   const auto& table = flag_table();
   std::vector<std::pair<std::size_t, const FlagText*>> ordered;
   for (const FlagText& g : given) {
+    const std::string field = current_field(g.field);  // a former name, silently (the GPU data's flags)
     std::size_t k = 0;
-    while (k < table.size() && g.field != table[k].field) ++k;
+    while (k < table.size() && field != table[k].field) ++k;
     if (k == table.size()) throw ConfigError("flag", g.field, "one of " + joined(config_flag_fields()) + "|model");
     ordered.emplace_back(k, &g);
   }
@@ -194,6 +218,11 @@ Config ConfigFlags::build() const {
   for (const Given& g : given_)
     if (g.option->count() > 0) {
       const Flag& f = flag_table()[g.flag];
+      if (g.former_name)
+        for (const Given& h : given_)
+          if (h.flag == g.flag && !h.former_name && h.option->count() > 0)
+            throw ConfigError(f.field, g.text + " and " + h.text,
+                              std::string("one value: ") + g.former_name + " is the former name of " + f.name);
       f.apply(c, f.field, g.text);
       seen.saw(f.field);
     }
@@ -221,12 +250,26 @@ std::string ConfigFlags::model_description() const {
 std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigFlagOptions& opt) {
   auto flags = std::make_shared<ConfigFlags>();
   const auto& table = flag_table();
-  flags->given_.reserve(table.size());  // the options bind to these strings: no reallocation
+  flags->given_.reserve(table.size() + std::size(kFormerNames));  // the options bind to these strings: no reallocation
   for (std::size_t k = 0; k < table.size(); ++k) {
     if (!opt.algo && std::string_view(table[k].name) == "--algo") continue;
     auto& g = flags->given_.emplace_back();
     g.flag = k;
     g.option = cmd.add_option(table[k].name, g.text, table[k].help)->type_name(table[k].type)->group("Configuration");
+  }
+  // Former names: the same flag, left out of --help, with a notice on standard error when given.
+  for (const FormerName& f : kFormerNames) {
+    std::size_t k = 0;
+    while (k < table.size() && std::string_view(table[k].field) != f.now) ++k;
+    auto& g = flags->given_.emplace_back();
+    g.flag = k;
+    g.former_name = f.name;
+    g.option = cmd.add_option(f.name, g.text, table[k].help)
+                   ->type_name(table[k].type)
+                   ->group("")
+                   ->each([notice = former_name_notice(f)](const std::string& v) {
+                     if (!v.empty()) std::cerr << notice;  // an empty value is refused, with no notice first
+                   });
   }
   flags->default_model_ = opt.default_model;
   const std::string def = opt.default_model.empty() ? "none" : opt.default_model;

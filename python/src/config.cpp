@@ -85,7 +85,12 @@ PyConfig make_config(const py::dict& kwargs, const std::string& default_model) {
   std::string model = default_model;
   const std::vector<std::string>& fields = cli::config_flag_fields();
   for (const auto& [key, value] : kwargs) {
-    const std::string keyword = key.cast<std::string>();
+    std::string keyword = key.cast<std::string>();
+    if (keyword == "split") {  // the former name of warp_split, read for a release
+      if (PyErr_WarnEx(PyExc_DeprecationWarning, "flashlab.Config: split= is now warp_split=; split= will be removed", 1) != 0)
+        throw py::error_already_set();
+      keyword = "warp_split";
+    }
     if (keyword == "model") {
       if (value.is_none()) model = "";
       else if (py::isinstance<py::str>(value)) model = value.cast<std::string>();
@@ -147,7 +152,8 @@ Keywords (all optional; None means the default):
   dtype       'fp16' | 'bf16' | 'fp32' (default 'fp16'; accumulation is fp32)
   mask        'none' | 'causal' | 'causal-br' | 'window:LEFT,RIGHT' (-1: no limit on that side)
   block_skip  True/False or 'on'/'off' (default on for v2, off for v1)
-  order, grid, rescale, split   the switches from V1 to V2 (docs/model.md "Variants")
+  order, grid, rescale, warp_split   the switches from V1 to V2 (docs/model.md "Variants");
+              warp_split: 'split-q' | 'split-k', how the warps of a thread block share a tile
   pass_       'forward' | 'backward' | 'both' (the command line's --pass; `pass` is a Python keyword)
   backward_form  'released' | 'paper' | 'deterministic': V2's backward as FA2's kernels run it, as FA2
                  Alg. 2 prints it, or as FA2's kernels run it with deterministic=True
@@ -168,7 +174,8 @@ unknown keyword or a value that is not an int, float, str or bool.
 Attributes (read-only) are the resolved values, the keys of the config JSON (docs/output.md "Config"):
 algo, n_q, n_k, d, b_r, b_c, t_r, t_c, batch, heads, kv_heads, dtype, e_in, mask, block_skip, scale, warps,
 split, order, grid, rescale, preset (None for standard attention), sram_capacity_bytes, gpu, model, pass_,
-backward_form (None unless V2's backward runs), splits, kernel.
+backward_form (None unless V2's backward runs), splits, kernel; warp_split is split (the JSON's key for
+the warp split) under its keyword's name.
 )doc");
   cls.def(py::init([](const py::kwargs& kw) { return make_config(kw); }))
       .def("to_dict", [](const PyConfig& c) { return to_python(config_json(c.problem, c.model)); },
@@ -189,6 +196,8 @@ backward_form (None unless V2's backward runs), splits, kernel.
       const nlohmann::json j = config_json(c.problem, c.model);
       return j.contains(key) ? to_python(j.at(key)) : py::none();
     });
+  // the keyword's own name for the JSON's "split" (Config(warp_split=...).warp_split)
+  cls.def_property_readonly("warp_split", [](const PyConfig& c) { return to_python(config_json(c.problem, c.model).at("split")); });
 }
 
 }  // namespace flashlab::python

@@ -71,7 +71,7 @@ py::list walk() {
     switches["order"] = std::string(to_string(s.switches.order));
     switches["grid"] = std::string(to_string(s.switches.grid));
     switches["rescale"] = std::string(to_string(s.switches.rescale));
-    switches["split"] = std::string(to_string(s.switches.split));
+    switches["warp_split"] = std::string(to_string(s.switches.split));
     switches["block_skip"] = s.switches.block_skip;
     py::dict step;
     step["key"] = s.key;
@@ -125,9 +125,9 @@ names that algorithm, e.g. "sram (algo v1)"), TypeError for an unknown keyword.
 v1_to_v2_walk() -> list of dict
 
 The walk of `flashlab explain` from V1 to V2, one change at a time (docs/model.md "Variants"):
-six steps, each a dict with "key" ('v1', 'order', 'grid', 'rescale', 'split', 'block_skip'),
+six steps, each a dict with "key" ('v1', 'order', 'grid', 'rescale', 'warp_split', 'block_skip'),
 "what" (the change, as explain prints it) and "switches", the Config keywords of that step
-(algo='v1', order, grid, rescale, split, block_skip), so that count(cfg, **step["switches"]) is
+(algo='v1', order, grid, rescale, warp_split, block_skip), so that count(cfg, **step["switches"]) is
 the step's count; the last step's switches are V2's (FA2 Alg. 1).
 )doc");
   fp::bind_arrays(m);

@@ -130,7 +130,7 @@ void register_explain(CLI::App& app) {
     if (c.order) throw ConfigError("--order", std::string(to_string(*c.order)), allowed);
     if (c.grid) throw ConfigError("--grid", std::string(to_string(*c.grid)), allowed);
     if (c.rescale) throw ConfigError("--rescale", std::string(to_string(*c.rescale)), allowed);
-    if (c.split) throw ConfigError("--split", std::string(to_string(*c.split)), allowed);
+    if (c.split) throw ConfigError("--warp-split", std::string(to_string(*c.split)), allowed);
     if (c.block_skip) throw ConfigError("--block-skip", *c.block_skip ? "on" : "off", allowed);
     if (c.pass != Pass::forward)
       throw ConfigError("--pass", std::string(to_string(c.pass)),

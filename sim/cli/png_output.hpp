@@ -1,12 +1,12 @@
 // png_output.hpp — a picture option's PNG file (`count --map FILE.png`, `sweep --plot FILE.png`):
 // its destination checked before any work, the picture encoded by stb_image_write in memory, then
-// written whole or not at all through OutputFile (output_file.hpp), as the other outputs are.
+// written whole or not at all through OutputFile (command_output.hpp), as the other outputs are.
 #pragma once
 
 #include <string>
 
 #include "model/image.hpp"
-#include "output_file.hpp"
+#include "command_output.hpp"
 
 namespace flashlab::cli {
 

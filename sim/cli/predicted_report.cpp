@@ -64,10 +64,10 @@ std::string predicted_text(const Problem& p, const Counters& k, const TimePredic
                      l.issue_from_sass ? "from the compiled kernel's SASS (fp32's time is within issue's)"
                                        : "estimated from the schedule (no compiled tile loop used)");
     std::string units = "    share of block time:";
-    for (int u = 0; u <= int(Unit::latency); ++u) units += fmt::format(" {} {:.0f}%", to_string(Unit(u)), 100 * l.share[std::size_t(u)]);
+    for (int u = 0; u <= int(HwUnit::latency); ++u) units += fmt::format(" {} {:.0f}%", to_string(HwUnit(u)), 100 * l.share[std::size_t(u)]);
     s += units + "\n";
     std::string alone = "    each unit alone:";
-    for (int u = 0; u < kUnitCount; ++u) alone += fmt::format(" {} {}", to_string(Unit(u)), seconds_text(l.unit_s[std::size_t(u)]));
+    for (int u = 0; u < kHwUnitCount; ++u) alone += fmt::format(" {} {}", to_string(HwUnit(u)), seconds_text(l.unit_s[std::size_t(u)]));
     s += alone + "\n";
   }
   return s;

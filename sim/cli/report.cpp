@@ -23,7 +23,7 @@ std::string config_line(const Problem& p) {
   Switches same = p.switches();
   same.block_skip = preset_switches(p.algo).block_skip;
   if (p.algo != Algo::standard && !(same == preset_switches(p.algo)))
-    line += fmt::format("; order {}, grid {}, rescale {}, split {}", to_string(p.order), to_string(p.grid),
+    line += fmt::format("; order {}, grid {}, rescale {}, warp split {}", to_string(p.order), to_string(p.grid),
                         to_string(p.rescale), to_string(p.split));
   if (p.backward())
     line += fmt::format("; pass {}{}", to_string(p.pass),

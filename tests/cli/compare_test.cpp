@@ -114,7 +114,7 @@ TEST_CASE("compare: block skip is shown for V1 and V2 only, and an algorithm who
 //   split-Q: 0 bytes, 2 barriers, no extra operation; standard attention: none (no tile loop).
 TEST_CASE("compare shows the warp split: split-K's shared memory, barriers and extra ops against split-Q") {
   const std::string one_tile =
-      "compare --model none --nq 128 --nk 128 --d 64 --br 128 --bc 128 --mask none --warps 4 --json --split ";
+      "compare --model none --nq 128 --nk 128 --d 64 --br 128 --bc 128 --mask none --warps 4 --json --warp-split ";
   const nlohmann::json k = run_json(one_tile + "split-k");
   for (const char* algo : {"v1", "v2"}) {
     CAPTURE(algo);
@@ -141,7 +141,7 @@ TEST_CASE("compare shows the warp split: split-K's shared memory, barriers and e
 
   // the table's rows
   const CliResult t = run_cli("compare --model none --nq 128 --nk 128 --d 64 --br 128 --bc 128 --mask none "
-                              "--warps 4 --split split-k");
+                              "--warps 4 --warp-split split-k");
   INFO(t.err);
   REQUIRE(t.code == 0);
   CHECK(t.out.find("warps: V1 split-k, V2 split-k of 4") != std::string::npos);

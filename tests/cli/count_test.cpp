@@ -299,10 +299,10 @@ TEST_CASE("count: a block that does not fit on an SM says so, never '0 blocks pe
 //   shared memory per tile, split-K: written 4 W r (d + 2) = 9,216 B, read 4 W r (W + d + 1) =
 //     10,752 B; split-Q none;
 //   extra operations per tile, split-K: max r (W - 1)^2 = 288, add (W - 1) r d = 1,536.
-TEST_CASE("count --split split-k against --split split-q: the warp model's closed forms (docs/warps.md)") {
+TEST_CASE("count --warp-split split-k against --warp-split split-q: the warp model's closed forms (docs/warps.md)") {
   const std::string small = "count --algo v1 --nq 128 --nk 128 --d 16 --br 32 --bc 32 --warps 4 --json ";
-  const nlohmann::json q = run_json(small + "--split split-q");
-  const nlohmann::json k = run_json(small + "--split split-k");
+  const nlohmann::json q = run_json(small + "--warp-split split-q");
+  const nlohmann::json k = run_json(small + "--warp-split split-k");
   const std::uint64_t tiles = 16, r = 32, dd = 16, W = 4;
   CHECK(u64_at(q, "warps.barriers") == 2 * tiles);
   CHECK(u64_at(q, "warps.smem_bytes") == 0);
@@ -318,7 +318,7 @@ TEST_CASE("count --split split-k against --split split-q: the warp model's close
   for (const char* part : {"hbm", "tiles", "flops", "ops"}) CHECK(q.at(part) == k.at(part));
 
   // the table shows the same figures
-  const CliResult t = run_cli("count --algo v1 --nq 128 --nk 128 --d 16 --br 32 --bc 32 --warps 4 --split split-k");
+  const CliResult t = run_cli("count --algo v1 --nq 128 --nk 128 --d 16 --br 32 --bc 32 --warps 4 --warp-split split-k");
   REQUIRE(t.code == 0);
   CHECK(t.out.find("Warps: 4 per thread block, split-k") != std::string::npos);
   CHECK(t.out.find("barriers: 80") != std::string::npos);
@@ -326,6 +326,28 @@ TEST_CASE("count --split split-k against --split split-q: the warp model's close
   CHECK(t.out.find("extra ops of the warp split: 29,184 (max 4,608, add 24,576)") != std::string::npos);
   const CliResult s = run_cli("count --algo standard --nq 128 --nk 128 --d 16 --br 32 --bc 32");
   CHECK(s.out.find("standard attention has no tile loop") != std::string::npos);
+}
+
+// --warp-split is the warp split; --split, its former name, is still read for a release: the same
+// count, and a one-line notice on standard error only (scripts parse standard output).
+TEST_CASE("count --split: the former name of --warp-split, with a notice on stderr") {
+  const std::string small = "count --algo v1 --nq 128 --nk 128 --d 16 --br 32 --bc 32 --warps 4 --json ";
+  const CliResult now = run_cli(small + "--warp-split split-q");
+  const CliResult former = run_cli(small + "--split split-q");
+  REQUIRE(now.code == 0);
+  REQUIRE(former.code == 0);
+  CHECK(now.err.empty());
+  CHECK(former.err == "flashlab: --split is now --warp-split; --split will be removed\n");
+  CHECK(nlohmann::json::parse(former.out) == nlohmann::json::parse(now.out));
+  CHECK(nlohmann::json::parse(now.out).at("config").at("split") == "split-q");
+  // not both names at once; --help shows only the new one
+  const CliResult both = run_cli(small + "--split split-q --warp-split split-k");
+  CHECK(both.code == 2);
+  CHECK(both.err.find("flashlab: error: warp-split = split-q and split-k: one value: --split is the former name of "
+                      "--warp-split") != std::string::npos);
+  const CliResult help = run_cli("count --help");
+  CHECK(help.out.find("--warp-split") != std::string::npos);
+  CHECK(help.out.find("--split ") == std::string::npos);
 }
 
 TEST_CASE("the model: line names the flags given over the preset's values (issue 24: it described the preset only)") {

@@ -61,7 +61,8 @@ TEST_CASE("bad config values: exit 2, the field, the value and what is allowed")
       {"count --scale 1e999", 2, {"flashlab: error: scale = 1e999: a number > 0"}},
       {"count --nq 0x10", 2, {"flashlab: error: nq = 0x10"}},
       {"count --warps 0", 2, {"flashlab: error: warps = 0: an integer from 1 to 32"}},
-      {"count --split rows", 2, {"flashlab: error: split = rows: one of split-q, split-k"}},
+      {"count --warp-split rows", 2, {"flashlab: error: warp-split = rows: one of split-q, split-k"}},
+      {"count --split rows", 2, {"flashlab: error: warp-split = rows: one of split-q, split-k"}},  // its former name
       {"count --model gpt5", 2, {"flashlab: error: model = gpt5: one of gpt2-small, llama3-8b, mistral-7b, or none"}},
       {"compare --model gpt5", 2, {"flashlab: error: model = gpt5:"}},
       {"count --gpu v100", 2, {"flashlab: error: gpu = v100: one of a100, h100, h200"}},
@@ -150,7 +151,7 @@ TEST_CASE("command-line parse errors: CLI11's message (an unknown command: its n
 TEST_CASE("no value of any configuration flag crashes: exit 0 or 2, and a message on exit 2") {
   const char* flags[] = {"--algo", "--seq",  "--nq",   "--nk",         "--d",     "--br",    "--bc",
                          "--sram", "--batch", "--heads", "--dtype",     "--mask",  "--block-skip",
-                         "--scale", "--warps", "--split", "--gpu",       "--model"};
+                         "--scale", "--warps", "--warp-split", "--split", "--gpu", "--model"};
   const char* values[] = {"''", "-1", "0", "1", "abc", "1e400", "99999999999999999999", "nan", "auto",
                           "window:1,", "3.5"};
   for (const char* f : flags)

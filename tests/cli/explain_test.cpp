@@ -18,13 +18,13 @@ TEST_CASE("explain: six steps from V1 to V2, each the count of the same switches
   const nlohmann::json& steps = e.at("steps");
   REQUIRE(steps.size() == 6);
   // The switches each step turns on, cumulatively, and count's flags for the same variant.
-  const std::vector<std::string> names{"v1", "order", "grid", "rescale", "split", "block_skip"};
+  const std::vector<std::string> names{"v1", "order", "grid", "rescale", "warp_split", "block_skip"};
   const std::vector<std::string> flags{
       "--algo v1",
       "--algo v1 --order q-outer",
       "--algo v1 --order q-outer --grid qblock",
       "--algo v1 --order q-outer --grid qblock --rescale delayed",
-      "--algo v1 --order q-outer --grid qblock --rescale delayed --split split-q",
+      "--algo v1 --order q-outer --grid qblock --rescale delayed --warp-split split-q",
       "--algo v2"};  // every switch turned: V2 itself
   for (std::size_t k = 0; k < steps.size(); ++k) {
     CAPTURE(k);

@@ -13,7 +13,7 @@ const std::string kSmall = "--nq 40 --nk 33 --d 8 --br 8 --bc 8 --mask causal-br
 
 }  // namespace
 
-TEST_CASE("every combination of --order --grid --rescale --split --block-skip: count, run, trace") {
+TEST_CASE("every combination of --order --grid --rescale --warp-split --block-skip: count, run, trace") {
   const std::string dir = make_temp_dir();
   int n = 0;
   for (const char* order : {"kv-outer", "q-outer"})
@@ -22,7 +22,7 @@ TEST_CASE("every combination of --order --grid --rescale --split --block-skip: c
         for (const char* split : {"split-k", "split-q"})
           for (const char* skip : {"off", "on"}) {
             const std::string sw = std::string("--order ") + order + " --grid " + grid + " --rescale " + rescale +
-                                   " --split " + split + " --block-skip " + skip + " ";
+                                   " --warp-split " + split + " --block-skip " + skip + " ";
             CAPTURE(sw);
             const nlohmann::json c = run_json("count --json --algo v1 " + kSmall + sw);
             const nlohmann::json& cfg = c.at("config");
@@ -58,7 +58,7 @@ TEST_CASE("a switch given with a preset overrides that one property; the text li
   CHECK(j.at("config").at("preset") == false);
   const CliResult text = run_cli("count --algo v2 --grid head " + kSmall);
   REQUIRE(text.code == 0);
-  CHECK(text.out.find("order q-outer, grid head, rescale delayed, split split-q") != std::string::npos);
+  CHECK(text.out.find("order q-outer, grid head, rescale delayed, warp split split-q") != std::string::npos);
   const CliResult preset = run_cli("count --algo v2 " + kSmall);
   REQUIRE(preset.code == 0);
   CHECK(preset.out.find("order ") == std::string::npos);  // the presets' line is as before

@@ -1,5 +1,5 @@
 // The variants between V1 and V2 on the GPU (every combination of --order, --grid, --rescale,
-// --split and --block-skip: kernels/src/v1.cu's row-update family and v2.cu), as recorded on an
+// --warp-split and --block-skip: kernels/src/v1.cu's row-update family and v2.cu), as recorded on an
 // H200 by `scripts/gpu/split_validate.py --grid variant` under tests/data/gpu_variants/ (report.md
 // beside them), against the simulator: each GPU trace equals a fresh simulator trace of its config,
 // every row's events agreed and its O and L were within tolerance, and Nsight Compute's global load

@@ -31,11 +31,20 @@ def test_defaults_are_the_commands():
     (dict(algo="v1", br="auto", bc="auto", sram=65536), "--algo v1 --br auto --bc auto --sram 65536"),
     (dict(algo="v1", order="q-outer", grid="qblock", block_skip=True),
      "--algo v1 --order q-outer --grid qblock --block-skip on"),
-    (dict(block_skip="off", scale=0.5, warps=8, split="split-k", batch=2, heads=3, mask="window:4,8"),
-     "--block-skip off --scale 0.5 --warps 8 --split split-k --batch 2 --heads 3 --mask window:4,8"),
+    (dict(block_skip="off", scale=0.5, warps=8, warp_split="split-k", batch=2, heads=3, mask="window:4,8"),
+     "--block-skip off --scale 0.5 --warps 8 --warp-split split-k --batch 2 --heads 3 --mask window:4,8"),
 ])
 def test_keywords_are_the_flags(kwargs, flags):
     assert flashlab.Config(**kwargs).to_dict() == cli_json("count --json " + flags)["config"]
+
+
+def test_split_is_the_former_name_of_warp_split():
+    # warp_split is --warp-split; split= is still read for a release, with a DeprecationWarning
+    with pytest.warns(DeprecationWarning, match="split= is now warp_split="):
+        old = flashlab.Config(algo="v1", split="split-q")
+    assert old == flashlab.Config(algo="v1", warp_split="split-q")
+    assert old.to_dict() == cli_json("count --json --algo v1 --warp-split split-q")["config"]
+    assert old.to_dict()["split"] == "split-q"
 
 
 def test_model_preset_fills_heads_d_seq_mask():

@@ -96,7 +96,7 @@ def test_batch_and_heads_multiply_the_traffic():
     "--algo standard --seq 512 --d 32 --mask causal",
     "--algo v2 --nq 300 --nk 700 --d 64 --br 64 --bc 64 --mask causal-br --dtype bf16 --batch 2 --heads 3",
     "--algo v1 --seq 777 --d 48 --br auto --bc auto --sram 49152 --mask window:100,20",
-    "--algo v1 --order q-outer --grid qblock --rescale delayed --split split-q --seq 1024",
+    "--algo v1 --order q-outer --grid qblock --rescale delayed --warp-split split-q --seq 1024",
     "--model gpt2-small --seq 2048",
     "--algo v1 --seq 1024 --d 128 --br 128 --bc 128 --sram 1048576",  # a block that fits no SM
 ])

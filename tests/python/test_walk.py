@@ -14,11 +14,11 @@ def kwargs_of(args):
 
 def test_walk_names_the_switches_of_v1_then_v2():
     walk = flashlab.v1_to_v2_walk()
-    assert [s["key"] for s in walk] == ["v1", "order", "grid", "rescale", "split", "block_skip"]
+    assert [s["key"] for s in walk] == ["v1", "order", "grid", "rescale", "warp_split", "block_skip"]
     v1 = flashlab.Config(algo="v1")
     v2 = flashlab.Config(algo="v2")
     first, last = walk[0]["switches"], walk[-1]["switches"]
-    for name in ("order", "grid", "rescale", "split", "block_skip"):
+    for name in ("order", "grid", "rescale", "warp_split", "block_skip"):
         assert first[name] == getattr(v1, name), name
         assert last[name] == getattr(v2, name), name
     for before, after in zip(walk, walk[1:]):  # one switch at a time

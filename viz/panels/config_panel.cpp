@@ -248,7 +248,7 @@ bool warp_gpu_fields(Config& c) {
     c.warps = int(std::clamp<std::int64_t>(warps, -1, 64));
     changed = true;
   }
-  changed |= optional_combo<WarpSplit>("split", c.split, {"split-Q", "split-K"}, {WarpSplit::split_q, WarpSplit::split_k},
+  changed |= optional_combo<WarpSplit>("warp split", c.split, {"split-Q", "split-K"}, {WarpSplit::split_q, WarpSplit::split_k},
                                        "split-Q: warps own row slices of S_ij, no inter-warp reduction (FA2 §3.3); "
                                        "split-K: warps own column slices and reduce through shared memory (V1). "
                                        "Default: split-K for V1, split-Q for V2.");

@@ -30,9 +30,20 @@ struct Passes {
 
 // SRAM bytes the schedule of (a, v) keeps with rows x cols tiles (schedule.hpp sram_bytes: the
 // Q outer order keeps S_ij/P_ij and O_i in registers, the K/V outer order keeps S_ij in SRAM).
+// resolve() asks before the Problem exists: the schedule is that of a Problem with the fields
+// make_schedule reads for it (algorithm, switches, pass, backward form; no split-KV).
 std::int64_t sram_need(Algo a, const Switches& v, std::int64_t rows, std::int64_t cols, std::int64_t d, int e,
                        Passes ps) {
-  return sram_bytes(make_schedule(a, v, ps.pass, ps.form), rows, cols, d, e);
+  Problem p;
+  p.algo = a;
+  p.order = v.order;
+  p.grid = v.grid;
+  p.rescale = v.rescale;
+  p.split = v.split;
+  p.block_skip = v.block_skip;
+  p.pass = ps.pass;
+  p.backward_form = ps.form;
+  return sram_bytes(make_schedule(p), rows, cols, d, e);
 }
 
 // Largest B <= kMaxBlock with B_r = B_c = B whose tiles fit in `capacity` bytes (0: none does).
@@ -122,7 +133,7 @@ std::vector<WalkStep> v1_to_v2_walk() {
   s.rescale = Rescale::delayed;
   out.push_back({"+ delayed rescaling", "rescale", s});
   s.split = WarpSplit::split_q;
-  out.push_back({"+ split-Q warps", "split", s});
+  out.push_back({"+ split-Q warps", "warp_split", s});
   s.block_skip = true;
   out.push_back({"+ block skip = V2 (FA2 Alg. 1)", "block_skip", s});
   return out;

@@ -112,7 +112,7 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
   const std::int64_t warps = integer("warps");
   if (warps < 1 || warps > 32) bad(pre + "warps", std::to_string(warps), "an integer from 1 to 32");
   c.warps = int(warps);
-  c.split = named(pre + "split", [&] { return parse_split(get_string(j, pre, "split")); });
+  c.split = named(pre + "split", [&] { return parse_warp_split(get_string(j, pre, "split")); });
   // order, grid, rescale: absent from configs written before the switches (the preset's then)
   if (j.contains("order")) c.order = named(pre + "order", [&] { return parse_order(get_string(j, pre, "order")); });
   if (j.contains("grid")) c.grid = named(pre + "grid", [&] { return parse_grid(get_string(j, pre, "grid")); });

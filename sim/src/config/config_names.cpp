@@ -73,10 +73,10 @@ Dtype parse_dtype(std::string_view t) {
   throw ConfigError("dtype", std::string(t), "one of fp16, bf16, fp32");
 }
 
-WarpSplit parse_split(std::string_view t) {
+WarpSplit parse_warp_split(std::string_view t) {
   if (t == "split-q" || t == "q") return WarpSplit::split_q;
   if (t == "split-k" || t == "k") return WarpSplit::split_k;
-  throw ConfigError("split", std::string(t), "one of split-q, split-k");
+  throw ConfigError("warp-split", std::string(t), "one of split-q, split-k");
 }
 
 LoopOrder parse_order(std::string_view t) {

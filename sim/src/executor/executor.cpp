@@ -66,7 +66,7 @@ void Executor::plan() {
       if (!it->thread_block || it->dim == Dim::batch || it->dim == Dim::head) continue;
       for (int lv = 0; lv < w.depth; ++lv)
         if (w.dim[lv] == it->dim) w.stride[lv] = weight;
-      if (it->dim == Dim::kv_split || it->dim == Dim::dq_split) {
+      if (it->dim == Dim::kv_split || it->dim == Dim::dq_slice) {
         w.splits = loop_extent(it->dim, p_);
         w.split_stride = weight;
         w.split_level = it->dim == Dim::kv_split ? 1 : 0;
@@ -94,7 +94,7 @@ void Executor::plan() {
 void Executor::enter_split(const Plan& w, std::int64_t s) {
   sp_ = s;
   if (w.splits > 0 && w.split_level == 0) {
-    split_ = dq_split_range(p_, s);
+    split_ = dq_slice_range(p_, s);
   } else {
     const SplitRange r = w.splits > 0 ? split_range(p_, s) : SplitRange{0, p_.tiling.t_c()};
     split_ = {r.first, r.end, 1};

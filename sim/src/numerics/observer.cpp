@@ -66,7 +66,7 @@ struct NumericsObserver::State {
 
   State(const Problem& p_, const Schedule& forward, const Inputs& in_, NumericsOptions o)
       : p(p_), in(in_), opt(std::move(o)), home(stats_home(forward)), traces(opt.trace_blocks.size()) {
-    backward_from = p.backward() ? (p.forward() ? make_forward_schedule(p).launches.size() : 0) : std::size_t(-1);
+    backward_from = p.backward() ? (p.forward() ? make_schedule(p.forward_only()).launches.size() : 0) : std::size_t(-1);
     const Tiling& t = p.tiling;
     hbm_O.setConstant(t.n_q, t.d, kNaN);
     hbm_L.setConstant(t.n_q, kNaN);
@@ -224,7 +224,7 @@ struct NumericsObserver::State {
 };
 
 NumericsObserver::NumericsObserver(const Problem& p, const Inputs& in, NumericsOptions opt)
-    : NumericsObserver(p, make_forward_schedule(p), in, std::move(opt)) {}
+    : NumericsObserver(p, make_schedule(p.forward_only()), in, std::move(opt)) {}
 
 NumericsObserver::NumericsObserver(const Problem& p, const Schedule& forward, const Inputs& in, NumericsOptions opt) {
   const Tiling& t = p.tiling;

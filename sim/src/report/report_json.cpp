@@ -31,9 +31,9 @@ nlohmann::json predicted_json(const TimePrediction& t) {
   nlohmann::json launches = nlohmann::json::array();
   for (const LaunchTime& l : t.launches) {
     nlohmann::json unit = nlohmann::json::object(), share = nlohmann::json::object();
-    for (int u = 0; u < kUnitCount; ++u) {
-      unit[std::string(to_string(flashlab::Unit(u)))] = l.unit_s[std::size_t(u)];
-      share[std::string(to_string(flashlab::Unit(u)))] = l.share[std::size_t(u)];
+    for (int u = 0; u < kHwUnitCount; ++u) {
+      unit[std::string(to_string(flashlab::HwUnit(u)))] = l.unit_s[std::size_t(u)];
+      share[std::string(to_string(flashlab::HwUnit(u)))] = l.share[std::size_t(u)];
     }
     launches.push_back({{"name", l.name},
                         {"time_s", l.time_s},

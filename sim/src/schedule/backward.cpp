@@ -138,7 +138,7 @@ Schedule v2_backward_released(bool deterministic) {
   // flash_bwd_kernel.h compute_dq_dk_dv_seqk_parallel): thread block s walks K/V blocks s,
   // s + nsplits, ..., each as one released thread block does, its atomics going to slice s
   Launch l = launch("flash_bwd_dq_dk_dv",
-                    deterministic ? std::vector<Loop>{grid(Dim::batch), grid(Dim::head), grid(Dim::dq_split),
+                    deterministic ? std::vector<Loop>{grid(Dim::batch), grid(Dim::head), grid(Dim::dq_slice),
                                                       seq(Dim::kv_block), seq_down(Dim::q_block)}
                                   : std::vector<Loop>{grid(Dim::batch), grid(Dim::head), grid(Dim::kv_block),
                                                       seq_down(Dim::q_block)});
@@ -170,6 +170,8 @@ Schedule v2_backward_released(bool deterministic) {
 
 }  // namespace
 
+namespace detail {
+
 Schedule make_backward_schedule(Algo a, BackwardForm form) {
   switch (a) {
     case Algo::standard: return standard_backward();
@@ -179,4 +181,5 @@ Schedule make_backward_schedule(Algo a, BackwardForm form) {
   return form == BackwardForm::paper ? v2_backward_paper() : v2_backward_released(form == BackwardForm::deterministic);
 }
 
+}  // namespace detail
 }  // namespace flashlab

@@ -9,6 +9,8 @@
 
 namespace flashlab {
 
+namespace detail {
+
 Schedule make_fa2_backward_schedule(const Problem& p) {
   Schedule s = make_backward_schedule(Algo::v2, BackwardForm::released);
   // flash_bwd_launch_template.h run_flash_bwd_seqk_parallel: the launches in order, and the names
@@ -30,4 +32,5 @@ Schedule make_fa2_backward_schedule(const Problem& p) {
   return s;
 }
 
+}  // namespace detail
 }  // namespace flashlab

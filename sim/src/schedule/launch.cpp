@@ -62,7 +62,7 @@ std::int64_t loop_extent(Dim d, const Problem& p) {
     case Dim::kv_block: return p.tiling.t_c();
     case Dim::q_row: return p.tiling.n_q;
     case Dim::kv_split: return p.splits;
-    case Dim::dq_split: return p.dq_splits;
+    case Dim::dq_slice: return p.dq_splits;
   }
   return 1;
 }
@@ -126,9 +126,9 @@ void check_schedule(const Schedule& s) {
       if (seen[int(Dim::q_row)]) bad(l, "a q_row loop in a launch that walks tiles");
       if (seen[int(Dim::kv_split)] && (walked.size() != 2 || walked[1].dim != Dim::kv_block || walked[1].thread_block))
         bad(l, "a kv_split loop needs a sequential K/V-block loop inside a Q-block loop (each split walks its K/V blocks)");
-      if (seen[int(Dim::dq_split)] && (walked.size() != 2 || walked[0].dim != Dim::kv_block || walked[0].thread_block))
-        bad(l, "a dq_split loop needs a sequential K/V-block loop outside a Q-block loop (each thread block walks its K/V blocks)");
-      if (seen[int(Dim::dq_split)] && seen[int(Dim::kv_split)]) bad(l, "a kv_split loop and a dq_split loop together");
+      if (seen[int(Dim::dq_slice)] && (walked.size() != 2 || walked[0].dim != Dim::kv_block || walked[0].thread_block))
+        bad(l, "a dq_slice loop needs a sequential K/V-block loop outside a Q-block loop (each thread block walks its K/V blocks)");
+      if (seen[int(Dim::dq_slice)] && seen[int(Dim::kv_split)]) bad(l, "a kv_split loop and a dq_slice loop together");
       if (!l.body.empty() && walked.size() != 2) bad(l, "a body needs two tile loops");
       if (walked.back().thread_block && walked.size() == 2 && (!l.outer_begin.empty() || !l.outer_end.empty()))
         bad(l, "outer actions around an inner loop of thread blocks (one thread block per tile has no outer level)");

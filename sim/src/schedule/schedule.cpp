@@ -136,6 +136,8 @@ Schedule flash_schedule(const Switches& v) {
 
 }  // namespace
 
+namespace detail {
+
 // Split-KV (docs/model.md "Split-KV"): FA2's compute_attn_1rowblock_splitkv and
 // combine_attn_seqk_parallel, as the project's kernels run them.
 Schedule make_split_schedule() {
@@ -170,23 +172,18 @@ Schedule make_schedule(Algo a, const Switches& v) {
 
 Schedule make_schedule(Algo a) { return make_schedule(a, preset_switches(a)); }
 
-Schedule make_schedule(Algo a, const Switches& v, Pass pass, BackwardForm form) {
-  if (pass == Pass::backward) return make_backward_schedule(a, form);
-  Schedule s = make_schedule(a, v);
-  if (pass == Pass::both)
-    for (Launch& l : make_backward_schedule(a, form).launches) s.launches.push_back(std::move(l));
-  return s;
-}
-
 Schedule make_forward_schedule(const Problem& p) {
   return p.splits > 1 ? make_split_schedule() : make_schedule(p.algo, p.switches());
 }
 
+}  // namespace detail
+
 Schedule make_schedule(const Problem& p) {
   Schedule s;
-  if (p.forward()) s = make_forward_schedule(p);
+  if (p.forward()) s = detail::make_forward_schedule(p);
   if (p.backward()) {
-    Schedule b = p.kernel == Kernel::fa2 ? make_fa2_backward_schedule(p) : make_backward_schedule(p.algo, p.backward_form);
+    Schedule b = p.kernel == Kernel::fa2 ? detail::make_fa2_backward_schedule(p)
+                                         : detail::make_backward_schedule(p.algo, p.backward_form);
     for (Launch& l : b.launches) s.launches.push_back(std::move(l));
   }
   return s;
@@ -203,7 +200,7 @@ SplitRange split_range(const Problem& p, std::int64_t s) {
 
 std::int64_t split_of(const Problem& p, std::int64_t j) { return j / blocks_per_split(p); }
 
-StridedRange dq_split_range(const Problem& p, std::int64_t s) { return {s, p.tiling.t_c(), p.dq_splits}; }
+StridedRange dq_slice_range(const Problem& p, std::int64_t s) { return {s, p.tiling.t_c(), p.dq_splits}; }
 
 std::int64_t copies(const Problem& p, Tensor t) {
   if (t == Tensor::dQacc) return p.dq_splits;

@@ -17,7 +17,7 @@ using json_fields::describe;
 using json_fields::get_bool;
 using json_fields::get_string;
 
-constexpr std::string_view kDims[] = {"batch", "head", "q_block", "kv_block", "q_row", "kv_split", "dq_split"};
+constexpr std::string_view kDims[] = {"batch", "head", "q_block", "kv_block", "q_row", "kv_split", "dq_slice"};
 constexpr std::string_view kRegions[] = {"none", "whole", "q_block", "kv_block", "q_block_splits"};
 static_assert(std::size(kDims) == kDimCount);
 

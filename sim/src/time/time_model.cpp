@@ -214,7 +214,7 @@ GradLayout grad_layout(const Problem& p) {
 // names these three numbers; tests/sim/time/time_dataset_test.cpp re-derives them).
 const TimeParams kFittedTimeParams{.overlap = 0.80, .warp_stream = 0.26, .latency_s = 0.16e-6, .issue_interval = 3.3};
 
-std::string_view to_string(Unit u) {
+std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
   return names[int(u)];
 }
@@ -294,15 +294,15 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     w.issue_from_sass = true;
   }
   auto& u = w.unit;
-  u[int(Unit::issue)] = fraction * instructions / (kSchedulers * c_->clock_hz);
+  u[int(HwUnit::issue)] = fraction * instructions / (kSchedulers * c_->clock_hz);
   w.warp_issue_s = fraction * instructions / double(launch_warps(p_, l)) / c_->clock_hz;
-  u[int(Unit::tensor)] = fraction * flops / (mma / sms);
-  u[int(Unit::sfu)] = fraction * sfu / (c_->ex2_per_s / sms);
-  u[int(Unit::fp32)] = fraction * fp32 / (c_->fp32_fma_per_s / sms);
-  u[int(Unit::smem)] = fraction * smem / (c_->smem_bytes_per_s / sms);
-  u[int(Unit::l2)] = fraction * l2 / (c_->l2_bytes_per_s / sms);
+  u[int(HwUnit::tensor)] = fraction * flops / (mma / sms);
+  u[int(HwUnit::sfu)] = fraction * sfu / (c_->ex2_per_s / sms);
+  u[int(HwUnit::fp32)] = fraction * fp32 / (c_->fp32_fma_per_s / sms);
+  u[int(HwUnit::smem)] = fraction * smem / (c_->smem_bytes_per_s / sms);
+  u[int(HwUnit::l2)] = fraction * l2 / (c_->l2_bytes_per_s / sms);
   w.warps = launch_warps(p_, l);
-  u[int(Unit::barrier)] = barriers * c_->barrier_cycles(int(w.warps)) / c_->clock_hz;
+  u[int(HwUnit::barrier)] = barriers * c_->barrier_cycles(int(w.warps)) / c_->clock_hz;
   w.sharing = double(sharing_[k_launch]);
   w.no_overlap = row;
   if (row) w.trips = row_round_trips(p_, l), w.round_trip = true;
@@ -317,23 +317,23 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   // fp32's time is inside issue's (one warp-instruction per cycle per scheduler either way). Where
   // the units do not overlap, each one's time already holds the issue of its instructions: the step
   // takes their sum, or its issue time when that is longer.
-  std::array<double, kUnitCount> u = w.unit;
+  std::array<double, kHwUnitCount> u = w.unit;
   if (w.no_overlap) {
     double pipes = 0;
-    for (int x = 0; x < int(Unit::issue); ++x) pipes += u[std::size_t(x)];
-    u[int(Unit::issue)] = std::max(0.0, u[int(Unit::issue)] - pipes);
+    for (int x = 0; x < int(HwUnit::issue); ++x) pipes += u[std::size_t(x)];
+    u[int(HwUnit::issue)] = std::max(0.0, u[int(HwUnit::issue)] - pipes);
   } else {
-    u[int(Unit::issue)] = std::max(u[int(Unit::issue)], u[int(Unit::fp32)]);
-    u[int(Unit::fp32)] = 0;
+    u[int(HwUnit::issue)] = std::max(u[int(HwUnit::issue)], u[int(HwUnit::fp32)]);
+    u[int(HwUnit::fp32)] = 0;
   }
   // prefetched loads (cp.async a step ahead) move through the L2 while the SM computes: their
   // transfer bounds the step (the wait below), it does not queue behind the other units
   const bool prefetched = w.loads && !w.round_trip && !w.no_overlap;
-  const double l2 = u[int(Unit::l2)];
-  if (prefetched) u[int(Unit::l2)] = 0;
-  for (int x = 0; x <= int(Unit::issue); ++x) {
+  const double l2 = u[int(HwUnit::l2)];
+  if (prefetched) u[int(HwUnit::l2)] = 0;
+  for (int x = 0; x <= int(HwUnit::issue); ++x) {
     sum += u[std::size_t(x)];
-    if (x != int(Unit::barrier) && u[std::size_t(x)] > top) top = u[std::size_t(x)], top_unit = x;
+    if (x != int(HwUnit::barrier) && u[std::size_t(x)] > top) top = u[std::size_t(x)], top_unit = x;
   }
   // what the step reports: each unit alone, where the units do not overlap the time they add up to
   st.unit = w.no_overlap ? u : w.unit;
@@ -350,10 +350,10 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   else if (w.loads) time = std::max(time, wait);
   const double exposed = time - k * alone;  // the memory latency's part of the step
   st.time = time;
-  for (int x = 0; x <= int(Unit::issue); ++x) st.share[std::size_t(x)] = k * rho * u[std::size_t(x)];
+  for (int x = 0; x <= int(HwUnit::issue); ++x) st.share[std::size_t(x)] = k * rho * u[std::size_t(x)];
   st.share[std::size_t(top_unit)] += k * (1 - rho) * top;
-  st.share[int(Unit::latency)] = exposed;
-  st.unit[int(Unit::latency)] = exposed;
+  st.share[int(HwUnit::latency)] = exposed;
+  st.unit[int(HwUnit::latency)] = exposed;
   return st;
 }
 
@@ -426,12 +426,12 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
       lt.issue_from_sass = lt.issue_from_sass || w.issue_from_sass;
     }
     std::vector<double> dur(b.block_steps_[x].size(), 0.0);
-    std::array<double, kUnitCount> unit_sum{}, share_sum{};
+    std::array<double, kHwUnitCount> unit_sum{}, share_sum{};
     for (std::size_t blk = 0; blk < dur.size(); ++blk)
       for (const auto& [id, n] : b.block_steps_[x][blk]) {
         const StepTime& st = times[std::size_t(id)];
         dur[blk] += n * st.time;
-        for (int u = 0; u < kUnitCount; ++u) {
+        for (int u = 0; u < kHwUnitCount; ++u) {
           unit_sum[std::size_t(u)] += n * st.unit[std::size_t(u)];
           share_sum[std::size_t(u)] += n * st.share[std::size_t(u)];
         }
@@ -445,10 +445,10 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     // SM the grid leaves without a block counts as idle
     lt.sm_busy = makespan > 0 ? busy / (double(p.gpu.sms) * double(lt.sharing) * makespan) : 0;
     lt.blocks_s = makespan;
-    for (int u = 0; u < kUnitCount; ++u) lt.unit_s[std::size_t(u)] = unit_sum[std::size_t(u)] * bh / sms;
+    for (int u = 0; u < kHwUnitCount; ++u) lt.unit_s[std::size_t(u)] = unit_sum[std::size_t(u)] * bh / sms;
     double total_share = 0;
-    for (int u = 0; u < kUnitCount; ++u) total_share += share_sum[std::size_t(u)];
-    for (int u = 0; u < kUnitCount; ++u)
+    for (int u = 0; u < kHwUnitCount; ++u) total_share += share_sum[std::size_t(u)];
+    for (int u = 0; u < kHwUnitCount; ++u)
       lt.share[std::size_t(u)] = total_share > 0 ? share_sum[std::size_t(u)] / total_share : 0;
     // The DRAM bound (with the L2 model) and the launch overhead.
     double dram = 0;
@@ -457,15 +457,15 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
       lt.dram_write_bytes = total(k.launches[x].dram, Dir::write);
       dram = double(lt.dram_read_bytes) / c.dram_read_bytes_per_s + double(lt.dram_write_bytes) / c.dram_write_bytes_per_s();
     }
-    lt.unit_s[int(Unit::dram)] = dram;
-    lt.unit_s[int(Unit::launch)] = c.launch_s;
+    lt.unit_s[int(HwUnit::dram)] = dram;
+    lt.unit_s[int(HwUnit::launch)] = c.launch_s;
     lt.time_s = std::max(makespan, dram) + c.launch_s;
     int top = 0;
-    for (int u = 0; u < kUnitCount; ++u)
+    for (int u = 0; u < kHwUnitCount; ++u)
       if (lt.share[std::size_t(u)] > lt.share[std::size_t(top)]) top = u;
-    lt.bound = Unit(top);
-    if (dram > makespan) lt.bound = Unit::dram;
-    if (c.launch_s > std::max(makespan, dram)) lt.bound = Unit::launch;
+    lt.bound = HwUnit(top);
+    if (dram > makespan) lt.bound = HwUnit::dram;
+    if (c.launch_s > std::max(makespan, dram)) lt.bound = HwUnit::launch;
     out.time_s += lt.time_s;
     out.dram_read_bytes += lt.dram_read_bytes;
     out.dram_write_bytes += lt.dram_write_bytes;

@@ -26,9 +26,12 @@ Config auto_config(Algo a, std::int64_t n, std::int64_t d, Dtype t, std::int64_t
   return c;
 }
 
-// SRAM bytes of the algorithm's schedule (schedule.hpp sram_bytes: its residency rule).
+// SRAM bytes of the algorithm's schedule (schedule.hpp sram_bytes: its residency rule), that of
+// the algorithm's preset (`--algo a` with its defaults).
 std::int64_t sram_of(Algo a, std::int64_t b_r, std::int64_t b_c, std::int64_t d, int e) {
-  return sram_bytes(make_schedule(a), b_r, b_c, d, e);
+  Config c;
+  c.algo = a;
+  return sram_bytes(make_schedule(resolve(c)), b_r, b_c, d, e);
 }
 
 // The tile as resolve() holds it (a tile larger than the matrix holds the matrix) fits M: the

@@ -164,7 +164,7 @@ TEST_CASE("variants, hand-derived: --order kv-outer --grid qblock --rescale dela
   check(count(problem(Algo::v1, {.grid = GridKind::q_block, .rescale = Rescale::delayed}, kNone)), w);
 }
 
-TEST_CASE("variants, hand-derived: V1 --split split-q moves the same bytes, without shared-memory reductions") {
+TEST_CASE("variants, hand-derived: V1 --warp-split split-q moves the same bytes, without shared-memory reductions") {
   for (const Mask& m : {kNone, kCausal}) check(count(problem(Algo::v1, {.split = WarpSplit::split_q}, m)), kV1);
   // The warp model: split-K writes 4 W r (d + 2) bytes of fp32 partials per tile (W = 4, r = 4,
   // d = 4: 384), split-Q none (docs/model.md "Warps").

@@ -46,7 +46,10 @@ TEST_CASE("walk progress: launch k of n ends at (k + 1) / n, for forward, backwa
   // dq_dk_dv, convert_dq); --pass backward: the backward's three; split-KV: split and combine
   for (const Case& c : {Case{"--algo v2 --nq 256 --nk 256 --d 64", 1}, Case{"--algo v2 --pass both --nq 256 --nk 256 --d 64", 4},
                         Case{"--algo v2 --pass backward --nq 256 --nk 256 --d 64", 3},
-                        Case{"--algo v2 --splits 4 --nq 64 --nk 1024 --d 64", 2}}) {
+                        Case{"--algo v2 --splits 4 --nq 64 --nk 1024 --d 64", 2},
+                        // the deterministic backward and FA2's (--kernel fa2): the same three launches
+                        Case{"--algo v2 --pass backward --backward-form deterministic --nq 256 --nk 256 --d 64", 3},
+                        Case{"--algo v2 --kernel fa2 --pass backward --nq 256 --nk 256 --d 64", 3}}) {
     CAPTURE(c.flags);
     const std::vector<double> ends = launch_ends(c.flags);
     REQUIRE(ends.size() == c.launches);

@@ -104,7 +104,7 @@ TEST_CASE("standard attention: S and P reach DRAM whole, K is read from DRAM onc
 TEST_CASE("V2 past the L2: K and V of one head (64 MiB) exceed it, so each wave of Q blocks streams them again") {
   const Problem p = make(Algo::v2, 131072, 128, 128, 64, 8, 1);
   const Counters k = count(p, false, true);
-  const Occupancy o = occupancy(p, make_schedule(Algo::v2).launches[0], sram_bytes(make_schedule(Algo::v2), 128, 64, 128, 2));
+  const Occupancy o = occupancy(p, make_schedule(p).launches[0], sram_bytes(make_schedule(p), 128, 64, 128, 2));
   const std::int64_t waves = (1024 + o.slots - 1) / o.slots;  // T_r = 1024 Q blocks
   REQUIRE(waves >= 2);
   const std::uint64_t kv = 131072ull * 128 * 2;
@@ -137,10 +137,10 @@ TEST_CASE("V2's DRAM reads match Nsight Compute on PyTorch's FA2 (tests/data/pyt
 }
 
 TEST_CASE("occupancy: registers, shared memory and threads each limit where they are smallest") {
-  const Schedule v2 = make_schedule(Algo::v2);
   // 64 x 64, 4 warps, d = 64: accumulators 16 x (64 + 64) / 32 = 64, + 40 = 104 registers:
   // 65536 / (104 * 128) = 4 blocks (4.9), shared memory 233472 / (24576 + 1024) = 9
   const Problem a = make(Algo::v2, 4096, 64, 64, 64, 4, 1);
+  const Schedule v2 = make_schedule(a);
   const Occupancy oa = occupancy(a, v2.launches[0], 24576);
   CHECK(registers_per_thread(a, v2.launches[0]) == 104);
   CHECK(oa.blocks_per_sm == 4);
@@ -157,7 +157,7 @@ TEST_CASE("a head past the recording budget: its first blocks are replayed and e
   const Problem p = make(Algo::v2, 262144, 64, 128, 128, 4, 1);
   REQUIRE(2ull * 2048 * 2048 + 3 * 2048 > kRecordBudget);  // K_j, V_j per tile; Q_i, O_i, L_i per block
   const Counters k = count(p, false, true);
-  const Schedule s = make_schedule(Algo::v2);
+  const Schedule s = make_schedule(p);
   const std::int64_t slots = occupancy(p, s.launches[0], sram_bytes(s, 128, 128, 64, 2)).slots;
   const double waves = double((2048 + slots - 1) / slots);
   const double kv = 262144.0 * 64 * 2;

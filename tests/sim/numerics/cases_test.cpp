@@ -217,7 +217,7 @@ TEST_CASE("R5: block sizes from SRAM size M") {
     CHECK(p.tiling.b_c == want.b_c);
     // (B_r d + 2 B_c d + B_r B_c) * 4 bytes: Q_i, K_j, V_j, S_ij
     CHECK((want.b_r * want.d + 2 * want.b_c * want.d + want.b_r * want.b_c) * 4 == want.bytes);
-    CHECK(sram_bytes(make_schedule(Algo::v1), p.tiling.b_r, p.tiling.b_c, want.d, 4) == want.bytes);
+    CHECK(sram_bytes(make_schedule(p), p.tiling.b_r, p.tiling.b_c, want.d, 4) == want.bytes);
     CHECK(want.bytes <= 49'152);
   }
   // d = 32 (B_r = 32 != B_c = 96, ragged at N = 200): V1 and V2 equal the dense float64 result.

@@ -201,7 +201,7 @@ TEST_CASE("the forward schedules' launches: names, grids, thread blocks and disp
   CHECK(k.launches[0].grid == 16 * 6);  // one per Q block
 
   // V2's blockIdx.x is the Q block: the thread-block loops are batch, head, Q block, in that order
-  const Schedule v2_schedule = make_schedule(Algo::v2);
+  const Schedule v2_schedule = detail::make_schedule(Algo::v2);
   const Launch& v2 = v2_schedule.launches[0];
   REQUIRE(v2.loops.size() == 4);
   CHECK((v2.loops[2].dim == Dim::q_block && v2.loops[2].thread_block));
@@ -211,11 +211,11 @@ TEST_CASE("the forward schedules' launches: names, grids, thread blocks and disp
 TEST_CASE("where tiles live: SRAM bytes of V1 (S_ij in SRAM), V2 (S_ij, O_i in registers), standard") {
   // B_r = 64, B_c = 32, d = 128, e_in = 2
   const std::int64_t q = 64 * 128 * 2, kv = 32 * 128 * 2, s = 64 * 32 * 2;
-  CHECK(sram_bytes(make_schedule(Algo::v1), 64, 32, 128, 2) == q + 2 * kv + s);
-  CHECK(sram_bytes(make_schedule(Algo::v2), 64, 32, 128, 2) == q + 2 * kv);
-  CHECK(sram_bytes(make_schedule(Algo::standard), 64, 32, 128, 2) == q + kv + s);  // its S = QK^T launch
-  CHECK(placement_of(make_schedule(Algo::v2).launches[0], Tensor::O) == Memory::registers);
-  CHECK(placement_of(make_schedule(Algo::v1).launches[0], Tensor::S) == Memory::sram);
+  CHECK(sram_bytes(detail::make_schedule(Algo::v1), 64, 32, 128, 2) == q + 2 * kv + s);
+  CHECK(sram_bytes(detail::make_schedule(Algo::v2), 64, 32, 128, 2) == q + 2 * kv);
+  CHECK(sram_bytes(detail::make_schedule(Algo::standard), 64, 32, 128, 2) == q + kv + s);  // its S = QK^T launch
+  CHECK(placement_of(detail::make_schedule(Algo::v2).launches[0], Tensor::O) == Memory::registers);
+  CHECK(placement_of(detail::make_schedule(Algo::v1).launches[0], Tensor::S) == Memory::sram);
 }
 
 TEST_CASE("FA2's d = 256 forward with 64 x 64 tiles fits 101,376 bytes of shared memory; V1's does not") {

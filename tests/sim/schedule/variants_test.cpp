@@ -67,7 +67,7 @@ TEST_CASE("variants: the presets are the two corners, and each switch overrides 
 }
 
 TEST_CASE("variants: the preset schedules are V1's and V2's, launch for launch") {
-  const Schedule v1 = make_schedule(Algo::v1), v2 = make_schedule(Algo::v2);
+  const Schedule v1 = detail::make_schedule(Algo::v1), v2 = detail::make_schedule(Algo::v2);
   REQUIRE(v1.launches.size() == 1);
   REQUIRE(v2.launches.size() == 1);
   CHECK(v1.launches[0].name == "v1_forward");
@@ -86,8 +86,8 @@ TEST_CASE("variants: the preset schedules are V1's and V2's, launch for launch")
   CHECK(has(v2.launches[0].outer_end, Op::store, Tensor::L));
   CHECK(has_eq(v2.launches[0].outer_end, Eq::finalize_v2));
   // make_schedule(algo) is the builder at the preset's switches; v1 with V2's switches is V2
-  CHECK(make_schedule(Algo::v1, preset_switches(Algo::v2)).launches[0].name == "v2_forward");
-  CHECK(make_schedule(Algo::v2, preset_switches(Algo::v1)).launches[0].name == "v1_forward");
+  CHECK(detail::make_schedule(Algo::v1, preset_switches(Algo::v2)).launches[0].name == "v2_forward");
+  CHECK(detail::make_schedule(Algo::v2, preset_switches(Algo::v1)).launches[0].name == "v1_forward");
 }
 
 TEST_CASE("variants: loop nests, levels and launches of every order, grid and rescale") {
@@ -98,7 +98,7 @@ TEST_CASE("variants: loop nests, levels and launches of every order, grid and re
         CAPTURE(to_string(g));
         CAPTURE(to_string(r));
         const Switches v{o, g, r, WarpSplit::split_q, true};
-        const Schedule s = make_schedule(Algo::v1, v);
+        const Schedule s = detail::make_schedule(Algo::v1, v);
         CHECK_NOTHROW(check_schedule(s));
         const Launch& l = s.launches[0];
         const bool kv = o == LoopOrder::kv_outer, q_grid = g == GridKind::q_block, step = r == Rescale::step;

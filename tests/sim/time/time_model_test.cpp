@@ -37,9 +37,9 @@ TEST_CASE("step_time: units overlap as far as independent streams allow, loads w
   // closed forms of time_model.hpp's rules with parameters chosen here (not the fitted ones)
   const TimeParams p{.overlap = 0.5, .warp_stream = 0.25, .latency_s = 1.0};
   StepWork w;
-  w.unit[int(Unit::tensor)] = 3;
-  w.unit[int(Unit::sfu)] = 1;
-  w.unit[int(Unit::smem)] = 1;
+  w.unit[int(HwUnit::tensor)] = 3;
+  w.unit[int(HwUnit::sfu)] = 1;
+  w.unit[int(HwUnit::smem)] = 1;
   // one 4-warp block: 1 stream, rho = 0.5: 3 + 0.5 x 2
   CHECK(step_time(w, p).time == doctest::Approx(4.0));
   // two 8-warp blocks: 2 x (1 + 0.25 x 1) = 2.5 streams, rho = 0.2; each block waits for the other
@@ -57,13 +57,13 @@ TEST_CASE("step_time: units overlap as far as independent streams allow, loads w
   // loads: a prefetched step lasts at least one round trip; one that waits for its loads (they
   // start the block, or it stored them) takes its work alone plus trips round trips when that is longer
   StepWork small;
-  small.unit[int(Unit::tensor)] = 0.25;
+  small.unit[int(HwUnit::tensor)] = 0.25;
   small.loads = true;
   CHECK(step_time(small, p).time == doctest::Approx(1.0));
   small.round_trip = true;
   small.trips = 3;
   CHECK(step_time(small, p).time == doctest::Approx(0.25 + 3.0));
-  CHECK(step_time(small, p).unit[int(Unit::latency)] == doctest::Approx(3.0));
+  CHECK(step_time(small, p).unit[int(HwUnit::latency)] == doctest::Approx(3.0));
   small.sharing = 16;  // sixteen blocks of work hide the wait
   CHECK(step_time(small, p).time == doctest::Approx(16 * 0.25));
 }
@@ -161,15 +161,15 @@ TEST_CASE("the row launch: 4-warp blocks holding a row of S as fp32, one latency
     const double trips = double((2 * c.n + 2047) / 2048);
     const double wait = trips * kFittedTimeParams.latency_s + 2.0 * double(c.n) / (7729.1e9 / 132);
     if (c.blocks_per_sm == 1)
-      CHECK(l.unit_s[int(Unit::latency)] == doctest::Approx(double(c.n) * wait / 132));
+      CHECK(l.unit_s[int(HwUnit::latency)] == doctest::Approx(double(c.n) * wait / 132));
     else
-      CHECK(l.unit_s[int(Unit::latency)] < double(c.n) * wait / 132);
+      CHECK(l.unit_s[int(HwUnit::latency)] < double(c.n) * wait / 132);
   }
   // one block per SM: the block's units do not overlap, its time is their sum plus its latency
   const Modelled m = model(make(Algo::standard, 32768, 128, 64, 8, 1));
   const LaunchTime& l = m.time.launches[1];
   double sum = 0;
-  for (int u = 0; u <= int(Unit::latency); ++u) sum += l.unit_s[std::size_t(u)];
+  for (int u = 0; u <= int(HwUnit::latency); ++u) sum += l.unit_s[std::size_t(u)];
   const double per_block = sum * 132.0 / 32768.0, waves = 249;  // ceil(32768 / 132)
   CHECK(l.waves == 249);
   CHECK(l.blocks_s == doctest::Approx(waves * per_block));
@@ -194,10 +194,10 @@ TEST_CASE("the backward's tile: the shared memory of its five matmuls and of dS,
   REQUIRE(l.name == "flash_bwd_dq_dk_dv");
   const double smem = 65536.0 + 2 * (128 + 8 * 128) * 64 * 2 + 2 * 8 * 128 * 64 * 2 + 2 * 128 * 128 * 2 + 8 * 128 * 64 * 2;
   CHECK(smem == 819200);
-  CHECK(l.unit_s[int(Unit::smem)] * 32918e9 == doctest::Approx(smem));
-  CHECK(l.unit_s[int(Unit::tensor)] * 638.9e12 == doctest::Approx(5.0 * 2 * 128 * 128 * 64));  // five matmuls
+  CHECK(l.unit_s[int(HwUnit::smem)] * 32918e9 == doctest::Approx(smem));
+  CHECK(l.unit_s[int(HwUnit::tensor)] * 638.9e12 == doctest::Approx(5.0 * 2 * 128 * 128 * 64));  // five matmuls
   // one block on one SM: its time is the sum of its units (8 warps: a forward tile would overlap them)
   double sum = 0;
-  for (int u = 0; u <= int(Unit::latency); ++u) sum += l.unit_s[std::size_t(u)];
+  for (int u = 0; u <= int(HwUnit::latency); ++u) sum += l.unit_s[std::size_t(u)];
   CHECK(l.blocks_s == doctest::Approx(sum * 132));
 }

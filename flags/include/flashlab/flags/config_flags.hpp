@@ -1,6 +1,8 @@
 // config_flags.hpp — the configuration flags every command shares (--algo --nq --nk --seq --d
 // --br --bc --sram --batch --heads --kv-heads --dtype --mask --block-skip --order --grid --rescale
-// --pass --backward-form --scale --warps --split --gpu --model), and the flashlab::Config they build.
+// --pass --backward-form --splits --kernel --scale --warps --warp-split --gpu --model; --split, the
+// former name of --warp-split, is still read with a notice on standard error), and the
+// flashlab::Config they build.
 //
 // Usage in a command:
 //   auto flags = add_config_flags(*cmd);             // before parsing
@@ -41,6 +43,7 @@ class ConfigFlags {
   friend std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App&, const ConfigFlagOptions&);
   struct Given {
     std::size_t flag = 0;         // index in the flag table (config_flags.cpp)
+    const char* former_name = nullptr;  // the flag's former name when the option is it ("--split")
     CLI::Option* option = nullptr;
     std::string text;
   };
@@ -59,7 +62,8 @@ struct FlagText {
 
 /// The field names of the configuration flags, in the order build_config() applies them:
 /// algo, seq, nq, nk, d, br, bc, sram, batch, heads, kv-heads, dtype, mask, block-skip, order, grid,
-/// rescale, pass, backward-form, scale, warps, split, gpu (the model is given apart).
+/// rescale, pass, backward-form, splits, kernel, scale, warps, warp-split, gpu (the model is given
+/// apart).
 const std::vector<std::string>& config_flag_fields();
 
 /// The canonical name of a model preset ("" for "" or "none"); ConfigError("model", ...) for an
@@ -70,7 +74,8 @@ std::string model_name(const std::string& text);
 /// defaults, then the model preset (model_name(model); "" or "none": none), then each flag in
 /// config_flag_fields() order whatever the order of `given` (seq before nq and nk). Throws
 /// ConfigError as the flags do, and ConfigError("flag", field, the field names) for a field that
-/// is no configuration flag.
+/// is no configuration flag. A flag's former name is read as its flag, without a notice ("split":
+/// warp-split, as the committed GPU data's flag lines write it).
 Config build_config(const std::vector<FlagText>& given, const std::string& model);
 
 /// Adds the configuration flags to `cmd`. The returned object is filled in when `cmd` is parsed.

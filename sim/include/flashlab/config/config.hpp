@@ -139,9 +139,10 @@ struct Problem {
   Rescale rescale = Rescale::delayed;
   Pass pass = Pass::forward;
   BackwardForm backward_form = BackwardForm::released;
-  std::int64_t splits = 1;          // splits of the K/V blocks (> 1: make_split_schedule)
-  std::int64_t dq_splits = 1;       // the deterministic backward's nsplits: ceil(SMs / (batch x heads))
-                                    // thread blocks per (batch, head), slices of dQacc; 1 otherwise
+  std::int64_t splits = 1;          // splits of the K/V blocks (> 1: split-KV, schedule.hpp make_schedule)
+  std::int64_t dq_splits = 1;       // the deterministic backward's dQ slices (FA2's nsplits): ceil(SMs /
+                                    // (batch x heads)) thread blocks per (batch, head), a slice of dQacc
+                                    // each; 1 otherwise
   Kernel kernel = Kernel::flashlab;
   bool folded = false;              // --kernel fa2 decode with grouped queries: heads = H_k, N_q = group
   std::int64_t sram_capacity = 0;   // M, bytes
@@ -153,6 +154,13 @@ struct Problem {
   Switches switches() const { return {order, grid, rescale, split, block_skip}; }
   bool forward() const { return pass != Pass::backward; }   // runs the forward's launches
   bool backward() const { return pass != Pass::forward; }   // runs the backward's launches
+  /// This problem with pass = forward: its forward's launches alone are make_schedule(p.forward_only())
+  /// (a --pass both run's backward starts after them).
+  Problem forward_only() const {
+    Problem f = *this;
+    f.pass = Pass::forward;
+    return f;
+  }
   /// Whether the switches are those of the algorithm's preset (`--algo v1` / `--algo v2` as is).
   bool is_preset() const { return algo == Algo::standard || switches() == preset_switches(algo); }
 };
@@ -277,7 +285,7 @@ std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window
 Algo parse_algo(std::string_view text);
 Dtype parse_dtype(std::string_view text);
 Mask parse_mask(std::string_view text);
-WarpSplit parse_split(std::string_view text);
+WarpSplit parse_warp_split(std::string_view text);  // split-q | split-k (--warp-split)
 LoopOrder parse_order(std::string_view text);    // kv-outer | q-outer
 GridKind parse_grid(std::string_view text);      // head | qblock
 Rescale parse_rescale(std::string_view text);    // step | delayed

@@ -65,8 +65,9 @@ enum class Dim : std::uint8_t {
   kv_block,  // K/V blocks j
   q_row,     // single query rows (standard attention's softmax: one thread block per row)
   kv_split,  // splits s of the K/V blocks (split-KV): split s walks K/V blocks split_range(p, s)
-  dq_split,  // the deterministic backward's thread blocks s of a (batch, head): s walks the K/V
-             // blocks s, s + nsplits, ... (dq_split_range) and adds into slice s of dQacc
+  dq_slice,  // the deterministic backward's dQ slices s of a (batch, head), a thread block each: s
+             // walks the K/V blocks s, s + p.dq_splits, ... (dq_slice_range) and adds into slice s
+             // of dQacc
 };
 inline constexpr int kDimCount = 7;
 
@@ -104,6 +105,18 @@ struct Schedule {
   std::vector<Launch> launches;  // in launch order
 };
 
+/// The schedule problem p runs — the one entry point: its forward's launches when p.forward(), then
+/// its backward's when p.backward(). The forward: split-KV V2 (detail::make_split_schedule) when
+/// p.splits > 1, else the schedule of p.algo with p's switches (detail::make_forward_schedule). The
+/// backward: detail::make_backward_schedule(p.algo, p.backward_form), or with --kernel fa2
+/// detail::make_fa2_backward_schedule(p). For the forward's launches of a problem alone:
+/// make_schedule(p.forward_only()).
+Schedule make_schedule(const Problem& p);
+
+/// The builders make_schedule(const Problem&) composes, for schedule/ and its tests: callers
+/// elsewhere go through the Problem.
+namespace detail {
+
 /// The schedule of `a` with switches `v` (config.hpp Switches; docs/model.md "Variants"), line by
 /// line from FA1 Alg. 0 / FA1 Alg. 1 / FA2 Alg. 1. Standard attention ignores `v`; for v1 and v2
 /// the schedule depends only on v.order, v.grid and v.rescale (the warp split and block skip are
@@ -125,10 +138,10 @@ Schedule make_schedule(Algo a);
 /// fp32 accumulator dQacc, one thread block per Q block), "flash_bwd_dq_dk_dv" (one per K/V block,
 /// Q blocks walked from the last down, Q_i, dO_i, L_i, D_i loaded, dQ_i added to dQacc with
 /// atomics), "flash_bwd_convert_dq" (dQ = dQacc); deterministic — the same three launches with
-/// nsplits = p.dq_splits slices of dQacc: "flash_bwd_dot_do_o" zeroes every slice of dQacc_i,
-/// "flash_bwd_dq_dk_dv" has grid (split s, batch, head) and thread block s walks the K/V blocks
-/// s, s + nsplits, ... (each as released does) adding dQ_i into slice s with atomics,
-/// "flash_bwd_convert_dq" reads the nsplits slices of dQacc_i and sums them in order s = 0, 1, ...
+/// n = p.dq_splits (FA2's nsplits) dQ slices of dQacc: "flash_bwd_dot_do_o" zeroes every slice of
+/// dQacc_i, "flash_bwd_dq_dk_dv" has grid (slice s, batch, head) and thread block s walks the K/V
+/// blocks s, s + n, ... (each as released does) adding dQ_i into slice s with atomics,
+/// "flash_bwd_convert_dq" reads the n slices of dQacc_i and sums them in order s = 0, 1, ...
 /// The backward depends on the algorithm only:
 /// a variant of `--algo v1` runs V1's backward.
 Schedule make_backward_schedule(Algo a, BackwardForm form);
@@ -144,10 +157,6 @@ Schedule make_backward_schedule(Algo a, BackwardForm form);
 /// times per tile (Action::requests).
 Schedule make_fa2_backward_schedule(const Problem& p);
 
-/// The launches of `pass`: the forward's (make_schedule(a, v)), the backward's
-/// (make_backward_schedule), or the forward's followed by the backward's.
-Schedule make_schedule(Algo a, const Switches& v, Pass pass, BackwardForm form);
-
 /// Split-KV V2 (FA2's flash_fwd_splitkv kernel and its combine kernel; Flash-Decoding), two
 /// launches. "v2_forward_split": grid (Q block i fastest, split s, batch x head), each thread block
 /// walks the K/V blocks of its split (split_range) as V2 does (FA2 Alg. 1 lines 4-11) and ends
@@ -158,13 +167,10 @@ Schedule make_schedule(Algo a, const Switches& v, Pass pass, BackwardForm form);
 Schedule make_split_schedule();
 
 /// The forward launches problem p runs: make_split_schedule() when p.splits > 1, else
-/// make_schedule(p.algo, p.switches()).
+/// make_schedule(p.algo, p.switches()) (whatever p.pass says).
 Schedule make_forward_schedule(const Problem& p);
 
-/// The schedule problem p runs: the forward's launches (make_forward_schedule) when p.forward(),
-/// then the backward's (make_backward_schedule(p.algo, p.backward_form); --kernel fa2:
-/// make_fa2_backward_schedule(p)) when p.backward().
-Schedule make_schedule(const Problem& p);
+}  // namespace detail
 
 /// The K/V blocks split s walks: [s n, min((s + 1) n, T_c)) with n = ceil(T_c / p.splits) (FA2's
 /// n_blocks_per_split), empty for a split past the last block; all of [0, T_c) without splits.
@@ -177,15 +183,15 @@ SplitRange split_range(const Problem& p, std::int64_t s);
 /// The split whose K/V blocks hold block j: j / n (split_range's n).
 std::int64_t split_of(const Problem& p, std::int64_t j);
 
-/// The K/V blocks thread block s of the deterministic backward walks: s, s + nsplits, ... below
-/// T_c (FA2's `for (n_block = blockIdx.x; n_block < num_n_block; n_block += gridDim.x)`),
-/// nsplits = p.dq_splits; none when s >= T_c.
+/// The K/V blocks the thread block of dQ slice s of the deterministic backward walks: s, s + n, ...
+/// below T_c (FA2's `for (n_block = blockIdx.x; n_block < num_n_block; n_block += gridDim.x)`),
+/// n = p.dq_splits (FA2's nsplits) slices; none when s >= T_c.
 struct StridedRange {
   std::int64_t first = 0, end = 0, stride = 1;  // first, first + stride, ... < end
   std::int64_t count() const { return first >= end ? 0 : (end - first + stride - 1) / stride; }
   std::int64_t at(std::int64_t k) const { return first + k * stride; }
 };
-StridedRange dq_split_range(const Problem& p, std::int64_t s);
+StridedRange dq_slice_range(const Problem& p, std::int64_t s);
 
 /// Copies of tensor t in HBM per (batch, head): p.splits for Oacc and Lacc (one per split-KV
 /// split), p.dq_splits for dQacc (the deterministic backward's slices; 1 in the other forms), 1

@@ -12,7 +12,7 @@
 //         | {"op": "compute", "eq": "scores", "if_visited": false}
 // Names are the event record's (docs/events.md "Fields"): tensors Q K V O l m L S P dO dQ dK dV D
 // dQacc dP dS Oacc Lacc; equations init_stats, scores, softmax_v2, ...; dims batch, head, q_block,
-// kv_block, q_row, kv_split, dq_split; regions whole, q_block, kv_block, q_block_splits; memories sram,
+// kv_block, q_row, kv_split, dq_slice; regions whole, q_block, kv_block, q_block_splits; memories sram,
 // registers; orders ascending, descending. "order", "if_visited" and "requests" may be left out
 // (ascending, false, 1); every other key is required, and no other key is allowed.
 #pragma once

@@ -60,12 +60,13 @@
 
 namespace flashlab {
 
-/// The units of the time model.
+/// The hardware units of the time model: pipes, memories and overheads whose time it adds up (not a
+/// unit of measure: that is report/metrics.hpp's Unit).
 /// issue: the warp schedulers' instruction issue (one warp-instruction per cycle each), which holds
 /// the FP32 pipe's time (the same rate): fp32 is reported but not counted beside it.
-enum class Unit : std::uint8_t { tensor = 0, sfu, fp32, smem, barrier, l2, issue, latency, dram, launch };
-inline constexpr int kUnitCount = 10;
-std::string_view to_string(Unit u);  // "tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"
+enum class HwUnit : std::uint8_t { tensor = 0, sfu, fp32, smem, barrier, l2, issue, latency, dram, launch };
+inline constexpr int kHwUnitCount = 10;
+std::string_view to_string(HwUnit u);  // "tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"
 
 /// The fitted constants of the rules above (docs/model.md "Time model").
 struct TimeParams {
@@ -97,7 +98,7 @@ GradLayout grad_layout(const Problem& p);
 
 /// The work of one step of one thread block, as the walk records it (the input of step_time).
 struct StepWork {
-  std::array<double, kUnitCount> unit{};  // seconds of each unit at the SM's share of the ceilings
+  std::array<double, kHwUnitCount> unit{};  // seconds of each unit at the SM's share of the ceilings
   double sharing = 1;      // k: blocks sharing the SM
   double warps = 4;        // W: warps per block
   bool no_overlap = false; // a row launch: rho = 1
@@ -116,8 +117,8 @@ struct StepWork {
 /// How one step's time splits (step_time).
 struct StepTime {
   double time = 0;
-  std::array<double, kUnitCount> unit{};   // per-SM unit times of the step
-  std::array<double, kUnitCount> share{};  // how `time` splits among the units
+  std::array<double, kHwUnitCount> unit{};   // per-SM unit times of the step
+  std::array<double, kHwUnitCount> share{};  // how `time` splits among the units
 };
 StepTime step_time(const StepWork& w, const TimeParams& params);
 
@@ -126,11 +127,11 @@ struct LaunchTime {
   std::string name;
   double time_s = 0;                      // predicted, launch overhead included
   double blocks_s = 0;                    // the latest thread block's finish (the SMs' part)
-  std::array<double, kUnitCount> unit_s{};  // time each unit would take alone with every SM busy
+  std::array<double, kHwUnitCount> unit_s{};  // time each unit would take alone with every SM busy
   /// Each unit's share of the thread blocks' time (the steps' time split among the units that
   /// set it), summing to 1 over tensor..latency (dram and launch 0).
-  std::array<double, kUnitCount> share{};
-  Unit bound = Unit::tensor;              // the unit that sets the time (largest share or a bound)
+  std::array<double, kHwUnitCount> share{};
+  HwUnit bound = HwUnit::tensor;          // the unit that sets the time (largest share or a bound)
   Occupancy occupancy;
   std::int64_t grid = 0, waves = 0;       // thread blocks; ceil(grid / slots)
   std::int64_t sharing = 1;               // k: blocks sharing an SM (occupancy, grid / SMs)
@@ -145,7 +146,7 @@ struct TimePrediction {
   double time_s = 0;
   double tflops = 0;             // matmul FLOPs / time
   double peak_fraction = 0;      // tflops over the measured mma.sync peak
-  Unit bound = Unit::tensor;     // the bound of the launch that takes longest
+  HwUnit bound = HwUnit::tensor;  // the bound of the launch that takes longest
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
   std::vector<LaunchTime> launches;
   const Ceilings* ceilings = nullptr;

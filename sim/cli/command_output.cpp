@@ -1,5 +1,5 @@
-// output_file.cpp — a command's output, checked before any work and written whole (output_file.hpp).
-#include "output_file.hpp"
+// command_output.cpp — a command's output, checked before any work and written whole (command_output.hpp).
+#include "command_output.hpp"
 
 #include <cstdio>
 #include <iostream>
