@@ -9,22 +9,11 @@
 #include <string>
 
 #include "flashlab/trace/trace_io.hpp"
+#include "../tests/common/trace_file.hpp"
 
 using namespace flashlab;
 
 namespace {
-
-// The file with its header JSON replaced (binary: the u32 size at offset 12 follows).
-std::string with_header(const std::string& file, const std::string& json) {
-  if (file.rfind("FLTRACE", 0) == 0) {
-    std::uint32_t old = 0;
-    std::memcpy(&old, file.data() + 12, 4);
-    const auto size = std::uint32_t(json.size());
-    return file.substr(0, 12) + std::string(reinterpret_cast<const char*>(&size), 4) + json + file.substr(16 + old);
-  }
-  const std::size_t h0 = file.find("\nheader ") + 8;
-  return file.substr(0, h0) + json + file.substr(file.find('\n', h0));
-}
 
 std::string header_of(const std::string& text_file) {
   const std::size_t h0 = text_file.find("\nheader ") + 8;
@@ -108,9 +97,9 @@ int main(int argc, char** argv) {
     for (int depth : {6, 7}) {
       std::string deep = json;
       deep.replace(nq, field.size(), key + std::string(std::size_t(depth), '[') + "7" + std::string(std::size_t(depth), ']'));
-      put(dir + "/header_nq_nested_" + std::to_string(depth) + ext, with_header(file, deep));
+      put(dir + "/header_nq_nested_" + std::to_string(depth) + ext, test::with_header_json(file, deep));
     }
-    put(dir + "/header_nested_60000" + ext, with_header(file, std::string(60000, '[') + std::string(60000, ']')));
+    put(dir + "/header_nested_60000" + ext, test::with_header_json(file, std::string(60000, '[') + std::string(60000, ']')));
   }
   return 0;
 }

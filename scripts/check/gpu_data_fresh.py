@@ -4,7 +4,7 @@
     python3 scripts/check/gpu_data_fresh.py            # the check CI runs
     python3 scripts/check/gpu_data_fresh.py --selftest # shows the check failing on a changed kernel
 
-1. The kernel sources' SHA-256 (scripts/gpu/time_dataset.py kernel_source_hash: every file under
+1. The kernel sources' SHA-256 (scripts/gpu/common.py kernel_source_hash: every file under
    kernels/, sorted by path) must equal the one tests/data/gpu_time/h200.json was measured and
    checked at: the kernels that were timed are the kernels that were validated, and a changed
    kernel needs `scripts/gpu/time_dataset.sh` run again before its times mean anything.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
-import time_dataset  # noqa: E402
+import common  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "gpu_time"
 
@@ -33,7 +33,7 @@ DATA = ROOT / "tests" / "data" / "gpu_time"
 def problems(root):
     out = []
     recorded = json.loads((DATA / "h200.json").read_text())["meta"]["kernel_sources_sha256"]
-    now = time_dataset.kernel_source_hash(root)
+    now = common.kernel_source_hash(root)
     if now != recorded:
         out.append(f"kernels/ changed since tests/data/gpu_time/h200.json was measured (sources {recorded[:12]}, "
                    f"now {now[:12]}): run scripts/gpu/time_dataset.sh on the GPU machine and merge its output "

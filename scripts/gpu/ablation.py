@@ -19,14 +19,13 @@ replays through the simulator's time model) and prints the tables.
 """
 
 import argparse
-import datetime
 import json
 import pathlib
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import common  # noqa: E402
 import cuda_events  # noqa: E402
 import grid  # noqa: E402
 from grid import shape_flags  # noqa: E402
@@ -83,13 +82,11 @@ def run_lines(binary, lines, timeout):
     """flashlab-gpu --configs over `lines` in one process (inputs drawn once per shape); returns the
     JSON list, or raises with flashlab-gpu's error."""
     with tempfile.TemporaryDirectory() as tmp:
-        cfg, out = pathlib.Path(tmp) / "lines.txt", pathlib.Path(tmp) / "r.json"
-        cfg.write_text("\n".join(lines) + "\n")
-        p = subprocess.run([binary, "--configs", str(cfg), "--json", str(out)], capture_output=True, text=True,
-                           timeout=timeout)
+        res, p = common.run_configs(binary, lines, pathlib.Path(tmp) / "lines.txt", pathlib.Path(tmp) / "r.json",
+                                    timeout=timeout)
         if p.returncode != 0:
             raise RuntimeError((p.stderr or p.stdout)[-1500:])
-        return json.loads(out.read_text())
+        return res
 
 
 def ablation_rows(binary):
@@ -163,11 +160,8 @@ def main():
     ap.add_argument("--part", choices=["all", "ablation", "fa2"], default="all")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
-    smi = subprocess.run("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader", shell=True,
-                         capture_output=True, text=True).stdout.strip().split(",")
-    meta = {"gpu": smi[0].strip() if smi else "unknown", "driver": smi[1].strip() if len(smi) > 1 else "unknown",
-            "commit": a.commit, "command": " ".join(["python3", "scripts/gpu/ablation.py"] + sys.argv[1:]),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    meta = common.metadata(("gpu", "driver", "commit", "command", "date"), commit=a.commit,
+                           command=" ".join(["python3", "scripts/gpu/ablation.py"] + sys.argv[1:]))
     doc = {"metadata": meta, "variants": {k: v[0] for k, v in VARIANTS.items()}, "path": PATH, "single": SINGLE}
     if a.part in ("all", "ablation"):
         doc["ablation"] = ablation_rows(a.bin)

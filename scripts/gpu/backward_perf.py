@@ -31,13 +31,13 @@ import argparse
 import json
 import statistics
 import sys
-import tarfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+import common  # noqa: E402
 import time_configs  # noqa: E402
 import time_dataset  # noqa: E402
 
@@ -108,8 +108,7 @@ def measure(args):
                  "torch": torch[by_shape[s]]["launches"] if by_shape[s] < len(torch) else []}
         doc["shapes"].append(entry)
     (args.out / "fa2_parity.json").write_text(json.dumps(doc, indent=1) + "\n")
-    with tarfile.open(args.out / "backward_perf_logs.tar.gz", "w:gz") as tar:
-        tar.add(logs, arcname="logs")
+    common.tar_folder(args.out / "backward_perf_logs.tar.gz", logs)
     print(table(doc))
     return 0 if not doc["errors"] else 1
 

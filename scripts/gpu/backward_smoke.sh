@@ -4,9 +4,7 @@
 set -u
 OUT=${OUT:-out}
 mkdir -p "$OUT"
-cmake -S . -B build-gpu -G Ninja -DFLASHLAB_VIEWER=OFF -DFLASHLAB_BENCH=OFF -DFLASHLAB_TESTS=OFF -DFLASHLAB_PYTHON=OFF \
-  -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build.log" 2>&1 && ninja -C build-gpu -j16 flashlab-gpu >> "$OUT/build.log" 2>&1 \
-  || { tail -50 "$OUT/build.log"; exit 1; }
+bash scripts/gpu/build_gpu.sh "$OUT" || exit 1
 G=build-gpu/kernels/flashlab-gpu
 $G --list-tiles | tee "$OUT/tiles.txt"
 while read -r line; do

@@ -20,24 +20,18 @@ traces of the rows marked trace) and OUT/backward_logs.tar.gz. Exit 0 when every
 
 import argparse
 import json
-import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+import cuda_events  # noqa: E402
 import grid as grid_mod  # noqa: E402
+import ncu  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = [""]  # --commit: recorded in the GPU traces' headers
-METRICS = {
-    "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
-    "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
-    "red": "l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum",
-    "atom": "l1tex__t_bytes_pipe_lsu_mem_global_op_atom.sum",
-    "dram_rd": "dram__bytes_read.sum",
-    "dram_wr": "dram__bytes_write.sum",
-}
+METRICS = {k: ncu.NAMES[k] for k in ("ld", "st", "red", "atom", "dram_rd", "dram_wr")}
 PERF = [  # (name, flashlab-gpu flags, d, causal)
     ("perf-d64-none", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 64 --br 128 --bc 128 --warps 8 --batch 4 --heads 16", 64, False),
     ("perf-d64-causal", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 64 --br 128 --bc 128 --warps 8 --batch 4 --heads 16 --mask causal", 64, True),
@@ -45,10 +39,6 @@ PERF = [  # (name, flashlab-gpu flags, d, causal)
     ("perf-d128-none", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 128 --br 64 --bc 64 --warps 4 --batch 4 --heads 16", 128, False),
     ("perf-d128-causal", "--algo v2 --pass backward --nq 4096 --nk 4096 --d 128 --br 64 --bc 64 --warps 4 --batch 4 --heads 16 --mask causal", 128, True),
 ]
-
-
-def sh(cmd, **kw):
-    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
 
 
 def run_grid(gpu, rows, work, logs):
@@ -59,34 +49,25 @@ def run_grid(gpu, rows, work, logs):
         extra += f" --dump {work / 'dumps' / g.name}" if g.torch else ""
         lines.append(g.flags + extra)
     (work / "traces").mkdir(parents=True, exist_ok=True)
-    cfg = work / "backward_configs.txt"
-    cfg.write_text("\n".join(lines) + "\n")
-    out = work / "grid.json"
-    p = sh([str(gpu), "--configs", str(cfg), "--json", str(out)] + (["--commit", COMMIT[0]] if COMMIT[0] else []))
-    (logs / "grid.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr)
-    results = json.loads(out.read_text()) if out.exists() else []
+    results, p = common.run_configs(gpu, lines, work / "backward_configs.txt", work / "grid.json",
+                                    ["--commit", COMMIT[0]] if COMMIT[0] else [], logs / "grid.log")
     return {g.name: r for g, r in zip(rows, results)}, p.returncode
 
 
 def torch_compare(folder):
-    import numpy as np
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    meta = json.loads((folder / "meta.json").read_text())
-    b, h, nq, nk, d = meta["batch"], meta["heads"], meta["n_q"], meta["n_k"], meta["d"]
-    dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[meta["dtype"]]
+    import torch_check
+    meta, tensor = torch_check.dumped(folder)
+    nq, nk = meta["n_q"], meta["n_k"]
 
     def t(name, n, grad=False):
-        raw = np.fromfile(folder / name, dtype=np.int16)
-        x = torch.from_numpy(raw).view(dt).reshape(b, h, n, d).cuda()
-        return x.requires_grad_(grad)
+        return tensor(name, n).requires_grad_(grad)
 
     q, k, v = t("q.bin", nq, True), t("k.bin", nk, True), t("v.bin", nk, True)
     do = t("do.bin", nq)
-    r = torch.arange(nq, device="cuda").unsqueeze(1)
-    c = torch.arange(nk, device="cuda").unsqueeze(0)
-    visible = ((c - r) >= max(meta["band_lo"], -(1 << 40))) & ((c - r) <= min(meta["band_hi"], 1 << 40))
+    visible = torch_check.band_mask(meta)
     rows = visible.any(dim=1)
     if meta["mask"] in ("none", "causal") and nq == nk:
         backend = "flash"
@@ -115,44 +96,23 @@ def torch_time(d, causal, batch=4, heads=16, n=4096, warmup=5, reps=20):
     do = torch.randn(batch, heads, n, d, device="cuda", dtype=torch.float16)
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for k_ in range(warmup + reps):
-            start.record()
-            torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
-            stop.record()
-            torch.cuda.synchronize()
-            if k_ >= warmup:
-                times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[len(times) // 2]
+        return cuda_events.median_ms(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True), warmup, reps)
 
 
 def ncu_profile(gpu, flashlab, rows, work, logs):
     """Per backward kernel of each row: ncu's bytes beside the simulator's per-launch request bytes."""
     cfg = work / "ncu_configs.txt"
     cfg.write_text("".join(f"{g.flags} --profile\n" for g in rows))
-    cmd = ["ncu", "--clock-control", "none", "--metrics", ",".join(METRICS.values()), "--csv", "--print-units", "base",
-           "--kernel-name", "regex:^fl_v2_bwd|^fl_v1_backward", str(gpu), "--configs", str(cfg)]
-    p = sh(cmd)
-    (logs / "ncu.log").write_text(" ".join(cmd) + "\n\n" + p.stdout + "\n--- stderr ---\n" + p.stderr)
-    import csv
-    import io
-    start = p.stdout.find('"ID"')
-    launches = {}
-    for row in csv.DictReader(io.StringIO(p.stdout[start:] if start >= 0 else "")):
-        key = next((k for k, m in METRICS.items() if m == row["Metric Name"]), None)
-        if key is None:
-            continue
-        e = launches.setdefault(int(row["ID"]), {"name": row["Kernel Name"]})
-        e[key] = int(float(row["Metric Value"].replace(",", "")))
-    ordered = [launches[i] for i in sorted(launches)]
+    p = ncu.run(ncu.command(METRICS) + ["--kernel-name", "regex:^fl_v2_bwd|^fl_v1_backward", str(gpu), "--configs", str(cfg)],
+                logs / "ncu.log")
+    ordered = [{"name": x["name"]} | {k: int(x[k]) for k in METRICS if k in x}
+               for x in (ncu.launches(p.stdout, METRICS) if '"ID"' in p.stdout else [])]
     out, pos = [], 0
     for g in rows:
-        sim = json.loads(sh([str(flashlab), "count", "--json"] + g.flags.split()).stdout)
+        sim = json.loads(common.sh([str(flashlab), "count", "--json"] + g.flags.split()).stdout)
         n = len(sim["launches"])
         for k, (hw, sl) in enumerate(zip(ordered[pos:pos + n], sim["launches"])):
-            out.append({"row": g.name, "kernel": sl["name"], "ncu_kernel": hw["name"].split("<")[0].split("::")[-1],
+            out.append({"row": g.name, "kernel": sl["name"], "ncu_kernel": ncu.short_name(hw["name"]),
                         "ncu": {m: hw.get(m, 0) for m in METRICS},
                         "sim": {"ld": sl["read_bytes"], "st": sl["write_bytes"], "red": sl["atomic_bytes"]}})
         pos += n
@@ -164,7 +124,7 @@ def perf_rows(gpu, work, logs):
     backward on the same shapes, in one process each, one after the other."""
     perf = []
     for name, flags, d, causal in PERF:
-        p = sh([str(gpu), "--json", str(work / f"{name}.json"), "--time", "--reps", "20", "--no-events"] + flags.split())
+        p = common.sh([str(gpu), "--json", str(work / f"{name}.json"), "--time", "--reps", "20", "--no-events"] + flags.split())
         (logs / f"{name}.log").write_text(p.stdout + p.stderr)
         r = json.loads((work / f"{name}.json").read_text())[0] if (work / f"{name}.json").exists() else None
         torch_ms = torch_time(d, causal)
@@ -191,11 +151,8 @@ def main():
     logs.mkdir(parents=True, exist_ok=True)
     gpu = ROOT / a.build_dir / "kernels" / "flashlab-gpu"
     flashlab = ROOT / a.build_dir / "sim" / "cli" / "flashlab"
-    meta = {"gpu": sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader").stdout.strip(),
-            "torch": sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip(),
-            "commit": a.commit, "command": " ".join(sys.argv),
-            "cuda": (sh("nvcc --version").stdout.strip().splitlines() or ["unknown"])[-1],
-            "date": sh("date -u '+%Y-%m-%d %H:%M UTC'").stdout.strip()}
+    meta = common.metadata(("gpu", "torch", "commit", "command", "cuda", "date"), gpu=common.nvidia_smi(),
+                           commit=a.commit, command=" ".join(sys.argv))
     if a.only_perf:
         (out / "perf.json").write_text(json.dumps({"meta": meta, "perf": perf_rows(gpu, work, logs)}, indent=1) + "\n")
         return 0
@@ -232,7 +189,7 @@ def main():
     sanitizer = []
     for g in [g for g in rows if g.sanitize]:
         for tool in ("memcheck", "racecheck"):
-            p = sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(gpu)] + g.flags.split() + ["--no-events"])
+            p = common.sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(gpu)] + g.flags.split() + ["--no-events"])
             (logs / f"sanitizer-{tool}-{g.name}.log").write_text(p.stdout + p.stderr)
             sanitizer.append({"row": g.name, "tool": tool, "rc": p.returncode,
                               "summary": (p.stdout + p.stderr).strip().splitlines()[-1:]})
@@ -270,10 +227,8 @@ def main():
         md.append(f"| {r['name']} | {r['ms']} | {r['tflops']} | {r['torch_ms']:.4f} | {r['torch_tflops']} | {r['ratio']} |")
     md += ["", f"passed: {ok}"]
     (out / "backward_report.md").write_text("\n".join(md) + "\n")
-    with tarfile.open(out / "backward_traces.tar.gz", "w:gz") as t:
-        t.add(work / "traces", arcname="traces")
-    with tarfile.open(out / "backward_logs.tar.gz", "w:gz") as t:
-        t.add(logs, arcname="logs")
+    common.tar_folder(out / "backward_traces.tar.gz", work / "traces", "traces")
+    common.tar_folder(out / "backward_logs.tar.gz", logs)
     print("\n".join(md))
     return 0 if ok else 1
 

@@ -20,23 +20,17 @@ OUT/deterministic_logs.txt (config files and dQ dumps go to --work). Exit 0 when
 """
 
 import argparse
-import datetime
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import ncu  # noqa: E402  (scripts/gpu/ncu.py: its CSV parser)
+import common  # noqa: E402
+import ncu  # noqa: E402
 
-NCU_METRICS = {
-    "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
-    "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
-    "red": "l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum",
-    "atom": "l1tex__t_bytes_pipe_lsu_mem_global_op_atom.sum",
-}
+NCU_METRICS = {k: ncu.NAMES[k] for k in ("ld", "st", "red", "atom")}
 NCU_ROWS = ["det-ragged", "det-causal", "det-nokey"]
 
 GRID = [  # (name, flags, covers, trace)
@@ -59,15 +53,10 @@ REPEATS = 5
 
 
 def run_gpu(gpu, lines, work, name, commit, driver, log):
-    cfg = work / f"{name}.txt"
-    cfg.write_text("\n".join(lines) + "\n")
-    out = work / f"{name}.json"
-    cmd = [str(gpu), "--configs", str(cfg), "--json", str(out)]
-    cmd += ["--commit", commit] if commit else []
-    cmd += ["--driver", driver] if driver else []
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    log.append(f"$ {' '.join(cmd)}\n{p.stdout}\n--- stderr ---\n{p.stderr}\n")
-    return json.loads(out.read_text()) if out.exists() else []
+    extra = (["--commit", commit] if commit else []) + (["--driver", driver] if driver else [])
+    res, p = common.run_configs(gpu, lines, work / f"{name}.txt", work / f"{name}.json", extra)
+    log.append(f"$ {' '.join(p.args)}\n{p.stdout}\n--- stderr ---\n{p.stderr}\n")
+    return res
 
 
 def nsplits(flags, sms):
@@ -92,9 +81,9 @@ def time_forms(a, out, work, log):
     rows = [{"flags": line, "median_ms": r["timing"]["median_ms"], "tflops": r["timing"]["tflops"]}
             for line, r in zip(lines, res)]
     device = res[0]["device"] if res else {}
-    doc = {"meta": {"device": device.get("name", ""), "driver": device.get("driver", a.driver), "commit": a.commit,
-                    "command": " ".join(["python3"] + sys.argv),
-                    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")},
+    doc = {"meta": common.metadata(("device", "driver", "commit", "command", "date"), device=device.get("name", ""),
+                                   driver=device.get("driver", a.driver), commit=a.commit,
+                                   command=" ".join(["python3"] + sys.argv)),
            "rows": rows}
     (out / "timing.json").write_text(json.dumps(doc, indent=1) + "\n")
     for k in range(0, len(rows), 2):
@@ -133,15 +122,14 @@ def main():
         rows = [(n, f) for n, f, _, _ in GRID if n in NCU_ROWS]
         cfg = work / "ncu_configs.txt"
         cfg.write_text("".join(f"{BASE} {f} --profile\n" for _, f in rows))
-        cmd = ["ncu", "--clock-control", "none", "--metrics", ",".join(NCU_METRICS.values()), "--csv",
-               "--print-units", "base", "--kernel-name", "regex:^fl_v2_bwd", str(a.gpu), "--configs", str(cfg)]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        cmd = ncu.command(NCU_METRICS) + ["--kernel-name", "regex:^fl_v2_bwd", str(a.gpu), "--configs", str(cfg)]
+        p = common.sh(cmd)
         log.append(f"$ {' '.join(cmd)}\n{p.stdout}\n--- stderr ---\n{p.stderr}\n")
         found = ncu.launches(p.stdout, NCU_METRICS)
         ncu_rows = []
         for k, (name, flags) in enumerate(rows):  # three kernels per row: dot_do_o, dq_dk_dv, convert_dq
             for hw in found[3 * k:3 * k + 3]:
-                ncu_rows.append({"row": name, "flags": f"{BASE} {flags}", "kernel": hw["name"].split("<")[0].split("::")[-1],
+                ncu_rows.append({"row": name, "flags": f"{BASE} {flags}", "kernel": ncu.short_name(hw["name"]),
                                  "grid": hw["grid"], "ncu": {m: int(hw.get(m, 0)) for m in NCU_METRICS}})
         (out / "ncu_results.json").write_text(json.dumps({"command": " ".join(sys.argv), "rows": ncu_rows}, indent=1) + "\n")
         print(json.dumps(ncu_rows, indent=1))
@@ -190,11 +178,9 @@ def main():
         ok = ok and len(rr) == REPEATS
     ok = ok and repeats["deterministic"]["bit_identical"]
 
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    meta = {"device": device.get("name"), "driver": device.get("driver"), "nvidia_smi": smi, "sms": device.get("sms"),
-            "commit": a.commit, "command": " ".join(sys.argv),
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    meta = common.metadata(("device", "driver", "nvidia_smi", "sms", "commit", "command", "date"),
+                           device=device.get("name"), driver=device.get("driver"), sms=device.get("sms"),
+                           commit=a.commit, command=" ".join(sys.argv))
     result = {"meta": meta, "grid": rows, "repeats": repeats, "passed": ok}
     (out / "deterministic_results.json").write_text(json.dumps(result, indent=1) + "\n")
     md = [f"# Deterministic backward on {meta['device']} (driver {meta['driver']}, commit {meta['commit']})", "",

@@ -33,12 +33,12 @@ import argparse
 import json
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import common  # noqa: E402
 import fa1_build  # noqa: E402
 import ncu  # noqa: E402
 import time_configs  # noqa: E402
@@ -56,10 +56,7 @@ V1_TILE = {64: "64x64x4", 128: "32x64x4"}   # kernels/src/tiles.hpp: the V1 kern
 V2_TILE = {64: "128x128x4", 128: "128x64x4"}  # the tile rule's (docs/model.md "The tile rule"): FA2's
 
 # Nsight Compute metrics of step 4 (key: metric). A name this ncu does not know is dropped and recorded.
-METRICS = {
-    "time_ns": "gpu__time_duration.sum",
-    "dram_rd": "dram__bytes_read.sum",
-    "dram_wr": "dram__bytes_write.sum",
+METRICS = time_dataset.METRICS | {
     "l2_rd_sectors": "lts__t_sectors_srcunit_tex_op_read.sum",
     "l2_wr_sectors": "lts__t_sectors_srcunit_tex_op_write.sum",
     "achieved_occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
@@ -93,10 +90,7 @@ def profile_metrics(cmd, log, metrics):
     repeated. Returns (ncu.launches with non-numeric values kept as text, the dropped names)."""
     dropped = []
     for _ in range(len(metrics)):
-        full = ["ncu", "--clock-control", "none", "--cache-control", "all", "--metrics", ",".join(metrics.values()),
-                "--csv", "--print-units", "base"] + cmd
-        proc = subprocess.run(full, capture_output=True, text=True)
-        log.write_text(" ".join(full) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+        proc = ncu.run(ncu.command(metrics, cache_control="all") + cmd, log)
         if proc.returncode == 0:
             return ncu.launches(proc.stdout, metrics, strict=False), dropped
         text = proc.stdout + proc.stderr
@@ -163,8 +157,7 @@ def main():
 
     def save():
         (args.out / "fa1_compare.json").write_text(json.dumps(doc, indent=1) + "\n")
-        with tarfile.open(args.out / "fa1_logs.tar.gz", "w:gz") as tar:
-            tar.add(logs, arcname="logs")
+        common.tar_folder(args.out / "fa1_logs.tar.gz", logs)
 
     build_log = open(logs / "fa1_build.log", "w")
     t0 = time.monotonic()

@@ -27,7 +27,7 @@ src=${FA1_SRC:-.fa1/flash_attn}
 mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
 t0=$(date +%s)
-want=$(python3 -c 'import sys; sys.path.insert(0, "scripts/gpu"); import time_dataset; print(time_dataset.kernel_source_hash())')
+want=$(python3 -c 'import sys; sys.path.insert(0, "scripts/gpu"); import common; print(common.kernel_source_hash())')
 build=build-gpu
 pre=${FLASHLAB_PREBUILT:-}
 if [ -n "$pre" ]; then
@@ -40,10 +40,8 @@ if [ -n "$pre" ]; then
     echo "prebuilt folder $pre does not run here or is of other kernel sources: building"
   fi
 fi
-if [ "$build" = build-gpu ] && { [ ! -x build-gpu/kernels/flashlab-gpu ] || [ ! -x build-gpu/sim/cli/flashlab ]; }; then
-  cmake -S . -B build-gpu -G Ninja -DFLASHLAB_VIEWER=OFF -DFLASHLAB_BENCH=OFF -DFLASHLAB_TESTS=OFF \
-    -DFLASHLAB_PYTHON=OFF -DCMAKE_CUDA_ARCHITECTURES=90 > "$out/build.log" 2>&1 &&
-    ninja -C build-gpu -j16 flashlab-gpu flashlab >> "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+if [ "$build" = build-gpu ]; then
+  bash scripts/gpu/build_gpu.sh "$out" || exit 1
 fi
 echo "flashlab-gpu ready: $(( $(date +%s) - t0 )) s"
 python3 scripts/gpu/fa1_compare.py --bin "$build/kernels/flashlab-gpu" --fa1-src "$src" --out "$out" --commit "$commit" "$@"

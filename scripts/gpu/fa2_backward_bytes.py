@@ -18,7 +18,6 @@ compared here: tests/sim/executor/fa2_backward_test.cpp does that from the raw f
 import argparse
 import json
 import pathlib
-import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -27,20 +26,12 @@ import ncu  # noqa: E402
 import time_configs  # noqa: E402
 import time_dataset  # noqa: E402
 
-METRICS = {
-    "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
-    "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
-    "red": "l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum",
-    "atom": "l1tex__t_bytes_pipe_lsu_mem_global_op_atom.sum",
-    "ldgsts": "l1tex__t_bytes_pipe_lsu_mem_global_op_ldgsts.sum",
+METRICS = {k: ncu.NAMES[k] for k in ("ld", "st", "red", "atom", "ldgsts")} | {
     "lts_ld": "lts__t_bytes_srcunit_tex_op_read.sum",
     "lts_st": "lts__t_bytes_srcunit_tex_op_write.sum",
     "lts_red": "lts__t_bytes_srcunit_tex_op_red.sum",
     "lts_atom": "lts__t_bytes_srcunit_tex_op_atom.sum",
-    "dram_rd": "dram__bytes_read.sum",
-    "dram_wr": "dram__bytes_write.sum",
-    "time_ns": "gpu__time_duration.sum",
-}
+} | {k: ncu.NAMES[k] for k in ("dram_rd", "dram_wr", "time_ns")}
 
 # (batch, heads, kv_heads, n_q, n_k, d, mask, dtype): mask none, causal (bottom-right) or window:L,R
 EXTRA = [
@@ -97,11 +88,9 @@ def main():
     else:
         child = args.out / "child.py"
         child.write_text(CHILD)
-        cmd = ["ncu", "--clock-control", "none", "--cache-control", "all", "--metrics", ",".join(METRICS.values()),
-               "--csv", "--print-units", "base", "--kernel-name", "regex:flash", sys.executable, str(child), json.dumps(rows)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = ncu.run(ncu.command(METRICS, cache_control="all") + ["--kernel-name", "regex:flash", sys.executable,
+                                                                    str(child), json.dumps(rows)], args.out / "ncu.log")
         stdout = proc.stdout
-        (args.out / "ncu.log").write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
         if proc.returncode != 0:
             raise SystemExit(f"ncu exited with {proc.returncode}; see {args.out / 'ncu.log'}")
     # A metric a kernel does not have (ncu prints "n/a": no LDGSTS in the convert kernel, say) is left out.

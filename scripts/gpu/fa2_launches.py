@@ -12,10 +12,8 @@ writes DIR/fa2_launches.json (metadata + one row per configuration) and DIR/ncu.
 """
 
 import argparse
-import datetime
 import json
 import pathlib
-import subprocess
 import sys
 
 # (batch, heads, kv_heads, n_q, n_k, d, causal). causal is FA2's (bottom-right) mask.
@@ -41,6 +39,7 @@ CONFIGS = [
 ]
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import common  # noqa: E402
 import ncu  # noqa: E402
 
 METRICS = ncu.METRICS  # ld, st, dram_rd, dram_wr (bytes), time_ns
@@ -74,18 +73,10 @@ def run_configs():
     print("ENTRY " + json.dumps(entry), flush=True)
 
 
-def sh(cmd):
-    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True)
-
-
 def metadata(commit, cmd):
-    smi = sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader").stdout
-    name, driver = [x.strip() for x in (smi.splitlines() or [","])[0].split(",")][:2]
-    torch_v = sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
-    ncu_v = sh("ncu --version").stdout.strip().splitlines()
-    return {"gpu": name, "driver": driver, "torch": torch_v, "ncu": ncu_v[-1] if ncu_v else "unknown",
-            "commit": commit, "command": cmd, "ncu_flags": "--clock-control none (caches flushed between kernels: ncu's default)",
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    return common.metadata(("gpu", "driver", "torch", "ncu", "commit", "command", "ncu_flags", "date"), missing="",
+                           commit=commit, command=cmd,
+                           ncu_flags="--clock-control none (caches flushed between kernels: ncu's default)")
 
 
 def dims(text):
@@ -103,10 +94,8 @@ def main():
         run_configs()
         return
     args.out.mkdir(parents=True, exist_ok=True)
-    cmd = ["ncu", "--clock-control", "none", "--metrics", ",".join(METRICS.values()), "--csv", "--print-units",
-           "base", "--kernel-name", "regex:flash_fwd", sys.executable, str(pathlib.Path(__file__).resolve()), "--child"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    (args.out / "ncu.log").write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    proc = ncu.run(ncu.command(METRICS) + ["--kernel-name", "regex:flash_fwd", sys.executable,
+                                           str(pathlib.Path(__file__).resolve()), "--child"], args.out / "ncu.log")
     if proc.returncode != 0:
         raise SystemExit(f"ncu exited with {proc.returncode}; see ncu.log")
     entry = json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("ENTRY "))[6:])

@@ -1,4 +1,6 @@
-"""Nsight Compute on the plain kernels: global load/store bytes and DRAM bytes per configuration.
+"""Nsight Compute for every GPU driver: the metric names (NAMES), the command line (command, run), the
+CSV parser (launches), PyTorch's flash calls told apart (flash_calls); and the plain kernels' global
+load/store bytes and DRAM bytes per configuration (profile).
 
 One ncu process profiles every configuration (flashlab-gpu --configs with --profile lines, which
 launch each plain kernel once). Launches are matched to configurations in order: standard
@@ -8,15 +10,22 @@ and the combine). Clocks are left as they are (--clock-control none).
 
 import csv
 import io
-import subprocess
 
-METRICS = {
+from common import sh
+
+# Every Nsight Compute metric the drivers read, by the key their outputs use: each driver picks its
+# own (METRICS below, time_dataset.METRICS, ...).
+NAMES = {
     "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
     "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
+    "red": "l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum",
+    "atom": "l1tex__t_bytes_pipe_lsu_mem_global_op_atom.sum",
+    "ldgsts": "l1tex__t_bytes_pipe_lsu_mem_global_op_ldgsts.sum",
     "dram_rd": "dram__bytes_read.sum",
     "dram_wr": "dram__bytes_write.sum",
     "time_ns": "gpu__time_duration.sum",
 }
+METRICS = {k: NAMES[k] for k in ("ld", "st", "dram_rd", "dram_wr", "time_ns")}
 KERNELS_PER_ALGO = {"standard": 3, "v1": 1, "v2": 1}
 SPLIT_KERNELS = 2  # --algo v2 --splits N > 1: fl_v2_forward_split, fl_v2_combine
 
@@ -37,6 +46,26 @@ def kernels_of(flags):
     if splits == "auto":
         raise ValueError(f"--splits auto: pass the resolved kernel count to ncu.profile ({flags})")
     return SPLIT_KERNELS if algo_of(flags) == "v2" and int(splits) > 1 else KERNELS_PER_ALGO[algo_of(flags)]
+
+
+def command(metrics, cache_control=None):
+    """ncu's command line up to the kernel filter: clocks left as they are, `metrics` (a dict's
+    values), CSV in base units; `cache_control` "all" flushes the caches before each kernel
+    explicitly (ncu's default does too)."""
+    return (["ncu", "--clock-control", "none"] + (["--cache-control", cache_control] if cache_control else [])
+            + ["--metrics", ",".join(metrics.values()), "--csv", "--print-units", "base"])
+
+
+def run(cmd, log):
+    """Runs an ncu command line; `log` gets the command, its stdout and stderr. Returns the process."""
+    proc = sh(cmd)
+    log.write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    return proc
+
+
+def short_name(name):
+    """A kernel's name without template arguments and namespaces: "fl_v2_bwd_dq_dk_dv"."""
+    return name.split("<")[0].split("::")[-1]
 
 
 def launches(stdout, metrics=METRICS, strict=True):
@@ -68,10 +97,7 @@ def profile(binary, grid, workdir, log, kernels=None, per_kernel=False):
     counts = kernels if kernels is not None else [kernels_of(g.flags) for g in grid]
     lines = workdir / "ncu_configs.txt"
     lines.write_text("".join(f"{g.flags} --profile\n" for g in grid))
-    cmd = ["ncu", "--clock-control", "none", "--metrics", ",".join(METRICS.values()), "--csv",
-           "--print-units", "base", "--kernel-name", "regex:^fl_", str(binary), "--configs", str(lines)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    log.write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    proc = run(command(METRICS) + ["--kernel-name", "regex:^fl_", str(binary), "--configs", str(lines)], log)
     if proc.returncode != 0:
         raise RuntimeError(f"ncu exited with {proc.returncode}: {proc.stderr[-2000:]}")
     ordered = [{"name": x["name"]} | {k: int(x[k]) for k in METRICS if k in x} for x in launches(proc.stdout)]

@@ -20,7 +20,6 @@ Writes DIR/split_perf.json (metadata, one row per configuration) and prints a ta
 """
 
 import argparse
-import datetime
 import json
 import pathlib
 import subprocess
@@ -29,6 +28,7 @@ import tempfile
 import types
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import common  # noqa: E402
 import cuda_events  # noqa: E402
 import ncu  # noqa: E402
 
@@ -57,7 +57,7 @@ def run_ours(binary, line):
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "r.json"
         cmd = [binary] + line.split() + ["--no-events", "--no-check", "--time", "--reps", str(REPS), "--json", str(out)]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = common.sh(cmd)
         if p.returncode != 0:
             return {"error": (p.stderr or p.stdout).strip()[-400:], "command": " ".join(cmd)}
         r = json.loads(out.read_text())[0]
@@ -91,13 +91,10 @@ def main():
     ap.add_argument("--commit", default="unknown")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    smi = subprocess.run("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader", shell=True,
-                         capture_output=True, text=True).stdout.strip().split(",")
     import torch
-    meta = {"gpu": smi[0].strip() if smi else "unknown", "driver": smi[1].strip() if len(smi) > 1 else "unknown",
-            "torch": torch.__version__, "commit": args.commit, "reps": REPS,
-            "command": "python3 scripts/gpu/split_perf.py --bin build-gpu/kernels/flashlab-gpu --out DIR --commit HASH",
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    meta = common.metadata(("gpu", "driver", "torch", "commit", "reps", "command", "date"), torch=torch.__version__,
+                           commit=args.commit, reps=REPS,
+                           command="python3 scripts/gpu/split_perf.py --bin build-gpu/kernels/flashlab-gpu --out DIR --commit HASH")
     rows = []
     print(f"{'config':58} {'split ms':>9} {'unsplit':>9} {'torch':>9} {'unsplit/split':>13} {'torch/split':>11}")
     for c in CONFIGS:

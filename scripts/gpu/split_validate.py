@@ -21,15 +21,12 @@ trace) and OUT/logs.tar.gz. Exit 0 when every check passed.
 """
 
 import argparse
-import csv
-import io
 import json
-import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
 import grid as grid_mod  # noqa: E402
 import ncu  # noqa: E402
 
@@ -48,23 +45,16 @@ GRIDS = {"split": ("SPLIT_GRID", "Split-KV and grouped K/V heads"),
          "variant": ("VARIANT_GRID", "The variants between V1 and V2 (every combination of the five switches)")}
 
 
-def sh(cmd, **kw):
-    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
-
-
 def run_grid(gpu, rows, out, logs, commit):
     """flashlab-gpu on every row, one process; returns the JSON list (one object per row)."""
     lines = []
     for g in rows:
         lines.append(g.flags + (f" --trace {out / 'traces' / (g.name + '.trace')} --trace-format text" if g.trace else ""))
     (out / "traces").mkdir(parents=True, exist_ok=True)
-    cfg = logs / "configs.txt"
-    cfg.write_text("\n".join(lines) + "\n")
-    js = logs / "grid.json"
-    p = sh([str(gpu), "--configs", str(cfg), "--json", str(js)] + (["--commit", commit] if commit else []))
-    (logs / "grid.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr)
+    results, p = common.run_configs(gpu, lines, logs / "configs.txt", logs / "grid.json",
+                                    ["--commit", commit] if commit else [], logs / "grid.log")
     print(p.stdout[-6000:], p.stderr[-2000:], flush=True)
-    return (json.loads(js.read_text()) if js.exists() else []), p.returncode
+    return results, p.returncode
 
 
 def config_flags(flags):
@@ -105,11 +95,9 @@ def main():
     logs.mkdir(parents=True, exist_ok=True)
     build = ROOT / a.build_dir
     gpu, flashlab = build / "kernels" / "flashlab-gpu", build / "sim" / "cli" / "flashlab"
-    smi = sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader").stdout.strip().splitlines() or ["?, ?"]
-    device, driver = [x.strip() for x in smi[0].split(",")][:2]
-    meta = {"device": device, "driver": driver, "commit": a.commit, "command": " ".join(sys.argv),
-            "cuda": (sh("nvcc --version").stdout.strip().splitlines() or ["unknown"])[-1],
-            "date": sh("date -u '+%Y-%m-%d %H:%M UTC'").stdout.strip()}
+    meta = common.metadata(("device", "driver", "commit", "command", "cuda", "date"), missing="?", commit=a.commit,
+                           command=" ".join(sys.argv))
+    device, driver = meta["device"], meta["driver"]
     rows, title = getattr(grid_mod, GRIDS[a.grid][0]), GRIDS[a.grid][1]
     ok = True
 
@@ -138,20 +126,20 @@ def main():
     ncu_rows, ncu_error = [], None
     by_name = {g.name: r for g, r in zip(rows, results)}
     prof_rows = [g for g in rows if g.ncu and g.name in by_name and not a.quick]
-    sims = [json.loads(sh([str(flashlab), "count", "--json"] + config_flags(g.flags)).stdout) for g in prof_rows]
+    sims = [json.loads(common.sh([str(flashlab), "count", "--json"] + config_flags(g.flags)).stdout) for g in prof_rows]
     try:
         prof = ncu.profile(gpu, prof_rows, logs, logs / "ncu.log", kernels=[len(s["launches"]) for s in sims],
                            per_kernel=True)
         for g, s, p in zip(prof_rows, sims, prof):
             sector = sector_per_launch(by_name[g.name], s["launches"])
             if sector is None:  # compared as a whole: the row's totals
-                hw = [{"name": "+".join(x["name"].split("<")[0].split("::")[-1] for x in p["launches"]),
+                hw = [{"name": "+".join(ncu.short_name(x["name"]) for x in p["launches"]),
                        "ld": p["ld"], "st": p["st"], "dram_rd": p["dram_rd"], "dram_wr": p["dram_wr"]}]
                 sector = [{"ld": by_name[g.name]["bytes"]["kernel"]["ld"], "st": by_name[g.name]["bytes"]["kernel"]["st"]}]
                 request = [{"name": "all launches", "read_bytes": sum(x["read_bytes"] for x in s["launches"]),
                             "write_bytes": sum(x["write_bytes"] for x in s["launches"])}]
             else:
-                hw = [x | {"name": x["name"].split("<")[0].split("::")[-1]} for x in p["launches"]]
+                hw = [x | {"name": ncu.short_name(x["name"])} for x in p["launches"]]
                 request = s["launches"]
             for h, sec, req in zip(hw, sector, request):
                 row = {"row": g.name, "kernel": req["name"], "ncu_kernel": h["name"],
@@ -167,7 +155,7 @@ def main():
     # 3. compute-sanitizer memcheck
     sanitizer = []
     for g in [g for g in rows if g.sanitize and not a.quick]:
-        p = sh(["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9", str(gpu)] + g.flags.split())
+        p = common.sh(["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9", str(gpu)] + g.flags.split())
         (logs / f"sanitizer-memcheck-{g.name}.log").write_text(p.stdout + p.stderr)
         summary = [x for x in (p.stdout + p.stderr).splitlines() if "SUMMARY" in x]
         clean = p.returncode == 0 and bool(summary) and "0 errors" in summary[-1]
@@ -204,8 +192,7 @@ def main():
     md += ["", "compute-sanitizer:", ""] + [f"- {s['row']} {s['tool']}: rc {s['rc']} {s['summary'][0]}" for s in sanitizer]
     md += ["", f"passed: {ok}"]
     (out / "report.md").write_text("\n".join(md) + "\n")
-    with tarfile.open(out / "logs.tar.gz", "w:gz") as t:
-        t.add(logs, arcname="logs")
+    common.tar_folder(out / "logs.tar.gz", logs)
     for f in logs.iterdir():  # only the tarball comes back
         if f.is_file():
             f.unlink()

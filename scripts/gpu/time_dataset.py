@@ -23,61 +23,37 @@ Writes DIR/time_dataset.json (meta, "ours", "torch", "checks", "errors") and DIR
 """
 
 import argparse
-import hashlib
 import json
-import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+import common  # noqa: E402
 import ncu  # noqa: E402
+from common import sh  # noqa: E402
 import time_configs  # noqa: E402
 
-METRICS = {"time_ns": "gpu__time_duration.sum", "dram_rd": "dram__bytes_read.sum", "dram_wr": "dram__bytes_write.sum"}
-NCU = ["ncu", "--clock-control", "none", "--cache-control", "all", "--metrics", ",".join(METRICS.values()),
-       "--csv", "--print-units", "base"]
-
-
-def sh(cmd, **kw):
-    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
-
-
-def kernel_source_hash(root=ROOT):
-    """SHA-256 over the kernel sources and the host runner (root/kernels/**: sorted paths relative to
-    root, and contents)."""
-    h = hashlib.sha256()
-    for p in sorted((Path(root) / "kernels").rglob("*")):
-        if p.is_file():
-            h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
+METRICS = {k: ncu.NAMES[k] for k in ("time_ns", "dram_rd", "dram_wr")}
+NCU = ncu.command(METRICS, cache_control="all")
 
 
 def metadata(commit, argv):
-    smi = sh("nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader").stdout
-    name, driver, memory, clock = ([x.strip() for x in smi.splitlines()[0].split(",")] if smi.strip()
-                                   else ["unknown"] * 4)
-    torch_v = sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
-    ncu_v = sh("ncu --version").stdout.strip().splitlines()
-    return {"gpu": name, "driver": driver, "memory": memory, "max_sm_clock": clock, "torch": torch_v,
-            "ncu": ncu_v[-1] if ncu_v else "unknown", "commit": commit, "kernel_sources_sha256": kernel_source_hash(),
-            "command": "python3 scripts/gpu/time_dataset.py " + " ".join(argv),
-            "ncu_flags": " ".join(NCU[1:]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    """The data set's record: the device, PyTorch's and Nsight Compute's versions, the commit, the kernel
+    sources' hash, this command and its Nsight Compute flags, the date (common.metadata)."""
+    return common.metadata(("gpu", "driver", "memory", "max_sm_clock", "torch", "ncu", "commit",
+                            "kernel_sources_sha256", "command", "ncu_flags", "date"), commit=commit,
+                           command="python3 scripts/gpu/time_dataset.py " + " ".join(argv), ncu_flags=" ".join(NCU[1:]))
 
 
 def checks(binary, rows, work, logs):
     """Step 1: flashlab-gpu's full check on each row's check_flags; returns one raw record per row."""
     lines = [time_configs.check_flags(r) for r in rows]
-    cfg, js = work / "check_configs.txt", work / "checks.json"
-    cfg.write_text("".join(x + "\n" for x in lines))
     t0 = time.monotonic()
-    proc = sh([str(binary), "--configs", str(cfg), "--json", str(js), "--check-heads", "4"])
-    (logs / "checks.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    results, proc = common.run_configs(binary, lines, work / "check_configs.txt", work / "checks.json",
+                                       ["--check-heads", "4"], logs / "checks.log", must=True)
     print(f"checked {len(lines)} kernel instances in {time.monotonic() - t0:.0f} s (exit {proc.returncode})", flush=True)
-    results = json.loads(js.read_text())
     out = []
     for row, line, r in zip(rows, lines, results):
         out.append({"flags": row, "checked_as": line, "events": {k: r["events"][k] for k in ("run", "gpu", "sim")},
@@ -86,8 +62,7 @@ def checks(binary, rows, work, logs):
 
 
 def profile(cmd, log):
-    proc = sh(cmd)
-    log.write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    proc = ncu.run(cmd, log)
     if proc.returncode != 0:
         raise RuntimeError(f"ncu exited with {proc.returncode}: {proc.stderr[-1500:]}")
     return ncu.launches(proc.stdout, METRICS), proc.stdout
@@ -239,8 +214,7 @@ def main():
 
     def save():
         (args.out / "time_dataset.json").write_text(json.dumps(doc, indent=1) + "\n")
-        with tarfile.open(args.out / "time_logs.tar.gz", "w:gz") as tar:
-            tar.add(logs, arcname="logs")
+        common.tar_folder(args.out / "time_logs.tar.gz", logs)
 
     for step, fn in [("sass", lambda: sass(args.bin, logs)),
                      ("checks", lambda: doc.__setitem__("checks", checks(args.bin, rows, args.work, logs))),

@@ -15,26 +15,18 @@ read from tests/data/gpu_timing/h200.json) and OUT/timing_logs.tar.gz.
 """
 
 import argparse
-import datetime
 import json
-import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
 import ncu  # noqa: E402
 
-METRICS = {
-    "time_ns": "gpu__time_duration.sum",
-    "dram_read": "dram__bytes_read.sum",
-    "dram_write": "dram__bytes_write.sum",
-    "ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
-    "st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
-}
-KERNELS_PER_ALGO = {"standard": 3, "v1": 1, "v2": 1}
+METRICS = {"time_ns": ncu.NAMES["time_ns"], "dram_read": ncu.NAMES["dram_rd"], "dram_write": ncu.NAMES["dram_wr"],
+           "ld": ncu.NAMES["ld"], "st": ncu.NAMES["st"]}
 
 
 def _cfg(algo, n, d, shape, mask="none", batch=1, heads=16, dtype="fp16", reps=None):
@@ -81,54 +73,40 @@ TORCH = [(1, 16, 4096, 64, False), (1, 16, 4096, 64, True), (1, 16, 4096, 128, F
          (1, 16, 16384, 128, True), (8, 32, 2048, 64, True), (1, 16, 32768, 64, False), (16, 16, 1024, 32, False)]
 
 
-def sh(cmd, **kw):
-    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
-
-
 def reps_flags(algo, reps):
     if reps is not None:
         return f"--warmup 1 --reps {reps}"
     return "--warmup 5 --reps 20" if algo == "v2" else "--warmup 2 --reps 5"
 
 
-def algo_of(flags):
-    w = flags.split()
-    return w[w.index("--algo") + 1]
-
-
 def ncu_rows(cmd, log):
-    proc = sh(cmd)
-    log.write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    proc = ncu.run(cmd, log)
     if proc.returncode != 0:
         raise RuntimeError(f"ncu exited with {proc.returncode}: {proc.stderr[-2000:]}")
     return ncu.launches(proc.stdout, METRICS)
 
 
 def ncu_cmd(kernel_regex, argv):
-    return ["ncu", "--clock-control", "none", "--metrics", ",".join(METRICS.values()), "--csv",
-            "--print-units", "base", "--kernel-name", f"regex:{kernel_regex}"] + argv
+    return ncu.command(METRICS) + ["--kernel-name", f"regex:{kernel_regex}"] + argv
 
 
-def ours(binary, work, logs, common, algos):
-    configs = [(f, r) for f, r in CONFIGS if algo_of(f) in algos]
-    lines = [f"{f} --no-events --no-check --time {reps_flags(algo_of(f), r)}" for f, r in configs]
-    (work / "timing_configs.txt").write_text("".join(x + "\n" for x in lines))
-    jpath = work / "timing_runs.json"
+def ours(binary, work, logs, common_flags, algos):
+    configs = [(f, r) for f, r in CONFIGS if ncu.algo_of(f) in algos]
+    lines = [f"{f} --no-events --no-check --time {reps_flags(ncu.algo_of(f), r)}" for f, r in configs]
     t0 = time.monotonic()
-    proc = sh([str(binary), "--configs", str(work / "timing_configs.txt"), "--json", str(jpath)] + common)
-    (logs / "time.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    timed, proc = common.run_configs(binary, lines, work / "timing_configs.txt", work / "timing_runs.json", common_flags,
+                                     logs / "time.log", must=True)
     print(f"timed {len(lines)} configs in {time.monotonic() - t0:.0f} s (exit {proc.returncode})", flush=True)
-    timed = json.loads(jpath.read_text())
     (work / "ncu_configs.txt").write_text("".join(f"{f} --no-events --no-check --profile\n" for f, _ in configs))
     t0 = time.monotonic()
     kernels = ncu_rows(ncu_cmd("^fl_", [str(binary), "--configs", str(work / "ncu_configs.txt")]), logs / "ncu_ours.csv")
     print(f"ncu {len(kernels)} kernels in {time.monotonic() - t0:.0f} s", flush=True)
-    expected = sum(KERNELS_PER_ALGO[algo_of(f)] for f, _ in configs)
+    expected = sum(ncu.KERNELS_PER_ALGO[ncu.algo_of(f)] for f, _ in configs)
     if len(kernels) != expected:
         raise RuntimeError(f"ncu profiled {len(kernels)} kernels, expected {expected}")
     runs, pos = [], 0
     for (flags, _), t in zip(configs, timed):
-        n = KERNELS_PER_ALGO[algo_of(flags)]
+        n = ncu.KERNELS_PER_ALGO[ncu.algo_of(flags)]
         group, pos = kernels[pos:pos + n], pos + n
         runs.append({"flags": flags, "config": t["config"], "median_ms": t["timing"]["median_ms"],
                      "tflops": t["timing"]["tflops"], "flops": t["timing"]["flops"],
@@ -166,7 +144,7 @@ def pytorch(work, logs):
     script = work / "torch_timing.py"
     script.write_text(TORCH_SCRIPT)
     cfgs = json.dumps(TORCH)
-    proc = sh([sys.executable, str(script), cfgs, "time"])
+    proc = common.sh([sys.executable, str(script), cfgs, "time"])
     (logs / "torch_time.log").write_text(proc.stdout + proc.stderr)
     times = json.loads(proc.stdout.strip().splitlines()[-1])
     profiled = []
@@ -195,10 +173,10 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    import validate
-    meta = validate.metadata(args.commit)
-    meta["command"] = "python3 scripts/gpu/timing.py --out OUT --bin build-gpu/kernels/flashlab-gpu --commit SHA"
-    meta["ncu"] = "--clock-control none, default cache control (L2 flushed before each profiled kernel)"
+    meta = common.metadata(("gpu", "driver", "memory", "max_sm_clock", "cuda", "torch", "commit", "date", "command", "ncu"),
+                           missing="", commit=args.commit,
+                           command="python3 scripts/gpu/timing.py --out OUT --bin build-gpu/kernels/flashlab-gpu --commit SHA",
+                           ncu="--clock-control none, default cache control (L2 flushed before each profiled kernel)")
     result = {"meta": meta, "runs": [], "torch": [], "errors": {}}
     try:
         result["runs"] = ours(args.bin, args.work, logs, ["--commit", args.commit], args.algos.split(","))
@@ -210,8 +188,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         result["errors"]["torch"] = str(e)
     (args.out / "timing.json").write_text(json.dumps(result, indent=1))
-    with tarfile.open(args.out / "timing_logs.tar.gz", "w:gz") as tar:
-        tar.add(logs, arcname="logs")
+    common.tar_folder(args.out / "timing_logs.tar.gz", logs)
     print(json.dumps(result["errors"]))
     for r in result["runs"]:
         print(f"{r['flags']:100s} {r['median_ms']:9.4f} ms  dram rd {r['dram_read']/1e6:9.2f} MB "

@@ -19,15 +19,23 @@ import cuda_events  # noqa: E402
 TORCH_DTYPE = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
-def load(folder):
+def dumped(folder):
+    """A flashlab-gpu --dump folder: (its meta.json, tensor(file, rows) -> that file's (batch, heads,
+    rows, d) tensor on the GPU, in the dump's dtype)."""
     meta = json.loads((folder / "meta.json").read_text())
-    b, h, nq, nk, d = meta["batch"], meta["heads"], meta["n_q"], meta["n_k"], meta["d"]
+    b, h, d = meta["batch"], meta["heads"], meta["d"]
     dt = TORCH_DTYPE[meta["dtype"]]
 
     def tensor(name, n):
         raw = np.fromfile(folder / name, dtype=np.int16)
         return torch.from_numpy(raw).view(dt).reshape(b, h, n, d).cuda()
 
+    return meta, tensor
+
+
+def load(folder):
+    meta, tensor = dumped(folder)
+    nq, nk = meta["n_q"], meta["n_k"]
     return meta, tensor("q.bin", nq), tensor("k.bin", nk), tensor("v.bin", nk), tensor("o.bin", nq)
 
 

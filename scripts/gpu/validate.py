@@ -19,11 +19,9 @@ Exit status 0 when every check passed, 1 otherwise.
 """
 
 import argparse
-import datetime
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 import time
@@ -31,45 +29,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grid as grid_mod  # noqa: E402
+import common  # noqa: E402
 import ncu  # noqa: E402
 import report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def sh(cmd, **kw):
-    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
-
-
 def metadata(commit):
-    smi = sh("nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader").stdout
-    nvcc = (sh("nvcc --version").stdout or sh("/usr/local/cuda/bin/nvcc --version").stdout).strip().splitlines()
-    torch_v = sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
-    name, driver, memory, clock = [x.strip() for x in (smi.splitlines() or [",,,"])[0].split(",")]
-    return {"gpu": name, "driver": driver, "memory": memory, "max_sm_clock": clock,
-            "cuda": nvcc[-1] if nvcc else "unknown", "torch": torch_v, "commit": commit,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    """The report's record of the run (common.metadata)."""
+    return common.metadata(("gpu", "driver", "memory", "max_sm_clock", "cuda", "torch", "commit", "date"),
+                           missing="", commit=commit)
 
 
-def build(build_dir, log):
-    cfg = sh(["cmake", "-S", str(ROOT), "-B", str(build_dir), "-G", "Ninja", "-DFLASHLAB_VIEWER=OFF",
-              "-DFLASHLAB_BENCH=OFF", "-DFLASHLAB_TESTS=OFF", "-DCMAKE_CUDA_ARCHITECTURES=90"])
-    make = sh(["ninja", "-C", str(build_dir), "flashlab-gpu"])
-    log.write_text(cfg.stdout + cfg.stderr + make.stdout + make.stderr)
-    if make.returncode != 0:
-        raise RuntimeError("build failed; see build.log")
-    return build_dir / "kernels" / "flashlab-gpu"
-
-
-def run_lines(binary, lines, json_path, log, common, timeout=None):
+def run_lines(binary, lines, json_path, log, common_flags, timeout=None):
     """flashlab-gpu --configs over `lines`; returns the JSON list (one object per line)."""
-    cfg = json_path.with_suffix(".txt")
-    cfg.write_text("".join(line + "\n" for line in lines))
-    proc = sh([str(binary), "--configs", str(cfg), "--json", str(json_path)] + common, timeout=timeout)
-    log.write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    results, proc = common.run_configs(binary, lines, json_path.with_suffix(".txt"), json_path, common_flags, log,
+                                       timeout=timeout)
     if proc.returncode not in (0, 3) or not json_path.exists():
         raise RuntimeError(f"flashlab-gpu exited with {proc.returncode}: {proc.stderr[-2000:]}")
-    return json.loads(json_path.read_text())
+    return results
 
 
 def hardware_status(res, prof):
@@ -91,7 +70,7 @@ def sanitize(binary, grid, names, tool, work, logs):
     lines = [grid[n].flags for n in names]
     cfg = work / f"sanitizer_{tool}.txt"
     cfg.write_text("".join(line + "\n" for line in lines))
-    proc = sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(binary), "--configs", str(cfg)])
+    proc = common.sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(binary), "--configs", str(cfg)])
     (logs / f"sanitizer_{tool}.log").write_text(proc.stdout + proc.stderr)
     summary = [line for line in (proc.stdout + proc.stderr).splitlines() if "SUMMARY" in line]
     last = summary[-1] if summary else ""
@@ -101,7 +80,7 @@ def sanitize(binary, grid, names, tool, work, logs):
     return {"tool": tool, "configs": names, "exit": proc.returncode, "clean": clean, "summary": last}
 
 
-def performance(binary, work, logs, common, timeout):
+def performance(binary, work, logs, common_flags, timeout):
     """V2 (every shape), then V1 and standard attention, and PyTorch's flash backend, per case."""
     import torch_check
     g = grid_mod
@@ -116,7 +95,7 @@ def performance(binary, work, logs, common, timeout):
         for algo, shape in (("v1", g.PERF_V1_SHAPE[d]), ("standard", g.PERF_STANDARD_SHAPE)):
             other_lines.append(f"--algo {algo} {g.shape_flags(shape)} {base} {g.PERF_OTHER_REPS}")
             other_keys.append((d, mask, algo, shape))
-    v2 = run_lines(binary, v2_lines, work / "perf_v2.json", logs / "perf_v2.log", common, t_end - time.monotonic())
+    v2 = run_lines(binary, v2_lines, work / "perf_v2.json", logs / "perf_v2.log", common_flags, t_end - time.monotonic())
     rows = []
     for d, mask in g.PERF_CASES:
         runs = {k[3]: r for k, r in zip(v2_keys, v2) if k[0] == d and k[1] == mask}
@@ -126,7 +105,7 @@ def performance(binary, work, logs, common, timeout):
                      "torch_tflops": runs[best]["timing"]["flops"] / (torch_ms * 1e-3) / 1e12,
                      "torch_agreement": torch_check.compare_perf_dump(work / f"perf-dump-{d}-{mask}")})
     try:
-        others = run_lines(binary, other_lines, work / "perf_other.json", logs / "perf_other.log", common,
+        others = run_lines(binary, other_lines, work / "perf_other.json", logs / "perf_other.log", common_flags,
                            t_end - time.monotonic())
     except Exception as e:  # noqa: BLE001 — V2 and PyTorch are kept; the report says what is missing
         for row in rows:
@@ -162,8 +141,8 @@ def main():
     for p in (work / "traces", work / "dumps", logs):
         p.mkdir(parents=True, exist_ok=True)
     meta = metadata(args.commit)
-    binary = args.bin or build(args.build_dir, logs / "build.log")
-    common = ["--commit", args.commit, "--driver", meta["driver"]]
+    binary = args.bin or common.build(logs, args.build_dir)
+    common_flags = ["--commit", args.commit, "--driver", meta["driver"]]
 
     grid = list(grid_mod.GRID)
     if args.extra:
@@ -178,7 +157,7 @@ def main():
         if g.torch:
             line += f" --dump {work}/dumps/{g.name}"
         lines.append(line)
-    results = run_lines(binary, lines, work / "grid.json", logs / "grid.log", common)
+    results = run_lines(binary, lines, work / "grid.json", logs / "grid.log", common_flags)
     print(f"grid: {sum(r['passed'] for r in results)}/{len(results)} passed events and numbers", flush=True)
     meta["cuda_runtime"] = results[0]["device"]["cuda_runtime"] if results else "unknown"
     everything = {"meta": meta, "grid": [{"name": g.name, "flags": g.flags, "covers": g.covers, **r}
@@ -192,8 +171,7 @@ def main():
         (out / "report.md").write_text(text)
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(text)
-        with tarfile.open(out / "logs.tar.gz", "w:gz") as tar:
-            tar.add(logs, arcname="logs")
+        common.tar_folder(out / "logs.tar.gz", logs)
         return passed
 
     manifest = [{"file": f"{g.name}.trace", "flags": g.flags, "covers": g.covers, "commit": args.commit,
@@ -237,7 +215,7 @@ def main():
     save()
     if not args.no_perf:
         try:
-            everything["perf"] = performance(binary, work, logs, common, timeout=max(left() - 15, 1))
+            everything["perf"] = performance(binary, work, logs, common_flags, timeout=max(left() - 15, 1))
         except Exception as e:  # noqa: BLE001
             stages["perf"] = str(e)
         for dump in work.glob("perf-dump-*"):

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "run_cli.hpp"
+#include "../common/trace_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -31,19 +32,6 @@ std::string contents(const std::string& path) {
 }
 
 void write_file(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
-
-// The file with its header JSON replaced (text: the "header " line; binary: the bytes after the
-// u32 header size at offset 12, which follows).
-std::string with_header(const std::string& file, const std::string& json) {
-  if (file.rfind("FLTRACE", 0) == 0) {
-    std::uint32_t old = 0;
-    std::memcpy(&old, file.data() + 12, 4);
-    const auto size = std::uint32_t(json.size());
-    return file.substr(0, 12) + std::string(reinterpret_cast<const char*>(&size), 4) + json + file.substr(16 + old);
-  }
-  const std::size_t h0 = file.find("\nheader ") + 8;
-  return file.substr(0, h0) + json + file.substr(file.find('\n', h0));
-}
 
 CliResult timed(const std::string& args, double& seconds) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -131,7 +119,7 @@ TEST_CASE("diff on a header nested 60,000 levels deep: exit 2 naming the header,
   for (const char* form : {"text", "binary"}) {
     CAPTURE(form);
     REQUIRE(run_cli(kTrace + " -o " + a + " --format " + form).code == 0);
-    write_file(deep, with_header(contents(a), std::string(60000, '[') + std::string(60000, ']')));
+    write_file(deep, flashlab::test::with_header_json(contents(a), std::string(60000, '[') + std::string(60000, ']')));
     const CliResult r = run_cli("diff " + deep + " " + a);
     CHECK(r.code == 2);
     CHECK(r.err.find(deep + ": trace header [][][][][][][][] = nested deeper than 8 levels") != std::string::npos);

@@ -36,19 +36,6 @@ std::string header_text(const Trace& t) {
   return text.substr(h0, text.find('\n', h0) - h0);
 }
 
-std::string with_header_json(const std::string& file, const std::string& json) {
-  if (file.rfind("FLTRACE", 0) == 0) {  // magic 8, version 4, header size 4, header
-    std::uint32_t old = 0;
-    std::memcpy(&old, file.data() + 12, 4);
-    const auto size = std::uint32_t(json.size());
-    std::string out = file.substr(0, 12);
-    out.append(reinterpret_cast<const char*>(&size), 4);
-    return out + json + file.substr(16 + old);
-  }
-  const std::size_t h0 = file.find("\nheader ") + 8, h1 = file.find('\n', h0);
-  return file.substr(0, h0) + json + file.substr(h1);
-}
-
 std::string replaced(std::string json, const std::string& from, const std::string& to) {
   const std::size_t at = json.find(from);
   if (at == std::string::npos) throw std::logic_error("replaced: \"" + from + "\" not found");
@@ -86,19 +73,6 @@ bool same_trace(const Trace& a, const Trace& b) {
     }
   }
   return true;
-}
-
-Config small(Algo a, std::int64_t n_q, std::int64_t n_k, std::int64_t d, std::int64_t b_r, std::int64_t b_c, Mask m) {
-  Config c;
-  c.algo = a;
-  c.n_q = n_q;
-  c.n_k = n_k;
-  c.d = d;
-  c.b_r = b_r;
-  c.b_c = b_c;
-  c.mask = m;
-  c.dtype = Dtype::fp16;
-  return c;
 }
 
 }  // namespace flashlab::test

@@ -7,6 +7,8 @@
 #include "flashlab/config/config.hpp"
 #include "flashlab/contract/event.hpp"
 #include "flashlab/trace/trace.hpp"
+#include "config_helpers.hpp"  // small()
+#include "trace_file.hpp"      // with_header_json()
 
 namespace flashlab::test {
 
@@ -26,15 +28,8 @@ bool same_trace(const Trace& a, const Trace& b);
 /// The header JSON that the writers write for t (one line).
 std::string header_text(const Trace& t);
 
-/// An encoded trace file (either form) with its header JSON replaced by `json` (the binary form's
-/// header size follows), the rest unchanged: for hostile headers.
-std::string with_header_json(const std::string& file, const std::string& json);
 
 /// `json` with `from` replaced by `to` (once; `from` must occur).
 std::string replaced(std::string json, const std::string& from, const std::string& to);
-
-/// A small config: V2, fp16, N_q x N_k, d, B_r x B_c.
-Config small(Algo a, std::int64_t n_q, std::int64_t n_k, std::int64_t d, std::int64_t b_r, std::int64_t b_c,
-             Mask m = {});
 
 }  // namespace flashlab::test

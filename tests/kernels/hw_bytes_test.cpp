@@ -1,11 +1,13 @@
 // The kernels' global-memory bytes — the simulator's sector level (sector_counter.hpp, an
 // observer of the walk) — against byte counts worked out by hand from the kernels' access
 // pattern: whole 32-byte sectors per warp request; and their explanation (kernels/host/hw_bytes).
+// sector_bytes itself is tested with the sector level (tests/sim/executor/sector_counter_test.cpp).
 #include <doctest/doctest.h>
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/sector_counter.hpp"
 #include "hw_bytes.hpp"
+#include "../common/config_helpers.hpp"
 
 using namespace flashlab;
 using namespace flashlab::gpu;
@@ -13,14 +15,8 @@ using namespace flashlab::gpu;
 namespace {
 
 Problem problem(Algo a, std::int64_t n_q, std::int64_t n_k, std::int64_t b, Mask m = {}, std::int64_t heads = 1) {
-  Config c;
-  c.algo = a;
-  c.n_q = n_q;
-  c.n_k = n_k;
-  c.d = 64;
-  c.b_r = c.b_c = b;
+  Config c = test::small(a, n_q, n_k, 64, b, b, m);
   c.heads = heads;
-  c.mask = m;
   return resolve(c);
 }
 
@@ -34,15 +30,6 @@ TensorBytes kernel_bytes(const Problem& p) {
 }
 
 }  // namespace
-
-TEST_CASE("sector_bytes rounds a contiguous access out to 32-byte sectors") {
-  CHECK(sector_bytes(0, 0) == 0);
-  CHECK(sector_bytes(0, 32) == 32);
-  CHECK(sector_bytes(4, 32) == 64);   // straddles two sectors
-  CHECK(sector_bytes(28, 4) == 32);
-  CHECK(sector_bytes(30, 4) == 64);
-  CHECK(sector_bytes(96, 128) == 128);
-}
 
 TEST_CASE("V2 with aligned rows moves exactly the simulator's bytes") {
   // N = 1024, d = 64, 64 x 64 tiles, fp16: Q once (N d), K and V once per Q block (16 N d each),

@@ -8,6 +8,7 @@
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/sector_counter.hpp"
+#include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
 
@@ -103,14 +104,7 @@ TensorBytes brute_standard(const Problem& p) {
 
 Problem problem(Algo a, std::int64_t n_q, std::int64_t n_k, std::int64_t d, std::int64_t b_r, std::int64_t b_c,
                 Mask m, std::int64_t batch, std::int64_t heads, bool skip) {
-  Config c;
-  c.algo = a;
-  c.n_q = n_q;
-  c.n_k = n_k;
-  c.d = d;
-  c.b_r = b_r;
-  c.b_c = b_c;
-  c.mask = m;
+  Config c = test::small(a, n_q, n_k, d, b_r, b_c, m);
   c.batch = batch;
   c.heads = heads;
   c.block_skip = skip;

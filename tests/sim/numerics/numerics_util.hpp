@@ -6,18 +6,13 @@
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/numerics/numerics.hpp"
+#include "../../common/config_helpers.hpp"
 
 namespace flashlab::test {
 
-/// A resolved problem with explicit sizes (fp32, no mask, the algorithm's default block skip).
+/// A config with explicit sizes in fp32 (no mask, the algorithm's default block skip).
 inline Config config(Algo a, std::int64_t n_q, std::int64_t n_k, std::int64_t d, std::int64_t b_r, std::int64_t b_c) {
-  Config c;
-  c.algo = a;
-  c.n_q = n_q;
-  c.n_k = n_k;
-  c.d = d;
-  c.b_r = b_r;
-  c.b_c = b_c;
+  Config c = small(a, n_q, n_k, d, b_r, b_c);
   c.dtype = Dtype::fp32;
   return c;
 }

@@ -1,0 +1,97 @@
+"""What the GPU drivers share: running a command, the run's metadata, flashlab-gpu over a file of flag
+lines, the build, and the logs' tarball. Nsight Compute's side (metric names, the ncu command, its CSV)
+is ncu.py's; PyTorch's timing is cuda_events.py's.
+
+Every driver records the same facts the same way (`metadata`): nvidia-smi's name, driver, memory and
+maximum SM clock, nvcc's, PyTorch's and Nsight Compute's versions, the commit, the SHA-256 of the
+kernel sources and the UTC date, each script choosing which keys its output carries.
+"""
+
+import datetime
+import hashlib
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+
+def sh(cmd, **kw):
+    """subprocess.run with output captured as text; a string runs through the shell."""
+    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, **kw)
+
+
+def kernel_source_hash(root=ROOT):
+    """SHA-256 over the kernel sources and the host runner (root/kernels/**: sorted paths relative to
+    root, and contents)."""
+    h = hashlib.sha256()
+    for p in sorted((Path(root) / "kernels").rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def nvidia_smi(fields="name,driver_version"):
+    """nvidia-smi's answer for the first GPU, as it prints it ("NVIDIA H200, 580.159.04"); "" if none."""
+    return sh(f"nvidia-smi --query-gpu={fields} --format=csv,noheader").stdout.strip()
+
+
+def last_line(cmd, default="unknown"):
+    lines = sh(cmd).stdout.strip().splitlines()
+    return lines[-1] if lines else default
+
+
+_SMI = ("gpu", "driver", "memory", "max_sm_clock")
+_READ = {
+    "cuda": lambda: last_line("nvcc --version", "") or last_line("/usr/local/cuda/bin/nvcc --version"),
+    "torch": lambda: sh([sys.executable, "-c", "import torch; print(torch.__version__)"]).stdout.strip(),
+    "ncu": lambda: last_line("ncu --version"),
+    "kernel_sources_sha256": kernel_source_hash,
+    "nvidia_smi": nvidia_smi,
+    "date": lambda: datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+}
+
+
+def metadata(keys, missing="unknown", **given):
+    """The run's record, with `keys` in order. A key in `given` (commit, command, ncu_flags, ...) takes
+    that value; the others are read here: gpu (also "device"), driver, memory, max_sm_clock (nvidia-smi;
+    `missing` each when it answers nothing), cuda (nvcc's last line), torch, ncu (versions),
+    kernel_sources_sha256, nvidia_smi (its "name, driver" line), date (UTC, to the minute)."""
+    smi = {}
+    if any(k in _SMI or k == "device" for k in keys if k not in given):
+        line = nvidia_smi(",".join(("name", "driver_version", "memory.total", "clocks.max.sm")))
+        values = [x.strip() for x in line.splitlines()[0].split(",")] if line else [missing] * 4
+        smi = dict(zip(_SMI, values)) | {"device": values[0]}
+    return {k: given[k] if k in given else smi[k] if k in smi else _READ[k]() for k in keys}
+
+
+def run_configs(binary, lines, cfg, json_path, extra=(), log=None, must=False, **kw):
+    """flashlab-gpu --configs over `lines` (written to `cfg`), its JSON to `json_path`; `log`, when
+    given, gets its stdout and stderr. Returns (the JSON list, the process); when no JSON was written,
+    the list is empty, or with `must` a RuntimeError is raised."""
+    cfg.write_text("".join(line + "\n" for line in lines))
+    proc = sh([str(binary), "--configs", str(cfg), "--json", str(json_path)] + list(extra), **kw)
+    if log is not None:
+        log.write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    if must and not json_path.exists():
+        raise RuntimeError(f"flashlab-gpu exited with {proc.returncode} and wrote no JSON: {proc.stderr[-2000:]}")
+    return (json.loads(json_path.read_text()) if json_path.exists() else []), proc
+
+
+def build(log_dir, build_dir="build-gpu"):
+    """flashlab-gpu and flashlab for sm_90 in build_dir (build_gpu.sh; nothing when both are there),
+    logged to log_dir/build.log. Returns flashlab-gpu's path; RuntimeError when the build fails."""
+    proc = sh(["bash", str(HERE / "build_gpu.sh"), str(log_dir), str(build_dir)], cwd=ROOT)
+    print(proc.stdout.strip(), flush=True)
+    if proc.returncode != 0:
+        raise RuntimeError("build failed; see build.log")
+    return ROOT / build_dir / "kernels" / "flashlab-gpu"
+
+
+def tar_folder(path, folder, arcname="logs"):
+    """`folder` as the gzipped tarball `path`, under the name `arcname` (a run's logs, its traces)."""
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(folder, arcname=arcname)
