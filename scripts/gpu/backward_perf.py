@@ -90,7 +90,7 @@ def measure(args):
     t0 = time.monotonic()
     checks, ours, torch = [], [], []
     for step, fn in [("checks", lambda: checks.extend(time_dataset.checks(args.bin, flags, work, logs))),
-                     ("ours", lambda: ours.extend(time_dataset.ours(args.bin, flags, work, logs, args.passes))),
+                     ("ours", lambda: time_dataset.ours(args.bin, flags, work, logs, args.passes, ours, lambda: None)),
                      ("torch", lambda: torch.extend(time_dataset.pytorch(work, logs, args.passes,
                                                                          [torch_row(*s) for s in shapes])))]:
         try:
