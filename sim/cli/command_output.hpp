@@ -1,13 +1,13 @@
 // command_output.hpp — a command's output file (`sweep -o FILE`, `count --map FILE.png`, `sweep --plot
 // FILE.png`): its destination checked before any work, its bytes written whole or not at all by the
-// project's one output helper (flashlab/trace/atomic_output.hpp: a temporary file beside the
+// project's one output helper (flashlab/trace/output_file.hpp: a temporary file beside the
 // destination, every write, the flush and the close checked, renamed into place when complete).
 #pragma once
 
 #include <string>
 #include <string_view>
 
-#include "flashlab/trace/atomic_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 
 namespace flashlab::cli {
 

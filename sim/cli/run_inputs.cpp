@@ -10,7 +10,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/numerics/npy.hpp"
-#include "flashlab/trace/atomic_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 
 namespace flashlab::cli {
 namespace {

@@ -32,7 +32,7 @@ void check_out_dir(const std::string& dir);
 
 /// Prepares --out DIR before any work, so that a run never computes what it cannot write: checks it
 /// (check_out_dir), creates it when missing, and checks that each DIR/O<suffix>.npy and
-/// DIR/L<suffix>.npy can be written (flashlab/trace/atomic_output.hpp output_path, check_creatable:
+/// DIR/L<suffix>.npy can be written (flashlab/trace/output_file.hpp output_path, check_creatable:
 /// a directory or a device in their place, an unwritable folder) — and with `backward`
 /// DIR/dQ<suffix>.npy, dK, dV. Returns whether it created DIR. Throws ConfigError.
 bool prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes, bool backward = false);
@@ -48,7 +48,7 @@ std::vector<OutFile> run_output_files(const std::string& dir, const std::string&
                                       const NumericResult& r);
 
 /// Writes the files of every algorithm run (run_output_files) into `dir`, all whole or none
-/// (write_output_files, flashlab/trace/atomic_output.hpp). When a write fails, `dir` is also removed
+/// (write_output_files, flashlab/trace/output_file.hpp). When a write fails, `dir` is also removed
 /// if `created` (prepare_out_dir made it) and it is still empty; the error is rethrown
 /// (std::runtime_error "cannot write <path>: <errno text>", or ConfigError).
 void write_run_outputs(const std::string& dir, bool created, const std::vector<OutFile>& files);

@@ -149,7 +149,7 @@ TEST_CASE("viz options: --screenshot and --layout must be file paths that can be
   const std::string missing = ": a file path that can be created (No such file or directory)";
   refused({"--screenshot", "/nonexistent/x.png"}, "screenshot = /nonexistent/x.png" + missing);
   refused({"--layout", "/nonexistent/x.json"}, "layout = /nonexistent/x.json" + missing);
-  const std::string regular = ": a regular file path (it is ";  // output_path() of flashlab/trace/atomic_output.hpp
+  const std::string regular = ": a regular file path (it is ";  // output_path() of flashlab/trace/output_file.hpp
 
   const fs::path fifo = dir.path / "fifo.png";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);

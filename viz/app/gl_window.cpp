@@ -7,7 +7,7 @@
 #include <GL/gl.h>
 #include <stb_image_write.h>
 
-#include "flashlab/trace/atomic_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 
 namespace flashlab::viz {
 

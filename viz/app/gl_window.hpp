@@ -25,7 +25,7 @@ class GlTextures : public TextureSink {
 
 /// Reads the back buffer (width x height, before the swap), encodes it (stb: PNG, or JPEG at
 /// quality 95) and writes it to `path` whole or not at all (write_output_file of
-/// flashlab/trace/atomic_output.hpp: every write, the flush and the close checked, then renamed).
+/// flashlab/trace/output_file.hpp: every write, the flush and the close checked, then renamed).
 /// Returns "" or what went wrong ("cannot write <path>: No space left on device").
 std::string write_back_buffer(const std::string& path, ImageFormat format, int width, int height);
 

@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/contract/error.hpp"
-#include "flashlab/trace/atomic_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 #include "gl_window.hpp"
 #include "model/frame_stats.hpp"
 #include "options.hpp"
@@ -30,7 +30,7 @@ namespace {
 void on_glfw_error(int code, const char* text) { std::fprintf(stderr, "flashlab-viewer: GLFW error %d: %s\n", code, text); }
 
 // Where the map's grid lies on screen, so that a test can sample the pixels of known tiles.
-// Written whole or not at all (atomic_output.hpp); returns "" or what went wrong.
+// Written whole or not at all (output_file.hpp); returns "" or what went wrong.
 std::string write_layout(const std::string& path, const Viewer& v, int width, int height) {
   const GridLayout& g = v.map.layout;
   const nlohmann::json j = {{"width", width},   {"height", height},  {"map_x0", g.min.x}, {"map_y0", g.min.y},

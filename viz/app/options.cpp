@@ -10,7 +10,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/flags/config_flags.hpp"
-#include "flashlab/trace/atomic_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 
 namespace flashlab::viz {
 namespace {
@@ -41,7 +41,7 @@ TileRef parse_tile(const std::string& field, const std::string& text, const Prob
   return t;
 }
 
-// An output named by flag `field`: the destination checked (atomic_output.hpp) and its temporary
+// An output named by flag `field`: the destination checked (output_file.hpp) and its temporary
 // file created and removed, so that a run never renders its frames only to fail at the end.
 // Returns the file written (a symbolic link's target).
 std::string output_target(const std::string& field, const std::string& path) {

@@ -47,7 +47,7 @@ struct ParseOutcome {
 /// --hover as exactly two indices of the resolved config's T_r x T_c tiles, --step against the
 /// steps of the playback the chosen tab shows (playback_steps), --screenshot's extension
 /// (image_format), --screenshot and --layout against the file system (output_path() of
-/// flashlab/trace/atomic_output.hpp, and the temporary file created and removed; `out` then holds
+/// flashlab/trace/output_file.hpp, and the temporary file created and removed; `out` then holds
 /// the file written: a symbolic link's target). Unknown flags, CLI11 parse errors and ConfigErrors
 /// (including resolve()'s) all give exit 2 with a message naming the flag, the value and what is
 /// allowed. Throws nothing.

@@ -13,7 +13,7 @@
 #include "file_kind.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/trace/trace_io.hpp"
-#include "flashlab/trace/atomic_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 #include "forms.hpp"
 
 namespace flashlab {

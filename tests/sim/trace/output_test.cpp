@@ -1,4 +1,4 @@
-// The trace writers' destinations (trace/atomic_output.hpp): special files refused and left untouched,
+// The trace writers' destinations (trace/output_file.hpp): special files refused and left untouched,
 // symbolic links followed, a missing folder reported against the path given; write_output_file on a
 // full file system (a filled tmpfs) and past a file-size limit: an error, and no file left.
 #include <doctest/doctest.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "flashlab/contract/error.hpp"
-#include "flashlab/trace/atomic_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../../common/full_fs.hpp"
 #include "../../common/trace_helpers.hpp"

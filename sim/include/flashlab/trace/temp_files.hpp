@@ -1,5 +1,5 @@
 // temp_files.hpp — the output temporaries this process is writing ("<target>.tmp-<pid>",
-// atomic_output.hpp), kept where a signal handler can reach them: SIGINT, SIGTERM or a file-size
+// output_file.hpp), kept where a signal handler can reach them: SIGINT, SIGTERM or a file-size
 // limit's SIGXFSZ in the middle of an output removes them, and nothing partial is left (issue 24:
 // Ctrl-C during `trace -o` left files of up to 460 MB).
 #pragma once

@@ -5,7 +5,7 @@
 // Readers check every byte they use: a malformed, truncated or hostile file throws ConfigError
 // naming what is wrong and where; a reader never allocates more than the file's own size allows.
 // Writers write to "<target>.tmp-<pid>" and rename it onto the target only when complete; the
-// destination is checked first (trace/atomic_output.hpp: no device, FIFO or directory is replaced, a
+// destination is checked first (trace/output_file.hpp: no device, FIFO or directory is replaced, a
 // symbolic link to a regular file survives).
 #pragma once
 
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "flashlab/trace/trace.hpp"
-#include "flashlab/trace/atomic_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 
 namespace flashlab {
 

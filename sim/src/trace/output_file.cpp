@@ -1,5 +1,5 @@
-// atomic_output.cpp — checking an output's destination, naming its temporary file, writing it with
-// every write, flush and close checked, and renaming it into place (trace/atomic_output.hpp).
+// output_file.cpp — checking an output's destination, naming its temporary file, writing it with
+// every write, flush and close checked, and renaming it into place (trace/output_file.hpp).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "file_kind.hpp"
-#include "flashlab/trace/atomic_output.hpp"
+#include "flashlab/trace/output_file.hpp"
 #include "flashlab/trace/temp_files.hpp"
 
 namespace flashlab {

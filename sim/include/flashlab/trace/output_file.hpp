@@ -1,4 +1,4 @@
-// atomic_output.hpp — output files written whole or not at all (STYLE: a temporary name renamed
+// output_file.hpp — output files written whole or not at all (STYLE: a temporary name renamed
 // when complete), shared by the trace writers and the `flashlab` command's other outputs.
 //
 // The destination is checked before anything is written: an existing path that is not a regular
