@@ -197,8 +197,9 @@ std::int64_t split_heuristic(std::int64_t work, std::int64_t slots, std::int64_t
 namespace {
 
 // What PyTorch's FA2 backward (mha_bwd, flash_api.cpp) takes as this model counts it: the released
-// form (three launches, dQ through atomics), head dims that need no padding, one K/V head per query
-// head, FA2's own tile and warps. Throws ConfigError naming the field otherwise.
+// form (three launches, dQ through atomics), head dims that need no padding, FA2's own tile and
+// warps; grouped K/V heads whose at::sum output (N_k x d per K/V head) divides into equal shares
+// per query head (Action::per_kv_head). Throws ConfigError naming the field otherwise.
 void check_fa2_backward(const Config& c, std::int64_t kv_heads) {
   const std::string with = " with --kernel fa2 --pass backward";
   if (c.backward_form != BackwardForm::released)
@@ -207,10 +208,11 @@ void check_fa2_backward(const Config& c, std::int64_t kv_heads) {
   if (c.d % 8 != 0)
     throw ConfigError("d", std::to_string(c.d),
                       "a multiple of 8" + with + " (PyTorch pads other head dims with launches of its own, not modelled)");
-  if (kv_heads != c.heads)
+  const std::int64_t group = c.heads / kv_heads;
+  if (c.n_k * c.d * element_bytes(c.dtype) % group != 0)
     throw ConfigError("kv-heads", std::to_string(kv_heads),
-                      "equal to heads (" + std::to_string(c.heads) + ")" + with +
-                          " (FA2 writes dK, dV per query head and PyTorch sums each group with at::sum: not modelled yet)");
+                      "a number that makes heads / kv-heads divide N_k d e_in" + with +
+                          " (each query head counts its share of at::sum's dK, dV of its K/V head)");
   if (c.auto_blocks || c.b_r || c.b_c)
     throw ConfigError("br/bc", c.auto_blocks ? "auto" : std::to_string(c.b_r.value_or(0)) + " x " + std::to_string(c.b_c.value_or(0)),
                       "FA2's own tile" + with + " (leave --br and --bc out: kBlockM x kBlockN for d)");

@@ -23,10 +23,11 @@ Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int
     return i >= 0 ? Extent{t.rows(i), t.cols(j)} : Extent{t.n_q, t.n_k};
   }
   const std::int64_t width = row_width(a.tensor, t.d);
+  const std::int64_t rows = a.padded ? t.b_r : t.rows(i);  // a padded block: B_r rows, the last one too
   switch (a.region) {
-    case Region::q_block: return {t.rows(i), width};
+    case Region::q_block: return {rows, width};
     case Region::kv_block: return {t.cols(j), width};
-    case Region::q_block_splits: return {t.rows(i) * copies(p, a.tensor), width};  // rows(i) of each split's copy
+    case Region::q_block_splits: return {rows * copies(p, a.tensor), width};  // the rows of each split's copy
     case Region::whole:
       switch (tensor_shape(a.tensor).rows) {
         case RowsOf::score: return {t.n_q, t.n_k};
@@ -237,9 +238,10 @@ Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t
   const Extent e = action_extent(p, a, i, j);
   Cost k;
   if (a.op == Op::load || a.op == Op::store || a.op == Op::atomic) {
-    // each of the action's requests (Action::requests) moves the region
+    // each of the action's requests (Action::requests) moves the region; a region of the K/V head
+    // (Action::per_kv_head) counts its group's share in each query head's walk
     const auto bytes = std::uint64_t(e.rows) * std::uint64_t(e.cols) * std::uint64_t(tensor_element_bytes(p, a.tensor)) *
-                       std::uint64_t(a.requests);
+                       std::uint64_t(a.requests) / (a.per_kv_head ? std::uint64_t(p.group()) : 1);
     k.hbm[int(a.tensor)][int(direction(a.op))] = bytes;
   } else if (a.op == Op::compute) {
     // a row equation's extent is rows x d (or x 1); every other equation's is rows x cols

@@ -38,22 +38,34 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
       out.emplace_back(k * step % kSector, count / period + (k < count % period ? 1 : 0));
     return out;
   };
+  // tensors that some action moves in padded blocks (Action::padded): allocated with T_r B_r rows
+  const auto note = [&](const std::vector<Action>& acts) {
+    for (const Action& a : acts)
+      if (a.padded && a.tensor != Tensor::none) padded_[int(a.tensor)] = true;
+  };
+  for (const Launch& l : s.launches) {
+    for (const auto& step : l.prologue) note(step);
+    for (const auto* acts : {&l.outer_begin, &l.body, &l.outer_end}) note(*acts);
+  }
+  const auto n_q_of = [&](Tensor x) { return u64(padded_[int(x)] ? t.t_r() * t.b_r : t.n_q); };
   query_ = {d * e, kWarp * kChunk, residues(bh, u64(t.n_q) * d * e)};
   key_ = {d * e, kWarp * kChunk, residues(bh, u64(t.n_k) * d * e)};
   query32_ = {d * 4, kWarp * kChunk, residues(bh, u64(t.n_q) * d * 4)};
   stats_ = {kStatBytes, kWarp * kStatBytes, residues(bh, u64(t.n_q) * kStatBytes)};
-  // split s's copies: the bh slices from s bh on, each N_q rows
-  const auto split_layout = [&](u64 row, u64 request, std::int64_t s) {
-    Residues r = residues(bh, u64(t.n_q) * row);
-    for (auto& [res, count] : r) res = (res + u64(s) * bh * u64(t.n_q) * row) % kSector;
+  padded_stats_ = {kStatBytes, kWarp * kStatBytes, residues(bh, n_q_of(Tensor::D) * kStatBytes)};
+  // split s's copies: the bh slices from s bh on, each n_q rows
+  const auto split_layout = [&](u64 row, u64 request, std::int64_t s, u64 n_q) {
+    Residues r = residues(bh, n_q * row);
+    for (auto& [res, count] : r) res = (res + u64(s) * bh * n_q * row) % kSector;
     return Layout{row, request, std::move(r)};
   };
   for (std::int64_t s = 0; s < p.splits; ++s) {
-    oacc_.push_back(split_layout(d * 4, kWarp * kChunk, s));
-    lacc_.push_back(split_layout(kStatBytes, kWarp * kStatBytes, s));
+    oacc_.push_back(split_layout(d * 4, kWarp * kChunk, s, u64(t.n_q)));
+    lacc_.push_back(split_layout(kStatBytes, kWarp * kStatBytes, s, u64(t.n_q)));
   }
   // the deterministic backward's slices of dQacc, split-major as FA2's (nsplits, b, N_q, h, d)
-  for (std::int64_t s = 0; s < p.dq_splits; ++s) dqacc_.push_back(split_layout(d * 4, kWarp * kChunk, s));
+  for (std::int64_t s = 0; s < p.dq_splits; ++s)
+    dqacc_.push_back(split_layout(d * 4, kWarp * kChunk, s, n_q_of(Tensor::dQacc)));
   for (const Launch& l : s.launches) {
     Shape sh;
     sh.blocks = u64(blocks_per_head(l, p));
@@ -74,7 +86,7 @@ const SectorCounter::Layout& SectorCounter::layout(Tensor t, std::int64_t s) con
   if (t == Tensor::Lacc) return lacc_[std::size_t(s)];
   if (t == Tensor::dQacc) return dqacc_[std::size_t(s)];
   if (per_key(t)) return key_;
-  if (is_stat(t)) return stats_;
+  if (is_stat(t)) return padded_[int(t)] ? padded_stats_ : stats_;
   return tensor_shape(t).fp32 ? query32_ : query_;
 }
 
@@ -134,15 +146,17 @@ void SectorCounter::on_step(const StepView& s) {
   for (const Action& a : s.actions) {
     if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
     u64 b = 0;
+    const std::int64_t rows = a.padded ? t.b_r : t.rows(s.i);  // a padded block: B_r rows, the last one too
     switch (a.region) {
-      case Region::q_block: b = rows_at(a.tensor, s.i * t.b_r, t.rows(s.i), std::max<std::int64_t>(s.split, 0)); break;
+      case Region::q_block: b = rows_at(a.tensor, s.i * t.b_r, rows, std::max<std::int64_t>(s.split, 0)); break;
       case Region::q_block_splits:
-        for (std::int64_t x = 0; x < copies(p_, a.tensor); ++x) b += rows_at(a.tensor, s.i * t.b_r, t.rows(s.i), x);
+        for (std::int64_t x = 0; x < copies(p_, a.tensor); ++x) b += rows_at(a.tensor, s.i * t.b_r, rows, x);
         break;
       case Region::kv_block: b = rows_at(a.tensor, s.j * t.b_c, t.cols(s.j)); break;
       case Region::whole: b = whole(shapes_[s.launch], a.tensor); break;
       case Region::none: break;
     }
+    if (a.per_kv_head) b /= u64(p_.group());  // the K/V heads' regions, as the query heads' share
     bytes_[int(a.tensor)][int(direction(a.op))] += b * u64(a.requests);  // each request its sectors
   }
 }

@@ -13,6 +13,7 @@ namespace {
 
 using u64 = std::uint64_t;
 constexpr u64 kSector = 32;
+constexpr u64 kKvHeadKey = u64(1) << 31;  // the key bit of a K/V head's region (Action::per_kv_head)
 
 bool moves_data(const Action& a) { return a.op == Op::load || a.op == Op::store || a.op == Op::atomic; }
 
@@ -270,10 +271,15 @@ void L2Model::expand_whole(const StepView& s) {
       else if (!sh.kv_seq && per_key(a.tensor)) add(prog, a.tensor, Dir::read, 0, u64(t.n_k) * d * e);
       else if (!sh.kv_seq) add(prog, a.tensor, Dir::read, qkey, u64(nr) * u64(t.n_k) * e);
     }
-    // whole per-key outputs (standard attention's dK, dV) and score matrices without a K/V loop
+    // whole per-key outputs (standard attention's dK, dV) and score matrices without a K/V loop; a
+    // K/V head's region (Action::per_kv_head: at::sum's dK, dV) is this head's share of it, keyed
+    // apart from the expanded gradient the launch reads (another allocation)
     for (const Action& a : s.actions)
-      if (a.op == Op::store && !per_query(a.tensor) && !sh.kv_seq)
-        add(prog, a.tensor, Dir::write, qkey, per_key(a.tensor) ? u64(t.n_k) * d * e : u64(nr) * u64(t.n_k) * e);
+      if (a.op == Op::store && !per_query(a.tensor) && !sh.kv_seq) {
+        const u64 bytes = per_key(a.tensor) ? u64(t.n_k) * d * e : u64(nr) * u64(t.n_k) * e;
+        if (a.per_kv_head) add(prog, a.tensor, Dir::write, qkey | kKvHeadKey, bytes / u64(p_.group()));
+        else add(prog, a.tensor, Dir::write, qkey, bytes);
+      }
     end_step(prog);
     // per K/V block j: K_j, V_j, and the (rows, j) piece of S or P
     if (sh.kv_seq)
@@ -321,13 +327,15 @@ void L2Model::on_step(const StepView& s) {
     if (!moves_data(a)) continue;
     const Dir w = direction(a.op);
     const u64 row = u64(row_width(a.tensor, p_.tiling.d)) * u64(tensor_element_bytes(p_, a.tensor));
+    // a padded block (Action::padded) is Q block i's B_r rows of the rounded allocation, keyed as i
+    const u64 rows = u64(a.padded ? p_.tiling.b_r : p_.tiling.rows(s.i));
     switch (a.region) {
       case Region::q_block:  // a per-split tensor: split s's copy, keyed apart from the other splits'
-        add(prog, a.tensor, w, u64(std::max<std::int64_t>(s.split, 0) * p_.tiling.t_r() + s.i), u64(p_.tiling.rows(s.i)) * row);
+        add(prog, a.tensor, w, u64(std::max<std::int64_t>(s.split, 0) * p_.tiling.t_r() + s.i), rows * row);
         break;
       case Region::q_block_splits:
         for (std::int64_t x = 0; x < copies(p_, a.tensor); ++x)
-          add(prog, a.tensor, w, u64(x * p_.tiling.t_r() + s.i), u64(p_.tiling.rows(s.i)) * row);
+          add(prog, a.tensor, w, u64(x * p_.tiling.t_r() + s.i), rows * row);
         break;
       case Region::kv_block: add(prog, a.tensor, w, u64(s.j), u64(p_.tiling.cols(s.j)) * row); break;
       case Region::whole: expand_in_step(prog, a); break;

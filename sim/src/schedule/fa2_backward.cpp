@@ -1,13 +1,18 @@
 // fa2_backward.cpp — what PyTorch's FA2 backward launches (`--kernel fa2 --pass backward`): V2's
 // released backward as data (backward.cpp) under FA2's kernel names, with the reads FA2's main
 // kernel adds (schedule.hpp make_fa2_backward_schedule; docs/model.md "Backward pass").
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string_view>
+#include <utility>
 
+#include "actions.hpp"
 #include "flashlab/schedule/schedule.hpp"
 
 namespace flashlab {
+
+using namespace schedule_words;
 
 namespace detail {
 
@@ -29,6 +34,38 @@ Schedule make_fa2_backward_schedule(const Problem& p) {
   const auto columns = std::uint8_t(fa2_backward_traits(p.tiling.d).warp_columns());
   for (Action& a : s.launches[1].body)
     if (a.op == Op::load && (a.tensor == Tensor::L || a.tensor == Tensor::D)) a.requests = columns;
+
+  // flash_bwd_preprocess_kernel.h dot_do_o: the thread with threadIdx.x % kGmemThreadsPerRow == 0
+  // stores dP_sum of its row, rows of a warp consecutive: a warp's store is 32 / kGmemThreadsPerRow
+  // rows x 4 bytes, 16 at 8 threads per row (half a sector; kernel_traits.h: kGmemThreadsPerRow =
+  // kBlockKSmem / kGmemElemsPerLoad, kBlockKSmem = 64 when 64 divides d, else 32, 16 bytes per
+  // load), and each warp's store counts a whole sector: 32 bytes for its 128 / kGmemThreadsPerRow
+  const std::int64_t threads_per_row = (p.tiling.d % 64 == 0 ? 64 : 32) / (16 / p.e_in);
+  const auto d_store = std::uint8_t(std::max<std::int64_t>(1, threads_per_row / 4));
+  // mha_bwd allocates dQaccum and dsoftmax_sum with seqlen_q_rounded rows, and FA2's kernels move
+  // whole B_r-row blocks of them without predicates: dot_do_o zeroes dQacc_i (gdQaccum, kBlockM x
+  // kHeadDim) and writes D_i for all kBlockM rows; the main kernel reads dP_sum of every row of
+  // its fragment (`dP_sum(mi) = gdPsum(row)`; L is read only for rows < N_q) and adds whole
+  // dQ_i tiles into dQaccum; convert_dq reads whole dQacc_i tiles (it writes dQ_i predicated)
+  for (Launch& l : s.launches)
+    for (auto* acts : {&l.outer_begin, &l.body, &l.outer_end})
+      for (Action& a : *acts) {
+        if (a.tensor == Tensor::dQacc || a.tensor == Tensor::D) a.padded = true;
+        if (&l == &s.launches[0] && a.op == Op::store && a.tensor == Tensor::D) a.requests = d_store;
+      }
+
+  // Grouped K/V heads: the main kernel writes dK_j, dV_j per query head into mha_bwd's dk_expanded,
+  // dv_expanded ((batch, N_k, heads, d), the input type), then at::sum_out sums each group of
+  // heads / kv_heads into dK, dV ((batch, N_k, kv_heads, d)): a launch for each
+  if (p.kv_heads != p.heads)
+    for (const auto& [name, grad] : {std::pair{"at::sum dK", Tensor::dK}, std::pair{"at::sum dV", Tensor::dV}}) {
+      Launch sum = launch(name, {grid(Dim::batch), grid(Dim::head)});
+      Action out = store(grad, Region::whole);
+      out.per_kv_head = true;
+      sum.prologue = {{load(grad, Region::whole), out}};
+      sum.placement = {{grad, Memory::registers}};
+      s.launches.push_back(std::move(sum));
+    }
   return s;
 }
 

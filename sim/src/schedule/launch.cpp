@@ -44,6 +44,10 @@ void check_actions(const Launch& l, const std::vector<Action>& acts, bool know_i
       case Region::whole: break;
       case Region::none: bad(l, std::string(where) + ": a load or store needs a region");
     }
+    if (a.padded && a.region != Region::q_block && a.region != Region::q_block_splits)
+      bad(l, std::string(where) + ": a padded action needs a Q-block region (B_r rows of Q block i)");
+    if (a.per_kv_head && (a.region != Region::whole || !per_key(a.tensor) || !walked_loops(l).empty()))
+      bad(l, std::string(where) + ": a K/V head's region needs a whole per-key tensor in a launch that walks no tiles");
   }
 }
 

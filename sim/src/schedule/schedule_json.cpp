@@ -42,6 +42,8 @@ json action_json(const Action& a) {
     j["tensor"] = to_string(a.tensor);
     j["region"] = region_name(a.region);
     if (a.requests != 1) j["requests"] = a.requests;
+    if (a.padded) j["padded"] = true;
+    if (a.per_kv_head) j["per_kv_head"] = true;
   }
   return j;
 }
@@ -56,7 +58,8 @@ Action action_from(const json& j, const std::string& at) {
     a.op = Op::compute;
     a.eq = by_name<Eq>(pre + "eq", get_string(j, pre, "eq"), kEqCount, [](Eq e) { return to_string(e); }, 1);
   } else {
-    check_keys(j, at, pre, {"op", "tensor", "region", "if_visited", "requests"}, {"op", "tensor", "region"});
+    check_keys(j, at, pre, {"op", "tensor", "region", "if_visited", "requests", "padded", "per_kv_head"},
+               {"op", "tensor", "region"});
     if (op == "load") a.op = Op::load;
     else if (op == "store") a.op = Op::store;
     else if (op == "atomic") a.op = Op::atomic;
@@ -72,6 +75,8 @@ Action action_from(const json& j, const std::string& at) {
       bad(pre + "requests", describe(r), "an integer from 1 to 32 (times the thread block requests the region)");
     a.requests = std::uint8_t(r.get<std::int64_t>());
   }
+  if (j.contains("padded")) a.padded = get_bool(j, pre, "padded");
+  if (j.contains("per_kv_head")) a.per_kv_head = get_bool(j, pre, "per_kv_head");
   return a;
 }
 

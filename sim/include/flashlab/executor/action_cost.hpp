@@ -11,7 +11,8 @@
 namespace flashlab {
 
 /// Rows x cols (elements) of the region an action touches on tile (i, j) (-1 where unused):
-/// Q_i, O_i: rows(i) x d; l_i, m_i, L_i: rows(i) x 1; row equations (row_equation) rows(i) x d,
+/// Q_i, O_i: rows(i) x d; l_i, m_i, L_i: rows(i) x 1 (B_r rows for a padded action:
+/// Action::padded); row equations (row_equation) rows(i) x d,
 /// logsumexp rows(i) x 1; K_j, V_j: cols(j) x d; whole tensors:
 /// N_q x d, N_k x d, N_q x 1 or N_q x N_k; compute actions: the tile, rows(i) x cols(j)
 /// (N_q x N_k for standard attention's whole-matrix steps).
@@ -32,7 +33,8 @@ int tensor_element_bytes(const Problem& p, Tensor t);
 /// The direction a data action's bytes count in: load read, store write, atomic atomic.
 Dir direction(Op op);
 
-/// The cost of one action on tile (i, j) for one (batch, head).
+/// The cost of one action on tile (i, j) for one (batch, head): a data action moves its extent
+/// Action::requests times, 1 / group of it for a region of the K/V head (Action::per_kv_head).
 Cost action_cost(const Problem& p, const Action& a, std::int64_t i, std::int64_t j);
 
 /// Non-matmul ops and matmul FLOPs of equation `eq` on an r x c tile with head dim d

@@ -24,9 +24,13 @@
 //     dK, dV as K, D as L, dP, dS as S; dQacc is fp32 rows of d, moved (and added to: atomics count
 //     as their own direction) in the same 512-byte requests; the deterministic backward's nsplits
 //     slices of dQacc lie split-major like Oacc (FA2's (nsplits, b, N_q, h, d)). No kernel of the project runs the
-//     backward yet: these rules are not checked against hardware.
+//     backward yet: these rules are not checked against hardware;
+//   - a tensor that some action moves in padded blocks (Action::padded: FA2's dQaccum and D) has
+//     T_r B_r rows a head, and a padded action moves B_r rows of every Q block; a region of the
+//     K/V head (Action::per_kv_head) counts 1 / group of its sectors in each query head.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -79,10 +83,12 @@ class SectorCounter : public StepObserver {
 
   Problem p_;
   Layout query_, key_, stats_, query32_;  // query32_: fp32 rows of d (dQacc)
+  Layout padded_stats_;                   // D where it is moved in padded blocks: T_r B_r rows a head
   std::vector<Layout> oacc_, lacc_;       // by split: Oacc (fp32 rows of d), Lacc (fp32 statistics)
   std::vector<Layout> dqacc_;             // by slice: dQacc (fp32 rows of d; one unless deterministic)
   std::vector<Shape> shapes_;  // by launch
   Residues full_q_blocks_, full_kv_blocks_, all_q_rows_;  // first rows of full blocks, of every row
+  std::array<bool, kTensorCount> padded_{};  // moved in padded blocks (Action::padded) somewhere
   TensorBytes bytes_{};
 };
 

@@ -10,7 +10,10 @@
 //     a launch with one thread block per row), in whole 32-byte sectors; the L2 is a fully
 //     associative LRU over these tiles with the preset's capacity (GpuSpec::l2_bytes). A load of a
 //     tile not present reads it from DRAM; a store marks it dirty without reading; a dirty tile
-//     evicted, or still present when the launch ends, is written to DRAM.
+//     evicted, or still present when the launch ends, is written to DRAM. A padded block
+//     (Action::padded: FA2's dQaccum and D, allocated with N_q rounded up) is Q block i's B_r
+//     rows, inside the rounded allocation; a K/V head's region (Action::per_kv_head) is each query
+//     head's 1 / group share of it.
 //   - residency: a launch keeps occupancy(...).slots thread blocks resident (occupancy.hpp);
 //     blocks start in dispatch order (blockIdx.x fastest, then head, then batch) as slots free up;
 //     the resident blocks advance in lock step, one step (a tile of the walk) each per round.

@@ -50,11 +50,24 @@ struct Action {
   Region region = Region::none;
   Eq eq = Eq::none;              // compute
   bool if_visited = false;       // outer-level actions: only when the outer block visits a tile
-  // Times the thread block requests the region in one step (load / store / atomic): 1, or more
-  // where several warps each load the same rows themselves (FA2's main backward kernel: every warp
-  // column of its S = Q K^T tile reads L_i and D_i of its rows). Each request counts at the hbm
-  // and sector levels; the L2 model sees the region once (the repeats are L1 hits).
+  // Times the region's bytes count as requests in one step (load / store / atomic): 1, or more
+  // where the thread block moves the same rows several times or in pieces smaller than a sector.
+  // FA2's main backward kernel: every warp column of its S = Q K^T tile loads L_i and D_i of its
+  // rows itself. FA2's dot_do_o: one thread per row stores D_i, a warp 32 / kGmemThreadsPerRow rows
+  // (16 bytes at 8 threads per row), and each warp's store counts a whole 32-byte sector. Each
+  // request counts at the hbm and sector levels; the L2 model sees the region once (the repeats
+  // are L1 hits, or the same sector's other half).
   std::uint8_t requests = 1;
+  // q_block regions: B_r rows for every Q block, the last one too (T_r B_r in all), where the
+  // tensor is allocated with N_q rounded up to a multiple of B_r and the kernel moves the pad rows
+  // unpredicated (FA2's dQaccum and dsoftmax_sum: seqlen_q_rounded rows). Every level sees the
+  // padded block: the hbm and sector levels count it, the L2 model keys it as Q block i.
+  bool padded = false;
+  // The region exists once per (batch, K/V head), not per query head (GQA: PyTorch's at::sum writes
+  // dK, dV of each K/V head once): each query head's walk counts 1 / group of its bytes, so the
+  // batch x heads walks count batch x kv_heads regions (resolve() refuses a group that does not
+  // divide the region's bytes).
+  bool per_kv_head = false;
 };
 
 /// What a loop runs over. Extents (loop_extent): batch, heads, T_r, T_c, N_q, splits.
@@ -154,7 +167,18 @@ Schedule make_backward_schedule(Algo a, BackwardForm form);
 /// (T_r x batch x heads) — with one difference in what the main kernel reads: each of the
 /// warp_columns() warps along the keys of S_ij loads L_i and D_i of its rows itself (`lse(mi) =
 /// gLSE(row)`, `dP_sum(mi) = gdPsum(row)` per thread), so L_i and D_i are requested that many
-/// times per tile (Action::requests).
+/// times per tile (Action::requests). Where FA2's kernels move more than V2's schedule does:
+/// dot_do_o stores D_i from one thread per row, so a warp's store covers 32 / kGmemThreadsPerRow
+/// rows (kGmemThreadsPerRow = kBlockKSmem / 8, kBlockKSmem = 64 when 64 divides d, else 32) and
+/// counts a whole sector: 2 requests at 8 threads per row, 1 at 4; dQaccum and D are allocated
+/// with N_q rounded up (flash_api.cpp seqlen_q_rounded), and dot_do_o zeroes dQacc_i and writes D_i,
+/// the main kernel reads D_i and adds into dQacc_i, convert_dq reads dQacc_i on whole B_r-row
+/// blocks, unpredicated (Action::padded; L_i, dO_i, O_i, Q_i and dQ_i are predicated on N_q).
+/// With grouped K/V heads (kv_heads < heads) the main kernel writes dK_j, dV_j per query head
+/// (mha_bwd's dk_expanded, dv_expanded: (batch, N_k, heads, d) in the input type) and two launches
+/// follow, "at::sum dK" and "at::sum dV" (at::sum_out over each group): each reads the expanded
+/// gradient of every query head and writes the K/V head's (Action::per_kv_head), one step per
+/// (batch, head) — their grids are this model's, not measured.
 Schedule make_fa2_backward_schedule(const Problem& p);
 
 /// Split-KV V2 (FA2's flash_fwd_splitkv kernel and its combine kernel; Flash-Decoding), two
@@ -202,7 +226,8 @@ std::int64_t copies(const Problem& p, Tensor t);
 /// twice in one launch; a thread-block loop after a sequential one; tile loops other than one or
 /// two of q_block, kv_block where the launch has loop actions; a body without two tile loops;
 /// outer actions where the inner tile loop is a thread-block loop; a region whose block index is unknown at its level; a loaded or stored tensor without a
-/// placement; a placement other than sram or registers.
+/// placement; a placement other than sram or registers; a padded action outside a Q-block region;
+/// a K/V head's region (Action::per_kv_head) other than a whole per-key tensor in a launch without tiles.
 void check_schedule(const Schedule& s);
 
 /// The extent of dimension `d` for problem p: batch, heads, T_r, T_c, N_q, p.splits or p.dq_splits.

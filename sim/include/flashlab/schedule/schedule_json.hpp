@@ -8,13 +8,15 @@
 //                  "outer_begin": [ACTION, ...], "body": [ACTION, ...], "outer_end": [ACTION, ...],
 //                  "placement": {"Q": "sram", "S": "registers", ...}}, ...]}
 //   ACTION: {"op": "load" | "store" | "atomic", "tensor": "Q", "region": "q_block", "if_visited": false,
-//            "requests": 2}                                     ("requests" only when not 1: Action::requests)
+//            "requests": 2, "padded": true, "per_kv_head": true}
+//                  ("requests" only when not 1, "padded" and "per_kv_head" only when true: Action)
 //         | {"op": "compute", "eq": "scores", "if_visited": false}
 // Names are the event record's (docs/events.md "Fields"): tensors Q K V O l m L S P dO dQ dK dV D
 // dQacc dP dS Oacc Lacc; equations init_stats, scores, softmax_v2, ...; dims batch, head, q_block,
 // kv_block, q_row, kv_split, dq_slice; regions whole, q_block, kv_block, q_block_splits; memories sram,
-// registers; orders ascending, descending. "order", "if_visited" and "requests" may be left out
-// (ascending, false, 1); every other key is required, and no other key is allowed.
+// registers; orders ascending, descending. "order", "if_visited", "requests", "padded" and
+// "per_kv_head" may be left out (ascending, false, 1, false, false); every other key is required,
+// and no other key is allowed.
 #pragma once
 
 #include <string>
