@@ -1,4 +1,4 @@
-// Exit statuses, one meaning each for every command (sim/cli/commands.hpp ExitStatus), listed by
+// Exit statuses, one meaning each for every command (apps/flashlab/commands.hpp ExitStatus), listed by
 // --help; and `flashlab diff` on inputs that are not trace files (issue 9 items 1 and 4).
 #include <doctest/doctest.h>
 

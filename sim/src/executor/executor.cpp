@@ -5,7 +5,7 @@
 
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/executor/sector_counter.hpp"
-#include "flashlab/memory/l2_model.hpp"
+#include "flashlab/executor/l2_model.hpp"
 #include "flashlab/memory/occupancy.hpp"
 
 namespace flashlab {

@@ -2,7 +2,7 @@
 // (the backward's: grad_steps.cpp).
 //
 // One function per Eq (event.hpp), each the algorithm line it names, in fp32. The observer
-// (observer.cpp) moves tiles between HBM and these buffers; these functions only compute.
+// (numerics.cpp) moves tiles between HBM and these buffers; these functions only compute.
 // Shapes: rows = rows(i) (N_q for standard attention), cols = cols(j) (N_k), d = head dim.
 #pragma once
 

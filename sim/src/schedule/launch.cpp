@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "flashlab/executor/counters.hpp"  // to_string(Tensor)
+#include "flashlab/contract/names.hpp"  // to_string(Tensor)
 #include "flashlab/schedule/schedule.hpp"
 #include "flashlab/schedule/tensor_shape.hpp"
 

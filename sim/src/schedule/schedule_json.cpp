@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "flashlab/config/json_fields.hpp"
-#include "flashlab/executor/counters.hpp"  // to_string(Tensor, Op, Eq)
+#include "flashlab/contract/names.hpp"  // to_string(Tensor, Op, Eq)
 
 namespace flashlab {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/memory/compiled_registers.hpp"
-#include "flashlab/memory/l2_model.hpp"
+#include "flashlab/executor/l2_model.hpp"
 #include "flashlab/warps/warps.hpp"
 
 namespace flashlab {

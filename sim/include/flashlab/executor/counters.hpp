@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "flashlab/contract/event.hpp"
+#include "flashlab/contract/names.hpp"  // to_string(Tensor, Op, Eq, TileClass)
 #include "flashlab/contract/tiling.hpp"
 #include "flashlab/schedule/memory.hpp"
 
@@ -18,10 +19,6 @@ namespace flashlab {
 enum class OpKind : std::uint8_t { exp = 0, max, add, sub, mul, div, log };
 inline constexpr int kOpKindCount = 7;
 std::string_view to_string(OpKind k);
-std::string_view to_string(Tensor t);  // "Q", "K", ..., "P"
-std::string_view to_string(Op o);      // "load", "store", ...
-std::string_view to_string(Eq e);
-std::string_view to_string(TileClass c);  // "full", "partial", "skipped"
 
 /// The direction of traffic at a level. `atomic`: read-modify-write done by the memory system
 /// (Op::atomic; Nsight Compute's reductions): the bytes of the values added, counted once, apart

@@ -65,7 +65,7 @@ struct Resident {
 struct ExecOptions {
   bool tile_stats = false;  // keep a TileStat per tile (T_r * T_c of them)
   bool sectors = false;     // run the sector counter (sector_counter.hpp): Counters::levels[sector]
-  bool l2 = false;          // run the L2 model (memory/l2_model.hpp): Counters::levels[l2], [dram]
+  bool l2 = false;          // run the L2 model (executor/l2_model.hpp): Counters::levels[l2], [dram]
 };
 
 class SectorCounter;

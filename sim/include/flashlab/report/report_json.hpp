@@ -1,5 +1,5 @@
 // report_json.hpp — the JSON objects of `flashlab count --json` and `flashlab compare --json`,
-// built once here for every program that prints them: the command line (sim/cli/) and the Python
+// built once here for every program that prints them: the command line (apps/flashlab/) and the Python
 // module (python/), whose count() and compare() return the same objects as dicts.
 #pragma once
 
@@ -15,7 +15,7 @@
 namespace flashlab::report {
 
 /// True when a thread block of every launch fits on one SM (k.blocks_per_sm > 0); false: the
-/// blocks per SM and the waves are 0, no wave can run (sim/cli/grid_line.hpp says why).
+/// blocks per SM and the waves are 0, no wave can run (apps/flashlab/grid_line.hpp says why).
 bool fits_on_sm(const Counters& k);
 
 /// One configuration's figures: every metric of the catalogue at its JSON path (metrics_json:

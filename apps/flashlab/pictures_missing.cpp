@@ -1,5 +1,5 @@
 // pictures_missing.cpp — built in place of the picture sources whose library CMake did not find
-// (sim/cli/CMakeLists.txt): `count --map` and `sweep --plot` then fail with the package to install,
+// (apps/flashlab/CMakeLists.txt): `count --map` and `sweep --plot` then fail with the package to install,
 // before any work is done.
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-// trace_file.cpp — trace files on disk: whole-file reads, writes through a temporary file, and
+// trace_io.cpp — trace files on disk: whole-file reads, writes through a temporary file, and
 // the streaming writer (see trace_io.hpp).
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,5 @@
 // l2_model.cpp — the L2 and DRAM levels as an LRU over tiles (l2_model.hpp).
-#include "flashlab/memory/l2_model.hpp"
+#include "flashlab/executor/l2_model.hpp"
 
 #include <algorithm>
 #include <unordered_map>

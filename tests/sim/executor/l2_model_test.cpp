@@ -1,9 +1,9 @@
-// The L2 model (sim/src/memory/l2_model.cpp) against closed forms of its rules and against the
+// The L2 model (sim/src/executor/l2_model.cpp) against closed forms of its rules and against the
 // DRAM bytes Nsight Compute measured for PyTorch's FA2 on the H200 (tests/data/).
 #include <doctest/doctest.h>
 
 #include "flashlab/executor/executor.hpp"
-#include "flashlab/memory/l2_model.hpp"
+#include "flashlab/executor/l2_model.hpp"
 #include "flashlab/memory/occupancy.hpp"
 
 using namespace flashlab;

@@ -1,4 +1,5 @@
-// observer.cpp — numerics as a StepObserver: every action of a step moves or computes real tiles.
+// numerics.cpp — numerics as a StepObserver (numerics.hpp: NumericsObserver, simulate()): every
+// action of a step moves or computes real tiles.
 //
 // Loads copy a region of an HBM tensor into its SRAM buffer, compute actions run the Eq they
 // name (tile_math.hpp), stores copy back — O rounded to the input dtype at every store (V1's
