@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "ratio_reporter.hpp"
 
 using namespace flashlab;

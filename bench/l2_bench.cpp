@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
 #include "ratio_reporter.hpp"
 

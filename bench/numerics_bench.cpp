@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "flashlab/numerics/numerics.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "ratio_reporter.hpp"
 
 using namespace flashlab;

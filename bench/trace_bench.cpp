@@ -13,6 +13,7 @@
 #include <string>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
 
 using namespace flashlab;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../tests/common/trace_file.hpp"
 

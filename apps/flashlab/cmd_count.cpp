@@ -11,6 +11,7 @@
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/report/report_json.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "grid_line.hpp"
 #include "map_picture.hpp"
 #include "png_output.hpp"

@@ -26,6 +26,7 @@
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/report/report_json.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "predicted_report.hpp"
 #include "progress.hpp"
 #include "report.hpp"

@@ -16,6 +16,7 @@
 #include "flashlab/config/config_json.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/numerics/numerics.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "run_inputs.hpp"

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/report/metrics.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "command_output.hpp"
 #include "png_output.hpp"
 #include "progress.hpp"

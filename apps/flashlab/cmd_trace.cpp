@@ -10,6 +10,7 @@
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "flashlab/report/format.hpp"
 #include "progress.hpp"

@@ -1,5 +1,5 @@
 // config.cpp — flashlab.Config: keyword arguments with the command line's names and defaults,
-// validated by the library (flags/config_flags.hpp build_config, config.hpp resolve).
+// validated by the library (flags/config_flags.hpp build_config, schedule/resolve.hpp resolve).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -7,6 +7,7 @@
 #include "bindings.hpp"
 #include "flashlab/config/config_json.hpp"
 #include "flashlab/flags/config_flags.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 namespace flashlab::python {
 namespace {

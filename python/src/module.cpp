@@ -10,6 +10,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/report/report_json.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 namespace flashlab::python {
 namespace {

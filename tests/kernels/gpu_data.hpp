@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/flags/config_flags.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace.hpp"
 
 namespace flashlab::gpu_data {

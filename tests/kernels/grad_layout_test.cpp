@@ -7,6 +7,7 @@
 #include <string>
 
 #include "flashlab/config/config.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
 #include "tiles.hpp"
 

@@ -6,6 +6,7 @@
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/sector_counter.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "hw_bytes.hpp"
 #include "../common/config_helpers.hpp"
 

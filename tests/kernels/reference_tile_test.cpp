@@ -7,6 +7,7 @@
 
 #include "flashlab/config/config.hpp"
 #include "flashlab/config/reference_tile.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "tiles.hpp"
 
 namespace {

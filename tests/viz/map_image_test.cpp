@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "flashlab/config/config.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "model/map_image.hpp"
 #include "model/palette.hpp"
 #include "model/tile_analysis.hpp"

@@ -8,6 +8,7 @@
 #include "flashlab/contract/error.hpp"
 #include "model/comparison.hpp"
 #include "flashlab/report/format.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "model/format.hpp"
 #include "model/frame_stats.hpp"
 #include "model/hbm_sweep.hpp"

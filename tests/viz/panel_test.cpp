@@ -11,6 +11,7 @@
 #include "model/palette.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "panels/viewer.hpp"
 
 using namespace flashlab;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "flashlab/numerics/limits.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "model/stat_history.hpp"
 
 using namespace flashlab;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "headless.hpp"
 #include "panels/panels.hpp"

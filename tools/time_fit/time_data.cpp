@@ -14,6 +14,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/flags/config_flags.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 namespace flashlab::timefit {
 namespace {

@@ -10,6 +10,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/flags/config_flags.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/output_file.hpp"
 
 namespace flashlab::viz {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 namespace flashlab::viz {
 

@@ -7,6 +7,7 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 namespace flashlab::viz {
 

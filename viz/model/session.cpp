@@ -2,6 +2,7 @@
 #include "model/session.hpp"
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 namespace flashlab::viz {
 

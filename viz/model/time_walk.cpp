@@ -3,6 +3,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/report/format.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 namespace flashlab::viz {
 

@@ -9,6 +9,7 @@
 
 #include "flashlab/config/config_json.hpp"
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
 
 namespace flashlab {

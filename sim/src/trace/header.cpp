@@ -7,6 +7,7 @@
 #include "flashlab/config/config_json.hpp"
 #include "flashlab/config/json_fields.hpp"
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/config_from_json.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "forms.hpp"
 

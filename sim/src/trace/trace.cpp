@@ -7,6 +7,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/event_recorder.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/warps/warps.hpp"
 
 namespace flashlab {

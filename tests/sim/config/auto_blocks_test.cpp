@@ -9,6 +9,7 @@
 
 #include "flashlab/config/config.hpp"
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/schedule/schedule.hpp"
 
 using namespace flashlab;

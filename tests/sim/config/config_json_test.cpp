@@ -7,6 +7,8 @@
 
 #include "flashlab/config/config_json.hpp"
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/config_from_json.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 using namespace flashlab;
 using json = nlohmann::json;

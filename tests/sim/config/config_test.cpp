@@ -6,6 +6,7 @@
 
 #include "flashlab/config/config.hpp"
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 using namespace flashlab;
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 using namespace flashlab;
 

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 using namespace flashlab;
 

@@ -3,6 +3,7 @@
 
 #include "flashlab/executor/event_recorder.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace.hpp"
 #include "../../common/trace_helpers.hpp"
 

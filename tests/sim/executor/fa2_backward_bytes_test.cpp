@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 using namespace flashlab;
 using json = nlohmann::json;

@@ -21,6 +21,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
 #include "time_data.hpp"
 

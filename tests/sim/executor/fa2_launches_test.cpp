@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
 
 using namespace flashlab;

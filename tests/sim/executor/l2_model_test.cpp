@@ -5,6 +5,7 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/l2_model.hpp"
 #include "flashlab/memory/occupancy.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 using namespace flashlab;
 

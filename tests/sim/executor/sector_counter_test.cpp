@@ -8,6 +8,7 @@
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/sector_counter.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "../../common/config_helpers.hpp"
 
 using namespace flashlab;

@@ -8,6 +8,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 
 using namespace flashlab;
 

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/warps/warps.hpp"
 
 using namespace flashlab;

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
 
 using namespace flashlab;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "flashlab/numerics/numerics.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
 
 using namespace flashlab;

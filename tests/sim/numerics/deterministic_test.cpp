@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
 
 using namespace flashlab;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 
+#include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
 
 using namespace flashlab;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
 
 using namespace flashlab;

@@ -11,6 +11,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/report/metrics.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/warps/warps.hpp"
 
 using namespace flashlab;

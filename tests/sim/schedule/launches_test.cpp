@@ -11,6 +11,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/schedule/schedule.hpp"
 
 using namespace flashlab;

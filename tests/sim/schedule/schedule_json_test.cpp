@@ -5,6 +5,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/numerics/numerics.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/schedule/schedule_json.hpp"
 
 using namespace flashlab;

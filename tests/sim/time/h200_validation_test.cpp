@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
 #include "../../common/generated_doc.hpp"
 

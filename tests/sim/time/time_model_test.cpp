@@ -2,6 +2,7 @@
 // idle SMs, uneven causal blocks, and the step rule for a block alone on its SM.
 #include <doctest/doctest.h>
 
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
 
 using namespace flashlab;

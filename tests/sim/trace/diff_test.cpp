@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/contract/error.hpp"
 #include "../../common/trace_helpers.hpp"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../../common/trace_helpers.hpp"
 

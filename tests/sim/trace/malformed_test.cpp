@@ -6,6 +6,7 @@
 #include <string>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../../common/trace_helpers.hpp"
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/output_file.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../../common/full_fs.hpp"

@@ -2,6 +2,7 @@
 // against the traces the executor actually records and their encoded files.
 #include <doctest/doctest.h>
 
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../../common/trace_helpers.hpp"
 

@@ -9,6 +9,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../../common/trace_helpers.hpp"
 

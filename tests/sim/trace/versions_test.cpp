@@ -10,6 +10,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/counters.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../../common/trace_helpers.hpp"

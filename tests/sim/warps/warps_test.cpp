@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "flashlab/warps/warps.hpp"
 #include "../../common/trace_helpers.hpp"
 

@@ -17,6 +17,7 @@
 
 #include "flashlab/config/config.hpp"
 #include "flashlab/flags/values.hpp"
+#include "flashlab/schedule/resolve.hpp"  // resolve(): what a command does with the Config built here
 
 namespace flashlab::cli {
 
