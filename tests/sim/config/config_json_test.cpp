@@ -7,7 +7,6 @@
 
 #include "flashlab/config/config_json.hpp"
 #include "flashlab/contract/error.hpp"
-
 #include "../../common/config_helpers.hpp"
 
 using namespace flashlab;

@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include "flashlab/executor/executor.hpp"
-
 #include "../../common/config_helpers.hpp"
 
 using namespace flashlab;

@@ -5,7 +5,6 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/l2_model.hpp"
 #include "flashlab/memory/occupancy.hpp"
-
 #include "../../common/config_helpers.hpp"
 
 using namespace flashlab;

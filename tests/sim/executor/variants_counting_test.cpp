@@ -32,7 +32,6 @@
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/warps/warps.hpp"
-
 #include "../../common/config_helpers.hpp"
 
 using namespace flashlab;

@@ -12,7 +12,6 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/warps/warps.hpp"
-
 #include "../../common/config_helpers.hpp"
 
 using namespace flashlab;

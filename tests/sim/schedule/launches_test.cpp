@@ -12,7 +12,6 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/schedule.hpp"
-
 #include "../../common/config_helpers.hpp"
 
 using namespace flashlab;

@@ -6,7 +6,6 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/numerics/numerics.hpp"
 #include "flashlab/schedule/schedule_json.hpp"
-
 #include "../../common/config_helpers.hpp"
 
 using namespace flashlab;

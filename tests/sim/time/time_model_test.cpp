@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include "flashlab/time/time_model.hpp"
-
 #include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
