@@ -6,21 +6,14 @@
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "problems.hpp"
 #include "ratio_reporter.hpp"
 
 using namespace flashlab;
 
 namespace {
 
-Problem problem() {
-  Config c;
-  c.algo = Algo::v2;
-  c.n_q = c.n_k = 131072;
-  c.d = 128;
-  c.b_r = c.b_c = 128;
-  c.mask = Mask{MaskKind::causal_tl, 0, 0};
-  return resolve(c);
-}
+Problem problem() { return bench::v2_problem(131072, Mask{MaskKind::causal_tl, 0, 0}); }
 
 // st.range(0): 1 to count the 32-byte-sector level too (the sector counter, an observer of the walk).
 void BM_count_v2_causal(benchmark::State& st) {

@@ -8,20 +8,14 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
+#include "problems.hpp"
 #include "ratio_reporter.hpp"
 
 using namespace flashlab;
 
 namespace {
 
-Problem problem() {
-  Config c;
-  c.algo = Algo::v2;
-  c.n_q = c.n_k = 131072;
-  c.d = 128;
-  c.b_r = c.b_c = 128;
-  return resolve(c);
-}
+Problem problem() { return bench::v2_problem(131072); }
 
 void report(benchmark::State& st, std::uint64_t visited) {
   st.counters["visited_tiles"] = double(visited);

@@ -15,20 +15,13 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
+#include "problems.hpp"
 
 using namespace flashlab;
 
 namespace {
 
-Problem problem() {
-  Config c;
-  c.algo = Algo::v2;
-  c.n_q = c.n_k = 32768;
-  c.d = 128;
-  c.b_r = c.b_c = 128;
-  c.mask = Mask{MaskKind::causal_tl, 0, 0};
-  return resolve(c);
-}
+Problem problem() { return bench::v2_problem(32768, Mask{MaskKind::causal_tl, 0, 0}); }
 
 std::string out_path(const char* name) {
   return (std::filesystem::temp_directory_path() / (std::string("flashlab_bench_") + name)).string();

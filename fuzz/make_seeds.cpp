@@ -10,6 +10,7 @@
 
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace_io.hpp"
+#include "../tests/common/config_helpers.hpp"
 #include "../tests/common/trace_file.hpp"
 
 using namespace flashlab;
@@ -51,16 +52,9 @@ int main(int argc, char** argv) {
       {"v1_backward_block", Algo::v1, TraceLevel::block, WarpSplit::split_k, Mask{}, false, false, Pass::both},
   };
   for (const Seed& s : seeds) {
-    Config c;
-    c.algo = s.algo;
-    c.n_q = 7;
-    c.n_k = 5;
-    c.d = 2;
-    c.b_r = 4;
-    c.b_c = 2;
+    Config c = test::small(s.algo, 7, 5, 2, 4, 2, s.mask);
     c.warps = 2;
     c.split = s.split;
-    c.mask = s.mask;
     c.pass = s.pass;
     const Problem p = resolve(c);
     Trace t = record_trace(p, s.level);
@@ -75,9 +69,7 @@ int main(int argc, char** argv) {
   }
 
   // A header near the cap: a command that fills it to 64 bytes under kMaxTraceHeaderBytes.
-  Config c;
-  c.n_q = 7, c.n_k = 5, c.d = 2, c.b_r = 4, c.b_c = 2;
-  Trace t = record_trace(resolve(c), TraceLevel::block);
+  Trace t = record_trace(resolve(test::small(Algo::v2, 7, 5, 2, 4, 2)), TraceLevel::block);
   t.header.command = "x";
   const std::size_t base = header_of(encode_trace(t, TraceFormat::text)).size();
   t.header.command = std::string(kMaxTraceHeaderBytes - 64 - base, 'x');

@@ -1,8 +1,13 @@
 #include "trace_helpers.hpp"
 
+#include <doctest/doctest.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
+#include "flashlab/contract/error.hpp"
 #include "flashlab/trace/trace_io.hpp"
 
 namespace flashlab::test {
@@ -73,6 +78,33 @@ bool same_trace(const Trace& a, const Trace& b) {
     }
   }
   return true;
+}
+
+std::string fresh_dir(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no ConfigError)";
+}
+
+void rejects(const std::string& bytes, const std::string& needle) {
+  try {
+    decode_trace(bytes);
+    FAIL("accepted: " << needle);
+  } catch (const ConfigError& e) {
+    INFO(std::string(e.what()));
+    CHECK(std::string(e.what()).find(needle) != std::string::npos);
+  }
 }
 
 }  // namespace flashlab::test

@@ -1,6 +1,7 @@
 // helpers.hpp — small helpers shared by the trace tests.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,15 @@ bool same_trace(const Trace& a, const Trace& b);
 /// The header JSON that the writers write for t (one line).
 std::string header_text(const Trace& t);
 
+
+/// An empty folder of the test's own in the temporary directory: <tmp>/<name>_<pid>, emptied first.
+std::string fresh_dir(const std::string& name);
+
+/// What f throws as ConfigError (its what()), or "(no ConfigError)" when it returns.
+std::string error_of(const std::function<void()>& f);
+
+/// Checks that decode_trace(bytes) throws ConfigError whose message contains `needle` (doctest).
+void rejects(const std::string& bytes, const std::string& needle);
 
 /// `json` with `from` replaced by `to` (once; `from` must occur).
 std::string replaced(std::string json, const std::string& from, const std::string& to);

@@ -153,30 +153,24 @@ TimeParams fit(const std::vector<Row>& rows) {
   const std::vector<double> iotas = grid(0.0, 12.0, 0.1);
   TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6, .issue_interval = 0};
   double best_loss = loss(rows, best);
+  // Coordinate search: each parameter in turn over its grid, the others held at the best so far.
+  struct Axis {
+    double TimeParams::*field;
+    const std::vector<double>& grid;
+  };
+  const Axis axes[] = {{&TimeParams::overlap, cs},
+                       {&TimeParams::warp_stream, betas},
+                       {&TimeParams::latency_s, lambdas},
+                       {&TimeParams::issue_interval, iotas}};
   for (int round = 0; round < 4; ++round) {
     const TimeParams start = best;
-    for (double c : cs) {
-      TimeParams t = best;
-      t.overlap = c;
-      if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
-    }
-    for (double b : betas) {
-      TimeParams t = best;
-      t.warp_stream = b;
-      if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
-    }
-    for (double lam : lambdas) {
-      TimeParams t = best;
-      t.latency_s = lam;
-      if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
-    }
-    for (double iota : iotas) {
-      TimeParams t = best;
-      t.issue_interval = iota;
-      if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
-    }
-    if (start.overlap == best.overlap && start.warp_stream == best.warp_stream && start.latency_s == best.latency_s &&
-        start.issue_interval == best.issue_interval)
+    for (const Axis& a : axes)
+      for (double v : a.grid) {
+        TimeParams t = best;
+        t.*a.field = v;
+        if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
+      }
+    if (std::all_of(std::begin(axes), std::end(axes), [&](const Axis& a) { return start.*a.field == best.*a.field; }))
       break;
   }
   return best;

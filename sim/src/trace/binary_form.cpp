@@ -159,18 +159,11 @@ class BinaryBody final : public BodySource {
   std::uint64_t left_ = 0;  // events not yet read
 };
 
+constexpr FormReader<Reader, BinaryBody> kBinaryForm{read_binary_start};
+
 }  // namespace
 
-FileStart binary_start(std::string_view bytes) {
-  Reader r(bytes);
-  return read_binary_start(r);
-}
-
-Trace binary_decode(std::string_view bytes) {
-  Reader r(bytes);
-  const FileStart start = read_binary_start(r);
-  BinaryBody body(r, start.version);
-  return decode_body(start, body);
-}
+FileStart binary_start(std::string_view bytes) { return kBinaryForm.start(bytes); }
+Trace binary_decode(std::string_view bytes) { return kBinaryForm.decode(bytes); }
 
 }  // namespace flashlab::trace_form

@@ -76,6 +76,25 @@ class BodySource {
 /// launches derived (launches_from_v1), then check_trace. Throws ConfigError.
 Trace decode_body(const FileStart& start, BodySource& src);
 
+/// How either form reads a file, given its cursor over the bytes (binary Reader, text Lines), the
+/// function that reads the start (magic, version, header) and the BodySource that reads the rest
+/// from where the start left the cursor: the start alone, or the start then decode_body.
+template <class Cursor, class Body>
+struct FormReader {
+  FileStart (*read_start)(Cursor&);
+
+  FileStart start(std::string_view bytes) const {
+    Cursor c(bytes);
+    return read_start(c);
+  }
+  Trace decode(std::string_view bytes) const {
+    Cursor c(bytes);
+    const FileStart start = read_start(c);
+    Body body(c, start.version);
+    return decode_body(start, body);
+  }
+};
+
 // Text form: "flashlab-trace text 2", "header {json}", "events", one line per event, "stats n",
 // the statistics, "end".
 void text_begin(std::string& out, const TraceHeader& h);

@@ -290,18 +290,11 @@ class TextBody final : public BodySource {
   std::string_view line_;  // the last line read by next_event
 };
 
+constexpr FormReader<Lines, TextBody> kTextForm{read_text_start};
+
 }  // namespace
 
-FileStart text_start(std::string_view bytes) {
-  Lines lines(bytes);
-  return read_text_start(lines);
-}
-
-Trace text_decode(std::string_view bytes) {
-  Lines lines(bytes);
-  const FileStart start = read_text_start(lines);
-  TextBody body(lines, start.version);
-  return decode_body(start, body);
-}
+FileStart text_start(std::string_view bytes) { return kTextForm.start(bytes); }
+Trace text_decode(std::string_view bytes) { return kTextForm.decode(bytes); }
 
 }  // namespace flashlab::trace_form

@@ -28,7 +28,7 @@ TraceSource parse_trace_source(std::string_view t) {
 }
 
 Config resolved_config(const Problem& p) {
-  Config c;
+  Config c = with_switches(Config{}, p.switches());  // order, grid, rescale, split, block skip
   c.algo = p.algo;
   c.n_q = p.tiling.n_q;
   c.n_k = p.tiling.n_k;
@@ -42,13 +42,8 @@ Config resolved_config(const Problem& p) {
   c.kv_heads = p.kv_heads;
   c.dtype = p.dtype;
   c.mask = p.mask;
-  c.block_skip = p.block_skip;
   c.scale = p.scale;
   c.warps = p.warps;
-  c.split = p.split;
-  c.order = p.order;
-  c.grid = p.grid;
-  c.rescale = p.rescale;
   c.pass = p.pass;
   c.backward_form = p.backward_form;
   c.splits = p.splits;

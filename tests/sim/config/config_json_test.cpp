@@ -9,6 +9,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/schedule/config_from_json.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
 using json = nlohmann::json;
@@ -16,14 +17,7 @@ using json = nlohmann::json;
 namespace {
 
 Problem sample() {
-  Config c;
-  c.algo = Algo::v1;
-  c.n_q = 1000;
-  c.n_k = 700;
-  c.d = 64;
-  c.b_r = 64;
-  c.b_c = 32;
-  c.mask = parse_mask("window:30,10");
+  Config c = test::small(Algo::v1, 1000, 700, 64, 64, 32, parse_mask("window:30,10"));
   c.batch = 2;
   c.heads = 3;
   c.dtype = Dtype::bf16;

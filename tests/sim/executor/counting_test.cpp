@@ -3,6 +3,7 @@
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
 
@@ -120,14 +121,7 @@ TEST_CASE("standard attention: ops of Algorithm 0 and the mask does not change t
 }
 
 TEST_CASE("cases R4: ragged causal bottom-right, N_q = 100, N_k = 128, B_r = 64, B_c = 32") {
-  Config c;
-  c.algo = Algo::v2;
-  c.n_q = 100;
-  c.n_k = 128;
-  c.d = 16;
-  c.b_r = 64;
-  c.b_c = 32;
-  c.mask = Mask{MaskKind::causal_br, 0, 0};
+  Config c = test::small(Algo::v2, 100, 128, 16, 64, 32, Mask{MaskKind::causal_br, 0, 0});
   const Counters k = count(resolve(c));
   // Q block 0 (rows 0-63) sees keys up to 63 + 28 = 91: K/V blocks 0-2 (3 tiles); block 1 (rows
   // 64-99) sees keys up to 127: blocks 0-3 (4 tiles). 7 visited of 8.
@@ -150,14 +144,8 @@ TEST_CASE("cases R4: ragged causal bottom-right, N_q = 100, N_k = 128, B_r = 64,
 }
 
 TEST_CASE("cases R2: a Q block with no visible key reads nothing and still writes O and L") {
-  Config c;
-  c.algo = Algo::v2;
-  c.n_q = 4;
-  c.n_k = 2;
-  c.d = 1;
-  c.b_r = c.b_c = 2;
+  Config c = test::small(Algo::v2, 4, 2, 1, 2, 2, Mask{MaskKind::causal_br, 0, 0});
   c.dtype = Dtype::fp32;
-  c.mask = Mask{MaskKind::causal_br, 0, 0};
   const Counters k = count(resolve(c));
   // block 0 (rows 0-1) sees no key: 0 tiles; block 1 visits tile (1, 0).
   CHECK(k.tiles.visited == 1);

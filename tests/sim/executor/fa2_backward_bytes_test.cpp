@@ -19,6 +19,7 @@
 
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "../../common/fa2_rows.hpp"
 
 using namespace flashlab;
 using json = nlohmann::json;
@@ -40,20 +41,10 @@ std::int64_t grid_size(const std::string& s) {  // "(32, 4, 16)" -> 2048
   return x * y * z;
 }
 
-// The call as the simulator takes it: the data set's "causal" is FA2's, bottom-right.
+// The backward of the row's call (fa2_config: the data set's "causal" is FA2's, bottom-right).
 Problem problem_of(const json& row) {
-  Config c;
-  c.kernel = Kernel::fa2;
+  Config c = test::fa2_config(row);
   c.pass = Pass::backward;
-  c.batch = row.at("batch");
-  c.heads = row.at("heads");
-  c.kv_heads = row.at("kv_heads").get<std::int64_t>();
-  c.n_q = row.at("n_q");
-  c.n_k = row.at("n_k");
-  c.d = row.at("d");
-  c.dtype = parse_dtype(row.at("dtype").get<std::string>());
-  const std::string mask = row.at("mask");
-  c.mask = parse_mask(mask == "causal" ? "causal-br" : mask);
   return resolve(c);
 }
 

@@ -13,6 +13,7 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
+#include "../../common/fa2_rows.hpp"
 
 using namespace flashlab;
 using json = nlohmann::json;
@@ -25,18 +26,7 @@ json measured() {
   return json::parse(f);
 }
 
-Problem fa2_problem(const json& r) {
-  Config c;
-  c.kernel = Kernel::fa2;
-  c.batch = r.at("batch");
-  c.heads = r.at("heads");
-  c.kv_heads = r.at("kv_heads").get<std::int64_t>();
-  c.n_q = r.at("n_q");
-  c.n_k = r.at("n_k");
-  c.d = r.at("d");
-  c.mask = parse_mask(r.at("mask").get<std::string>());
-  return resolve(c);
-}
+Problem fa2_problem(const json& r) { return resolve(test::fa2_config(r)); }
 
 // What FA2's split kernel stores beyond the request bytes, from its machine code as Nsight Compute's
 // per-instruction counters show it (scripts/gpu/fa2_store_sectors.sh; tests/data/pytorch_fa2/

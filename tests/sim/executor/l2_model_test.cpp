@@ -6,6 +6,7 @@
 #include "flashlab/executor/l2_model.hpp"
 #include "flashlab/memory/occupancy.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
 
@@ -13,16 +14,10 @@ namespace {
 
 Problem make(Algo a, std::int64_t n, std::int64_t d, std::int64_t br, std::int64_t bc, int warps, std::int64_t heads,
              std::int64_t batch = 1, Mask mask = {}) {
-  Config c;
-  c.algo = a;
-  c.n_q = c.n_k = n;
-  c.d = d;
-  c.b_r = br;
-  c.b_c = bc;
+  Config c = test::small(a, n, n, d, br, bc, mask);
   c.warps = warps;
   c.heads = heads;
   c.batch = batch;
-  c.mask = mask;
   return resolve(c);
 }
 
@@ -174,12 +169,7 @@ TEST_CASE("a head past the recording budget: its first blocks are replayed and e
 // backward's dS (16) once shared their lines with K, V and Q (the tensor took 4 bits of a line's name).
 TEST_CASE("L2 lines of different tensors never alias: nothing loaded is dirty, dirty <= written") {
   std::vector<Config> cs;
-  Config split;
-  split.n_q = 4;
-  split.n_k = 8192;
-  split.d = 128;
-  split.b_r = 64;
-  split.b_c = 128;
+  Config split = test::small(Algo::v2, 4, 8192, 128, 64, 128);
   split.splits = 2;
   cs.push_back(split);
   Config bwd;

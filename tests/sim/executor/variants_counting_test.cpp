@@ -33,6 +33,7 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/warps/warps.hpp"
+#include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
 
@@ -47,13 +48,7 @@ struct Given {
 };
 
 Problem problem(Algo a, const Given& s, Mask m) {
-  Config c;
-  c.algo = a;
-  c.n_q = c.n_k = 8;
-  c.d = 4;
-  c.b_r = c.b_c = 4;
-  c.dtype = Dtype::fp16;
-  c.mask = m;
+  Config c = test::small(a, 8, 8, 4, 4, 4, m);
   c.order = s.order;
   c.grid = s.grid;
   c.rescale = s.rescale;

@@ -25,14 +25,10 @@ std::vector<Switches> all_variants() {
   return out;
 }
 
-Config with_variant(Config c, Algo a, const Switches& v) {
-  c.algo = a;
-  c.order = v.order;
-  c.grid = v.grid;
-  c.rescale = v.rescale;
-  c.split = v.split;
-  c.block_skip = v.block_skip;
-  return c;
+Config with_variant(const Config& c, Algo a, const Switches& v) {
+  Config r = with_switches(c, v);  // algo v1 and the switches
+  r.algo = a;
+  return r;
 }
 
 struct Case {

@@ -13,6 +13,7 @@
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/warps/warps.hpp"
+#include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
 using report::Figures;
@@ -23,11 +24,7 @@ namespace {
 // The worked example: N = N_q = N_k = 1024, d = 64, B_r = B_c = 64, no mask; fp32, so every
 // element (Q K V O S P and the statistics alike) is 4 bytes and bytes = 4 x elements.
 Figures worked(Algo a) {
-  Config c;
-  c.algo = a;
-  c.n_q = c.n_k = 1024;
-  c.d = 64;
-  c.b_r = c.b_c = 64;
+  Config c = test::small(a, 1024, 1024, 64, 64, 64);
   c.dtype = Dtype::fp32;
   return report::measure(resolve(c));
 }

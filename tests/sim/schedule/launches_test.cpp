@@ -13,6 +13,7 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/schedule/schedule.hpp"
+#include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
 
@@ -42,12 +43,7 @@ Schedule toy() {
 // N_q = 100, N_k = 70, d = 8, B_r = 32, B_c = 16, fp16, batch 2, heads 3, no mask:
 // T_r = 4 (rows 32, 32, 32, 4), T_c = 5 (cols 16, 16, 16, 16, 6), 6 (batch, head) pairs.
 Problem toy_problem() {
-  Config c;
-  c.n_q = 100;
-  c.n_k = 70;
-  c.d = 8;
-  c.b_r = 32;
-  c.b_c = 16;
+  Config c = test::small(Algo::v2, 100, 70, 8, 32, 16);
   c.batch = 2;
   c.heads = 3;
   return resolve(c);
@@ -140,12 +136,7 @@ TEST_CASE("the toy schedule's sector level against its rows by hand: statistics 
   // Same schedule, N_q = 10, B_r = 4: l_i rows of 4 bytes; (batch, head) h starts at byte 40 h.
   // Each l_i run is one request (at most 32 rows). Preprocess writes l_0 (16 B), l_1 (16 B), l_2
   // (8 B) per head at offsets 40 h + {0, 16, 32}.
-  Config c;
-  c.n_q = 10;
-  c.n_k = 16;
-  c.d = 16;
-  c.b_r = 4;
-  c.b_c = 16;
+  Config c = test::small(Algo::v2, 10, 16, 16, 4, 16);
   c.heads = 4;
   const Problem p = resolve(c);
   Executor e(p, toy(), ExecOptions{.tile_stats = false, .sectors = true});

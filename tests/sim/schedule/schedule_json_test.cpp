@@ -7,6 +7,7 @@
 #include "flashlab/numerics/numerics.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/schedule/schedule_json.hpp"
+#include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
 using json = nlohmann::json;
@@ -24,17 +25,7 @@ void refused(const json& j, const std::string& field, const std::string& part) {
   }
 }
 
-Config small(Algo a) {
-  Config c;
-  c.algo = a;
-  c.n_q = 200;
-  c.n_k = 150;
-  c.d = 16;
-  c.b_r = 64;
-  c.b_c = 32;
-  c.mask = Mask{MaskKind::causal_br, 0, 0};
-  return c;
-}
+Config small(Algo a) { return test::small(a, 200, 150, 16, 64, 32, Mask{MaskKind::causal_br, 0, 0}); }
 
 }  // namespace
 

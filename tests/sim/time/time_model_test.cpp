@@ -4,21 +4,16 @@
 
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
+#include "../../common/config_helpers.hpp"
 
 using namespace flashlab;
 
 namespace {
 
 Problem make(Algo a, std::int64_t n, std::int64_t br, std::int64_t bc, int warps, std::int64_t heads, Mask mask = {}) {
-  Config c;
-  c.algo = a;
-  c.n_q = c.n_k = n;
-  c.d = 64;
-  c.b_r = br;
-  c.b_c = bc;
+  Config c = test::small(a, n, n, 64, br, bc, mask);
   c.warps = warps;
   c.heads = heads;
-  c.mask = mask;
   return resolve(c);
 }
 

@@ -18,24 +18,10 @@
 
 using namespace flashlab;
 namespace fs = std::filesystem;
+using test::error_of;
+using test::fresh_dir;
 
 namespace {
-
-std::string fresh_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("flashlab_input_file_test_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no ConfigError)";
-}
 
 double seconds_of(const std::function<void()>& f) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -57,7 +43,7 @@ Trace sample(Algo a, TraceLevel level) {
 }  // namespace
 
 TEST_CASE("read_trace refuses a device, a directory and a FIFO without reading (or waiting on) them") {
-  const std::string dir = fresh_dir();
+  const std::string dir = fresh_dir("flashlab_input_file_test");
   std::string e;
   // Before: /dev/zero was read until memory ran out (2.1 GB, 18 s, std::bad_alloc).
   CHECK(seconds_of([&] { e = error_of([] { read_trace("/dev/zero"); }); }) < 5);
@@ -103,7 +89,7 @@ TEST_CASE("max_trace_file_bytes is at least every real trace of the config, with
 }
 
 TEST_CASE("read_trace refuses a file larger than a trace of its config can be, before reading past the header") {
-  const std::string dir = fresh_dir();
+  const std::string dir = fresh_dir("flashlab_input_file_test");
   const Trace t = sample(Algo::v2, TraceLevel::block);
   for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
     CAPTURE(to_string(f));
@@ -137,7 +123,7 @@ TEST_CASE("a text header line longer than the cap is refused as too long, in a f
       text, test::replaced(json, "{", "{\"command\":\"" + std::string(kMaxTraceHeaderBytes, 'x') + "\","));
   const std::string expected = "trace header size = more than 1048576 bytes: at most 1048576 bytes";
   CHECK(error_of([&] { decode_trace(huge); }) == expected);
-  const std::string dir = fresh_dir(), path = dir + "/long.trace";
+  const std::string dir = fresh_dir("flashlab_input_file_test"), path = dir + "/long.trace";
   write_file(path, huge);
   CHECK(error_of([&] { read_trace(path); }) == path + ": " + expected);
   fs::remove_all(dir);

@@ -11,6 +11,7 @@
 #include "../../common/trace_helpers.hpp"
 
 using namespace flashlab;
+using test::rejects;
 
 namespace {
 
@@ -21,17 +22,6 @@ Trace sample() {
   Trace t = record_trace(p, TraceLevel::warp);
   add_stats(t, p, {1}, InputSpec{});
   return t;
-}
-
-// decode must throw ConfigError whose message contains `needle`.
-void rejects(const std::string& bytes, const std::string& needle) {
-  try {
-    decode_trace(bytes);
-    FAIL("accepted: " << needle);
-  } catch (const ConfigError& e) {
-    INFO(std::string(e.what()));
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-  }
 }
 
 template <class T>

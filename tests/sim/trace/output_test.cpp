@@ -20,31 +20,17 @@
 
 using namespace flashlab;
 namespace fs = std::filesystem;
+using test::error_of;
+using test::fresh_dir;
 
 namespace {
 
-std::string fresh_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("flashlab_output_test_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
 Trace sample() { return record_trace(resolve(test::small(Algo::v2, 20, 12, 4, 8, 4)), TraceLevel::block); }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no ConfigError)";
-}
 
 }  // namespace
 
 TEST_CASE("output_path: regular files and new names pass, special files are refused by kind") {
-  const std::string dir = fresh_dir(), fifo = dir + "/pipe", file = dir + "/file";
+  const std::string dir = fresh_dir("flashlab_output_test"), fifo = dir + "/pipe", file = dir + "/file";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   std::ofstream(file) << "x";
   const OutputPath plain = output_path(file);
@@ -60,7 +46,8 @@ TEST_CASE("output_path: regular files and new names pass, special files are refu
 }
 
 TEST_CASE("write_trace and TraceFileWriter leave a FIFO alone and write through a symbolic link") {
-  const std::string dir = fresh_dir(), fifo = dir + "/pipe", real = dir + "/real.trace", link = dir + "/link.trace";
+  const std::string dir = fresh_dir("flashlab_output_test");
+  const std::string fifo = dir + "/pipe", real = dir + "/real.trace", link = dir + "/link.trace";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const Trace t = sample();
   const Problem p = trace_problem(t.header);
@@ -87,7 +74,7 @@ TEST_CASE("write_trace and TraceFileWriter leave a FIFO alone and write through 
 }
 
 TEST_CASE("a trace in a missing folder: ConfigError naming the path given") {
-  const std::string path = fresh_dir() + "/no/such/x.trace";
+  const std::string path = fresh_dir("flashlab_output_test") + "/no/such/x.trace";
   CHECK(error_of([&] { write_trace(path, sample(), TraceFormat::text); }) ==
         "output = " + path + ": a file path that can be created (No such file or directory)");
   fs::remove_all(fs::path(path).parent_path().parent_path().parent_path());
@@ -110,7 +97,7 @@ std::string write_and_list(const std::string& dir, std::size_t size) {
 }  // namespace
 
 TEST_CASE("write_output_file on a full file system: an error naming the path, and no file left") {
-  const std::string dir = fresh_dir();
+  const std::string dir = fresh_dir("flashlab_output_test");
   for (std::size_t size : {std::size_t(100), std::size_t(100'000)}) {  // failing at the close, at a write
     CAPTURE(size);
     const std::string r = test::in_full_tmpfs(dir, [&] { return write_and_list(dir, size); });
@@ -124,7 +111,7 @@ TEST_CASE("write_output_file on a full file system: an error naming the path, an
 }
 
 TEST_CASE("write_output_file past the file-size limit: an error naming the path, and no file left") {
-  const std::string dir = fresh_dir();
+  const std::string dir = fresh_dir("flashlab_output_test");
   CHECK(test::with_file_size_limit(4096, [&] { return write_and_list(dir, 100'000); }) ==
         "cannot write " + dir + "/out.bin: File too large | ");
   CHECK(test::with_file_size_limit(4096, [&] { return write_and_list(dir, 4096); }) == " | out.bin");
@@ -133,7 +120,7 @@ TEST_CASE("write_output_file past the file-size limit: an error naming the path,
 }
 
 TEST_CASE("write_output_files: the set whole or none of it; a file that does not fit removes the ones written before it") {
-  const std::string dir = fresh_dir();
+  const std::string dir = fresh_dir("flashlab_output_test");
   const auto write_set = [&](std::size_t last) {
     std::string error;
     try {

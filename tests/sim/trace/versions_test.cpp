@@ -16,6 +16,7 @@
 #include "../../common/trace_helpers.hpp"
 
 using namespace flashlab;
+using test::rejects;
 
 namespace {
 
@@ -65,16 +66,6 @@ std::string as_v1(const std::string& file, std::size_t events) {
     at = nl + 1;
   }
   return out + file.substr(at);
-}
-
-void rejects(const std::string& bytes, const std::string& needle) {
-  try {
-    decode_trace(bytes);
-    FAIL("accepted: " << needle);
-  } catch (const ConfigError& e) {
-    INFO(std::string(e.what()));
-    CHECK(std::string(e.what()).find(needle) != std::string::npos);
-  }
 }
 
 }  // namespace
