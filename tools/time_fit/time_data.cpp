@@ -143,13 +143,14 @@ double loss(const std::vector<Row>& rows, const TimeParams& p) {
 TimeParams fit(const std::vector<Row>& rows) {
   if (std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.skipped.empty() && r.split == "train"; }))
     throw ConfigError("time data set", "no training rows", "at least one predicted row whose split is train");
-  // grids: c 0.20..2.00 by 0.02, beta 0..1.5 by 0.02, lambda 0.10..2.00 us by 0.02 us
+  // grids: c 0.20..2.00 by 0.02, beta 0..1.5 by 0.02, lambda 0..2.00 us by 0.02 us (an extra beside the
+  // measured L2 and DRAM latencies), iota 0..12 cycles by 0.1
   auto grid = [](double lo, double hi, double step) {
     std::vector<double> v;
     for (int k = 0; lo + k * step <= hi + 1e-12; ++k) v.push_back(lo + k * step);
     return v;
   };
-  const std::vector<double> cs = grid(0.2, 2.0, 0.02), betas = grid(0.0, 1.5, 0.02), lambdas = grid(0.1e-6, 2.0e-6, 0.02e-6);
+  const std::vector<double> cs = grid(0.2, 2.0, 0.02), betas = grid(0.0, 1.5, 0.02), lambdas = grid(0.0, 2.0e-6, 0.02e-6);
   const std::vector<double> iotas = grid(0.0, 12.0, 0.1);
   TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6, .issue_interval = 0};
   double best_loss = loss(rows, best);

@@ -32,6 +32,7 @@ Ceilings h200() {
   c.launch_s = 3.621e-6;
   c.l2_bytes = 62914560;
   c.l2_hit_latency_s = 146.5e-9;  // tests/data/gpu_latency/h200.json (scripts/gpu/latency.cu, 2026-12-03)
+  c.dram_latency_s = 353.1e-9;    // the same file's dram_ns
   return c;
 }
 
@@ -57,6 +58,7 @@ Ceilings datasheet(std::string name, int sms, double clock_hz, int fma_lanes, do
   c.launch_s = 3.621e-6;
   c.l2_bytes = l2_bytes;
   c.l2_hit_latency_s = 146.5e-9;  // the H200's, as measured (the same L2 design)
+  c.dram_latency_s = 353.1e-9;    // the H200's, as measured
   return c;
 }
 

@@ -123,6 +123,7 @@ bool streams(Eq eq, Tensor x) {
     case Eq::bwd_D: return x == Tensor::O || x == Tensor::dO;
     case Eq::convert_dq: return x == Tensor::dQacc;
     case Eq::normalize: return x == Tensor::O || x == Tensor::l;
+    case Eq::combine: return x == Tensor::Oacc || x == Tensor::Lacc;
     default: return false;
   }
 }
@@ -142,9 +143,22 @@ bool streamed(const StepView& s, Tensor x) {
   return row && !tile;
 }
 
-/// Round trips of step s's loads when a row pass streams some of them (streams()): one per threads x
-/// 16 bytes (or one element where a row is shorter) of the largest streamed tensor, after the tile
-/// copy's one when the step has other loads; 0 when nothing streams. `fraction`: the block's share.
+/// Round trips in sequence for a thread that reads the same element of n copies (split-KV's combine:
+/// every split's Oacc): this project's combine loops over the splits unrolled by 4 (nvcc -O3, the
+/// PTX of kernels/src/v2_split.cu fl_v2_combine: four independent loads per pass, then up to three
+/// one after another); FA2's (flash_fwd_kernel.h combine_attn_seqk_parallel) copies one split's
+/// Oaccum tile at a time, every thread's loads of it in flight together: one round trip per split.
+double copy_trips(const Problem& p, std::int64_t n) {
+  if (n <= 1) return 1;
+  return p.kernel == Kernel::fa2 ? double(n) : double(n / 4 + n % 4);
+}
+
+/// Round trips of step s's loads when a row pass streams some of them (streams()): a thread has one
+/// load of 16 bytes (or one element where a row is shorter) in flight, so a tensor of n such loads
+/// takes ceil(n / threads) round trips, one copy after another where each thread walks the copies of
+/// its row in turn (split-KV's combine: every split's Oacc row, kernels/src/v2_split.cu); the step
+/// waits for its largest streamed tensor, after the tile copy's one round trip when the step has
+/// other loads; 0 when nothing streams. `fraction`: the block's share.
 double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s, double fraction) {
   const double threads = 32.0 * double(launch_warps(p, l));
   double trips = 0;
@@ -155,9 +169,14 @@ double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s,
       copied = true;
       continue;
     }
-    const double b = double(action_cost(p, a, s.i, s.j).hbm[int(a.tensor)][int(Dir::read)]);
-    const double width = std::min(16.0, double(action_extent(p, a, s.i, s.j).cols) * double(tensor_element_bytes(p, a.tensor)));
-    trips = std::max(trips, std::ceil(fraction * b / (threads * width)));
+    const Extent x = action_extent(p, a, s.i, s.j);
+    const double e = double(tensor_element_bytes(p, a.tensor));
+    const std::int64_t n = a.region == Region::q_block_splits ? copies(p, a.tensor) : 1;
+    const double per_row = std::ceil(double(x.cols) * e / std::min(16.0, double(x.cols) * e));
+    const double loads = fraction * double(x.rows) / double(n) * per_row;  // one copy's
+    // FA2's combine: each thread block's tile of a split in flight at once (copy_trips)
+    const double passes = n > 1 && p.kernel == Kernel::fa2 ? 1.0 : std::ceil(loads / threads);
+    trips = std::max(trips, passes * copy_trips(p, n));
   }
   return trips > 0 ? trips + (copied ? 1 : 0) : 0;
 }
@@ -211,8 +230,8 @@ GradLayout grad_layout(const Problem& p) {
 }
 
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
-// names these three numbers; tests/sim/time/time_dataset_test.cpp re-derives them).
-const TimeParams kFittedTimeParams{.overlap = 0.80, .warp_stream = 0.26, .latency_s = 0.16e-6, .issue_interval = 3.3};
+// names these four numbers; tests/sim/time/time_dataset_test.cpp re-derives them).
+const TimeParams kFittedTimeParams{.overlap = 0.80, .warp_stream = 0.28, .latency_s = 0.02e-6, .issue_interval = 3.2};
 
 std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -278,7 +297,6 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     if (a.op == Op::load) {
       w.loads = true;
       w.round_trip = w.round_trip || s.level == Level::prologue || s.level == Level::outer_begin || stores(l, a.tensor);
-      if (a.region == Region::q_block_splits) w.l2_trips_s = double(p_.splits) * c_->l2_hit_latency_s;
     }
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
@@ -344,7 +362,7 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   // ... unless its warps' own dependences make it longer: the latency floor
   const double floor = std::max(alone, w.warp_issue_s * params.issue_interval);
   double time = std::max(k * alone, floor);
-  const double wait = (w.l2_trips_s > 0 ? w.l2_trips_s : w.trips * params.latency_s) + w.load_s;
+  const double wait = w.trips * params.latency_s + w.load_s;
   if (w.round_trip) time = std::max(time, floor + wait);
   else if (prefetched) time = std::max(time, w.trips * params.latency_s + k * l2);
   else if (w.loads) time = std::max(time, wait);
@@ -420,9 +438,17 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     lt.occupancy = b.occ_[x];
     lt.sharing = b.sharing_[x];
     // each block's time, and each unit's time and share summed over the launch's steps
+    // a round trip's latency: an L2 hit, or a DRAM access for the launch's share of loads that miss
+    // (the L2 model's DRAM reads over its read requests; both latencies measured, ceilings.hpp)
+    TimeParams at = params;
+    if (k.l2) {
+      const double requested = double(total(k.launches[x].l2, Dir::read));
+      const double miss = requested > 0 ? std::min(1.0, double(total(k.launches[x].dram, Dir::read)) / requested) : 0.0;
+      at.latency_s = params.latency_s + c.l2_hit_latency_s + miss * (c.dram_latency_s - c.l2_hit_latency_s);
+    }
     std::vector<StepTime> times;
     for (const StepWork& w : b.works_[x]) {
-      times.push_back(step_time(w, params));
+      times.push_back(step_time(w, at));
       lt.issue_from_sass = lt.issue_from_sass || w.issue_from_sass;
     }
     std::vector<double> dur(b.block_steps_[x].size(), 0.0);

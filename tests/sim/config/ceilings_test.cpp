@@ -40,8 +40,11 @@ TEST_CASE("the h200 preset's ceilings equal tests/data/gpu_ceilings/h200.json") 
   std::ifstream lat(FLASHLAB_TEST_DATA "/gpu_latency/h200.json");
   REQUIRE(lat);
   const nlohmann::json latency = nlohmann::json::parse(lat);  // kept: a range-for over a temporary's member dangles
-  for (const auto& run : latency.at("runs"))
+  for (const auto& run : latency.at("runs")) {
     CHECK(c.l2_hit_latency_s == doctest::Approx(run.at("l2_hit_ns").get<double>() * 1e-9));
+    // the DRAM round trip (a chain over 256 MiB), within the runs' spread of 0.1 ns
+    CHECK(c.dram_latency_s == doctest::Approx(run.at("dram_ns").get<double>() * 1e-9).epsilon(1e-3));
+  }
 }
 
 TEST_CASE("ceilings of the other presets are datasheet figures, the write bandwidth follows from read and copy") {

@@ -152,8 +152,9 @@ TEST_CASE("time model: docs/validation/time_model_h200.md is this test's page (F
   doc += fmt::format(
       "The model's four constants, fitted on the training rows only by `build/tools/time_fit/fit_time_model`\n"
       "(a coordinate search minimising the mean |ln(predicted / measured)|): overlap c = {:.2f}, warp stream\n"
-      "beta = {:.2f}, memory round trip lambda = {:.2f} us, issue interval iota = {:.1f} cycles (docs/model.md\n"
-      "\"Time model\"). No other constant is fitted; no kernel, family or library has a factor of its own.\n\n",
+      "beta = {:.2f}, extra round-trip latency lambda = {:.2f} us (beside the measured L2-hit and DRAM latencies),\n"
+      "issue interval iota = {:.1f} cycles (docs/model.md \"Time model\"). No other constant is fitted; no kernel,\n"
+      "family or library has a factor of its own.\n\n",
       p.overlap, p.warp_stream, p.latency_s * 1e6, p.issue_interval);
   doc += "| split | rows | median \\|pred/meas - 1\\| | 95th percentile | max | issue 23's target |\n|---|---|---|---|---|---|\n";
   for (const char* split : {"train", "test"}) {

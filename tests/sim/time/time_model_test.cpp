@@ -151,11 +151,13 @@ TEST_CASE("the row launch: 4-warp blocks holding a row of S as fp32, one latency
     REQUIRE(l.name == "standard_softmax");
     CHECK(l.occupancy.smem_per_block == 4 * c.n + 16 + 1024);
     CHECK(l.occupancy.blocks_per_sm == c.blocks_per_sm);
-    // one block per SM: it waits for ceil(2 N_k / 2048) round trips of lambda each and for its row's
-    // 2 N_k bytes at 1/132 of the L2's 7,729.1 GB/s; unit_s spreads the N_q blocks' latency over 132
-    // SMs (with more blocks per SM the others' work hides part of it)
+    // one block per SM: it waits for ceil(2 N_k / 2048) round trips and for its row's 2 N_k bytes at
+    // 1/132 of the L2's 7,729.1 GB/s; a round trip is a DRAM access's (353.1 ns measured,
+    // tests/data/gpu_latency/h200.json: every row of S is read once, so every load misses the L2)
+    // plus lambda; unit_s spreads the N_q blocks' latency over 132 SMs (with more blocks per SM the
+    // others' work hides part of it)
     const double trips = double((2 * c.n + 2047) / 2048);
-    const double wait = trips * kFittedTimeParams.latency_s + 2.0 * double(c.n) / (7729.1e9 / 132);
+    const double wait = trips * (353.1e-9 + kFittedTimeParams.latency_s) + 2.0 * double(c.n) / (7729.1e9 / 132);
     if (c.blocks_per_sm == 1)
       CHECK(l.unit_s[int(HwUnit::latency)] == doctest::Approx(double(c.n) * wait / 132));
     else

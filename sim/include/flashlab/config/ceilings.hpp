@@ -26,6 +26,7 @@ struct Ceilings {
   double launch_s = 0;                // one kernel launch back to back on a stream, seconds
   double l2_bytes = 0;                // L2 capacity the device reports, bytes
   double l2_hit_latency_s = 0;        // one dependent load that hits the L2, seconds (scripts/gpu/latency.cu)
+  double dram_latency_s = 0;          // one dependent load that misses the L2 (a 256 MiB chain), seconds (the same)
 
   /// Write bandwidth implied by the read and copy figures: a copy of B bytes takes
   /// 2B / copy = B / read + B / write, so 1/write = 2/copy - 1/read (bytes/s).

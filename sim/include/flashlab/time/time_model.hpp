@@ -21,19 +21,20 @@
 //    is not among the summed units: it bounds the step (below).
 //  - the latency floor: a step takes at least one warp's instructions times iota cycles (the issue
 //    interval of a warp running alone, its dependences unhidden), however few blocks share the SM.
-//  - memory latency (Little's law: a block's loads in flight return after one round trip, lambda,
-//    plus their transfer at the SM's share of the L2 bandwidth: together a step's wait). A step
-//    with loads lasts at least its wait (its loads, prefetched during the previous step, arrive no
-//    sooner: lambda plus the k blocks' loads at the SM's L2 share); a step that cannot prefetch its
-//    loads — they start the block (a prologue, the outer loop's begin: Q_i, or V1's K_j, V_j), or
-//    read what its own launch stores (V1's O_i, l_i, m_i; V1's backward dQ_i) — waits it out:
-//    max(k w, max(w, floor) + wait) for its work w alone on the SM, with trips round trips in the
-//    wait where its loads take several one after another (a row block's one per 2 KiB of its row:
-//    one 16-byte load per thread in flight; a row pass's streamed operands, streams() in
-//    time_model.cpp, one per threads x 16 bytes after the tile copy's one); split-KV's combine, which reads
-//    the partial results the split launch just wrote, waits one L2 hit per split instead (the
-//    measured L2 round trip, config/ceilings.hpp). scripts/gpu/latency.cu measures unloaded round
-//    trips (tests/data/gpu_latency/).
+//  - memory latency (Little's law: a block's loads in flight return after one round trip plus their
+//    transfer at the SM's share of the L2 bandwidth: together a step's wait). The round trip is
+//    measured, not fitted: an L2 hit's latency, or a DRAM access's for the launch's share of loads
+//    that miss the L2 (the L2 model's DRAM reads over its read requests; scripts/gpu/latency.cu,
+//    config/ceilings.hpp), plus lambda, a fitted extra for the queueing of a loaded memory system.
+//    A step with loads lasts at least its wait (its loads, prefetched during the previous step,
+//    arrive no sooner); a step that cannot prefetch its loads — they start the block (a prologue,
+//    the outer loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's O_i,
+//    l_i, m_i; V1's backward dQ_i) — waits it out: max(k w, max(w, floor) + wait) for its work w
+//    alone on the SM, with trips round trips in the wait where its loads take several one after
+//    another (a row block's one per 2 KiB of its row: one 16-byte load per thread in flight; a row
+//    pass's streamed operands, streams() in time_model.cpp, one per threads x 16 bytes after the
+//    tile copy's one; split-KV's combine, one per split where a thread walks the splits, as each
+//    kernel's code does: copy_trips()).
 //  - the launch: a thread block's time is the sum of its steps; the blocks are dealt, in dispatch
 //    order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
 //    when the grid is small); the launch takes the latest finish, at least its DRAM bytes over the
@@ -72,7 +73,7 @@ std::string_view to_string(HwUnit u);  // "tensor", "sfu", "fp32", "smem", "barr
 struct TimeParams {
   double overlap = 0;        // c: rho = min(1, c / streams)
   double warp_stream = 0;    // beta: streams per extra warp per scheduler of one block
-  double latency_s = 0;      // lambda: one memory round trip (seconds)
+  double latency_s = 0;      // lambda: added to each measured round trip (L2 hit or DRAM), seconds
   double issue_interval = 0; // iota: cycles between two instructions of one warp that runs alone
                              // (its dependent-issue latency: a step takes at least its warp's
                              // instructions times iota, however few blocks share the SM)
@@ -111,7 +112,6 @@ struct StepWork {
   double warp_issue_s = 0; // one warp's instructions in the step at one per cycle (seconds): the
                            // latency floor is iota times this
   double load_s = 0;       // the step's loads at the SM's share of the L2 bandwidth (their transfer)
-  double l2_trips_s = 0;   // round trips to data the launch before wrote (an L2 hit's latency each)
 };
 
 /// How one step's time splits (step_time).
