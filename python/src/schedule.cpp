@@ -1,6 +1,6 @@
 // schedule.cpp — schedules as Python dicts: flashlab.schedule() hands out the one a config runs
 // (sim/include/flashlab/schedule/schedule_json.hpp: its JSON form), and count(), run() and trace()
-// take one back, written or edited by hand (docs/model.md "Schedules"; lab 08).
+// take one back, written or edited by hand (docs/model.md "Schedules"; lab 09).
 #include "bindings.hpp"
 #include "flashlab/schedule/schedule_json.hpp"
 

@@ -29,7 +29,6 @@ import cuda_events  # noqa: E402
 import grid as grid_mod  # noqa: E402
 import ncu  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 COMMIT = [""]  # --commit: recorded in the GPU traces' headers
 METRICS = {k: ncu.NAMES[k] for k in ("ld", "st", "red", "atom", "dram_rd", "dram_wr")}
 PERF = [  # (name, flashlab-gpu flags, d, causal)
@@ -42,16 +41,13 @@ PERF = [  # (name, flashlab-gpu flags, d, causal)
 
 
 def run_grid(gpu, rows, work, logs):
-    """flashlab-gpu on every row, one process; returns {name: result json}."""
-    lines = []
-    for g in rows:
-        extra = f" --trace {work / 'traces' / (g.name + '.trace')} --trace-format text" if g.trace else ""
-        extra += f" --dump {work / 'dumps' / g.name}" if g.torch else ""
-        lines.append(g.flags + extra)
+    """flashlab-gpu on every row, one process; returns (the JSON list, one object per row, its exit status)."""
+    lines = [g.flags + (common.trace_flags(work / "traces" / (g.name + ".trace")) if g.trace else "")
+             + (f" --dump {work / 'dumps' / g.name}" if g.torch else "") for g in rows]
     (work / "traces").mkdir(parents=True, exist_ok=True)
     results, p = common.run_configs(gpu, lines, work / "backward_configs.txt", work / "grid.json",
                                     ["--commit", COMMIT[0]] if COMMIT[0] else [], logs / "grid.log")
-    return {g.name: r for g, r in zip(rows, results)}, p.returncode
+    return results, p.returncode
 
 
 def torch_compare(folder):
@@ -109,9 +105,9 @@ def ncu_profile(gpu, flashlab, rows, work, logs):
                for x in (ncu.launches(p.stdout, METRICS) if '"ID"' in p.stdout else [])]
     out, pos = [], 0
     for g in rows:
-        sim = json.loads(common.sh([str(flashlab), "count", "--json"] + g.flags.split()).stdout)
-        n = len(sim["launches"])
-        for k, (hw, sl) in enumerate(zip(ordered[pos:pos + n], sim["launches"])):
+        launches = common.simulated_launches(flashlab, g.flags.split())
+        n = len(launches)
+        for hw, sl in zip(ordered[pos:pos + n], launches):
             out.append({"row": g.name, "kernel": sl["name"], "ncu_kernel": ncu.short_name(hw["name"]),
                         "ncu": {m: hw.get(m, 0) for m in METRICS},
                         "sim": {"ld": sl["read_bytes"], "st": sl["write_bytes"], "red": sl["atomic_bytes"]}})
@@ -137,99 +133,116 @@ def perf_rows(gpu, work, logs):
     return perf
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--build-dir", default="build-gpu")
     ap.add_argument("--commit", default="")
     ap.add_argument("--only-perf", action="store_true", help="PERF's rows against PyTorch alone (OUT/perf.json)")
-    a = ap.parse_args()
-    COMMIT[0] = a.commit
-    out = Path(a.out)
-    work, logs = out / "work", out / "logs"
-    work.mkdir(parents=True, exist_ok=True)
-    logs.mkdir(parents=True, exist_ok=True)
-    gpu = ROOT / a.build_dir / "kernels" / "flashlab-gpu"
-    flashlab = ROOT / a.build_dir / "sim" / "cli" / "flashlab"
-    meta = common.metadata(("gpu", "torch", "commit", "command", "cuda", "date"), gpu=common.nvidia_smi(),
-                           commit=a.commit, command=" ".join(sys.argv))
-    if a.only_perf:
-        (out / "perf.json").write_text(json.dumps({"meta": meta, "perf": perf_rows(gpu, work, logs)}, indent=1) + "\n")
-        return 0
-    ok = True
+    return ap.parse_args()
 
-    rows = grid_mod.BACKWARD_GRID
-    results, rc = run_grid(gpu, rows, work, logs)
-    grid_rows = []
-    for g in rows:
-        r = results.get(g.name)
-        if r is None:
-            grid_rows.append({"name": g.name, "flags": g.flags, "error": "no result"})
-            ok = False
-            continue
-        heads = r["grads"]["heads"]
-        grid_rows.append({"name": g.name, "flags": g.flags, "covers": g.covers, "events_agree": r["events"]["agree"],
-                          "gpu_events": r["events"]["gpu"], "sim_events": r["events"]["sim"],
-                          "worst_dQ": max(h["rel_fro_dQ"] for h in heads), "worst_dK": max(h["rel_fro_dK"] for h in heads),
-                          "worst_dV": max(h["rel_fro_dV"] for h in heads), "tol": heads[0]["tol"] if heads else None,
-                          "within": r["grads"]["within"], "canary": r["numbers"]["canary_intact"],
-                          "passed": r["passed"]})
-        ok = ok and r["passed"]
 
-    torch_rows = []
-    for g in rows:
-        if g.torch:
-            try:
-                torch_rows.append({"name": g.name} | torch_compare(work / "dumps" / g.name))
-            except Exception as e:  # noqa: BLE001 - reported, not fatal to the other checks
-                torch_rows.append({"name": g.name, "error": repr(e)})
+def grid_row(g, r):
+    """The report's row for grid row g: its events and gradients against float64 (r: its result)."""
+    if r is None:
+        return {"name": g.name, "flags": g.flags, "error": "no result"}
+    heads = r["grads"]["heads"]
+    return {"name": g.name, "flags": g.flags, "covers": g.covers, "events_agree": r["events"]["agree"],
+            "gpu_events": r["events"]["gpu"], "sim_events": r["events"]["sim"],
+            "worst_dQ": common.worst(heads, "rel_fro_dQ"), "worst_dK": common.worst(heads, "rel_fro_dK"),
+            "worst_dV": common.worst(heads, "rel_fro_dV"), "tol": heads[0]["tol"] if heads else None,
+            "within": r["grads"]["within"], "canary": r["numbers"]["canary_intact"], "passed": r["passed"]}
 
-    ncu_rows, ncu_rc, ncu_kernels = ncu_profile(gpu, flashlab, [g for g in rows if g.ncu], work, logs)
 
-    sanitizer = []
+def torch_rows(rows, work):
+    """Step 2: the rows marked torch against torch.autograd (an error is reported in the row)."""
+    out = []
+    for g in [g for g in rows if g.torch]:
+        try:
+            out.append({"name": g.name} | torch_compare(work / "dumps" / g.name))
+        except Exception as e:  # noqa: BLE001 - reported, not fatal to the other checks
+            out.append({"name": g.name, "error": repr(e)})
+    return out
+
+
+def sanitizers(gpu, rows, logs):
+    """Step 4: memcheck and racecheck on the rows marked sanitize (events off), one process each."""
+    out = []
     for g in [g for g in rows if g.sanitize]:
         for tool in ("memcheck", "racecheck"):
-            p = common.sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(gpu)] + g.flags.split() + ["--no-events"])
-            (logs / f"sanitizer-{tool}-{g.name}.log").write_text(p.stdout + p.stderr)
-            sanitizer.append({"row": g.name, "tool": tool, "rc": p.returncode,
-                              "summary": (p.stdout + p.stderr).strip().splitlines()[-1:]})
-            ok = ok and p.returncode == 0
+            p, _ = common.compute_sanitizer(gpu, g.flags.split() + ["--no-events"], tool,
+                                            logs / f"sanitizer-{tool}-{g.name}.log")
+            out.append({"row": g.name, "tool": tool, "rc": p.returncode,
+                        "summary": (p.stdout + p.stderr).strip().splitlines()[-1:]})
+    return out
 
-    perf = perf_rows(gpu, work, logs)
 
-    res = {"meta": meta, "grid": grid_rows, "torch": torch_rows, "ncu": ncu_rows, "ncu_rc": ncu_rc,
-           "ncu_kernels": ncu_kernels, "sanitizer": sanitizer, "perf": perf, "passed": ok}
-    (out / "backward_results.json").write_text(json.dumps(res, indent=1))
-    md = [f"# Backward kernels on {meta['gpu']}", "", f"torch {meta['torch']}, commit {meta['commit']}", "",
-          "| row | events (gpu/sim) | dQ | dK | dV | tol | result |", "|---|---|---|---|---|---|---|"]
-    for r in grid_rows:
+def grid_table(res):
+    md = common.table_head("row", "events (gpu/sim)", "dQ", "dK", "dV", "tol", "result")
+    for r in res["grid"]:
         if "error" in r:
             md.append(f"| {r['name']} | {r['error']} | | | | | FAIL |")
             continue
         md.append(f"| {r['name']} | {'agree' if r['events_agree'] else 'DIFFER'} ({r['gpu_events']}/{r['sim_events']}) | "
                   f"{r['worst_dQ']:.2e} | {r['worst_dK']:.2e} | {r['worst_dV']:.2e} | {r['tol']:.1e} | "
                   f"{'ok' if r['passed'] else 'FAIL'} |")
-    md += ["", "PyTorch (rel. Frobenius error of flashlab's gradients against torch.autograd on sdpa):", "",
-           "| row | backend | dQ | dK | dV |", "|---|---|---|---|---|"]
-    for r in torch_rows:
+    md += ["", "PyTorch (rel. Frobenius error of flashlab's gradients against torch.autograd on sdpa):", ""]
+    md += common.table_head("row", "backend", "dQ", "dK", "dV")
+    for r in res["torch"]:
         md.append(f"| {r['name']} | {r.get('backend', r.get('error'))} | {r.get('rel_fro_dq', float('nan')):.2e} | "
                   f"{r.get('rel_fro_dk', float('nan')):.2e} | {r.get('rel_fro_dv', float('nan')):.2e} |")
-    md += ["", f"Nsight Compute (bytes; ncu rc {ncu_rc}, {ncu_kernels} kernels profiled):", "",
-           "| row | kernel | ld ncu / sim | st ncu / sim | red ncu / sim | atom | DRAM rd / wr |", "|---|---|---|---|---|---|---|"]
-    for r in ncu_rows:
+    return md
+
+
+def hardware_tables(res):
+    md = ["", f"Nsight Compute (bytes; ncu rc {res['ncu_rc']}, {res['ncu_kernels']} kernels profiled):", ""]
+    md += common.table_head("row", "kernel", "ld ncu / sim", "st ncu / sim", "red ncu / sim", "atom", "DRAM rd / wr")
+    for r in res["ncu"]:
         n, s = r["ncu"], r["sim"]
         md.append(f"| {r['row']} | {r['kernel']} | {n['ld']:,} / {s['ld']:,} | {n['st']:,} / {s['st']:,} | "
                   f"{n['red']:,} / {s['red']:,} | {n['atom']:,} | {n['dram_rd']:,} / {n['dram_wr']:,} |")
-    md += ["", "compute-sanitizer:", ""] + [f"- {s['row']} {s['tool']}: rc {s['rc']} {s['summary']}" for s in sanitizer]
-    md += ["", "Time (fp16, batch 4, 16 heads, N = 4096; TFLOP/s of the five backward matmuls, causal halved):", "",
-           "| config | flashlab V2 ms | TFLOP/s | PyTorch flash ms | TFLOP/s | V2 / PyTorch |", "|---|---|---|---|---|---|"]
-    for r in perf:
+    md += ["", "compute-sanitizer:", ""] + [f"- {s['row']} {s['tool']}: rc {s['rc']} {s['summary']}" for s in res["sanitizer"]]
+    md += ["", "Time (fp16, batch 4, 16 heads, N = 4096; TFLOP/s of the five backward matmuls, causal halved):", ""]
+    md += common.table_head("config", "flashlab V2 ms", "TFLOP/s", "PyTorch flash ms", "TFLOP/s", "V2 / PyTorch")
+    for r in res["perf"]:
         md.append(f"| {r['name']} | {r['ms']} | {r['tflops']} | {r['torch_ms']:.4f} | {r['torch_tflops']} | {r['ratio']} |")
-    md += ["", f"passed: {ok}"]
-    (out / "backward_report.md").write_text("\n".join(md) + "\n")
+    return md
+
+
+def report(res):
+    """The Markdown report of backward_results.json's document."""
+    meta = res["meta"]
+    md = [f"# Backward kernels on {meta['gpu']}", "", f"torch {meta['torch']}, commit {meta['commit']}", ""]
+    return md + grid_table(res) + hardware_tables(res) + ["", f"passed: {res['passed']}"]
+
+
+def main():
+    a = parse_args()
+    COMMIT[0] = a.commit
+    out = Path(a.out)
+    work, logs = out / "work", out / "logs"
+    work.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
+    gpu, flashlab = common.binaries(a.build_dir)
+    meta = common.metadata(("gpu", "torch", "commit", "command", "cuda", "date"), gpu=common.nvidia_smi(),
+                           commit=a.commit, command=" ".join(sys.argv))
+    if a.only_perf:
+        (out / "perf.json").write_text(json.dumps({"meta": meta, "perf": perf_rows(gpu, work, logs)}, indent=1) + "\n")
+        return 0
+    rows = grid_mod.BACKWARD_GRID
+    results, _ = run_grid(gpu, rows, work, logs)
+    grid = [grid_row(g, r) for g, r in common.with_results(rows, results)]
+    torch = torch_rows(rows, work)
+    ncu_rows, ncu_rc, ncu_kernels = ncu_profile(gpu, flashlab, [g for g in rows if g.ncu], work, logs)
+    sanitizer = sanitizers(gpu, rows, logs)
+    perf = perf_rows(gpu, work, logs)
+    ok = all(r.get("passed", False) for r in grid) and all(s["rc"] == 0 for s in sanitizer)
+    res = {"meta": meta, "grid": grid, "torch": torch, "ncu": ncu_rows, "ncu_rc": ncu_rc,
+           "ncu_kernels": ncu_kernels, "sanitizer": sanitizer, "perf": perf, "passed": ok}
+    (out / "backward_results.json").write_text(json.dumps(res, indent=1))
+    common.write_markdown(out / "backward_report.md", report(res))
     common.tar_folder(out / "backward_traces.tar.gz", work / "traces", "traces")
     common.tar_folder(out / "backward_logs.tar.gz", logs)
-    print("\n".join(md))
     return 0 if ok else 1
 
 

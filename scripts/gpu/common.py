@@ -1,6 +1,8 @@
 """What the GPU drivers share: running a command, the run's metadata, flashlab-gpu over a file of flag
-lines, the build, and the logs' tarball. Nsight Compute's side (metric names, the ncu command, its CSV)
-is ncu.py's; PyTorch's timing is cuda_events.py's.
+lines, the build, and the logs' tarball; and the validators' common steps: a grid row's result,
+the trace flags, compute-sanitizer, the simulator's launches, the worst head, the Markdown report.
+Nsight Compute's side (metric names, the ncu command, its CSV) is ncu.py's; PyTorch's timing is
+cuda_events.py's.
 
 Every driver records the same facts the same way (`metadata`): nvidia-smi's name, driver, memory and
 maximum SM clock, nvcc's, PyTorch's and Nsight Compute's versions, the commit, the SHA-256 of the
@@ -81,6 +83,12 @@ def run_configs(binary, lines, cfg, json_path, extra=(), log=None, must=False, *
     return (json.loads(json_path.read_text()) if json_path.exists() else []), proc
 
 
+def binaries(build_dir):
+    """(flashlab-gpu, flashlab): their paths in build_dir (relative to the repository root, or absolute)."""
+    build = ROOT / build_dir
+    return build / "kernels" / "flashlab-gpu", build / "sim" / "cli" / "flashlab"
+
+
 def build(log_dir, build_dir="build-gpu"):
     """flashlab-gpu and flashlab for sm_90 in build_dir (build_gpu.sh; nothing when both are there),
     logged to log_dir/build.log. Returns flashlab-gpu's path; RuntimeError when the build fails."""
@@ -88,10 +96,51 @@ def build(log_dir, build_dir="build-gpu"):
     print(proc.stdout.strip(), flush=True)
     if proc.returncode != 0:
         raise RuntimeError("build failed; see build.log")
-    return ROOT / build_dir / "kernels" / "flashlab-gpu"
+    return binaries(build_dir)[0]
 
 
 def tar_folder(path, folder, arcname="logs"):
     """`folder` as the gzipped tarball `path`, under the name `arcname` (a run's logs, its traces)."""
     with tarfile.open(path, "w:gz") as tar:
         tar.add(folder, arcname=arcname)
+
+
+def trace_flags(path):
+    """flashlab-gpu's flags (after a space) that write the run's text GPU trace to `path`."""
+    return f" --trace {path} --trace-format text"
+
+
+def with_results(rows, results):
+    """(row, its result or None) for each grid row: flashlab-gpu --configs writes one result per
+    line, in order, and may stop before the last."""
+    return [(g, results[k] if k < len(results) else None) for k, g in enumerate(rows)]
+
+
+def worst(heads, key):
+    """The largest `key` ("rel_fro_O", "rel_fro_dQ", ...) over a result's heads."""
+    return max(h[key] for h in heads)
+
+
+def simulated_launches(flashlab, flags):
+    """The simulator's launches for a list of flashlab-gpu configuration flags: `flashlab count
+    --json`'s "launches" (per launch: name, read_bytes, write_bytes, ...)."""
+    return json.loads(sh([str(flashlab), "count", "--json"] + list(flags)).stdout)["launches"]
+
+
+def compute_sanitizer(binary, args, tool, log):
+    """compute-sanitizer's `tool` ("memcheck", "racecheck") on `binary args`, exiting 9 on its own
+    findings; `log` gets stdout and stderr. Returns (the process, its output's SUMMARY lines)."""
+    proc = sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(binary)] + list(args))
+    log.write_text(proc.stdout + proc.stderr)
+    return proc, [x for x in (proc.stdout + proc.stderr).splitlines() if "SUMMARY" in x]
+
+
+def table_head(*columns):
+    """A Markdown table's header line and rule line."""
+    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+
+
+def write_markdown(path, lines):
+    """`lines` as the Markdown file `path` (one per line), also printed."""
+    path.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))

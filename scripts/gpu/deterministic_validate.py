@@ -97,7 +97,7 @@ def fp16_bits(path):
     return np.fromfile(path, dtype=np.uint16)
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--gpu", default="build-gpu/kernels/flashlab-gpu")
@@ -108,96 +108,116 @@ def main():
     ap.add_argument("--only-ncu", action="store_true", help="the Nsight Compute step alone (ncu_results.json)")
     ap.add_argument("--only-time", action="store_true",
                     help="what determinism costs: released and deterministic backward timed (timing.json)")
-    a = ap.parse_args()
-    out = Path(a.out)
-    work = Path(a.work)
-    work.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
-    log = []
+    return ap.parse_args()
 
-    if a.only_time:
-        return time_forms(a, out, work, log)
 
-    if a.ncu or a.only_ncu:
-        rows = [(n, f) for n, f, _, _ in GRID if n in NCU_ROWS]
-        cfg = work / "ncu_configs.txt"
-        cfg.write_text("".join(f"{BASE} {f} --profile\n" for _, f in rows))
-        cmd = ncu.command(NCU_METRICS) + ["--kernel-name", "regex:^fl_v2_bwd", str(a.gpu), "--configs", str(cfg)]
-        p = common.sh(cmd)
-        log.append(f"$ {' '.join(cmd)}\n{p.stdout}\n--- stderr ---\n{p.stderr}\n")
-        found = ncu.launches(p.stdout, NCU_METRICS)
-        ncu_rows = []
-        for k, (name, flags) in enumerate(rows):  # three kernels per row: dot_do_o, dq_dk_dv, convert_dq
-            for hw in found[3 * k:3 * k + 3]:
-                ncu_rows.append({"row": name, "flags": f"{BASE} {flags}", "kernel": ncu.short_name(hw["name"]),
-                                 "grid": hw["grid"], "ncu": {m: int(hw.get(m, 0)) for m in NCU_METRICS}})
-        (out / "ncu_results.json").write_text(json.dumps({"command": " ".join(sys.argv), "rows": ncu_rows}, indent=1) + "\n")
-        print(json.dumps(ncu_rows, indent=1))
-        if a.only_ncu:
-            (out / "deterministic_logs.txt").write_text("\n".join(log))
-            return 0 if len(found) == 3 * len(rows) else 1
+def nsight(a, out, work, log):
+    """Step 2: the three backward kernels of each NCU_ROWS row under ncu (OUT/ncu_results.json).
+    Returns whether ncu reported three kernels per row."""
+    rows = [(n, f) for n, f, _, _ in GRID if n in NCU_ROWS]
+    cfg = work / "ncu_configs.txt"
+    cfg.write_text("".join(f"{BASE} {f} --profile\n" for _, f in rows))
+    cmd = ncu.command(NCU_METRICS) + ["--kernel-name", "regex:^fl_v2_bwd", str(a.gpu), "--configs", str(cfg)]
+    p = common.sh(cmd)
+    log.append(f"$ {' '.join(cmd)}\n{p.stdout}\n--- stderr ---\n{p.stderr}\n")
+    found = ncu.launches(p.stdout, NCU_METRICS)
+    ncu_rows = []
+    for k, (name, flags) in enumerate(rows):  # three kernels per row: dot_do_o, dq_dk_dv, convert_dq
+        for hw in found[3 * k:3 * k + 3]:
+            ncu_rows.append({"row": name, "flags": f"{BASE} {flags}", "kernel": ncu.short_name(hw["name"]),
+                             "grid": hw["grid"], "ncu": {m: int(hw.get(m, 0)) for m in NCU_METRICS}})
+    (out / "ncu_results.json").write_text(json.dumps({"command": " ".join(sys.argv), "rows": ncu_rows}, indent=1) + "\n")
+    print(json.dumps(ncu_rows, indent=1))
+    return len(found) == 3 * len(rows)
 
-    lines = []
-    for name, flags, _, trace in GRID:
-        extra = f" --trace {out / (name + '.trace')} --trace-format text" if trace else ""
-        lines.append(f"{BASE} {flags}{extra}")
+
+def grid_rows(a, out, work, log):
+    """Step 1: every GRID row's events and gradients. Returns (the rows, whether all ran and passed,
+    the device flashlab-gpu reported)."""
+    lines = [f"{BASE} {flags}" + (common.trace_flags(out / (name + ".trace")) if trace else "")
+             for name, flags, _, trace in GRID]
     res = run_gpu(a.gpu, lines, work, "grid", a.commit, a.driver, log)
-    rows, ok = [], len(res) == len(GRID)
+    rows = []
     for (name, flags, covers, _), r in zip(GRID, res):
         g = r["grads"]["heads"]
         rows.append({"name": name, "flags": f"{BASE} {flags}", "covers": covers,
-                     "dq_splits": nsplits(flags, r["device"]["sms"]), "events_agree": r["events"]["agree"], "gpu_events": r["events"]["gpu"],
-                     "sim_events": r["events"]["sim"],
-                     "worst_dQ": max(h["rel_fro_dQ"] for h in g), "worst_dK": max(h["rel_fro_dK"] for h in g),
-                     "worst_dV": max(h["rel_fro_dV"] for h in g), "tol": g[0]["tol"],
+                     "dq_splits": nsplits(flags, r["device"]["sms"]), "events_agree": r["events"]["agree"],
+                     "gpu_events": r["events"]["gpu"], "sim_events": r["events"]["sim"],
+                     "worst_dQ": common.worst(g, "rel_fro_dQ"), "worst_dK": common.worst(g, "rel_fro_dK"),
+                     "worst_dV": common.worst(g, "rel_fro_dV"), "tol": g[0]["tol"],
                      "within": r["grads"]["within"], "canary": r["numbers"]["canary_intact"], "passed": r["passed"]})
-        ok = ok and r["passed"]
-    device = res[0]["device"] if res else {}
+    ok = len(res) == len(GRID) and all(r["passed"] for r in res)
+    return rows, ok, res[0]["device"] if res else {}
 
+
+def repeated(a, form, work, log):
+    """Step 3: the REPEAT backward REPEATS times in `form`: how far dQ's fp16 bits move from run 0's.
+    Returns (the summary, whether every run gave a result)."""
+    lines = []
+    for k in range(REPEATS):
+        check = "" if k == 0 else " --no-check"
+        lines.append(f"{REPEAT} --backward-form {form} --no-events{check} --dump {work / form / str(k)}")
+    rr = run_gpu(a.gpu, lines, work, f"repeat-{form}", a.commit, a.driver, log)
+    dq = [fp16_bits(work / form / str(k) / "dq.bin") for k in range(REPEATS)]
+    first = dq[0].view(np.float16).astype(np.float64)
+    max_diff, differing = 0.0, []
+    for k in range(1, REPEATS):
+        other = dq[k].view(np.float16).astype(np.float64)
+        differing.append(int(np.count_nonzero(dq[k] != dq[0])))
+        max_diff = max(max_diff, float(np.max(np.abs(other - first))))
+    return {"flags": f"{REPEAT} --backward-form {form}", "runs": REPEATS, "elements": int(dq[0].size),
+            "bit_identical": all(n == 0 for n in differing),
+            "elements_differing_from_run_0": differing, "max_abs_diff": max_diff,
+            "max_abs_dQ": float(np.max(np.abs(first))),
+            "run0_within": rr[0]["grads"]["within"] if rr else None,
+            "run0_worst_dQ": common.worst(rr[0]["grads"]["heads"], "rel_fro_dQ") if rr else None}, len(rr) == REPEATS
+
+
+def report(result):
+    """The Markdown report of deterministic_results.json's document."""
+    meta, repeats = result["meta"], result["repeats"]
+    md = [f"# Deterministic backward on {meta['device']} (driver {meta['driver']}, commit {meta['commit']})", "",
+          f"`{meta['command']}`, {meta['date']}", ""]
+    md += common.table_head("row", "covers", "events gpu = sim", "worst dQ", "worst dK", "worst dV", "tol", "passed")
+    for r in result["grid"]:
+        md.append(f"| {r['name']} | {r['covers']} | {r['gpu_events']} = {r['sim_events']}: {r['events_agree']} | "
+                  f"{r['worst_dQ']:.2e} | {r['worst_dK']:.2e} | {r['worst_dV']:.2e} | {r['tol']:.2e} | {r['passed']} |")
+    md += ["", f"Repeats ({REPEATS} runs each, same inputs): `{REPEAT}`", ""]
+    md += common.table_head("form", "dQ bit-identical",
+                            f"elements differing from run 0 (of {repeats['released']['elements']})",
+                            "max abs difference", "max abs dQ")
+    for form, x in repeats.items():
+        md.append(f"| {form} | {x['bit_identical']} | {x['elements_differing_from_run_0']} | {x['max_abs_diff']:.3e} | "
+                  f"{x['max_abs_dQ']:.3e} |")
+    return md
+
+
+def main():
+    a = parse_args()
+    out, work = Path(a.out), Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    log = []
+    if a.only_time:
+        return time_forms(a, out, work, log)
+    if a.ncu or a.only_ncu:
+        found_all = nsight(a, out, work, log)
+        if a.only_ncu:
+            (out / "deterministic_logs.txt").write_text("\n".join(log))
+            return 0 if found_all else 1
+    rows, ok, device = grid_rows(a, out, work, log)
     repeats = {}
     for form in ("released", "deterministic"):
-        lines = []
-        for k in range(REPEATS):
-            check = "" if k == 0 else " --no-check"
-            lines.append(f"{REPEAT} --backward-form {form} --no-events{check} --dump {work / form / str(k)}")
-        rr = run_gpu(a.gpu, lines, work, f"repeat-{form}", a.commit, a.driver, log)
-        dq = [fp16_bits(work / form / str(k) / "dq.bin") for k in range(REPEATS)]
-        first = dq[0].view(np.float16).astype(np.float64)
-        max_diff, differing = 0.0, []
-        for k in range(1, REPEATS):
-            other = dq[k].view(np.float16).astype(np.float64)
-            differing.append(int(np.count_nonzero(dq[k] != dq[0])))
-            max_diff = max(max_diff, float(np.max(np.abs(other - first))))
-        repeats[form] = {"flags": f"{REPEAT} --backward-form {form}", "runs": REPEATS,
-                         "elements": int(dq[0].size),
-                         "bit_identical": all(n == 0 for n in differing),
-                         "elements_differing_from_run_0": differing, "max_abs_diff": max_diff,
-                         "max_abs_dQ": float(np.max(np.abs(first))),
-                         "run0_within": rr[0]["grads"]["within"] if rr else None,
-                         "run0_worst_dQ": max(h["rel_fro_dQ"] for h in rr[0]["grads"]["heads"]) if rr else None}
-        ok = ok and len(rr) == REPEATS
+        repeats[form], ran = repeated(a, form, work, log)
+        ok = ok and ran
     ok = ok and repeats["deterministic"]["bit_identical"]
-
     meta = common.metadata(("device", "driver", "nvidia_smi", "sms", "commit", "command", "date"),
                            device=device.get("name"), driver=device.get("driver"), sms=device.get("sms"),
                            commit=a.commit, command=" ".join(sys.argv))
     result = {"meta": meta, "grid": rows, "repeats": repeats, "passed": ok}
     (out / "deterministic_results.json").write_text(json.dumps(result, indent=1) + "\n")
-    md = [f"# Deterministic backward on {meta['device']} (driver {meta['driver']}, commit {meta['commit']})", "",
-          f"`{meta['command']}`, {meta['date']}", "",
-          "| row | covers | events gpu = sim | worst dQ | worst dK | worst dV | tol | passed |", "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        md.append(f"| {r['name']} | {r['covers']} | {r['gpu_events']} = {r['sim_events']}: {r['events_agree']} | "
-                  f"{r['worst_dQ']:.2e} | {r['worst_dK']:.2e} | {r['worst_dV']:.2e} | {r['tol']:.2e} | {r['passed']} |")
-    md += ["", f"Repeats ({REPEATS} runs each, same inputs): `{REPEAT}`", "",
-           "| form | dQ bit-identical | elements differing from run 0 (of {}) | max abs difference | max abs dQ |".format(
-               repeats["released"]["elements"]), "|---|---|---|---|---|"]
-    for form, x in repeats.items():
-        md.append(f"| {form} | {x['bit_identical']} | {x['elements_differing_from_run_0']} | {x['max_abs_diff']:.3e} | "
-                  f"{x['max_abs_dQ']:.3e} |")
-    (out / "deterministic_report.md").write_text("\n".join(md) + "\n")
+    common.write_markdown(out / "deterministic_report.md", report(result))
     (out / "deterministic_logs.txt").write_text("\n".join(log))
-    print("\n".join(md))
     return 0 if ok else 1
 
 

@@ -30,8 +30,6 @@ import common  # noqa: E402
 import grid as grid_mod  # noqa: E402
 import ncu  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-
 # The tensors each split-KV launch loads and stores (schedule.hpp make_split_schedule): the sector
 # level per launch is the sum of its tensors' (no tensor moves the same way in both launches).
 LAUNCH_TENSORS = {
@@ -47,9 +45,7 @@ GRIDS = {"split": ("SPLIT_GRID", "Split-KV and grouped K/V heads"),
 
 def run_grid(gpu, rows, out, logs, commit):
     """flashlab-gpu on every row, one process; returns the JSON list (one object per row)."""
-    lines = []
-    for g in rows:
-        lines.append(g.flags + (f" --trace {out / 'traces' / (g.name + '.trace')} --trace-format text" if g.trace else ""))
+    lines = [g.flags + (common.trace_flags(out / "traces" / (g.name + ".trace")) if g.trace else "") for g in rows]
     (out / "traces").mkdir(parents=True, exist_ok=True)
     results, p = common.run_configs(gpu, lines, logs / "configs.txt", logs / "grid.json",
                                     ["--commit", commit] if commit else [], logs / "grid.log")
@@ -82,94 +78,81 @@ def sector_per_launch(result, launches):
     return out
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--build-dir", default="build-gpu")
     ap.add_argument("--commit", default="")
     ap.add_argument("--grid", choices=sorted(GRIDS), default="split")
     ap.add_argument("--quick", action="store_true", help="events and numbers only (no Nsight Compute, no sanitizer)")
-    a = ap.parse_args()
-    out = Path(a.out)
-    logs = out / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    build = ROOT / a.build_dir
-    gpu, flashlab = build / "kernels" / "flashlab-gpu", build / "sim" / "cli" / "flashlab"
-    meta = common.metadata(("device", "driver", "commit", "command", "cuda", "date"), missing="?", commit=a.commit,
-                           command=" ".join(sys.argv))
-    device, driver = meta["device"], meta["driver"]
-    rows, title = getattr(grid_mod, GRIDS[a.grid][0]), GRIDS[a.grid][1]
-    ok = True
+    return ap.parse_args()
 
-    # 1. events and numbers
-    results, rc = run_grid(gpu, rows, out, logs, a.commit)
-    grid_rows = []
-    for k, g in enumerate(rows):
-        r = results[k] if k < len(results) else None
-        if r is None:
-            grid_rows.append({"name": g.name, "flags": g.flags, "covers": g.covers, "error": f"no result (rc {rc})"})
-            ok = False
-            continue
-        heads = r["numbers"]["heads"]
-        grid_rows.append({"name": g.name, "flags": g.flags, "covers": g.covers, "splits": r["config"].get("splits", 1),
-                          "tile": f"{r['config']['b_r']}x{r['config']['b_c']}x{r['config']['warps']}",
-                          "events_agree": r["events"]["agree"], "gpu_events": r["events"]["gpu"],
-                          "sim_events": r["events"]["sim"], "stat_values": r["events"]["stat_values"],
-                          "stat_differing": r["events"]["stat_differing"],
-                          "worst_O": max(h["rel_fro_O"] for h in heads), "tol_O": r["numbers"]["tol_O"],
-                          "worst_L_over_tol": max(h["L_over_tol"] for h in heads),
-                          "within": r["numbers"]["within"], "canary": r["numbers"]["canary_intact"],
-                          "passed": r["passed"], "diff": "" if r["events"]["agree"] else r["events"]["report"][:3000]})
-        ok = ok and r["passed"]
 
-    # 2. Nsight Compute, per kernel
-    ncu_rows, ncu_error = [], None
+def grid_row(g, r, rc):
+    """The report's row for grid row g: its events, m and l, O and L against float64 (r: its result)."""
+    if r is None:
+        return {"name": g.name, "flags": g.flags, "covers": g.covers, "error": f"no result (rc {rc})"}
+    heads, ev, num, cfg = r["numbers"]["heads"], r["events"], r["numbers"], r["config"]
+    return {"name": g.name, "flags": g.flags, "covers": g.covers, "splits": cfg.get("splits", 1),
+            "tile": f"{cfg['b_r']}x{cfg['b_c']}x{cfg['warps']}",
+            "events_agree": ev["agree"], "gpu_events": ev["gpu"], "sim_events": ev["sim"],
+            "stat_values": ev["stat_values"], "stat_differing": ev["stat_differing"],
+            "worst_O": common.worst(heads, "rel_fro_O"), "tol_O": num["tol_O"],
+            "worst_L_over_tol": common.worst(heads, "L_over_tol"),
+            "within": num["within"], "canary": num["canary_intact"],
+            "passed": r["passed"], "diff": "" if ev["agree"] else ev["report"][:3000]}
+
+
+def kernel_rows(g, result, launches, p):
+    """Yields, per kernel of row g, ncu's bytes (p: ncu.profile's row, per kernel) beside the simulator's
+    sector level and request level (launches: `flashlab count --json`'s)."""
+    sector = sector_per_launch(result, launches)
+    if sector is None:  # compared as a whole: the row's totals
+        hw = [{"name": "+".join(ncu.short_name(x["name"]) for x in p["launches"]),
+               "ld": p["ld"], "st": p["st"], "dram_rd": p["dram_rd"], "dram_wr": p["dram_wr"]}]
+        sector = [{"ld": result["bytes"]["kernel"]["ld"], "st": result["bytes"]["kernel"]["st"]}]
+        request = [{"name": "all launches", "read_bytes": sum(x["read_bytes"] for x in launches),
+                    "write_bytes": sum(x["write_bytes"] for x in launches)}]
+    else:
+        hw = [x | {"name": ncu.short_name(x["name"])} for x in p["launches"]]
+        request = launches
+    for h, sec, req in zip(hw, sector, request):
+        row = {"row": g.name, "kernel": req["name"], "ncu_kernel": h["name"],
+               "ncu": {m: h[m] for m in ("ld", "st", "dram_rd", "dram_wr")},
+               "sector": sec, "request": {"ld": req["read_bytes"], "st": req["write_bytes"]}}
+        row["equals_sector"] = h["ld"] == sec["ld"] and h["st"] == sec["st"]
+        yield row
+
+
+def nsight(gpu, flashlab, rows, results, logs, quick):
+    """Level 2: the rows marked ncu (none with `quick`, though ncu still runs), per kernel. Returns
+    (kernel rows, the error or None)."""
     by_name = {g.name: r for g, r in zip(rows, results)}
-    prof_rows = [g for g in rows if g.ncu and g.name in by_name and not a.quick]
-    sims = [json.loads(common.sh([str(flashlab), "count", "--json"] + config_flags(g.flags)).stdout) for g in prof_rows]
+    prof_rows = [g for g in rows if g.ncu and g.name in by_name and not quick]
+    sims = [common.simulated_launches(flashlab, config_flags(g.flags)) for g in prof_rows]
+    out = []
     try:
-        prof = ncu.profile(gpu, prof_rows, logs, logs / "ncu.log", kernels=[len(s["launches"]) for s in sims],
-                           per_kernel=True)
+        prof = ncu.profile(gpu, prof_rows, logs, logs / "ncu.log", kernels=[len(s) for s in sims], per_kernel=True)
         for g, s, p in zip(prof_rows, sims, prof):
-            sector = sector_per_launch(by_name[g.name], s["launches"])
-            if sector is None:  # compared as a whole: the row's totals
-                hw = [{"name": "+".join(ncu.short_name(x["name"]) for x in p["launches"]),
-                       "ld": p["ld"], "st": p["st"], "dram_rd": p["dram_rd"], "dram_wr": p["dram_wr"]}]
-                sector = [{"ld": by_name[g.name]["bytes"]["kernel"]["ld"], "st": by_name[g.name]["bytes"]["kernel"]["st"]}]
-                request = [{"name": "all launches", "read_bytes": sum(x["read_bytes"] for x in s["launches"]),
-                            "write_bytes": sum(x["write_bytes"] for x in s["launches"])}]
-            else:
-                hw = [x | {"name": ncu.short_name(x["name"])} for x in p["launches"]]
-                request = s["launches"]
-            for h, sec, req in zip(hw, sector, request):
-                row = {"row": g.name, "kernel": req["name"], "ncu_kernel": h["name"],
-                       "ncu": {m: h[m] for m in ("ld", "st", "dram_rd", "dram_wr")},
-                       "sector": sec, "request": {"ld": req["read_bytes"], "st": req["write_bytes"]}}
-                row["equals_sector"] = h["ld"] == sec["ld"] and h["st"] == sec["st"]
-                ncu_rows.append(row)
-                ok = ok and row["equals_sector"]
+            out.extend(kernel_rows(g, by_name[g.name], s, p))  # the rows before an error kept
     except Exception as e:  # noqa: BLE001 - reported, not fatal to the other checks
-        ncu_error = repr(e)
-        ok = False
+        return out, repr(e)
+    return out, None
 
-    # 3. compute-sanitizer memcheck
-    sanitizer = []
-    for g in [g for g in rows if g.sanitize and not a.quick]:
-        p = common.sh(["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9", str(gpu)] + g.flags.split())
-        (logs / f"sanitizer-memcheck-{g.name}.log").write_text(p.stdout + p.stderr)
-        summary = [x for x in (p.stdout + p.stderr).splitlines() if "SUMMARY" in x]
+
+def memcheck(gpu, rows, logs):
+    """Level 3: compute-sanitizer memcheck on the rows marked sanitize, one process each."""
+    out = []
+    for g in [g for g in rows if g.sanitize]:
+        p, summary = common.compute_sanitizer(gpu, g.flags.split(), "memcheck", logs / f"sanitizer-memcheck-{g.name}.log")
         clean = p.returncode == 0 and bool(summary) and "0 errors" in summary[-1]
-        sanitizer.append({"row": g.name, "tool": "memcheck", "rc": p.returncode, "summary": summary[-1:] or [""],
-                          "clean": clean})
-        ok = ok and clean
+        out.append({"row": g.name, "tool": "memcheck", "rc": p.returncode, "summary": summary[-1:] or [""],
+                    "clean": clean})
+    return out
 
-    res = {"meta": meta, "grid": grid_rows, "ncu": ncu_rows, "ncu_error": ncu_error, "sanitizer": sanitizer,
-           "passed": ok}
-    (out / "results.json").write_text(json.dumps(res, indent=1) + "\n")
-    md = [f"# {title} on {device}", "",
-          f"driver {driver}, {meta['cuda']}, commit {a.commit}, {meta['date']}", "", f"`{meta['command']}`", "",
-          "| row | splits | tile | events (gpu/sim) | m, l | O rel. err | tol | L / tol | result |",
-          "|---|---|---|---|---|---|---|---|---|"]
+
+def grid_table(grid_rows):
+    md = common.table_head("row", "splits", "tile", "events (gpu/sim)", "m, l", "O rel. err", "tol", "L / tol", "result")
     for r in grid_rows:
         if "error" in r:
             md.append(f"| {r['name']} | | | {r['error']} | | | | | FAIL |")
@@ -178,26 +161,58 @@ def main():
                   f"{'agree' if r['events_agree'] else 'DIFFER'} ({r['gpu_events']}/{r['sim_events']}) | "
                   f"{r['stat_values'] - r['stat_differing']}/{r['stat_values']} | {r['worst_O']:.2e} | {r['tol_O']:.1e} | "
                   f"{r['worst_L_over_tol']:.3f} | {'ok' if r['passed'] else 'FAIL'}{'' if r['canary'] else ' (canary)'} |")
-    md += ["", "Nsight Compute, global load and store bytes per kernel: measured / the simulator's sector level "
-           "(what the kernels move in 32-byte sectors) / its request level (the papers' bytes):", "",
-           "| row | kernel | ld ncu / sector / request | st ncu / sector / request | equal | DRAM rd / wr |",
-           "|---|---|---|---|---|---|"]
+    return md
+
+
+def ncu_table(ncu_rows):
+    md = ["Nsight Compute, global load and store bytes per kernel: measured / the simulator's sector level "
+          "(what the kernels move in 32-byte sectors) / its request level (the papers' bytes):", ""]
+    md += common.table_head("row", "kernel", "ld ncu / sector / request", "st ncu / sector / request", "equal", "DRAM rd / wr")
     for r in ncu_rows:
         n, s, q = r["ncu"], r["sector"], r["request"]
         md.append(f"| {r['row']} | {r['kernel']} | {n['ld']:,} / {s['ld']:,} / {q['ld']:,} | "
                   f"{n['st']:,} / {s['st']:,} / {q['st']:,} | {'yes' if r['equals_sector'] else 'NO'} | "
                   f"{n['dram_rd']:,} / {n['dram_wr']:,} |")
-    if ncu_error:
-        md.append(f"\nncu failed: {ncu_error}")
-    md += ["", "compute-sanitizer:", ""] + [f"- {s['row']} {s['tool']}: rc {s['rc']} {s['summary'][0]}" for s in sanitizer]
-    md += ["", f"passed: {ok}"]
-    (out / "report.md").write_text("\n".join(md) + "\n")
+    return md
+
+
+def report(res, title, commit):
+    """The Markdown report of results.json's document `res`."""
+    meta = res["meta"]
+    md = [f"# {title} on {meta['device']}", "",
+          f"driver {meta['driver']}, {meta['cuda']}, commit {commit}, {meta['date']}", "", f"`{meta['command']}`", ""]
+    md += grid_table(res["grid"]) + [""] + ncu_table(res["ncu"])
+    if res["ncu_error"]:
+        md.append(f"\nncu failed: {res['ncu_error']}")
+    md += ["", "compute-sanitizer:", ""] + [f"- {s['row']} {s['tool']}: rc {s['rc']} {s['summary'][0]}"
+                                           for s in res["sanitizer"]]
+    return md + ["", f"passed: {res['passed']}"]
+
+
+def main():
+    a = parse_args()
+    out = Path(a.out)
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    gpu, flashlab = common.binaries(a.build_dir)
+    meta = common.metadata(("device", "driver", "commit", "command", "cuda", "date"), missing="?", commit=a.commit,
+                           command=" ".join(sys.argv))
+    rows, title = getattr(grid_mod, GRIDS[a.grid][0]), GRIDS[a.grid][1]
+    results, rc = run_grid(gpu, rows, out, logs, a.commit)
+    grid_rows = [grid_row(g, r, rc) for g, r in common.with_results(rows, results)]
+    ncu_rows, ncu_error = nsight(gpu, flashlab, rows, results, logs, a.quick)
+    sanitizer = memcheck(gpu, rows, logs) if not a.quick else []
+    ok = (all(r.get("passed", False) for r in grid_rows) and all(r["equals_sector"] for r in ncu_rows)
+          and ncu_error is None and all(s["clean"] for s in sanitizer))
+    res = {"meta": meta, "grid": grid_rows, "ncu": ncu_rows, "ncu_error": ncu_error, "sanitizer": sanitizer,
+           "passed": ok}
+    (out / "results.json").write_text(json.dumps(res, indent=1) + "\n")
+    common.write_markdown(out / "report.md", report(res, title, a.commit))
     common.tar_folder(out / "logs.tar.gz", logs)
     for f in logs.iterdir():  # only the tarball comes back
         if f.is_file():
             f.unlink()
     logs.rmdir()
-    print("\n".join(md))
     return 0 if ok else 1
 
 

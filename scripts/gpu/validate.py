@@ -67,12 +67,10 @@ def hardware_status(res, prof):
 
 
 def sanitize(binary, grid, names, tool, work, logs):
-    lines = [grid[n].flags for n in names]
+    """compute-sanitizer's `tool` over the rows `names` (one flashlab-gpu --configs process)."""
     cfg = work / f"sanitizer_{tool}.txt"
-    cfg.write_text("".join(line + "\n" for line in lines))
-    proc = common.sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(binary), "--configs", str(cfg)])
-    (logs / f"sanitizer_{tool}.log").write_text(proc.stdout + proc.stderr)
-    summary = [line for line in (proc.stdout + proc.stderr).splitlines() if "SUMMARY" in line]
+    cfg.write_text("".join(grid[n].flags + "\n" for n in names))
+    proc, summary = common.compute_sanitizer(binary, ["--configs", str(cfg)], tool, logs / f"sanitizer_{tool}.log")
     last = summary[-1] if summary else ""
     # Exit 9 is the sanitizer's own (--error-exitcode); 3 would be a failed flashlab check, which
     # the grid table reports: the sanitizer verdict is its summary line.
@@ -118,7 +116,7 @@ def performance(binary, work, logs, common_flags, timeout):
     return rows
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--bin", type=Path, help="a built flashlab-gpu (default: build one in --build-dir)")
@@ -131,98 +129,133 @@ def main():
                     help="scratch folder (inputs dumped for PyTorch, logs); not under --out")
     ap.add_argument("--budget", type=float, default=3600, help="seconds; later stages are skipped past it")
     ap.add_argument("--no-perf", action="store_true")
-    args = ap.parse_args()
-    t0 = time.monotonic()
-    left = lambda: args.budget - (time.monotonic() - t0)  # noqa: E731
+    return ap.parse_args()
 
-    out, work = args.out, args.work
-    out.mkdir(parents=True, exist_ok=True)
-    logs = work / "logs"
-    for p in (work / "traces", work / "dumps", logs):
-        p.mkdir(parents=True, exist_ok=True)
-    meta = metadata(args.commit)
-    binary = args.bin or common.build(logs, args.build_dir)
-    common_flags = ["--commit", args.commit, "--driver", meta["driver"]]
 
-    grid = list(grid_mod.GRID)
-    if args.extra:
-        for k, line in enumerate(x for x in args.extra.read_text().splitlines() if x.strip() and not x.startswith("#")):
-            grid.append(grid_mod.GridConfig(f"extra-{k}", line, "from --extra"))
-    names = {g.name: g for g in grid}
-    lines = []
-    for g in grid:
-        line = g.flags
-        if g.trace:
-            line += f" --trace {work}/traces/{g.name}.trace --trace-format text"
-        if g.torch:
-            line += f" --dump {work}/dumps/{g.name}"
-        lines.append(line)
-    results = run_lines(binary, lines, work / "grid.json", logs / "grid.log", common_flags)
-    print(f"grid: {sum(r['passed'] for r in results)}/{len(results)} passed events and numbers", flush=True)
-    meta["cuda_runtime"] = results[0]["device"]["cuda_runtime"] if results else "unknown"
-    everything = {"meta": meta, "grid": [{"name": g.name, "flags": g.flags, "covers": g.covers, **r}
-                                         for g, r in zip(grid, results)],
-                  "sanitizer": [], "torch": [], "perf": [], "stage_errors": {}}
+class Run:
+    """One validation: the arguments, the folders (out, work, logs), the binary, the flags every
+    flashlab-gpu line gets, the grid, and everything known so far (the report's input)."""
 
-    def save():
-        """Writes what is known so far (a later stage may not finish)."""
-        text, passed = report.render(everything)
-        (out / "results.json").write_text(json.dumps(everything, indent=1))
-        (out / "report.md").write_text(text)
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(text)
-        common.tar_folder(out / "logs.tar.gz", logs)
+    def __init__(self, args):
+        self.args, self.deadline = args, time.monotonic() + args.budget
+        self.out, self.work, self.logs = args.out, args.work, args.work / "logs"
+        self.out.mkdir(parents=True, exist_ok=True)
+        for p in (self.work / "traces", self.work / "dumps", self.logs):
+            p.mkdir(parents=True, exist_ok=True)
+        self.meta = metadata(args.commit)
+        self.binary = args.bin or common.build(self.logs, args.build_dir)
+        self.flags = ["--commit", args.commit, "--driver", self.meta["driver"]]
+        self.grid = grid_rows(args.extra)
+        self.everything = {}
+
+    def left(self):
+        return self.deadline - time.monotonic()
+
+    def save(self):
+        """Writes what is known so far (a later stage may not finish); returns whether it all passed."""
+        text, passed = report.render(self.everything)
+        (self.out / "results.json").write_text(json.dumps(self.everything, indent=1))
+        (self.out / "report.md").write_text(text)
+        self.args.report.parent.mkdir(parents=True, exist_ok=True)
+        self.args.report.write_text(text)
+        common.tar_folder(self.out / "logs.tar.gz", self.logs)
         return passed
 
+    def stage(self, name, step):
+        """Runs step(); an exception is reported under stage_errors[name], not fatal to the other stages."""
+        try:
+            step()
+        except Exception as e:  # noqa: BLE001 — reported, not fatal for the other levels
+            self.everything["stage_errors"][name] = str(e)
+
+
+def grid_rows(extra):
+    """grid.py's GRID, then one row per line of the --extra file (blank lines and # comments skipped)."""
+    grid = list(grid_mod.GRID)
+    if extra:
+        for k, line in enumerate(x for x in extra.read_text().splitlines() if x.strip() and not x.startswith("#")):
+            grid.append(grid_mod.GridConfig(f"extra-{k}", line, "from --extra"))
+    return grid
+
+
+def events_and_numbers(run):
+    """Level 1 and 2: every row through flashlab-gpu (traces and PyTorch's inputs kept where marked)."""
+    lines = [g.flags + (common.trace_flags(f"{run.work}/traces/{g.name}.trace") if g.trace else "")
+             + (f" --dump {run.work}/dumps/{g.name}" if g.torch else "") for g in run.grid]
+    results = run_lines(run.binary, lines, run.work / "grid.json", run.logs / "grid.log", run.flags)
+    print(f"grid: {sum(r['passed'] for r in results)}/{len(results)} passed events and numbers", flush=True)
+    run.meta["cuda_runtime"] = results[0]["device"]["cuda_runtime"] if results else "unknown"
+    run.everything = {"meta": run.meta, "grid": [{"name": g.name, "flags": g.flags, "covers": g.covers, **r}
+                                                 for g, r in zip(run.grid, results)],
+                      "sanitizer": [], "torch": [], "perf": [], "stage_errors": {}}
+    return results
+
+
+def keep_traces(run, results):
+    """The traces of the rows marked trace and their manifest: to --traces and OUT/gpu_traces.tar.gz."""
+    meta, args = run.meta, run.args
     manifest = [{"file": f"{g.name}.trace", "flags": g.flags, "covers": g.covers, "commit": args.commit,
                  "gpu": meta["gpu"], "driver": meta["driver"], "cuda": meta["cuda"], "date": meta["date"],
-                 "events_agree_with_sim": r["events"]["agree"]} for g, r in zip(grid, results) if g.trace]
-    (work / "traces" / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+                 "events_agree_with_sim": r["events"]["agree"]} for g, r in zip(run.grid, results) if g.trace]
+    (run.work / "traces" / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     args.traces.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(out / "gpu_traces.tar.gz", "w:gz") as tar:
-        for f in sorted((work / "traces").iterdir()):
+    with tarfile.open(run.out / "gpu_traces.tar.gz", "w:gz") as tar:
+        for f in sorted((run.work / "traces").iterdir()):
             tar.add(f, arcname=f.name)
             shutil.copy(f, args.traces / f.name)
-    save()
 
-    stages = everything["stage_errors"]
-    try:
-        prof = ncu.profile(binary, grid, work, logs / "ncu.csv")
-        for r, p in zip(everything["grid"], prof):
-            r["hardware"] = hardware_status(r, p)
-    except Exception as e:  # noqa: BLE001 — reported, not fatal for the other levels
-        stages["ncu"] = str(e)
-    print(f"ncu done ({left():.0f} s left)", flush=True)
-    save()
-    try:
-        everything["sanitizer"].append(sanitize(binary, names, grid_mod.SANITIZER, "memcheck", work, logs))
-        everything["sanitizer"].append(sanitize(binary, names, grid_mod.SANITIZER[:5], "racecheck", work, logs))
-    except Exception as e:  # noqa: BLE001
-        stages["sanitizer"] = str(e)
-    print(f"sanitizers done ({left():.0f} s left)", flush=True)
-    try:
-        import torch_check
-        for g, r in zip(grid, results):
-            if g.torch:
-                c = torch_check.compare(work / "dumps" / g.name)
-                c["tol"] = 2 * r["numbers"]["tol_O"]
-                c["agree"] = c["rel_fro"] <= c["tol"]
-                everything["torch"].append({"name": g.name, **c})
-    except Exception as e:  # noqa: BLE001
-        stages["torch"] = str(e)
-    shutil.rmtree(work / "dumps", ignore_errors=True)
-    print(f"torch comparison done ({left():.0f} s left)", flush=True)
-    save()
-    if not args.no_perf:
-        try:
-            everything["perf"] = performance(binary, work, logs, common_flags, timeout=max(left() - 15, 1))
-        except Exception as e:  # noqa: BLE001
-            stages["perf"] = str(e)
-        for dump in work.glob("perf-dump-*"):
+
+def hardware(run):
+    """Level 3: Nsight Compute's bytes of every row against the simulator's and the byte model."""
+    prof = ncu.profile(run.binary, run.grid, run.work, run.logs / "ncu.csv")
+    for r, p in zip(run.everything["grid"], prof):
+        r["hardware"] = hardware_status(r, p)
+
+
+def sanitizers(run):
+    """Level 3: memcheck on grid.py's SANITIZER rows, racecheck on the first five."""
+    names = {g.name: g for g in run.grid}
+    run.everything["sanitizer"].append(sanitize(run.binary, names, grid_mod.SANITIZER, "memcheck", run.work, run.logs))
+    run.everything["sanitizer"].append(sanitize(run.binary, names, grid_mod.SANITIZER[:5], "racecheck", run.work, run.logs))
+
+
+def pytorch(run, results):
+    """Level 4: PyTorch's SDPA on the inputs of the rows marked torch, within twice the row's O tolerance."""
+    import torch_check
+    for g, r in zip(run.grid, results):
+        if g.torch:
+            c = torch_check.compare(run.work / "dumps" / g.name)
+            c["tol"] = 2 * r["numbers"]["tol_O"]
+            c["agree"] = c["rel_fro"] <= c["tol"]
+            run.everything["torch"].append({"name": g.name, **c})
+
+
+def timed(run):
+    """The performance table, in the time left (15 s kept for the report)."""
+    run.everything["perf"] = performance(run.binary, run.work, run.logs, run.flags, timeout=max(run.left() - 15, 1))
+
+
+def main():
+    run = Run(parse_args())
+    results = events_and_numbers(run)
+    keep_traces(run, results)
+    run.save()
+    run.stage("ncu", lambda: hardware(run))
+    print(f"ncu done ({run.left():.0f} s left)", flush=True)
+    run.save()
+    run.stage("sanitizer", lambda: sanitizers(run))
+    print(f"sanitizers done ({run.left():.0f} s left)", flush=True)
+    run.stage("torch", lambda: pytorch(run, results))
+    shutil.rmtree(run.work / "dumps", ignore_errors=True)
+    print(f"torch comparison done ({run.left():.0f} s left)", flush=True)
+    run.save()
+    if not run.args.no_perf:
+        run.stage("perf", lambda: timed(run))
+        for dump in run.work.glob("perf-dump-*"):
             shutil.rmtree(dump, ignore_errors=True)
     print("performance done", flush=True)
-    passed = save()
-    print(report.summary(everything))
+    passed = run.save()
+    print(report.summary(run.everything))
     return 0 if passed else 1
 
 

@@ -3,11 +3,12 @@
 
 Usage: check_lab.py --flashlab PATH --source-dir DIR [--script PATH] LAB
 
-LAB is the lab's number (01 .. 05); tests/labs/labNN.py names its script and checks its output
-against values derived here, not by flashlab: closed forms of docs/model.md's counting rules
-(closed_forms.py), or JSON fields named explicitly. A column, unit or default that moves under a
-lab breaks its test. --script runs another script in its place (tests/labs/fixtures/: a lab that
-cuts its CSV by position must fail). Exit 0 when the script exits 0 and every figure holds.
+LAB is the number of a lab with a script (docs/labs/NN_*.sh: 01 .. 04, 06); tests/labs/labNN.py
+names its script and checks its output against values derived here, not by flashlab: closed
+forms of docs/model.md's counting rules (closed_forms.py), or JSON fields named explicitly. A
+column, unit or default that moves under a lab breaks its test. --script runs another script in
+its place (tests/labs/fixtures/: a lab that cuts its CSV by position must fail). Exit 0 when the
+script exits 0 and every figure holds.
 """
 import argparse
 import importlib

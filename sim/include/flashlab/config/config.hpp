@@ -74,7 +74,7 @@ struct Switches {
 /// split-q and block skip off.
 Switches preset_switches(Algo a);
 
-/// One step of the walk from V1 to V2 (`flashlab explain`, lab 05): the change it adds, a short
+/// One step of the walk from V1 to V2 (`flashlab explain`, lab 06): the change it adds, a short
 /// key, and the switches with every change so far turned on.
 struct WalkStep {
   std::string what;  // "+ delayed rescaling"

@@ -1,4 +1,4 @@
-"""Lab 05 (docs/labs/05_why_v2_is_faster.md): the walk's structural figures (bytes, grid, barriers)
+"""Lab 06 (docs/labs/06_why_v2_is_faster.md): the walk's structural figures (bytes, grid, barriers)
 by closed forms, and the measured table by the JSON fields it quotes. The predicted times are the
 time model's and are not re-derived here (tests/sim/time holds the model to the measurements)."""
 import json
@@ -7,7 +7,7 @@ import re
 
 from closed_forms import human_bytes, v1_read, v1_write, v2_read, v2_write
 
-SCRIPT = "docs/labs/05_why_v2_is_faster.sh"
+SCRIPT = "docs/labs/06_why_v2_is_faster.sh"
 N, d, B, e = 4096, 64, 64, 2
 T = N // B
 

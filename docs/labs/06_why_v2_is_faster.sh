@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lab 05: why V2 is faster than V1, one improvement at a time (docs/labs/05_why_v2_is_faster.md).
+# Lab 06: why V2 is faster than V1, one improvement at a time (docs/labs/06_why_v2_is_faster.md).
 source "$(dirname "$0")/lab.sh"
 # The configuration measured on the H200 (fp16, batch 1, 16 heads, N = 4096, d = 64): a small grid.
 fl explain --nq 4096 --nk 4096 --d 64 --br 64 --bc 64 --heads 16 --dtype fp16
