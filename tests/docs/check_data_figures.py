@@ -146,10 +146,7 @@ FIGURES = [
     ("docs/model.md", "(reads at {:,.0f} GB/s, writes at the {} GB/s that the read and copy figures imply)",
      lambda: ceilings("dram_read_gbps") + (implied_dram_write(),)),
     ("docs/model.md", "plus the launch overhead ({} µs)", lambda: ceilings("launch_us")),
-    ("docs/model.md", "an L2 hit's, {} ns as `scripts/gpu/latency.cu` measures it", lambda: latency()[:1]),
-    ("docs/model.md", "with an unloaded DRAM round trip of {} ns beside it", lambda: latency()[1:]),
-    ("docs/model.md", "an L2 hit's latency ({} ns measured by `scripts/gpu/latency.cu`; an unloaded DRAM round trip "
-                      "measures {} ns)", latency),
+    ("docs/model.md", "an L2 hit takes {} ns and a DRAM access {} ns (`scripts/gpu/latency.cu`", latency),
     ("docs/model.md", "runs the model on each of the {} configs measured on the H200",
      lambda: (len(data("gpu_timing/h200.json")["runs"]),)),
     ("docs/model.md", "(tests/data/gpu_ablation/ablation.json, {} runs",
