@@ -44,11 +44,18 @@ int main(int argc, char** argv) {
                 p.overlap, p.warp_stream, p.latency_s * 1e6, p.issue_interval);
     report("train", flashlab::timefit::errors(rows, "train", p));
     report("test", flashlab::timefit::errors(rows, "test", p));
+    for (const char* split : {"train", "test"}) {
+      const std::vector<double> e = flashlab::timefit::dram_errors(rows, split);
+      const auto within = std::count_if(e.begin(), e.end(), [](double x) { return x <= 0.10; });
+      std::printf("%-6s DRAM reads (the L2 model's) within 10%% of Nsight Compute's on %td of %zu rows\n", split, within,
+                  e.size());
+    }
     if (argc > 2 && std::string(argv[2]) == "--rows")
       for (const auto& r : rows)
         if (r.skipped.empty()) {
           const auto t = r.predict(p);
-          std::printf("%.3f\t%s\t%s\t%s", t.time_s / r.measured(), r.split.c_str(), r.family.c_str(), r.flags.c_str());
+          std::printf("%.3f\t%s\t%s\t%s\tdram %.3f", t.time_s / r.measured(), r.split.c_str(), r.family.c_str(),
+                      r.flags.c_str(), flashlab::timefit::predicted_dram_read(r) / flashlab::timefit::measured_dram_read(r));
           for (std::size_t l = 0; l < t.launches.size(); ++l)
             std::printf("\t%s %.3f", t.launches[l].name.c_str(), t.launches[l].time_s / r.measured_s[l]);
           std::printf("\n");

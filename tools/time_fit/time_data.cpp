@@ -98,6 +98,8 @@ std::vector<Row> load_rows(const std::string& path) {
         const std::vector<double> t = l.at("time_ns").get<std::vector<double>>();
         if (t.empty()) throw ConfigError("time_ns", "[]", "at least one sample (row " + row.flags + ")");
         row.measured_s.push_back(std::accumulate(t.begin(), t.end(), 0.0) / double(t.size()) * 1e-9);
+        const std::vector<double> rd = l.at("dram_rd").get<std::vector<double>>();
+        row.measured_dram_read.push_back(rd.empty() ? 0.0 : std::accumulate(rd.begin(), rd.end(), 0.0) / double(rd.size()));
       }
       row.problem = problem_of(simulator_flags(row.flags));
       Executor e(row.problem, make_schedule(row.problem), ExecOptions{.tile_stats = false, .sectors = true, .l2 = true});
@@ -115,6 +117,20 @@ std::vector<Row> load_rows(const std::string& path) {
       throw ConfigError("time data set", path, allowed + ": a row of \"" + part + "\" is malformed (" + e.what() + ")");
     }
   return rows;
+}
+
+double measured_dram_read(const Row& r) {
+  return std::accumulate(r.measured_dram_read.begin(), r.measured_dram_read.end(), 0.0);
+}
+
+double predicted_dram_read(const Row& r) { return double(total(r.counters->levels[int(Memory::dram)], Dir::read)); }
+
+std::vector<double> dram_errors(const std::vector<Row>& rows, const std::string& split) {
+  std::vector<double> out;
+  for (const Row& r : rows)
+    if (r.skipped.empty() && (split.empty() || r.split == split) && measured_dram_read(r) >= double(1 << 20))
+      out.push_back(std::abs(predicted_dram_read(r) / measured_dram_read(r) - 1));
+  return out;
 }
 
 std::vector<double> errors(const std::vector<Row>& rows, const std::string& split, const TimeParams& params) {

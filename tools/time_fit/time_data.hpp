@@ -20,6 +20,7 @@ struct Row {
   std::string family;           // what the row runs, for the report: "v2 128x128x4", "torch forward", ...
   std::vector<double> measured_s;  // per launch: the mean of its ncu gpu__time_duration samples
                                    // (a PyTorch backward: its three backward launches)
+  std::vector<double> measured_dram_read;  // per launch: the mean of its ncu dram__bytes_read.sum samples (bytes)
   std::string skipped;          // why the model does not predict this row ("" when it does)
   Problem problem;
   std::shared_ptr<const Schedule> schedule;
@@ -43,6 +44,14 @@ Problem problem_of(const std::string& flags);
 /// `skipped` set). A PyTorch backward row's leading forward launch (flash_fwd: the call writes O and
 /// L first) is left out of its measured time, as this project's backward rows leave theirs out.
 std::vector<Row> load_rows(const std::string& path);
+
+/// The row's DRAM reads (bytes, all launches): measured by Nsight Compute, and the L2 model's.
+double measured_dram_read(const Row& r);
+double predicted_dram_read(const Row& r);
+/// |predicted / measured - 1| of the DRAM reads per row of `rows` in `split` ("" for all) that is not
+/// skipped and read at least 1 MiB from DRAM (below that, a launch's fixed reads and the flushed
+/// caches' refill dominate what the L2 model counts).
+std::vector<double> dram_errors(const std::vector<Row>& rows, const std::string& split);
 
 /// |predicted / measured - 1| per row of `rows` in `split` ("" for all) that is not skipped.
 std::vector<double> errors(const std::vector<Row>& rows, const std::string& split, const TimeParams& params);

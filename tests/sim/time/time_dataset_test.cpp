@@ -133,6 +133,21 @@ TEST_CASE("time model: held-out rows within issue 23's targets (median 8%, 95th 
   }
 }
 
+// Issue 23 item 6: the L2 model's DRAM reads within 10% of Nsight Compute's on at least 95% of the
+// held-out rows (those that read at least 1 MiB). Not met yet (93% today; the deterministic backward's
+// dQacc slices are the main miss, listed on the generated page): should_fail keeps the target asserted.
+TEST_CASE("L2 model: DRAM reads within 10% of Nsight Compute's on 95% of the held-out rows" * doctest::should_fail() *
+          doctest::skip(kSanitized)) {
+  for (const char* split : {"test", "train"}) {
+    const std::vector<double> e = timefit::dram_errors(rows(), split);
+    REQUIRE(e.size() >= 90);
+    const auto within = std::count_if(e.begin(), e.end(), [](double x) { return x <= 0.10; });
+    const std::string which = split;
+    CAPTURE(which);
+    CHECK(double(within) >= 0.95 * double(e.size()));
+  }
+}
+
 TEST_CASE("time model: docs/validation/time_model_h200.md is this test's page (FLASHLAB_WRITE_DOCS=1 rewrites it)") {
   const nlohmann::json d = data();
   const nlohmann::json& m = d["meta"];
@@ -184,7 +199,23 @@ TEST_CASE("time model: docs/validation/time_model_h200.md is this test's page (F
     ++outside;
     doc += fmt::format("| {} | {:.3f} | {} | `{}` |\n", r.split, ratio, r.family, r.flags);
   }
-  doc += fmt::format("\n{} rows outside 20%.\n\n## Rows not predicted\n\n", outside);
+  doc += fmt::format("\n{} rows outside 20%.\n\n", outside);
+  // issue 23 item 6: the L2 model's DRAM reads against Nsight Compute's dram__bytes_read.sum
+  doc += "## DRAM reads: the L2 model against Nsight Compute\n\nRows that read at least 1 MiB from DRAM "
+         "(issue 23's target: within 10% on at least 95% of the held-out rows).\n\n"
+         "| split | rows | within 10% | target |\n|---|---|---|---|\n";
+  for (const char* split : {"train", "test"}) {
+    const std::vector<double> e = timefit::dram_errors(rows(), split);
+    const auto within = std::count_if(e.begin(), e.end(), [](double x) { return x <= 0.10; });
+    doc += fmt::format("| {} | {} | {} ({:.1f}%) | 95% |\n", split, e.size(), within, 100.0 * double(within) / double(e.size()));
+  }
+  doc += "\n| split | predicted / measured DRAM reads | kind | flags |\n|---|---|---|---|\n";
+  for (const auto& r : rows()) {
+    if (!r.skipped.empty() || timefit::measured_dram_read(r) < double(1 << 20)) continue;
+    const double ratio = timefit::predicted_dram_read(r) / timefit::measured_dram_read(r);
+    if (std::abs(ratio - 1) > 0.10) doc += fmt::format("| {} | {:.3f} | {} | `{}` |\n", r.split, ratio, r.family, r.flags);
+  }
+  doc += "\n## Rows not predicted\n\n";
   for (const auto& r : rows())
     if (!r.skipped.empty()) doc += fmt::format("- `{}`: {}\n", r.flags, r.skipped);
   flashlab::test::check_generated_doc("docs/validation/time_model_h200.md", doc);
