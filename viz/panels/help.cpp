@@ -3,6 +3,8 @@
 
 #include <imgui.h>
 
+#include "flashlab/config/field_docs.hpp"
+
 namespace flashlab::viz {
 namespace {
 
@@ -18,6 +20,13 @@ void tooltip(const char* text) {
 
 void item_help(const char* text) {
   if (ImGui::IsItemHovered()) tooltip(text);
+}
+
+std::string field_tip(std::string_view flag, std::string_view panel_text) {
+  const FieldDoc& doc = field_doc(flag);
+  std::string tip = doc.flag + ": " + field_help(doc);
+  if (!panel_text.empty()) tip += "\n" + std::string(panel_text);
+  return tip;
 }
 
 void help_marker(const char* text) {
