@@ -8,7 +8,10 @@
 namespace flashlab::viz {
 namespace {
 
+std::string shown;  // last_tooltip(); the panels draw on one thread
+
 void tooltip(const char* text) {
+  shown = text;
   ImGui::BeginTooltip();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
   ImGui::TextUnformatted(text);
@@ -28,6 +31,8 @@ std::string field_tip(std::string_view flag, std::string_view panel_text) {
   if (!panel_text.empty()) tip += "\n" + std::string(panel_text);
   return tip;
 }
+
+const std::string& last_tooltip() { return shown; }
 
 void help_marker(const char* text) {
   ImGui::SameLine();

@@ -15,6 +15,10 @@ void item_help(const char* text);
 /// this control adds (omitted when empty). Throws std::out_of_range for a flag with no entry.
 std::string field_tip(std::string_view flag, std::string_view panel_text = {});
 
+/// The text of the tooltip drawn last ("" before any): ImGui logs no tooltip window, so tests
+/// read what a hovered control explains here.
+const std::string& last_tooltip();
+
 /// A greyed "(?)" on the same line whose tooltip is `text`.
 void help_marker(const char* text);
 
