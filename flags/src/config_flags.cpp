@@ -1,4 +1,5 @@
-// config_flags.cpp — one table of configuration flags: name, help text and how each sets a Config.
+// config_flags.cpp — one table of configuration flags: name and how each sets a Config; the help
+// text of each is its field's documentation (config/field_docs.hpp).
 #include "flashlab/flags/config_flags.hpp"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/config/field_docs.hpp"
 #include "flashlab/config/presets.hpp"
 
 namespace flashlab::cli {
@@ -28,96 +30,71 @@ std::string joined(const std::vector<std::string>& names) {
   return s;
 }
 
+// A flag's help text is its field's documentation (config/field_docs.hpp field_doc(name)).
 struct Flag {
   const char* name;   // CLI name, e.g. "--nq"
   const char* field;  // the name errors use, e.g. "nq"
   const char* type;   // what --help shows for the value
-  std::string help;
   void (*apply)(Config&, const std::string& field, const std::string& text);
 };
 
 // In the order build() applies them: --seq before --nq/--nk so that those override it.
 const std::vector<Flag>& flag_table() {
   static const std::vector<Flag> table{
-      {"--algo", "algo", "ALGO", "algorithm: standard (FA1 Alg. 0) | v1 (FA1 Alg. 1) | v2 (FA2 Alg. 1); default v2",
+      {"--algo", "algo", "ALGO",
        [](Config& c, const std::string&, const std::string& t) { c.algo = parse_algo(t); }},
       {"--seq", "seq", "INT",
-       "sequence length: sets N_q = N_k; --nq or --nk given with it override their side "
-       "(--seq 512 --nq 256: N_q = 256, N_k = 512)",
        [](Config& c, const std::string& f, const std::string& t) { c.n_q = c.n_k = parse_int_in(f, t, 1, kMaxSeq); }},
-      {"--nq", "nq", "INT", "N_q, query rows (default 1024)",
+      {"--nq", "nq", "INT",
        [](Config& c, const std::string& f, const std::string& t) { c.n_q = parse_int(f, t, int_range(1, kMaxSeq)); }},
-      {"--nk", "nk", "INT", "N_k, keys (default 1024)",
+      {"--nk", "nk", "INT",
        [](Config& c, const std::string& f, const std::string& t) { c.n_k = parse_int(f, t, int_range(1, kMaxSeq)); }},
-      {"--d", "d", "INT", "head dimension d (default 64)",
+      {"--d", "d", "INT",
        [](Config& c, const std::string& f, const std::string& t) { c.d = parse_int(f, t, int_range(1, kMaxD)); }},
-      {"--br", "br", "INT|auto", "B_r, query rows per tile: an integer or auto (default: FA2's tile for d)",
+      {"--br", "br", "INT|auto",
        [](Config& c, const std::string& f, const std::string& t) { set_block(c, c.b_r, f, t); }},
-      {"--bc", "bc", "INT|auto", "B_c, keys per tile: an integer or auto (default: FA2's tile for d)",
+      {"--bc", "bc", "INT|auto",
        [](Config& c, const std::string& f, const std::string& t) { set_block(c, c.b_c, f, t); }},
-      {"--sram", "sram", "BYTES", "SRAM capacity M in bytes (default: the GPU's shared memory per block)",
+      {"--sram", "sram", "BYTES",
        [](Config& c, const std::string& f, const std::string& t) { c.sram_bytes = parse_int(f, t, int_range(1, kMaxSram)); }},
-      {"--batch", "batch", "INT", "batch size (default 1)",
+      {"--batch", "batch", "INT",
        [](Config& c, const std::string& f, const std::string& t) { c.batch = parse_int(f, t, int_range(1, kMaxSeq)); }},
-      {"--heads", "heads", "INT", "attention heads (default 1)",
+      {"--heads", "heads", "INT",
        [](Config& c, const std::string& f, const std::string& t) { c.heads = parse_int(f, t, int_range(1, kMaxSeq)); }},
       {"--kv-heads", "kv-heads", "INT",
-       "K/V heads H_k: heads / H_k query heads share each K/V head (grouped-query attention; 1: multi-query); "
-       "default: heads, or the model preset's",
        [](Config& c, const std::string& f, const std::string& t) { c.kv_heads = parse_int(f, t, int_range(1, kMaxSeq)); }},
-      {"--dtype", "dtype", "DTYPE", "input type: fp16 | bf16 | fp32 (default fp16)",
+      {"--dtype", "dtype", "DTYPE",
        [](Config& c, const std::string&, const std::string& t) { c.dtype = parse_dtype(t); }},
-      {"--mask", "mask", "MASK", "none | causal (top-left) | causal-br (bottom-right) | window:LEFT,RIGHT",
+      {"--mask", "mask", "MASK",
        [](Config& c, const std::string&, const std::string& t) { c.mask = parse_mask(t); }},
-      {"--block-skip", "block-skip", "on|off", "on | off: skip tiles with no visible element (default: on for v2, off for v1)",
+      {"--block-skip", "block-skip", "on|off",
        [](Config& c, const std::string&, const std::string& t) { c.block_skip = parse_block_skip(t); }},
       {"--order", "order", "ORDER",
-       "kv-outer | q-outer: loop order of v1/v2; kv-outer reads and writes O_i, l_i, m_i in HBM at every "
-       "step (FA1 Alg. 1), q-outer keeps them on chip and writes O_i, L_i once (FA2 Alg. 1) "
-       "(default: kv-outer for v1, q-outer for v2)",
        [](Config& c, const std::string&, const std::string& t) { c.order = parse_order(t); }},
       {"--grid", "grid", "GRID",
-       "head | qblock: one thread block per (batch, head) or per (batch, head, Q block) "
-       "(default: head for v1, qblock for v2)",
        [](Config& c, const std::string&, const std::string& t) { c.grid = parse_grid(t); }},
       {"--rescale", "rescale", "RESCALE",
-       "step | delayed: normalise O_i at every step (FA1 Alg. 1 line 12) or once at the end (FA2 Alg. 1 "
-       "line 12) (default: step for v1, delayed for v2)",
        [](Config& c, const std::string&, const std::string& t) { c.rescale = parse_rescale(t); }},
       {"--pass", "pass", "PASS",
-       "forward | backward | both: the forward pass, the backward pass (dQ, dK, dV from dO: FA1 Alg. 3/4, "
-       "FA2 Alg. 2), or the forward's launches then the backward's (default forward)",
        [](Config& c, const std::string&, const std::string& t) { c.pass = parse_pass(t); }},
       {"--backward-form", "backward-form", "FORM",
-       "released | paper | deterministic: v2's backward as FA2's kernels run it (dQ accumulated in fp32 "
-       "with atomics, three launches), as FA2 Alg. 2 prints it (dQ_i read and written at every step), or "
-       "as FA2's kernels run it with deterministic=True (ceil(SMs / (batch x heads)) thread blocks per "
-       "head, each adding into its own fp32 slice of dQacc, the slices summed in order) (default released)",
        [](Config& c, const std::string&, const std::string& t) { c.backward_form = parse_backward_form(t); }},
       {"--splits", "splits", "N|auto",
-       "split-KV: v2's K/V blocks in N splits (1 to 128), each a thread block per Q block writing a partial O "
-       "and L in fp32, merged by a combine launch (Flash-Decoding; FA2's splitkv kernels); auto: FA2's "
-       "num_splits_heuristic on the GPU (default 1; with --kernel fa2, auto)",
        [](Config& c, const std::string&, const std::string& t) { c.splits = parse_splits(t); }},
       {"--kernel", "kernel", "KERNEL",
-       "flashlab | fa2: this project's kernels with the flags as given, or what FA2's mha_fwd launches "
-       "(PyTorch's flash backend): FA2's tile per d, --splits auto, a decode step's grouped query heads "
-       "folded into rows; with --pass backward what its mha_bwd launches: dot_do_o, the seqk-parallel main "
-       "kernel, convert_dq on FA2's backward tile and 8 warps (default flashlab)",
        [](Config& c, const std::string&, const std::string& t) { c.kernel = parse_kernel(t); }},
-      {"--scale", "scale", "FLOAT", "softmax scale (default 1/sqrt(d))",
+      {"--scale", "scale", "FLOAT",
        [](Config& c, const std::string& f, const std::string& t) {
          const std::string allowed = "a number > 0 (decimal and finite), e.g. 0.125";
          const double scale = parse_number(f, t, allowed);
          if (!(scale > 0)) throw ConfigError(f, t, allowed);
          c.scale = scale;
        }},
-      {"--warps", "warps", "INT", "warps per thread block (default 4; 8 for V2's --pass backward on FA2's backward tile, the default one)",
+      {"--warps", "warps", "INT",
        [](Config& c, const std::string& f, const std::string& t) { c.warps = int(parse_int_in(f, t, 1, 32)); }},
       {"--warp-split", "warp-split", "SPLIT",
-       "split-q | split-k: how the warps of a thread block share a tile (default: split-k for v1, split-q for v2)",
        [](Config& c, const std::string&, const std::string& t) { c.split = parse_warp_split(t); }},
-      {"--gpu", "gpu", "GPU", "GPU preset: " + joined(gpu_preset_names()) + " (default h200)",
+      {"--gpu", "gpu", "GPU",
        [](Config& c, const std::string&, const std::string& t) { c.gpu = gpu_preset(t).name; }},
   };
   return table;
@@ -255,7 +232,7 @@ std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigF
     if (!opt.algo && std::string_view(table[k].name) == "--algo") continue;
     auto& g = flags->given_.emplace_back();
     g.flag = k;
-    g.option = cmd.add_option(table[k].name, g.text, table[k].help)->type_name(table[k].type)->group("Configuration");
+    g.option = cmd.add_option(table[k].name, g.text, field_help(field_doc(table[k].name)))->type_name(table[k].type)->group("Configuration");
   }
   // Former names: the same flag, left out of --help, with a notice on standard error when given.
   for (const FormerName& f : kFormerNames) {
@@ -264,7 +241,7 @@ std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigF
     auto& g = flags->given_.emplace_back();
     g.flag = k;
     g.former_name = f.name;
-    g.option = cmd.add_option(f.name, g.text, table[k].help)
+    g.option = cmd.add_option(f.name, g.text, field_help(field_doc(table[k].name)))
                    ->type_name(table[k].type)
                    ->group("")
                    ->each([notice = former_name_notice(f)](const std::string& v) {
@@ -272,11 +249,10 @@ std::shared_ptr<const ConfigFlags> add_config_flags(CLI::App& cmd, const ConfigF
                    });
   }
   flags->default_model_ = opt.default_model;
-  const std::string def = opt.default_model.empty() ? "none" : opt.default_model;
+  FieldDoc model_doc = field_doc("--model");
+  if (!opt.default_model.empty()) model_doc.fallback = opt.default_model;  // this command's own default
   flags->model_option_ =
-      cmd.add_option("--model", flags->model_text_,
-                     "model preset: " + joined(model_preset_names()) +
-                         "|none; fills heads, d, N_q = N_k and mask (explicit flags override); default " + def)
+      cmd.add_option("--model", flags->model_text_, field_help(model_doc))
           ->type_name("MODEL")
           ->group("Configuration");
   return flags;

@@ -9,6 +9,7 @@
 #include <CLI/Option.hpp>
 #include <CLI/Validators.hpp>
 
+#include "flashlab/config/field_docs.hpp"  // integer_range: the range text the field docs use
 #include "flashlab/contract/error.hpp"
 
 namespace flashlab::cli {
@@ -64,9 +65,7 @@ void refuse_empty_values(CLI::App& app) {
   }
 }
 
-std::string int_range(std::int64_t lo, std::int64_t hi) {
-  return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
-}
+std::string int_range(std::int64_t lo, std::int64_t hi) { return integer_range(lo, hi); }
 
 std::int64_t parse_int(const std::string& field, const std::string& text, const std::string& allowed) {
   return parse_integer<std::int64_t>(field, text, allowed);

@@ -7,7 +7,7 @@
     flashlab.plot_tile_map(cfg)                       # the block-skip map on matplotlib
 
 The functions wrap the C++ library (the extension flashlab._flashlab; no subprocess): Config,
-ConfigError, count, compare, sweep, trace, tile_map, run, schedule, v1_to_v2_walk. python/README.md documents each with its shapes
+ConfigError, CONFIG_FIELDS, count, compare, sweep, trace, tile_map, run, schedule, v1_to_v2_walk. python/README.md documents each with its shapes
 and units; docs/model.md gives every counting rule with its algorithm line.
 """
 import sys as _sys
@@ -22,6 +22,7 @@ except ImportError as _e:
         "scripts/setup.sh)" % (_sys.executable, _e)) from None
 
 from ._flashlab import (
+    CONFIG_FIELDS,
     EQS,
     EVENT_DTYPE,
     OPS,
@@ -55,6 +56,7 @@ __all__ = [
     "plot_sweep",
     "tile_map_image",
     "v1_to_v2_walk",
+    "CONFIG_FIELDS",
     "EVENT_DTYPE",
     "OPS",
     "TENSORS",

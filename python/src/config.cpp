@@ -1,11 +1,15 @@
 // config.cpp — flashlab.Config: keyword arguments with the command line's names and defaults,
-// validated by the library (flags/config_flags.hpp build_config, schedule/resolve.hpp resolve).
+// validated by the library (flags/config_flags.hpp build_config, schedule/resolve.hpp resolve),
+// documented by the field docs table (config/field_docs.hpp), as `flashlab --help` is.
 #include <algorithm>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "bindings.hpp"
 #include "flashlab/config/config_json.hpp"
+#include "flashlab/config/field_docs.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/schedule/resolve.hpp"
 
@@ -69,6 +73,99 @@ std::string config_repr(const PyConfig& c) {
     first = false;
   }
   return s + ")";
+}
+
+// What a keyword does that its flag does not (the rest of its text is the field docs table's).
+const std::map<std::string, std::string>& python_notes() {
+  static const std::map<std::string, std::string> notes{
+      {"block_skip", "also True / False"},
+      {"pass_", "the keyword of --pass: `pass` is a Python keyword"},
+      {"warp_split", "split=, its former name, still works for a release, with a DeprecationWarning"},
+      {"kernel",
+       "with 'fa2' for N_q = 1 and grouped heads the resolved heads are kv_heads and n_q = heads / kv_heads, "
+       "query head k g + r becoming row r of head k, as FA2 reshapes q"},
+  };
+  return notes;
+}
+
+// `text` in lines of at most `width` characters (a longer word stands alone), each after `indent`
+// spaces; the first line's indent is the caller's.
+std::string wrapped(const std::string& text, std::size_t indent, std::size_t width = 100) {
+  std::istringstream words(text);
+  std::string out, word;
+  std::size_t column = indent;
+  bool line_start = true;
+  while (words >> word) {
+    if (!line_start && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+      line_start = true;
+    }
+    if (!line_start) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    line_start = false;
+  }
+  return out;
+}
+
+// "  nq            N_q, query rows: an integer from 1 to 2147483647 (default: 1024)": each field of
+// the table under its keyword, its text as `flashlab count --help` prints it, then any Python note.
+std::string keywords_doc() {
+  constexpr std::size_t kColumn = 16;
+  std::string s;
+  for (const FieldDoc& d : field_docs()) {
+    const std::string keyword = keyword_of(d.flag.substr(2));
+    std::string line = "  " + keyword;
+    line += std::string(kColumn > line.size() + 1 ? kColumn - line.size() : 1, ' ');
+    s += line + wrapped(field_help(d), kColumn) + "\n";
+    const auto note = python_notes().find(keyword);
+    if (note != python_notes().end()) s += std::string(kColumn, ' ') + wrapped("(" + note->second + ")", kColumn) + "\n";
+  }
+  return s;
+}
+
+// Config's docstring: the keywords from the field docs table, between the parts of Python's own.
+const std::string& config_doc() {
+  static const std::string doc = R"doc(
+A validated configuration: the `flashlab` command line's configuration flags as keyword arguments,
+with the same names, defaults and checks (flags/config_flags.hpp). Each keyword's text below is
+its flag's --help text (the field docs table, sim/src/config/field_docs.cpp; flashlab.CONFIG_FIELDS).
+
+Keywords (all optional; None means the default): the flag's name with _ for -. A value is the text
+the flag takes (a str: 'v1', 'causal', 'auto') or an int, float or bool:
+)doc" + keywords_doc() + R"doc(
+Raises ValueError (flashlab.ConfigError) naming the field, the value and what is allowed, exactly
+as the command line does (its field is the flag's name: 'nq', 'block-skip'); TypeError for an
+unknown keyword or a value that is not an int, float, str or bool.
+Attributes (read-only) are the resolved values, the keys of the config JSON (docs/output.md "Config"):
+algo, n_q, n_k, d, b_r, b_c, t_r, t_c, batch, heads, kv_heads, dtype, e_in, mask, block_skip, scale, warps,
+split, order, grid, rescale, preset (None for standard attention), sram_capacity_bytes, gpu, model, pass_,
+backward_form (None unless V2's backward runs), splits, kernel; warp_split is split (the JSON's key for
+the warp split) under its keyword's name.
+)doc";
+  return doc;
+}
+
+// flashlab.CONFIG_FIELDS: the field docs table as a list of dicts, one per keyword.
+py::list config_fields() {
+  py::list out;
+  const auto or_none = [](const std::string& s) -> py::object { return s.empty() ? py::object(py::none()) : py::str(s); };
+  for (const FieldDoc& d : field_docs()) {
+    py::dict f;
+    f["keyword"] = keyword_of(d.flag.substr(2));
+    f["flag"] = d.flag;
+    f["json_key"] = or_none(d.json_key);
+    f["summary"] = d.summary;
+    f["allowed"] = d.allowed;
+    f["default"] = or_none(d.fallback);
+    f["details"] = or_none(d.details);
+    out.append(f);
+  }
+  return out;
 }
 
 // The keys of config_json (config_json.hpp), each a read-only attribute of Config.
@@ -137,47 +234,8 @@ PyConfig config_arg(const py::object& cfg, const py::kwargs& kwargs, const std::
 }
 
 void bind_config(py::module_& m) {
-  auto cls = py::class_<PyConfig>(m, "Config", R"doc(
-A validated configuration: the `flashlab` command line's configuration flags as keyword arguments,
-with the same names, defaults and checks (flags/config_flags.hpp, sim/include/flashlab/config/config.hpp).
-
-Keywords (all optional; None means the default):
-  algo        'standard' (FA1 Alg. 0) | 'v1' (FA1 Alg. 1) | 'v2' (FA2 Alg. 1); default 'v2'
-  seq         N_q = N_k (nq or nk given with it override their side)
-  nq, nk      N_q query rows, N_k keys (default 1024 each)
-  d           head dimension (default 64)
-  br, bc      B_r x B_c tile, elements: an int or 'auto' (FA1 Alg. 1 line 1 from M); default FA2's tile for d
-  sram        SRAM capacity M, bytes (default: the GPU preset's shared memory per block)
-  batch, heads   (default 1 each)
-  kv_heads    K/V heads H_k, a divisor of heads (grouped-query attention; default heads, or the model's)
-  dtype       'fp16' | 'bf16' | 'fp32' (default 'fp16'; accumulation is fp32)
-  mask        'none' | 'causal' | 'causal-br' | 'window:LEFT,RIGHT' (-1: no limit on that side)
-  block_skip  True/False or 'on'/'off' (default on for v2, off for v1)
-  order, grid, rescale, warp_split   the switches from V1 to V2 (docs/model.md "Variants");
-              warp_split: 'split-q' | 'split-k', how the warps of a thread block share a tile
-  pass_       'forward' | 'backward' | 'both' (the command line's --pass; `pass` is a Python keyword)
-  backward_form  'released' | 'paper' | 'deterministic': V2's backward as FA2's kernels run it, as FA2
-                 Alg. 2 prints it, or as FA2's kernels run it with deterministic=True
-  splits      split-KV: V2's K/V blocks in N splits (1 to 128) merged by a combine launch, or 'auto'
-              (FA2's num_splits_heuristic); default 1 ('auto' with kernel='fa2')
-  kernel      'flashlab' | 'fa2': what FA2's mha_fwd launches (its tile, split decision, decode folding:
-              for N_q = 1 with grouped heads the resolved heads are kv_heads and n_q = heads / kv_heads,
-              query head k g + r becoming row r of head k, as FA2 reshapes q)
-  scale       softmax scale (default 1/sqrt(d))
-  warps       warps per thread block (default 4; 8 for V2's backward on FA2's tile)
-  gpu         GPU preset (default 'h200')
-  model       model preset ('llama3-8b', ...): fills heads, kv_heads, d, N_q = N_k and mask (bottom-right
-              causal); explicit keywords override (heads without kv_heads: one K/V head per head)
-
-Raises ValueError (flashlab.ConfigError) naming the field, the value and what is allowed, exactly
-as the command line does (its field is the flag's name: 'nq', 'block-skip'); TypeError for an
-unknown keyword or a value that is not an int, float, str or bool.
-Attributes (read-only) are the resolved values, the keys of the config JSON (docs/output.md "Config"):
-algo, n_q, n_k, d, b_r, b_c, t_r, t_c, batch, heads, kv_heads, dtype, e_in, mask, block_skip, scale, warps,
-split, order, grid, rescale, preset (None for standard attention), sram_capacity_bytes, gpu, model, pass_,
-backward_form (None unless V2's backward runs), splits, kernel; warp_split is split (the JSON's key for
-the warp split) under its keyword's name.
-)doc");
+  auto cls = py::class_<PyConfig>(m, "Config", config_doc().c_str());
+  m.attr("CONFIG_FIELDS") = config_fields();
   cls.def(py::init([](const py::kwargs& kw) { return make_config(kw); }))
       .def("to_dict", [](const PyConfig& c) { return to_python(config_json(c.problem, c.model)); },
            "The resolved configuration as a dict: the config JSON of `flashlab count --json` (docs/output.md \"Config\").")

@@ -1,12 +1,13 @@
 """flashlab.Config: the command line's names, defaults and validation (flags/config_flags.hpp,
 sim/include/flashlab/config/config.hpp), errors as ValueError with the command's own message."""
+import re
 import subprocess
 import sys
 
 import pytest
 
 import flashlab
-from conftest import cli_error, cli_json
+from conftest import cli, cli_error, cli_json
 
 
 def test_defaults_are_the_commands():
@@ -137,3 +138,33 @@ def test_functions_take_a_config_keywords_or_both():
     assert flashlab.count(cfg, algo="v1") == flashlab.count(cfg.replace(algo="v1"))
     with pytest.raises(TypeError, match="cfg: got a dict"):
         flashlab.count({"seq": 512})
+
+
+def one_line(text):
+    """text with every run of white space one space (the docstring wraps its lines)."""
+    return " ".join(text.split())
+
+
+def test_config_fields_are_the_keywords_config_takes():
+    # the keywords Config() names when refusing one, which come from the flag table, not the docs
+    with pytest.raises(TypeError) as e:
+        flashlab.Config(seqlen=1)
+    keywords = set(re.search(r"the keywords are (.*)$", str(e.value)).group(1).split(", "))
+    assert {f["keyword"] for f in flashlab.CONFIG_FIELDS} == keywords
+    assert len(keywords) == 26
+
+
+def test_docstring_and_help_show_each_fields_summary():
+    doc = one_line(flashlab.Config.__doc__)
+    help_lines = {}  # flag -> its line of `flashlab count --help`
+    for line in cli("count --help")[0].splitlines():
+        if line.startswith("  --"):
+            help_lines[line.split()[0]] = line
+    for f in flashlab.CONFIG_FIELDS:
+        summary = f["summary"] + ": " + f["allowed"]
+        # the docstring: the keyword, then its summary and allowed values as --help gives them
+        assert one_line(" %s %s" % (f["keyword"], summary)) in doc, f["keyword"]
+        assert summary in help_lines[f["flag"]], f["flag"]
+        if f["default"] is not None:
+            assert "(default: %s)" % f["default"] in help_lines[f["flag"]], f["flag"]
+            assert one_line("(default: %s)" % f["default"]) in doc, f["keyword"]

@@ -53,7 +53,8 @@ class Headless {
   }
 
   /// Runs a frame with `draw` inside window `name` of `size` at the origin and returns the text it
-  /// rendered, tooltips included (ImGui's logging to a buffer, which follows the window it started in).
+  /// rendered (ImGui's logging to a buffer). A tooltip's End() ends the log and empties it: a frame
+  /// that draws a tooltip returns "" (panels/help.hpp last_tooltip() holds the tooltip's text).
   template <class Draw>
   std::string text_of_window(const char* name, ImVec2 size, Draw&& draw) {
     ImGui::NewFrame();

@@ -1,17 +1,22 @@
 // Panels under ImGui's headless context (no window, no GPU): the map's texture and hit-testing,
-// hover and click on known tiles, recomputation only on change, every tab drawn.
+// hover and click on known tiles, recomputation only on change, every tab drawn, the config
+// panel's tooltips.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <set>
+#include <string>
 
 #include <imgui.h>
 #include <imgui_internal.h>
 
 #include "headless.hpp"
 #include "model/palette.hpp"
+#include "flashlab/config/field_docs.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "panels/help.hpp"
 #include "panels/viewer.hpp"
 
 using namespace flashlab;
@@ -214,4 +219,41 @@ TEST_CASE("the compare tab, with no tile given, names FA2's tile both sides walk
   CHECK(text.find("both on FA2's tile for d = 64 (128 x 128); flashlab's V1 kernel (kernels/src/v1.cu) runs 64 x 64 x 4 "
                   "(the largest tile it compiles at d = 64): flashlab compare puts each on its own") != std::string::npos);
   panel.wait();
+}
+
+TEST_CASE("the config panel's tooltips are the fields' documentation (the table --help and Python read)") {
+  Headless ui({1280, 1400});
+  ConfigPanel panel;
+  // every control on screen: custom tiles, a window mask, a custom SRAM size and scale; then V2's
+  // backward (its form) and V2's forward (split-KV and FA2's launches)
+  Config c = r4();
+  c.mask = Mask{MaskKind::window, 8, 8};
+  c.sram_bytes = 100000;
+  c.scale = 0.5;
+  std::set<std::string> shown;  // the flags whose documentation a tooltip showed
+  for (Pass pass : {Pass::backward, Pass::forward}) {
+    c.pass = pass;
+    Session s(c);
+    for (float y = 2; y < 1300; y += 4) {  // the mouse down the controls, one frame each
+      ImGui::GetIO().MousePos = {60, y};
+      ui.frame([&] {
+        ImGui::SetNextWindowPos({0, 0});
+        ImGui::SetNextWindowSize({400, 1300});
+        ImGui::Begin("config");
+        panel.draw(s);
+        ImGui::End();
+      });
+      for (const FieldDoc& d : field_docs())
+        if (last_tooltip().rfind(d.flag + ": " + field_help(d), 0) == 0) shown.insert(d.flag);
+    }
+    CHECK(s.valid());
+  }
+  std::set<std::string> controls;  // every field but those the panel has no control for
+  for (const FieldDoc& d : field_docs()) controls.insert(d.flag);
+  for (const char* none : {"--seq", "--kv-heads", "--order", "--grid", "--rescale"}) controls.erase(none);
+  std::string missing;
+  for (const std::string& flag : controls)
+    if (!shown.count(flag)) missing += " " + flag;
+  INFO("no tooltip of its documentation:", missing);
+  CHECK(shown == controls);
 }

@@ -1,6 +1,7 @@
 // config_panel.cpp — every simulator option (config.hpp Config), applied at each change. An
 // invalid value shows resolve()'s ConfigError message here; the other panels keep the last valid
-// configuration on screen.
+// configuration on screen. Each control's tooltip is its field's documentation (field_tip: the
+// text of `flashlab --help`), with what the control itself adds after it.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -22,14 +23,14 @@ void section(const char* title) {
   ImGui::Separator();
 }
 
-bool int_field(const char* label, std::int64_t& v, std::int64_t step, const char* help) {
+bool int_field(const char* label, std::int64_t& v, std::int64_t step, const std::string& help) {
   const std::int64_t fast = step * 16;
   const bool changed = ImGui::InputScalar(label, ImGuiDataType_S64, &v, &step, &fast);
-  item_help(help);
+  item_help(help.c_str());
   return changed;
 }
 
-bool combo(const char* label, int& index, const std::vector<std::string>& items, const char* help) {
+bool combo(const char* label, int& index, const std::vector<std::string>& items, const std::string& help) {
   bool changed = false;
   if (ImGui::BeginCombo(label, items[std::size_t(index)].c_str())) {
     for (int k = 0; k < int(items.size()); ++k)
@@ -39,14 +40,14 @@ bool combo(const char* label, int& index, const std::vector<std::string>& items,
       }
     ImGui::EndCombo();
   }
-  item_help(help);
+  item_help(help.c_str());
   return changed;
 }
 
 // An optional setting: "default" (resolve() decides) or one of the given values.
 template <class T>
 bool optional_combo(const char* label, std::optional<T>& v, const std::vector<std::string>& names,
-                    const std::vector<T>& values, const char* help) {
+                    const std::vector<T>& values, const std::string& help) {
   int index = 0;
   for (std::size_t k = 0; k < values.size(); ++k)
     if (v && *v == values[k]) index = int(k) + 1;
@@ -65,8 +66,8 @@ bool model_combo(Config& c, std::string& model) {
   for (std::size_t k = 1; k < items.size(); ++k)
     if (items[k] == model) index = int(k);
   if (!combo("model", index, items,
-             "A published attention layer: sets the heads, the head dim d, N_q = N_k = its context "
-             "and its mask (causal, or Mistral's sliding window)."))
+             field_tip("--model", "custom: no preset. Here it sets the heads, the head dim d, N_q = N_k = its context "
+                                  "and its mask (causal, or Mistral's sliding window); the K/V heads keep theirs.")))
     return false;
   model = index == 0 ? "" : items[std::size_t(index)];
   if (model.empty()) return false;
@@ -82,8 +83,8 @@ bool tile_fields(Config& c, const Problem& p) {
   bool changed = false;
   int mode = c.auto_blocks ? 1 : (c.b_r || c.b_c) ? 2 : 0;
   if (combo("tiles", mode, {"default (FA2)", "auto (V1 rule)", "custom"},
-            "default: FA2's tile for d (128 x 128 up to d = 64); auto: the V1 paper's B_c = "
-            "ceil(M/(4d)), B_r = min(B_c, d) from SRAM size M (FA1 Alg. 1 line 1); custom: your B_r, B_c.")) {
+            field_tip("--br", "default (FA2): 128 x 128 up to d = 64; auto (V1 rule): the rule above for B_r and "
+                              "B_c; custom: your B_r, B_c."))) {
     changed = true;
     c.auto_blocks = mode == 1;
     if (mode == 2) {
@@ -96,11 +97,11 @@ bool tile_fields(Config& c, const Problem& p) {
   }
   if (mode == 2) {
     std::int64_t b_r = c.b_r.value_or(p.tiling.b_r), b_c = c.b_c.value_or(p.tiling.b_c);
-    if (int_field("B_r", b_r, 16, "Query rows per tile: Q_i is a (B_r, d) block; T_r = ceil(N_q / B_r).")) {
+    if (int_field("B_r", b_r, 16, field_tip("--br", "Q_i is a (B_r, d) block; T_r = ceil(N_q / B_r)."))) {
       c.b_r = b_r;
       changed = true;
     }
-    if (int_field("B_c", b_c, 16, "Keys per tile: K_j and V_j are (B_c, d) blocks; T_c = ceil(N_k / B_c).")) {
+    if (int_field("B_c", b_c, 16, field_tip("--bc", "K_j and V_j are (B_c, d) blocks; T_c = ceil(N_k / B_c)."))) {
       c.b_c = b_c;
       changed = true;
     }
@@ -114,10 +115,10 @@ bool tile_fields(Config& c, const Problem& p) {
     if (custom_m) c.sram_bytes = p.sram_capacity;
     else c.sram_bytes.reset();
   }
-  item_help("SRAM capacity M in bytes: the on-chip memory one thread block may use; tiles Q_i, K_j, "
-            "V_j and S_ij must fit. Default: the GPU's shared memory per block.");
+  item_help(field_tip("--sram", "The on-chip memory one thread block may use; tiles Q_i, K_j, V_j and S_ij must fit.")
+                .c_str());
   if (c.sram_bytes) {
-    changed |= int_field("M (bytes)", *c.sram_bytes, 1024, "SRAM capacity M in bytes (FA1 §3.1).");
+    changed |= int_field("M (bytes)", *c.sram_bytes, 1024, field_tip("--sram"));
   } else {
     ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("M = %s (the GPU's shared memory per block)", report::bytes_both(std::uint64_t(p.sram_capacity)).c_str());
@@ -129,15 +130,13 @@ bool tile_fields(Config& c, const Problem& p) {
 bool mask_fields(Config& c) {
   int kind = int(c.mask.kind);
   bool changed = combo("mask", kind, {"none", "causal (top-left)", "causal (bottom-right)", "window"},
-                       "Which keys each query sees: causal top-left is c <= r (FA1, PyTorch is_causal); "
-                       "bottom-right is c <= r + N_k - N_q (FA2 >= 2.1); a window keeps a band around "
-                       "that diagonal.");
+                       field_tip("--mask", "A window keeps a band around the bottom-right diagonal."));
   if (changed) c.mask.kind = MaskKind(kind);
   if (c.mask.kind == MaskKind::window) {
     changed |= int_field("window left", c.mask.left, 64,
-                         "Keys before the (bottom-right aligned) diagonal each query sees: -left <= c - r - (N_k - N_q).");
+                         field_tip("--mask", "LEFT: keys before the (bottom-right aligned) diagonal each query sees."));
     changed |= int_field("window right", c.mask.right, 64,
-                         "Keys after the diagonal each query sees: c - r - (N_k - N_q) <= right.");
+                         field_tip("--mask", "RIGHT: keys after the diagonal each query sees."));
   }
   return changed;
 }
@@ -149,14 +148,14 @@ bool scale_field(Config& c, const Problem& p) {
     if (custom) c.scale = p.scale;
     else c.scale.reset();
   }
-  item_help("S = scale * Q K^T; the default scale is 1/sqrt(d). It changes the numbers (m, l, O), not the traffic.");
+  item_help(field_tip("--scale", "It changes the numbers (m, l, O), not the traffic.").c_str());
   if (c.scale) {
     double v = *c.scale;
     if (ImGui::InputDouble("scale", &v, 0.01, 0.1, "%.6g")) {
       c.scale = v;
       changed = true;
     }
-    item_help("The softmax scale of S = scale * Q K^T; must be finite and > 0.");
+    item_help(field_tip("--scale").c_str());
   }
   return changed;
 }
@@ -166,23 +165,20 @@ bool algorithm_fields(Config& c) {
   bool changed = false;
   int algo = int(c.algo);
   changed |= combo("algorithm", algo, {"standard (FA1 Alg. 0)", "V1 (FA1 Alg. 1)", "V2 (FA2 Alg. 1)"},
-                   "standard writes S and P to HBM; V1 loops over K/V blocks j outside and Q blocks i "
-                   "inside, keeping O, l, m in HBM; V2 loops over Q blocks i outside and keeps O_i on chip.");
+                   field_tip("--algo", "standard writes S and P to HBM; V1 loops over K/V blocks j outside and Q "
+                                       "blocks i inside, keeping O, l, m in HBM; V2 loops over Q blocks i outside "
+                                       "and keeps O_i on chip."));
   c.algo = Algo(algo);
   int pass = int(c.pass);
   changed |= combo("pass", pass, {"forward", "backward", "both"},
-                   "forward: O and L from Q, K, V; backward: dQ, dK, dV from dO (FA1 Alg. 3 and 4, FA2 Alg. 2) - its "
-                   "thread blocks own K/V column blocks and walk the Q blocks; both: the forward's launches, then "
-                   "the backward's. The map shows the first launch that walks tiles.");
+                   field_tip("--pass", "The backward's thread blocks own K/V column blocks and walk the Q blocks. "
+                                       "The map shows the first launch that walks tiles."));
   c.pass = Pass(pass);
   if (c.algo == Algo::v2 && c.pass != Pass::forward) {
     int form = int(c.backward_form);
     changed |= combo("backward form", form,
                      {"released (FA2's kernels)", "paper (FA2 Alg. 2)", "deterministic (FA2's kernels)"},
-                     "released: dQ_i added to an fp32 accumulator with atomics, three launches; paper: dQ_i read "
-                     "and written back at every step, as Algorithm 2 prints it; deterministic: FA2's "
-                     "deterministic=True, nsplits thread blocks per head, each adding into its own slice of the "
-                     "accumulator, summed in order by the convert launch.");
+                     field_tip("--backward-form"));
     c.backward_form = BackwardForm(form);
   }
   return changed;
@@ -201,20 +197,19 @@ bool split_kv_fields(Config& c, const Problem& p) {
       c.kernel = fa2 ? Kernel::fa2 : Kernel::flashlab;
       changed = true;
     }
-    item_help("FA2's own choices for this call (--kernel fa2): its tile for d, split-KV when the grid is small "
-              "(num_splits_heuristic), and for one query row with grouped heads the heads folded into rows.");
+    item_help(field_tip("--kernel", "Checked: fa2, FA2's own choices for this call; split-KV when the grid is small.")
+                  .c_str());
     bool auto_splits = c.splits ? *c.splits == 0 : c.kernel == Kernel::fa2;
     if (ImGui::Checkbox("split-KV: splits by FA2's heuristic", &auto_splits)) {
       c.splits = auto_splits ? 0 : 1;
       changed = true;
     }
-    item_help("Split-KV (Flash-Decoding): the K/V blocks in S splits, a thread block per (Q block, split), their "
-              "partial O and L merged by a second launch. Auto: FA2's num_splits_heuristic on the GPU.");
+    item_help(field_tip("--splits", "Checked: auto.").c_str());
     if (auto_splits) {
       ImGui::TextDisabled("splits = %lld", static_cast<long long>(p.splits));
     } else {
       std::int64_t splits = c.splits.value_or(1);
-      if (int_field("splits", splits, 1, "K/V splits S, 1 to 128 (1: no split).")) {
+      if (int_field("splits", splits, 1, field_tip("--splits", "1: no split."))) {
         c.splits = splits;
         changed = true;
       }
@@ -227,14 +222,14 @@ bool split_kv_fields(Config& c, const Problem& p) {
 bool size_fields(Config& c) {
   bool changed = false;
   section("sizes");
-  changed |= int_field("N_q", c.n_q, 64, "Query rows (sequence length of Q); Q and O are (N_q, d).");
-  changed |= int_field("N_k", c.n_k, 64, "Keys (sequence length of K and V); K and V are (N_k, d).");
-  changed |= int_field("d", c.d, 16, "Head dimension: every Q, K, V, O row has d elements.");
-  changed |= int_field("batch", c.batch, 1, "Batch size: every count of HBM traffic and work is multiplied by it.");
-  changed |= int_field("heads", c.heads, 1, "Attention heads: each runs the same schedule, so counts multiply by it.");
+  changed |= int_field("N_q", c.n_q, 64, field_tip("--nq", "The sequence length of Q; Q and O are (N_q, d)."));
+  changed |= int_field("N_k", c.n_k, 64, field_tip("--nk", "The sequence length of K and V; K and V are (N_k, d)."));
+  changed |= int_field("d", c.d, 16, field_tip("--d", "Every Q, K, V, O row has d elements."));
+  changed |= int_field("batch", c.batch, 1, field_tip("--batch", "Every count of HBM traffic and work is multiplied by it."));
+  changed |= int_field("heads", c.heads, 1, field_tip("--heads", "Each runs the same schedule, so counts multiply by it."));
   int dtype = int(c.dtype);
   changed |= combo("dtype", dtype, {"fp16", "bf16", "fp32"},
-                   "Input element type: Q, K, V, O take e_in = 2 bytes (fp16, bf16) or 4 (fp32); m, l, L are always fp32.");
+                   field_tip("--dtype", "Q, K, V, O take e_in = 2 bytes (fp16, bf16) or 4 (fp32); m, l, L are fp32."));
   c.dtype = Dtype(dtype);
   return changed;
 }
@@ -244,20 +239,17 @@ bool warp_gpu_fields(Config& c) {
   bool changed = false;
   section("warps and GPU");
   std::int64_t warps = c.warps.value_or(4);
-  if (int_field("warps", warps, 1, "Warps per thread block (1 to 32); they share each tile by the split below.")) {
+  if (int_field("warps", warps, 1, field_tip("--warps", "They share each tile by the warp split below."))) {
     c.warps = int(std::clamp<std::int64_t>(warps, -1, 64));
     changed = true;
   }
   changed |= optional_combo<WarpSplit>("warp split", c.split, {"split-Q", "split-K"}, {WarpSplit::split_q, WarpSplit::split_k},
-                                       "split-Q: warps own row slices of S_ij, no inter-warp reduction (FA2 §3.3); "
-                                       "split-K: warps own column slices and reduce through shared memory (V1). "
-                                       "Default: split-K for V1, split-Q for V2.");
+                                       field_tip("--warp-split"));
   std::vector<std::string> gpus = gpu_preset_names();
   int gpu = 0;
   for (std::size_t k = 0; k < gpus.size(); ++k)
     if (gpus[k] == c.gpu) gpu = int(k);
-  if (combo("GPU", gpu, gpus, "GPU preset (datasheet figures): SM count, shared memory per SM and per block, "
-                              "HBM bandwidth; sets the default SRAM size M and the waves of the grid.")) {
+  if (combo("GPU", gpu, gpus, field_tip("--gpu", "It sets the default SRAM size M and the waves of the grid."))) {
     c.gpu = gpus[std::size_t(gpu)];
     changed = true;
   }
@@ -318,8 +310,7 @@ void ConfigPanel::draw(Session& s) {
   section("mask");
   changed |= mask_fields(c);
   changed |= optional_combo<bool>("block skip", c.block_skip, {"on", "off"}, {true, false},
-                                  "On: tiles with no visible element are not visited at all (FA2 §3.1.1). "
-                                  "Default: on for V2, off for V1 (the V1 paper's dense kernel).");
+                                  field_tip("--block-skip", "On: those tiles are not visited at all."));
   changed |= scale_field(c, p);
 
   changed |= warp_gpu_fields(c);

@@ -34,7 +34,7 @@ std::string flag_spelling(const CLI::Option& opt);
 /// after every option and subcommand is added.
 void refuse_empty_values(CLI::App& app);
 
-/// "an integer from <lo> to <hi>".
+/// "an integer from <lo> to <hi>" (config/field_docs.hpp integer_range, the text the field docs use).
 std::string int_range(std::int64_t lo, std::int64_t hi);
 
 /// Parses a decimal integer (an optional leading '+'; no hex, no spaces). Throws

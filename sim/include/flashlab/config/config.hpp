@@ -87,34 +87,35 @@ struct WalkStep {
 /// step is preset_switches(Algo::v2); six steps.
 std::vector<WalkStep> v1_to_v2_walk();
 
-/// A configuration as a user gives it. Unset optionals take the documented defaults in resolve().
+/// A configuration as a user gives it. Unset optionals take their defaults in resolve(). What each
+/// field means to a user, the values it takes and its default are in field_docs.hpp (one entry per
+/// flag, read by --help, the viewer and Python); the comments here say how a field is held.
 struct Config {
   Algo algo = Algo::v2;
-  std::int64_t n_q = 1024;          // N_q, query rows
-  std::int64_t n_k = 1024;          // N_k, keys
-  std::int64_t d = 64;              // head dimension
-  std::optional<std::int64_t> b_r;  // B_r; default: FA2's tile for d (see default_blocks)
+  std::int64_t n_q = 1024;          // N_q
+  std::int64_t n_k = 1024;          // N_k
+  std::int64_t d = 64;
+  std::optional<std::int64_t> b_r;  // B_r; unset: default_blocks()
   std::optional<std::int64_t> b_c;  // B_c
-  bool auto_blocks = false;         // B_c = ceil(M/(4d)), B_r = min(B_c, d) (FA1 Alg. 1 line 1)
-  std::optional<std::int64_t> sram_bytes;  // SRAM capacity M in bytes; default: GPU's per-block max
+  bool auto_blocks = false;         // `--br auto` / `--bc auto`: the V1 paper's rule (FA1 Alg. 1 line 1)
+  std::optional<std::int64_t> sram_bytes;  // M, bytes; unset: the GPU preset's smem_per_block
   std::int64_t batch = 1;
   std::int64_t heads = 1;
-  std::optional<std::int64_t> kv_heads;  // K/V heads H_k (GQA, MQA: H_k = 1); default: heads
+  std::optional<std::int64_t> kv_heads;  // H_k; unset: heads
   Dtype dtype = Dtype::fp16;
   Mask mask;
-  std::optional<bool> block_skip;   // default: on for V2, off for V1 (the V1 paper's dense kernel)
-  std::optional<double> scale;      // softmax scale; default 1/sqrt(d)
-  std::optional<int> warps;         // warps per thread block; default: default_warps()
-  std::optional<WarpSplit> split;   // default: split-K for V1, split-Q for V2
-  std::optional<LoopOrder> order;   // default: the algorithm's preset (preset_switches)
-  std::optional<GridKind> grid;     // default: the algorithm's preset
-  std::optional<Rescale> rescale;   // default: the algorithm's preset
-  Pass pass = Pass::forward;        // `--pass`
-  BackwardForm backward_form = BackwardForm::released;  // `--backward-form` (V2's backward)
-  std::optional<std::int64_t> splits;  // `--splits`: K/V splits of split-KV V2; 0 = auto (split_heuristic);
-                                       // default 1 (--kernel fa2: auto)
-  Kernel kernel = Kernel::flashlab;  // `--kernel`
-  std::string gpu = "h200";
+  std::optional<bool> block_skip;   // unset: the algorithm's preset (preset_switches)
+  std::optional<double> scale;      // unset: 1/sqrt(d)
+  std::optional<int> warps;         // unset: default_warps()
+  std::optional<WarpSplit> split;   // `--warp-split`; unset: the algorithm's preset
+  std::optional<LoopOrder> order;   // unset: the algorithm's preset
+  std::optional<GridKind> grid;     // unset: the algorithm's preset
+  std::optional<Rescale> rescale;   // unset: the algorithm's preset
+  Pass pass = Pass::forward;
+  BackwardForm backward_form = BackwardForm::released;
+  std::optional<std::int64_t> splits;  // 0 = auto (split_heuristic); unset: 1, or auto with Kernel::fa2
+  Kernel kernel = Kernel::flashlab;
+  std::string gpu = "h200";         // a GPU preset's name (presets.hpp)
 };
 
 /// c with algo v1 and the switches s (every other field as given): a step of v1_to_v2_walk().
