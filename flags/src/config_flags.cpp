@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/config/gpu_spec.hpp"
 #include "flashlab/config/presets.hpp"
 
 namespace flashlab::cli {
