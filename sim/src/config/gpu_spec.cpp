@@ -6,7 +6,7 @@
 #include <array>
 #include <utility>
 
-#include "flashlab/contract/error.hpp"
+#include "preset_table.hpp"
 
 namespace flashlab {
 namespace {
@@ -119,12 +119,6 @@ const std::array<GpuSpec, 3>& gpus() {
   return table;
 }
 
-std::string joined_names() {
-  std::string s;
-  for (const auto& g : gpus()) s += (s.empty() ? "" : ", ") + g.name;
-  return s;
-}
-
 }  // namespace
 
 double GpuSpec::dram_write_bytes_per_s() const {
@@ -137,16 +131,8 @@ double GpuSpec::barrier_cycles(int warps) const {
   return std::max(four, four + slope * (warps - 4));
 }
 
-const GpuSpec& gpu_preset(std::string_view name) {
-  for (const auto& g : gpus())
-    if (g.name == name) return g;
-  throw ConfigError("gpu", std::string(name), "one of " + joined_names());
-}
+const GpuSpec& gpu_preset(std::string_view name) { return find_preset(gpus(), name, "gpu"); }
 
-std::vector<std::string> gpu_preset_names() {
-  std::vector<std::string> v;
-  for (const auto& g : gpus()) v.push_back(g.name);
-  return v;
-}
+std::vector<std::string> gpu_preset_names() { return preset_names(gpus()); }
 
 }  // namespace flashlab

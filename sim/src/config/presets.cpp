@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "flashlab/contract/error.hpp"
+#include "preset_table.hpp"
 
 namespace flashlab {
 namespace {
@@ -25,24 +25,10 @@ const std::array<ModelSpec, 3>& models() {
   return table;
 }
 
-std::string joined_names() {
-  std::string s;
-  for (const auto& m : models()) s += (s.empty() ? "" : ", ") + m.name;
-  return s;
-}
-
 }  // namespace
 
-const ModelSpec& model_preset(std::string_view name) {
-  for (const auto& m : models())
-    if (m.name == name) return m;
-  throw ConfigError("model", std::string(name), "one of " + joined_names());
-}
+const ModelSpec& model_preset(std::string_view name) { return find_preset(models(), name, "model"); }
 
-std::vector<std::string> model_preset_names() {
-  std::vector<std::string> v;
-  for (const auto& m : models()) v.push_back(m.name);
-  return v;
-}
+std::vector<std::string> model_preset_names() { return preset_names(models()); }
 
 }  // namespace flashlab
