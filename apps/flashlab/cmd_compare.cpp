@@ -64,7 +64,7 @@ void print_table(const std::vector<report::Figures>& cols, const std::string& mo
     if (!fits_on_sm(f.counters)) std::cout << to_string(f.problem.algo) << ": " << grid_line(f.problem, f.counters) << "\n";
   std::cout << kPapersCountLine << "\n";
   std::cout << "HBM and matmul times are lower bounds from the GPU preset's datasheet rates; the predicted times use "
-            << (cols.back().time.ceilings && cols.back().time.ceilings->measured ? "measured" : "datasheet")
+            << (cols.back().time.measured ? "measured" : "datasheet")
             << " ceilings (docs/model.md \"Time model\"); warp figures: docs/warps.md; exact counts: flashlab count "
                "--algo ALGO --json\n";
 }

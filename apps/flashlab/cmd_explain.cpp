@@ -94,7 +94,7 @@ void print_text(const std::vector<Point>& pts, const std::string& model, bool re
                              changes(pts[k - 1], pts[k]));
   const TimePrediction& t = pts.back().f.time;
   std::cout << "\nTimes: the time model (docs/model.md \"Time model\") at the "
-            << (t.ceilings && t.ceilings->measured ? "measured" : "datasheet")
+            << (t.measured ? "measured" : "datasheet")
             << " ceilings of the GPU preset. HBM: the papers' accesses (global-memory requests); DRAM: the L2 "
                "model's. Warp SRAM and barriers: the warp model (docs/warps.md), all warps and thread blocks.\n";
 }

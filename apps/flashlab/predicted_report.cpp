@@ -51,7 +51,7 @@ std::string predicted_text(const Problem& p, const Counters& k, const TimePredic
                      p.gpu.name);
   else
     s += fmt::format("\nPredicted time on {} ({} ceilings): {}  ({:.1f} TFLOP/s, {:.1f}% of the mma.sync peak); bound: {}\n",
-                     p.gpu.name, t.ceilings && t.ceilings->measured ? "measured" : "datasheet", seconds_text(t.time_s),
+                     p.gpu.name, t.measured ? "measured" : "datasheet", seconds_text(t.time_s),
                      t.tflops, 100 * t.peak_fraction, to_string(t.bound));
   for (const LaunchTime& l : t.launches) {
     s += fmt::format("  {:<18} {:>10}  bound {:<7} grid {} in {} wave{} ({} blocks/SM, {}-limited, {} regs/thread; "

@@ -10,6 +10,7 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/config/field_docs.hpp"
+#include "flashlab/config/gpu_spec.hpp"
 #include "flashlab/config/presets.hpp"
 
 namespace flashlab::cli {

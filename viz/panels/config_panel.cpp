@@ -8,6 +8,7 @@
 
 #include <imgui.h>
 
+#include "flashlab/config/gpu_spec.hpp"
 #include "flashlab/config/presets.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"

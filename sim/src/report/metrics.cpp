@@ -236,12 +236,15 @@ void derived_metrics(const Add& add) {
       });
   add("hbm_seconds", "derived.hbm_seconds", "HBM time at {hbm_bandwidth}", Unit::seconds,
       "HBM bytes / the GPU preset's datasheet bandwidth: a lower bound on the time (docs/model.md \"Presets\").",
-      [](const Figures& f) { return Value::of_real(double(hbm_total(f)) / f.problem.gpu.hbm_bytes_per_s); });
+      [](const Figures& f) {
+        return Value::of_real(double(hbm_total(f)) / f.problem.gpu.dram_read_bytes_per_s.datasheet.value);
+      });
   add("matmul_seconds", "derived.matmul_seconds", "matmul time at peak rate", Unit::seconds,
       "matmul FLOPs / the preset's fp16 tensor rate (fp32 rate for fp32 inputs): a lower bound on the time.",
       [](const Figures& f) {
         const GpuSpec& g = f.problem.gpu;
-        return Value::of_real(double(flops(f)) / (f.problem.dtype == Dtype::fp32 ? g.fp32_flops : g.fp16_tensor_flops));
+        const Rate& peak = f.problem.dtype == Dtype::fp32 ? g.fp32_flops : g.mma_f16_flops;
+        return Value::of_real(double(flops(f)) / peak.datasheet.value);
       });
 }
 
@@ -385,7 +388,7 @@ std::string label_of(const Metric& m, const Problem& p) {
     if (const auto at = s.find(name); at != std::string::npos) s.replace(at, name.size(), text);
   };
   fill("{gpu}", p.gpu.name);
-  fill("{hbm_bandwidth}", fmt::format("{:.2f} TB/s", p.gpu.hbm_bytes_per_s / 1e12));
+  fill("{hbm_bandwidth}", fmt::format("{:.2f} TB/s", p.gpu.dram_read_bytes_per_s.datasheet.value / 1e12));
   return s;
 }
 

@@ -59,8 +59,8 @@ nlohmann::json predicted_json(const TimePrediction& t) {
           {"bound", to_string(t.bound)},
           {"dram_read_bytes", t.dram_read_bytes},
           {"dram_write_bytes", t.dram_write_bytes},
-          {"ceilings", {{"kind", t.ceilings && t.ceilings->measured ? "measured" : "datasheet"},
-                        {"source", t.ceilings ? t.ceilings->source : ""}}},
+          {"ceilings", {{"kind", t.measured ? "measured" : "datasheet"},
+                        {"source", t.rates_source}}},
           {"launches", launches}};
 }
 

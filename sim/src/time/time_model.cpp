@@ -27,6 +27,14 @@ constexpr double kLanes = 32;                // lanes of one warp-instruction
 constexpr double kHmmaFlops = 2.0 * 16 * 8 * 16;  // one mma.sync m16n8k16
 constexpr double kLdsmBytes = 512;           // one ldmatrix.x4 (a warp's 32 x 16 bytes)
 
+// The matmul rate of p's dtype on its GPU, FLOP/s: the tensor cores' for fp16 and bf16, FP32 FMA
+// (2 FLOPs each) for fp32.
+double peak_flops(const Problem& p) {
+  const GpuSpec& g = p.gpu;
+  return p.dtype == Dtype::bf16 ? g.mma_bf16_flops.value()
+         : p.dtype == Dtype::fp16 ? g.mma_f16_flops.value() : 2.0 * g.fp32_fma_per_s.value();
+}
+
 /// A compiled kernel's tile loop: instructions per warp per iteration (scripts/gpu/sass_loops.py).
 struct TileLoop {
   std::string_view kernel;
@@ -238,7 +246,7 @@ std::string_view to_string(HwUnit u) {
   return names[int(u)];
 }
 
-BlockTimer::BlockTimer(const Problem& p, const Schedule& s) : p_(p), s_(&s), c_(&gpu_ceilings(p.gpu.name)) {
+BlockTimer::BlockTimer(const Problem& p, const Schedule& s) : p_(p), s_(&s) {
   for (const Launch& l : s.launches) {
     const Occupancy o = launch_occupancy(p, l);
     occ_.push_back(o);
@@ -254,9 +262,9 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   const Launch& l = s_->launches[k_launch];
   const Tiling& t = p_.tiling;
   const Cost& c = *s.cost;
-  const double sms = double(p_.gpu.sms);
-  const double mma = p_.dtype == Dtype::bf16 ? c_->mma_bf16_flops
-                     : p_.dtype == Dtype::fp16 ? c_->mma_f16_flops : 2.0 * c_->fp32_fma_per_s;
+  const GpuSpec& g = p_.gpu;
+  const double sms = double(g.sms);
+  const double mma = peak_flops(p_);
   const bool tiles = walks_tiles_[k_launch];
   const bool split_k = tiles && p_.split == WarpSplit::split_k;
   const bool row = row_launch(l);
@@ -300,7 +308,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     }
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
-    if (a.op == Op::load) w.load_s += fraction * double(b) / (c_->l2_bytes_per_s / sms);
+    if (a.op == Op::load) w.load_s += fraction * double(b) / (g.l2_bytes_per_s.value() / sms);
     if (placement_of(l, a.tensor) == Memory::sram) smem += double(b);
   }
   // instruction issue: the compiled tile loop's, or an estimate from the step's work
@@ -312,15 +320,15 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     w.issue_from_sass = true;
   }
   auto& u = w.unit;
-  u[int(HwUnit::issue)] = fraction * instructions / (kSchedulers * c_->clock_hz);
-  w.warp_issue_s = fraction * instructions / double(launch_warps(p_, l)) / c_->clock_hz;
+  u[int(HwUnit::issue)] = fraction * instructions / (kSchedulers * g.clock_hz.value());
+  w.warp_issue_s = fraction * instructions / double(launch_warps(p_, l)) / g.clock_hz.value();
   u[int(HwUnit::tensor)] = fraction * flops / (mma / sms);
-  u[int(HwUnit::sfu)] = fraction * sfu / (c_->ex2_per_s / sms);
-  u[int(HwUnit::fp32)] = fraction * fp32 / (c_->fp32_fma_per_s / sms);
-  u[int(HwUnit::smem)] = fraction * smem / (c_->smem_bytes_per_s / sms);
-  u[int(HwUnit::l2)] = fraction * l2 / (c_->l2_bytes_per_s / sms);
+  u[int(HwUnit::sfu)] = fraction * sfu / (g.ex2_per_s.value() / sms);
+  u[int(HwUnit::fp32)] = fraction * fp32 / (g.fp32_fma_per_s.value() / sms);
+  u[int(HwUnit::smem)] = fraction * smem / (g.smem_bytes_per_s.value() / sms);
+  u[int(HwUnit::l2)] = fraction * l2 / (g.l2_bytes_per_s.value() / sms);
   w.warps = launch_warps(p_, l);
-  u[int(HwUnit::barrier)] = barriers * c_->barrier_cycles(int(w.warps)) / c_->clock_hz;
+  u[int(HwUnit::barrier)] = barriers * g.barrier_cycles(int(w.warps)) / g.clock_hz.value();
   w.sharing = double(sharing_[k_launch]);
   w.no_overlap = row;
   if (row) w.trips = row_round_trips(p_, l), w.round_trip = true;
@@ -428,8 +436,9 @@ void BlockTimer::on_step(const StepView& s) {
 TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTimer& b, const Counters& k,
                             const TimeParams& params) {
   TimePrediction out;
-  const Ceilings& c = *b.c_;
-  out.ceilings = &c;
+  const GpuSpec& g = p.gpu;
+  out.measured = g.measured();
+  out.rates_source = g.rates_source();
   const double bh = double(p.bh()), sms = double(p.gpu.sms);
   double longest = -1;
   for (std::size_t x = 0; x < s.launches.size(); ++x) {
@@ -439,12 +448,13 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     lt.sharing = b.sharing_[x];
     // each block's time, and each unit's time and share summed over the launch's steps
     // a round trip's latency: an L2 hit, or a DRAM access for the launch's share of loads that miss
-    // (the L2 model's DRAM reads over its read requests; both latencies measured, ceilings.hpp)
+    // (the L2 model's DRAM reads over its read requests; both latencies measured, config/gpu_spec.hpp)
     TimeParams at = params;
     if (k.l2) {
       const double requested = double(total(k.launches[x].l2, Dir::read));
       const double miss = requested > 0 ? std::min(1.0, double(total(k.launches[x].dram, Dir::read)) / requested) : 0.0;
-      at.latency_s = params.latency_s + c.l2_hit_latency_s + miss * (c.dram_latency_s - c.l2_hit_latency_s);
+      const double hit = g.l2_hit_latency_s.value();
+      at.latency_s = params.latency_s + hit + miss * (g.dram_latency_s.value() - hit);
     }
     std::vector<StepTime> times;
     for (const StepWork& w : b.works_[x]) {
@@ -481,24 +491,25 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     if (k.l2) {
       lt.dram_read_bytes = total(k.launches[x].dram, Dir::read);
       lt.dram_write_bytes = total(k.launches[x].dram, Dir::write);
-      dram = double(lt.dram_read_bytes) / c.dram_read_bytes_per_s + double(lt.dram_write_bytes) / c.dram_write_bytes_per_s();
+      dram = double(lt.dram_read_bytes) / g.dram_read_bytes_per_s.value() +
+             double(lt.dram_write_bytes) / g.dram_write_bytes_per_s();
     }
     lt.unit_s[int(HwUnit::dram)] = dram;
-    lt.unit_s[int(HwUnit::launch)] = c.launch_s;
-    lt.time_s = std::max(makespan, dram) + c.launch_s;
+    lt.unit_s[int(HwUnit::launch)] = g.launch_s.value();
+    lt.time_s = std::max(makespan, dram) + g.launch_s.value();
     int top = 0;
     for (int u = 0; u < kHwUnitCount; ++u)
       if (lt.share[std::size_t(u)] > lt.share[std::size_t(top)]) top = u;
     lt.bound = HwUnit(top);
     if (dram > makespan) lt.bound = HwUnit::dram;
-    if (c.launch_s > std::max(makespan, dram)) lt.bound = HwUnit::launch;
+    if (g.launch_s.value() > std::max(makespan, dram)) lt.bound = HwUnit::launch;
     out.time_s += lt.time_s;
     out.dram_read_bytes += lt.dram_read_bytes;
     out.dram_write_bytes += lt.dram_write_bytes;
     if (lt.time_s > longest) longest = lt.time_s, out.bound = lt.bound;
     out.launches.push_back(std::move(lt));
   }
-  const double mma = p.dtype == Dtype::bf16 ? c.mma_bf16_flops : p.dtype == Dtype::fp16 ? c.mma_f16_flops : 2.0 * c.fp32_fma_per_s;
+  const double mma = peak_flops(p);
   out.tflops = out.time_s > 0 ? double(k.cost.flops) / out.time_s / 1e12 : 0;
   out.peak_fraction = out.tflops * 1e12 / mma;
   return out;

@@ -87,12 +87,12 @@ TEST_CASE("worked example, standard: reads 2,293,760 elements, writes 2,162,688"
   for (const char* key : {"warp_smem_bytes", "warp_barriers", "warp_extra_ops"}) CHECK(value_of(key, f).none());
 }
 
-TEST_CASE("time lower bounds from the GPU preset") {
+TEST_CASE("time lower bounds from the GPU preset's datasheet figures") {
   const Figures f = worked(Algo::v2);
-  CHECK(value_of("hbm_seconds", f).as_double() ==
-        doctest::Approx(double((2'162'688 + 66'560) * e) / f.problem.gpu.hbm_bytes_per_s));
-  CHECK(value_of("matmul_seconds", f).as_double() ==
-        doctest::Approx(double(T * T * 4 * B * B * d) / f.problem.gpu.fp32_flops));  // fp32 inputs
+  REQUIRE(f.problem.gpu.name == "h200");
+  // the H200 datasheet: 4.8 TB/s HBM, 67 TFLOP/s fp32 (fp32 inputs)
+  CHECK(value_of("hbm_seconds", f).as_double() == doctest::Approx(double((2'162'688 + 66'560) * e) / 4.8e12));
+  CHECK(value_of("matmul_seconds", f).as_double() == doctest::Approx(double(T * T * 4 * B * B * d) / 67e12));
 }
 
 namespace {

@@ -20,13 +20,13 @@ Problem make(Algo a, std::int64_t n, std::int64_t br, std::int64_t bc, int warps
 }  // namespace
 
 TEST_CASE("every launch pays the measured launch overhead, standard attention has three") {
-  const Ceilings& c = gpu_ceilings("h200");
+  const double launch_s = gpu_preset("h200").launch_s.value();
   const Modelled s = model(make(Algo::standard, 64, 64, 64, 4, 1));
   REQUIRE(s.time.launches.size() == 3);
-  for (const LaunchTime& l : s.time.launches) CHECK(l.time_s >= c.launch_s);
-  CHECK(s.time.time_s >= 3 * c.launch_s);
+  for (const LaunchTime& l : s.time.launches) CHECK(l.time_s >= launch_s);
+  CHECK(s.time.time_s >= 3 * launch_s);
   const Modelled v2 = model(make(Algo::v2, 64, 64, 64, 4, 1));
-  CHECK(v2.time.time_s == doctest::Approx(v2.time.launches[0].blocks_s + c.launch_s));
+  CHECK(v2.time.time_s == doctest::Approx(v2.time.launches[0].blocks_s + launch_s));
 }
 
 TEST_CASE("step_time: units overlap as far as independent streams allow, loads wait a round trip") {
@@ -75,7 +75,7 @@ TEST_CASE("a 4-warp block alone on its SM: its shares sum to one, one wave, the 
   CHECK(shares == doctest::Approx(1.0));
   // the launch ends with its blocks (one wave) plus the launch overhead
   CHECK(l.waves == 1);
-  CHECK(l.time_s == doctest::Approx(l.blocks_s + gpu_ceilings("h200").launch_s));
+  CHECK(l.time_s == doctest::Approx(l.blocks_s + gpu_preset("h200").launch_s.value()));
 }
 
 TEST_CASE("wave quantization: one head more than the GPU holds takes a second wave") {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "flashlab/config/presets.hpp"
+#include "flashlab/config/gpu_spec.hpp"
 #include "flashlab/contract/algo.hpp"
 #include "flashlab/contract/tiling.hpp"
 

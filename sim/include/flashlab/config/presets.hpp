@@ -1,4 +1,4 @@
-// presets.hpp — GPU presets (datasheet figures) and model presets (published attention shapes).
+// presets.hpp — model presets (published attention shapes). GPU presets: gpu_spec.hpp.
 #pragma once
 
 #include <cstdint>
@@ -9,25 +9,6 @@
 #include "flashlab/contract/tiling.hpp"
 
 namespace flashlab {
-
-/// A GPU's figures, from its vendor datasheet unless noted (sources in docs/model.md).
-struct GpuSpec {
-  std::string name;
-  int sms = 0;                          // streaming multiprocessors
-  std::int64_t smem_per_sm = 0;         // shared memory per SM, bytes
-  std::int64_t smem_per_block = 0;      // largest shared memory one block may use (opt-in), bytes
-  int max_blocks_per_sm = 0;            // resident thread blocks per SM
-  int max_warps_per_sm = 0;             // resident warps per SM
-  std::int64_t l2_bytes = 0;            // L2 cache, bytes
-  double hbm_bytes_per_s = 0;           // HBM bandwidth, bytes/s
-  double fp16_tensor_flops = 0;         // dense fp16/bf16 tensor-core rate, FLOP/s
-  double fp32_flops = 0;                // fp32 (non-tensor) rate, FLOP/s
-};
-
-/// The presets: "a100", "h100", "h200". Throws ConfigError for an unknown name.
-const GpuSpec& gpu_preset(std::string_view name);
-/// Names of all GPU presets, for help texts and errors.
-std::vector<std::string> gpu_preset_names();
 
 /// A model's attention layer as published (sources in docs/model.md).
 struct ModelSpec {

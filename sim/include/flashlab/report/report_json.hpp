@@ -26,9 +26,9 @@ bool fits_on_sm(const Counters& k);
 nlohmann::json figures_json(const Figures& f, const std::string& model);
 
 /// `predicted`: time_s, tflops, peak_fraction, bound, dram_read_bytes, dram_write_bytes,
-/// ceilings ("measured" or "datasheet" and their source), launches[] (name, time_s, blocks_s,
-/// bound, grid, waves, blocks_per_sm, occupancy_limit, registers_per_thread, sharing, sm_busy,
-/// dram_read_bytes, dram_write_bytes, unit_s.<unit>, share.<unit>).
+/// ceilings ("measured" or "datasheet", and their source: GpuSpec::rates_source), launches[] (name,
+/// time_s, blocks_s, bound, grid, waves, blocks_per_sm, occupancy_limit, registers_per_thread,
+/// sharing, sm_busy, dram_read_bytes, dram_write_bytes, unit_s.<unit>, share.<unit>).
 nlohmann::json predicted_json(const TimePrediction& t);
 
 /// What `flashlab count --json` prints: figures_json(f, model), grid.fits_on_sm and

@@ -11,7 +11,8 @@
 // step of a compiled kernel issues its tile loop's instructions as its SASS has them, per warp,
 // tests/data/gpu_time/sass_loops.json; any other step an estimate from its work: a warp-instruction
 // per 32 lane operations, per HMMA of 4,096 FLOPs and per 512 bytes of shared-memory operands), each
-// at the SM's share of the preset's ceilings (config/ceilings.hpp, measured on the H200). step_time turns that work into time by three rules (TimeParams):
+// at the SM's share of the preset's rates (config/gpu_spec.hpp: measured on the H200, datasheet
+// figures for the others). step_time turns that work into time by three rules (TimeParams):
 //  - overlap: k thread blocks share an SM (occupancy, at most the grid spread over the SMs), each of
 //    W warps. Blocks are independent instruction streams (no barrier joins them); the warps of one
 //    block are joined at each step's barriers. With s = k (1 + beta (W/4 - 1)) streams per SM a step
@@ -25,7 +26,7 @@
 //    transfer at the SM's share of the L2 bandwidth: together a step's wait). The round trip is
 //    measured, not fitted: an L2 hit's latency, or a DRAM access's for the launch's share of loads
 //    that miss the L2 (the L2 model's DRAM reads over its read requests; scripts/gpu/latency.cu,
-//    config/ceilings.hpp), plus lambda, a fitted extra for the queueing of a loaded memory system.
+//    config/gpu_spec.hpp), plus lambda, a fitted extra for the queueing of a loaded memory system.
 //    A step with loads lasts at least its wait (its loads, prefetched during the previous step,
 //    arrive no sooner); a step that cannot prefetch its loads — they start the block (a prologue,
 //    the outer loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's O_i,
@@ -52,7 +53,6 @@
 #include <tuple>
 #include <vector>
 
-#include "flashlab/config/ceilings.hpp"
 #include "flashlab/config/config.hpp"
 #include "flashlab/executor/counters.hpp"
 #include "flashlab/executor/executor.hpp"
@@ -145,11 +145,12 @@ struct LaunchTime {
 struct TimePrediction {
   double time_s = 0;
   double tflops = 0;             // matmul FLOPs / time
-  double peak_fraction = 0;      // tflops over the measured mma.sync peak
+  double peak_fraction = 0;      // tflops over the rate of its dtype (GpuSpec: mma.sync, measured on the h200)
   HwUnit bound = HwUnit::tensor;  // the bound of the launch that takes longest
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
   std::vector<LaunchTime> launches;
-  const Ceilings* ceilings = nullptr;
+  bool measured = false;         // timed at rates measured on the device (GpuSpec::measured), else datasheet ones
+  std::string_view rates_source;  // where those rates come from (GpuSpec::rates_source, a static string)
 };
 
 /// An observer of the walk: the time of each thread block of each launch, one (batch, head).
@@ -167,7 +168,6 @@ class BlockTimer : public StepObserver {
 
   Problem p_;
   const Schedule* s_;
-  const Ceilings* c_;
   std::vector<Occupancy> occ_;
   std::vector<std::int64_t> sharing_;
   std::vector<bool> walks_tiles_;                                      // [launch] has tile loops
