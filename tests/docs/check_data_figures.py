@@ -101,6 +101,12 @@ def implied_dram_write():
     return f"{1 / (2 / copy - 1 / read):,.0f}"
 
 
+def dram_write():
+    """The mean of dram_write.cu's runs (tests/data/gpu_ceilings/h200_dram_write.json), GB/s."""
+    runs = data("gpu_ceilings/h200_dram_write.json")["runs"]
+    return (f"{sum(r['dram_write_gbps'] for r in runs) / len(runs):,.0f}",)
+
+
 def latency():
     runs = data("gpu_latency/h200.json")["runs"]
     l2, dram = {r["l2_hit_ns"] for r in runs}, {round(r["dram_ns"]) for r in runs}
@@ -146,6 +152,7 @@ FIGURES = [
     ("docs/model.md", "(reads at {:,.0f} GB/s, writes at the {} GB/s that the read and copy figures imply)",
      lambda: ceilings("dram_read_gbps") + (implied_dram_write(),)),
     ("docs/model.md", "plus the launch overhead ({} µs)", lambda: ceilings("launch_us")),
+    ("docs/model.md", "streaming stores alone reach {} GB/s (`scripts/gpu/dram_write.cu`", dram_write),
     ("docs/model.md", "an L2 hit takes {} ns and a DRAM access {} ns (`scripts/gpu/latency.cu`", latency),
     ("docs/model.md", "runs the model on each of the {} configs measured on the H200",
      lambda: (len(data("gpu_timing/h200.json")["runs"]),)),
