@@ -8,6 +8,7 @@
 #include <queue>
 
 #include "flashlab/executor/action_cost.hpp"
+#include "round_trips.hpp"
 #include "flashlab/memory/compiled_registers.hpp"
 #include "flashlab/executor/l2_model.hpp"
 #include "flashlab/warps/warps.hpp"
@@ -15,13 +16,15 @@
 namespace flashlab {
 namespace {
 
+using time_detail::row_round_trips;
+using time_detail::stores;
+using time_detail::streamed_load_trips;
+
 constexpr int kStandardBarriers = 2;  // per K/V block of standard attention's kernels: load, compute
 
 // The row launch (standard attention's softmax, kernels/src/standard.cu fl_standard_softmax: one
 // thread block of kRowWarps warps per query row, docs/model.md "Time model", "The row launch"):
 constexpr int kRowBarriers = 4;              // two block-wide reductions (max, sum), two barriers each
-constexpr double kRowInFlight = 128.0 * 16;  // bytes of loads a row block has in flight: one 16-byte
-                                             // load per thread (`#pragma unroll 1` in load_row)
 constexpr double kSchedulers = 4;            // warp schedulers (sub-partitions) per SM
 constexpr double kLanes = 32;                // lanes of one warp-instruction
 constexpr double kHmmaFlops = 2.0 * 16 * 8 * 16;  // one mma.sync m16n8k16
@@ -54,12 +57,6 @@ const TileLoop* tile_loop(const Problem& p, const Launch& l) {
       return &x;
   return nullptr;
 }
-/// Round trips of kRowInFlight bytes a row block waits for: its loaded rows at the input type.
-double row_round_trips(const Problem& p, const Launch& l) {
-  const double row = double(p.tiling.n_k) * double(p.e_in);
-  return double(row_tensors_loaded(l)) * std::ceil(row / kRowInFlight);
-}
-
 bool whole_step(const StepView& s) {
   return std::any_of(s.actions.begin(), s.actions.end(), [](const Action& a) {
     return (a.op == Op::load || a.op == Op::store) && a.region == Region::whole;
@@ -68,15 +65,6 @@ bool whole_step(const StepView& s) {
 
 bool kv_sequential(const Launch& l) {
   return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.dim == Dim::kv_block && !x.thread_block; });
-}
-
-/// Whether launch l stores tensor x to global memory (a load of x then depends on the launch's own
-/// earlier store: V1's O_i, l_i, m_i, V1's backward dQ_i).
-bool stores(const Launch& l, Tensor x) {
-  auto in = [x](const std::vector<Action>& v) {
-    return std::any_of(v.begin(), v.end(), [x](const Action& a) { return a.op == Op::store && a.tensor == x; });
-  };
-  return in(l.body) || in(l.outer_begin) || in(l.outer_end) || std::any_of(l.prologue.begin(), l.prologue.end(), in);
 }
 
 // Shared-memory bytes the warps read as matmul operands for equation `eq` on an r x c tile:
@@ -117,76 +105,6 @@ double grad_operand_bytes(const Problem& p, const GradLayout& g, Eq eq, double r
     case Eq::grad_q: return (w / double(g.dq_rows) * r * c + double(g.dq_rows) * c * d) * e;
     default: return 0;
   }
-}
-
-// Row passes: equations that go through their operands row by row in registers (D_i = rowsum(dO_i
-// o O_i), the dQ conversion, V1's normalisation). Their loads stream, one 16-byte load per thread
-// in flight (or one element where a row is shorter), each used before the next is issued
-// (kernels/src/v1_backward.cu row_dot, v2_backward.cu fl_v2_bwd_dot_do_o and fl_v2_bwd_convert_dq):
-// a step waits one round trip per threads x 16 bytes of each. A tensor that a matmul of the same
-// step also reads arrives with the tile copy instead (one round trip for all of them, cp.async).
-// (Split-KV's combine reads data the split launch just wrote: one L2 hit per split, below.)
-bool streams(Eq eq, Tensor x) {
-  switch (eq) {
-    case Eq::bwd_D: return x == Tensor::O || x == Tensor::dO;
-    case Eq::convert_dq: return x == Tensor::dQacc;
-    case Eq::normalize: return x == Tensor::O || x == Tensor::l;
-    case Eq::combine: return x == Tensor::Oacc || x == Tensor::Lacc;
-    default: return false;
-  }
-}
-bool matmul_reads(Eq eq, Tensor x) {
-  switch (eq) {
-    case Eq::scores: return x == Tensor::Q || x == Tensor::K;
-    case Eq::output_v1: case Eq::output_v2: case Eq::output_dense: return x == Tensor::P || x == Tensor::V;
-    case Eq::grad_v: case Eq::grad_p: return x == Tensor::dO || x == Tensor::V || x == Tensor::P;
-    case Eq::grad_q: case Eq::grad_k: return x == Tensor::dS || x == Tensor::K || x == Tensor::Q;
-    default: return false;
-  }
-}
-bool streamed(const StepView& s, Tensor x) {
-  bool row = false, tile = false;
-  for (const Action& a : s.actions)
-    if (a.op == Op::compute) row = row || streams(a.eq, x), tile = tile || matmul_reads(a.eq, x);
-  return row && !tile;
-}
-
-/// Round trips in sequence for a thread that reads the same element of n copies (split-KV's combine:
-/// every split's Oacc): this project's combine loops over the splits unrolled by 4 (nvcc -O3, the
-/// PTX of kernels/src/v2_split.cu fl_v2_combine: four independent loads per pass, then up to three
-/// one after another); FA2's (flash_fwd_kernel.h combine_attn_seqk_parallel) copies one split's
-/// Oaccum tile at a time, every thread's loads of it in flight together: one round trip per split.
-double copy_trips(const Problem& p, std::int64_t n) {
-  if (n <= 1) return 1;
-  return p.kernel == Kernel::fa2 ? double(n) : double(n / 4 + n % 4);
-}
-
-/// Round trips of step s's loads when a row pass streams some of them (streams()): a thread has one
-/// load of 16 bytes (or one element where a row is shorter) in flight, so a tensor of n such loads
-/// takes ceil(n / threads) round trips, one copy after another where each thread walks the copies of
-/// its row in turn (split-KV's combine: every split's Oacc row, kernels/src/v2_split.cu); the step
-/// waits for its largest streamed tensor, after the tile copy's one round trip when the step has
-/// other loads; 0 when nothing streams. `fraction`: the block's share.
-double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s, double fraction) {
-  const double threads = 32.0 * double(launch_warps(p, l));
-  double trips = 0;
-  bool copied = false;
-  for (const Action& a : s.actions) {
-    if (a.op != Op::load) continue;
-    if (!streamed(s, a.tensor)) {
-      copied = true;
-      continue;
-    }
-    const Extent x = action_extent(p, a, s.i, s.j);
-    const double e = double(tensor_element_bytes(p, a.tensor));
-    const std::int64_t n = a.region == Region::q_block_splits ? copies(p, a.tensor) : 1;
-    const double per_row = std::ceil(double(x.cols) * e / std::min(16.0, double(x.cols) * e));
-    const double loads = fraction * double(x.rows) / double(n) * per_row;  // one copy's
-    // FA2's combine: each thread block's tile of a split in flight at once (copy_trips)
-    const double passes = n > 1 && p.kernel == Kernel::fa2 ? 1.0 : std::ceil(loads / threads);
-    trips = std::max(trips, passes * copy_trips(p, n));
-  }
-  return trips > 0 ? trips + (copied ? 1 : 0) : 0;
 }
 
 /// The blocks of a launch (`dur`: one (batch, head)'s blocks, repeated bh times) dealt in dispatch

@@ -1,0 +1,27 @@
+// round_trips.hpp — how many memory round trips one step of a launch waits for, one after another
+// (the time model's wait, time_model.hpp "memory latency"): a row launch's, a row pass's streamed
+// operands, split-KV's combine walking the splits. Private to sim/src/time.
+#pragma once
+
+#include <cstdint>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/schedule.hpp"
+
+namespace flashlab::time_detail {
+
+/// Round trips of 2 KiB (one 16-byte load per thread of a 128-thread block in flight: `#pragma
+/// unroll 1` in kernels/src/standard.cu load_row) a row block waits for: its loaded rows at the
+/// input type.
+double row_round_trips(const Problem& p, const Launch& l);
+
+/// Whether launch l stores tensor x to global memory (a load of x then depends on the launch's own
+/// earlier store: V1's O_i, l_i, m_i, V1's backward dQ_i).
+bool stores(const Launch& l, Tensor x);
+
+/// Round trips of step s's loads when a row pass streams some of them; 0 when nothing streams
+/// (round_trips.cpp). `fraction`: the block's share of the step.
+double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s, double fraction);
+
+}  // namespace flashlab::time_detail
