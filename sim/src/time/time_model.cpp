@@ -129,6 +129,19 @@ std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, 
   return {makespan, busy};
 }
 
+/// `params` with launch x's round trip: an L2 hit, or a DRAM access for the launch's share of loads
+/// that miss (the L2 model's DRAM reads over its read requests; both latencies measured,
+/// config/gpu_spec.hpp), plus the fitted lambda. Without the L2 model, lambda alone.
+TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Counters& k, std::size_t x) {
+  TimeParams at = params;
+  if (!k.l2) return at;
+  const double requested = double(total(k.launches[x].l2, Dir::read));
+  const double miss = requested > 0 ? std::min(1.0, double(total(k.launches[x].dram, Dir::read)) / requested) : 0.0;
+  const double hit = g.l2_hit_latency_s.value();
+  at.latency_s = params.latency_s + hit + miss * (g.dram_latency_s.value() - hit);
+  return at;
+}
+
 }  // namespace
 
 GradLayout grad_layout(const Problem& p) {
@@ -365,15 +378,7 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     lt.occupancy = b.occ_[x];
     lt.sharing = b.sharing_[x];
     // each block's time, and each unit's time and share summed over the launch's steps
-    // a round trip's latency: an L2 hit, or a DRAM access for the launch's share of loads that miss
-    // (the L2 model's DRAM reads over its read requests; both latencies measured, config/gpu_spec.hpp)
-    TimeParams at = params;
-    if (k.l2) {
-      const double requested = double(total(k.launches[x].l2, Dir::read));
-      const double miss = requested > 0 ? std::min(1.0, double(total(k.launches[x].dram, Dir::read)) / requested) : 0.0;
-      const double hit = g.l2_hit_latency_s.value();
-      at.latency_s = params.latency_s + hit + miss * (g.dram_latency_s.value() - hit);
-    }
+    const TimeParams at = with_round_trip(params, g, k, x);
     std::vector<StepTime> times;
     for (const StepWork& w : b.works_[x]) {
       times.push_back(step_time(w, at));

@@ -20,6 +20,7 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "../../common/fa2_rows.hpp"
+#include "../../common/test_data.hpp"
 
 using namespace flashlab;
 using json = nlohmann::json;
@@ -27,11 +28,7 @@ using u64 = std::uint64_t;
 
 namespace {
 
-json measured_rows() {
-  std::ifstream f(FLASHLAB_TEST_DATA "/gpu_fa2_backward/fa2_backward_bytes.json");
-  REQUIRE(f.good());
-  return json::parse(f).at("rows");
-}
+json measured_rows() { return test::read_test_data("gpu_fa2_backward/fa2_backward_bytes.json").at("rows"); }
 
 std::int64_t grid_size(const std::string& s) {  // "(32, 4, 16)" -> 2048
   std::int64_t x, y, z;

@@ -24,6 +24,7 @@
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
 #include "time_data.hpp"
+#include "../../common/test_data.hpp"
 
 using namespace flashlab;
 using json = nlohmann::json;
@@ -32,9 +33,7 @@ using u64 = std::uint64_t;
 namespace {
 
 json torch_backward_rows() {
-  std::ifstream f(FLASHLAB_TEST_DATA "/gpu_time/h200.json");
-  REQUIRE(f.good());
-  const json doc = json::parse(f);
+  const json doc = test::read_test_data("gpu_time/h200.json");
   json out = json::array();
   for (const json& r : doc.at("torch"))
     if (r.at("flags").get<std::string>().find("--pass backward") != std::string::npos) out.push_back(r);
