@@ -187,7 +187,7 @@ def answer_list(c, fail, metrics):
     raise RuntimeError(f"gpu_dry_run: no fake for {c}")
 
 
-def stub_torch_side():
+def fake_torch_side():
     """torch_check and report as modules of fixed answers (no torch here, no real run's fields)."""
     tc = types.ModuleType("torch_check")
     tc.compare = lambda folder: {"rel_fro": (crc(Path(folder).name) % 100) * 1e-5, "rows": 3}
@@ -224,7 +224,7 @@ def run_case(tree, case, tmp, record):
     SCRATCH[0] = str(tmp)
     (Path(tmp) / "extra.txt").write_text(EXTRA)
     sys.path.insert(0, str(Path(tree) / "scripts" / "gpu"))
-    stub_torch_side()
+    fake_torch_side()
     import common
     import ncu
     calls = []

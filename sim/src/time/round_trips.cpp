@@ -43,14 +43,17 @@ bool streamed(const StepView& s, Tensor x) {
   return row && !tile;
 }
 
-/// Round trips in sequence for a thread that reads the same element of n copies (split-KV's combine:
-/// every split's Oacc): this project's combine loops over the splits unrolled by 4 (nvcc -O3, the
-/// PTX of kernels/src/v2_split.cu fl_v2_combine: four independent loads per pass, then up to three
-/// one after another); FA2's (flash_fwd_kernel.h combine_attn_seqk_parallel) copies one split's
-/// Oaccum tile at a time, every thread's loads of it in flight together: one round trip per split.
-double copy_trips(const Problem& p, std::int64_t n) {
-  if (n <= 1) return 1;
-  return p.kernel == Kernel::fa2 ? double(n) : double(n / 4 + n % 4);
+/// Round trips in sequence for `loads` 16-byte loads of each of n copies (split-KV's combine: every
+/// split's Oacc; n = 1 for any other streamed tensor) by `threads` threads, one load each in flight:
+/// ceil(loads / threads) passes. Over the copies, each kernel as its code walks them: this project's
+/// combine loops over the splits unrolled by 4 (nvcc -O3, the PTX of kernels/src/v2_split.cu
+/// fl_v2_combine: four independent loads per pass, then up to three one after another); FA2's
+/// (flash_fwd_kernel.h combine_attn_seqk_parallel) copies one split's Oaccum tile at a time, every
+/// thread's loads of it in flight together: one round trip per split.
+double walk_trips(const Problem& p, std::int64_t n, double loads, double threads) {
+  if (n <= 1) return std::ceil(loads / threads);
+  if (p.kernel == Kernel::fa2) return double(n);
+  return std::ceil(loads / threads) * double(n / 4 + n % 4);
 }
 
 }  // namespace
@@ -76,9 +79,7 @@ double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s,
     const std::int64_t n = a.region == Region::q_block_splits ? copies(p, a.tensor) : 1;
     const double per_row = std::ceil(double(x.cols) * e / std::min(16.0, double(x.cols) * e));
     const double loads = fraction * double(x.rows) / double(n) * per_row;  // one copy's
-    // FA2's combine: each thread block's tile of a split in flight at once (copy_trips)
-    const double passes = n > 1 && p.kernel == Kernel::fa2 ? 1.0 : std::ceil(loads / threads);
-    trips = std::max(trips, passes * copy_trips(p, n));
+    trips = std::max(trips, walk_trips(p, n, loads, threads));
   }
   return trips > 0 ? trips + (copied ? 1 : 0) : 0;
 }

@@ -35,7 +35,7 @@
 //    another (a row block's one per 2 KiB of its row: one 16-byte load per thread in flight; a row
 //    pass's streamed operands, streams() in time_model.cpp, one per threads x 16 bytes after the
 //    tile copy's one; split-KV's combine, one per split where a thread walks the splits, as each
-//    kernel's code does: copy_trips()).
+//    kernel's code does: walk_trips() in round_trips.cpp).
 //  - the launch: a thread block's time is the sum of its steps; the blocks are dealt, in dispatch
 //    order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
 //    when the grid is small); the launch takes the latest finish, at least its DRAM bytes over the
