@@ -26,17 +26,13 @@ constexpr std::size_t kCanary = 256;  // elements after each output that no kern
 
 // The switches the kernels run (docs/model.md "Variants"): every combination of the forward's
 // five. The backward runs after its algorithm's own forward (the preset), so a switch given with
-// --pass backward is refused; split-KV splits V2's loop only.
+// --pass backward is refused. (Split-KV's rule, V2's forward only, is the simulator's: the Problem
+// comes resolved, contract/split_kv.hpp.)
 void require_compiled_variant(const Problem& p) {
-  if (p.algo == Algo::standard) return;  // standard attention walks no tiles: the switches do not apply
-  const Switches want = preset_switches(p.algo);
-  if (!p.backward() && p.splits == 1) return;
-  const std::string why = p.backward() ? " with --pass backward (the backward kernels run after their algorithm's own "
-                                         "forward; the simulator counts the forward's variants)"
-                                       : " with --splits > 1 (split-KV splits V2's loop)";
-  const Switches v2 = preset_switches(Algo::v2);
-  const Switches& need = p.backward() ? want : v2;
-  if (p.splits > 1 && p.algo != Algo::v2) throw ConfigError("algo", std::string(to_string(p.algo)), "v2" + why);
+  if (p.algo == Algo::standard || !p.backward()) return;  // standard attention walks no tiles
+  const std::string why = " with --pass backward (the backward kernels run after their algorithm's own "
+                          "forward; the simulator counts the forward's variants)";
+  const Switches need = preset_switches(p.algo);
   if (p.order != need.order) throw ConfigError("order", std::string(to_string(p.order)), std::string(to_string(need.order)) + why);
   if (p.grid != need.grid) throw ConfigError("grid", std::string(to_string(p.grid)), std::string(to_string(need.grid)) + why);
   if (p.rescale != need.rescale)

@@ -78,10 +78,9 @@ void launch(Algo algo, const Args& a, const TraceBuffers* trace, cudaStream_t st
   if (a.kv_outer && (a.m == nullptr || a.l == nullptr))
     throw ConfigError("m/l", "null", "device buffers for m and l (the K/V outer order keeps them in HBM)");
   if (!a.kv_outer && a.lse == nullptr) throw ConfigError("lse", "null", "a device buffer for L (the Q outer order writes it)");
-  if (a.splits < 1 || a.splits > 128) throw ConfigError("splits", std::to_string(a.splits), "from 1 to 128 (FA2's limit)");
   const bool v2 = !a.split_k && !a.kv_outer && a.rescale_delayed && !a.grid_head;
-  if (a.splits > 1 && !v2)
-    throw ConfigError("splits", std::to_string(a.splits), "1 for a variant other than V2 (split-KV splits V2's loop)");
+  if (const char* allowed = a.splits < 1 ? "an integer from 1 to 128 (FA2's limit)" : split_kv_refusal(a.splits, v2, true))
+    throw ConfigError("splits", std::to_string(a.splits), allowed);
   if (a.split_k || a.kv_outer) return launch_v1(a, trace, stream);
   if (a.splits == 1) return launch_v2(a, trace, stream);
   if (a.o_acc == nullptr || a.lse_acc == nullptr)

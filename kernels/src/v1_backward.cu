@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
   Recorder<K::kRecord> rec(trace, bh, 0);
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
   const int key0 = warp * Sh::kKeysPerWarp, row0 = Sh::dq_row0(warp), col0 = Sh::dq_col0(warp);
-  extern __shared__ __align__(16) unsigned char smem[];
+  extern __shared__ __align__(256) unsigned char smem[];
   const GradSram<T> sram = grad_sram<Sh>(smem);
   T* sram_dq = reinterpret_cast<T*>(smem + Sh::kSmemBytes);  // dQ_i (B_r, d), read and written whole
   const T* q = static_cast<const T*>(a.q) + bh * a.n_q * D;

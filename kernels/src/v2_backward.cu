@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
   Recorder<K::kRecord> rec(trace, bh, std::uint32_t(b));
   const Tiling t{a.n_q, a.n_k, D, BR, BC};
   const int key0 = warp * Sh::kKeysPerWarp, row0 = Sh::dq_row0(warp), col0 = Sh::dq_col0(warp);
-  extern __shared__ __align__(16) unsigned char smem[];
+  extern __shared__ __align__(256) unsigned char smem[];
   const GradSram<T> sram = grad_sram<Sh>(smem);
   const T* q = static_cast<const T*>(a.q) + bh * a.n_q * D;
   const T* d_o = static_cast<const T*>(a.d_o) + bh * a.n_q * D;
@@ -182,16 +182,25 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
       __syncthreads();
       float dq[Sh::kMQ][Sh::kDQT][4];
       grad_dq<Sh>(dq, cur, lane, row0, col0);  // line 15: dS_ij K_j, added to dQacc_i
-      for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int row, int col) {
-        if (row0 + row >= rows) return;
-        float* x = dq_acc + (r0 + row0 + row) * D + col0 + col;
+      // thread (g, t) adds rows g (+ 8h, + 16 mt), columns 2t, 2t + 1 (+ 8 dt) of its block: one
+      // address per thread and constant offsets; only a ragged last Q block checks its rows
+      float* const dq_at = dq_acc + (r0 + row0 + lane / 4) * D + col0 + 2 * (lane % 4);
+      const auto add = [&](int mt, int dt, int h) {
+        float* x = dq_at + (mt * 16 + 8 * h) * D + dt * 8;
   #if __CUDA_ARCH__ >= 900
         atomicAdd(reinterpret_cast<float2*>(x), make_float2(dq[mt][dt][2 * h], dq[mt][dt][2 * h + 1]));
   #else
         atomicAdd(x, dq[mt][dt][2 * h]);
         atomicAdd(x + 1, dq[mt][dt][2 * h + 1]);
   #endif
-      });
+      };
+      if (rows == BR) {
+        for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int, int) { add(mt, dt, h); });
+      } else {
+        for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int row, int) {
+          if (row0 + row < rows) add(mt, dt, h);
+        });
+      }
       for (Eq eq : {Eq::scores, Eq::probs_v2, Eq::grad_v, Eq::grad_p, Eq::grad_s, Eq::grad_q})
         rec.compute(step, eq, i, j, rows, cols);
       rec.atomic(step, Tensor::dQacc, i, j, rows, D, 4);

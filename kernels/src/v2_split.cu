@@ -5,7 +5,7 @@
 // schedule writes them (schedule.hpp make_split_schedule):
 //
 //   fl_v2_forward_split  grid (T_r, splits, bh)  thread block (i, s): FA2 Alg. 1 lines 4-11 for Q
-//                                                block i over split s's K/V blocks (split_kv_blocks,
+//                                                block i over split s's K/V blocks (split_kv_range,
 //                                                visible ones only with block skip), as V2 walks
 //                                                them (common/v2_tile.cuh); then its partial result
 //                                                in fp32: O_s = diag(l)^-1 O_i (0 where l = 0) into
@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_forward_split(const Args a, c
   const std::int64_t bh = blockIdx.z;
   const std::int64_t t_r = (a.n_q + K::BR - 1) / K::BR, t_c = (a.n_k + K::BC - 1) / K::BC;
   Recorder<K::kRecord> rec(trace, bh, std::uint32_t(s * t_r + i));
-  const SplitKvBlocks kv = split_kv_blocks(t_c, a.splits, s);
+  const SplitRange kv = split_kv_range(t_c, a.splits, s);
   const V2Block b = v2_block<Sh>(a, i, kv.first, kv.end, rec.stats_for(i),
                                  std::uint32_t(s * split_block_steps(t_c, a.splits)));
   extern __shared__ __align__(16) unsigned char smem[];
@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_combine(const Args a, const T
   const std::int64_t t_c = (a.n_k + K::BC - 1) / K::BC;
   Recorder<K::kRecord> rec(trace, bh, std::uint32_t(i));
   // the step after split 0's thread block i, whose block number this one continues
-  const SplitKvBlocks kv0 = split_kv_blocks(t_c, splits, 0);
+  const SplitRange kv0 = split_kv_range(t_c, splits, 0);
   const std::uint32_t step = v2_block<Sh>(a, i, kv0.first, kv0.end, false, 0).step_end + 1;
   const int rows = int(Tiling{a.n_q, a.n_k, D, BR, K::BC}.rows(i));
   const std::int64_t row0 = bh * a.n_q + std::int64_t(i) * BR;  // Q block i's first row, all heads

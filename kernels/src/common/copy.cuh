@@ -32,6 +32,30 @@ __device__ __forceinline__ int swizzle(int r, int c) {
   return r * kCols + stored * 8 + (c & 7);
 }
 
+/// A lane's place in a swizzled SRAM tile (swizzle) of kCols 16-bit columns, as a shared-window
+/// address, for fragment loads and stores that step by whole 8-row groups and 16-column pairs of
+/// chunks. The lane's row rl and chunk parity cl (0 or 1; e: its element within the chunk) are
+/// folded in once; then (r0, c0), r0 a multiple of 8 and c0 of 16 (or of 8 where cl = 0), costs
+/// one XOR and a constant offset: the swizzle only permutes the chunk bits below the row's bytes,
+/// which XOR-ing c0 / 8 into them does, and the row bytes add above them. So the tile must start
+/// at a multiple of its row's bytes in the shared window (every backward tile does: GradSram).
+template <int kCols>
+struct SwizzledAt {
+  static constexpr int kRowBytes = kCols * 2;
+  std::uint32_t at;
+  __device__ __forceinline__ SwizzledAt(const void* tile, int rl, int cl, int e = 0)
+      : at(smem_addr(tile) + std::uint32_t(rl * kRowBytes + 2 * (swizzle<kCols>(rl, cl * 8 + e) - rl * kCols))) {}
+  __device__ __forceinline__ std::uint32_t operator()(int r0, int c0) const {
+    return (at ^ std::uint32_t(c0 / 8 * 16)) + std::uint32_t(r0 * kRowBytes);
+  }
+  /// The same lane r0 rows further down (r0 a multiple of 8).
+  __device__ __forceinline__ SwizzledAt down(int r0) const {
+    SwizzledAt s = *this;
+    s.at += std::uint32_t(r0 * kRowBytes);
+    return s;
+  }
+};
+
 __device__ __forceinline__ void cp_async_16(void* sram, const void* hbm) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(sram)), "l"(hbm));
 }

@@ -55,10 +55,10 @@ struct GradShape : K {
   static constexpr int kNQ = kQC / 8;                // n8 tiles of the queries of one chunk
   static_assert(kWM > 0 && kKeysPerWarp % 16 == 0 && kRQ % 16 == 0 && kDQ % 16 == 0 && K::BR % kQC == 0 && K::BC % 32 == 0);
   static_assert(K::BR <= kThreads, "one thread per row of Q_i loads L_i and D_i");
-  /// Bytes of GradSram (a kernel may add buffers after them: their start is 16-byte aligned).
+  /// Bytes of GradSram (a kernel may add buffers after them: their start is 256-byte aligned).
   static constexpr int kSmemBytes = (2 * K::BC + 2 * K::BR) * K::D * int(sizeof(typename K::T)) +
                                     K::BR * K::BC * int(sizeof(typename K::T)) + 2 * K::BR * int(sizeof(float));
-  static_assert(kSmemBytes % 16 == 0);
+  static_assert(kSmemBytes % 256 == 0, "buffers after GradSram start on a 256-byte line (SwizzledAt)");
   /// The first row and column of dQ_i that warp w computes.
   static __device__ __forceinline__ int dq_row0(int w) { return (w % kWM) * kRQ; }
   static __device__ __forceinline__ int dq_col0(int w) { return (w / kWM) * kDQ; }
@@ -77,9 +77,12 @@ struct GradSram {
   float* D;
 };
 
+/// The tiles carved from the kernel's dynamic shared memory `smem`, which must start at a multiple
+/// of 256 bytes in the shared window (the fragment addresses' XOR, SwizzledAt; traps otherwise).
 template <class Sh>
 __device__ __forceinline__ GradSram<typename Sh::T> grad_sram(unsigned char* smem) {
   using T = typename Sh::T;
+  if (smem_addr(smem) % 256 != 0) __trap();
   T* base = reinterpret_cast<T*>(smem);
   T* dS = base + (2 * Sh::BC + 2 * Sh::BR) * Sh::D;
   float* f = reinterpret_cast<float*>(dS + Sh::BR * Sh::BC);
@@ -113,10 +116,12 @@ struct GradTile {
 /// S^T = K_w Q_c^T and dP^T = V_w dO_c^T (lines 10 and 13) for the warp's keys and a chunk of
 /// queries, the two products interleaved step for step: they share no operand, so each step of d
 /// has 2 kNQ independent accumulators in flight instead of kNQ (each accumulator still sums over d
-/// in the same order: the same values as two separate scores() calls).
+/// in the same order: the same values as two separate scores() calls). k_at: K_w's A fragments
+/// (rows lane % 16, chunk lane / 16), V_w kv_bytes after it; q_at: Q_c^T's B fragments (rows
+/// lane % 8 + (lane / 16) 8, chunk (lane / 8) % 2), dO_c q_do_bytes after it.
 template <class T, int kMK, int kNQ, int D>
-__device__ __forceinline__ void scores_and_dp(float (&s)[kMK][kNQ][4], float (&dp)[kMK][kNQ][4], const T* sram_K,
-                                              const T* sram_Q, const T* sram_V, const T* sram_dO, int lane) {
+__device__ __forceinline__ void scores_and_dp(float (&s)[kMK][kNQ][4], float (&dp)[kMK][kNQ][4], SwizzledAt<D> k_at,
+                                              std::uint32_t kv_bytes, SwizzledAt<D> q_at, std::uint32_t q_do_bytes) {
   static_assert(kNQ % 2 == 0 && D % 16 == 0);
 #pragma unroll
   for (int mt = 0; mt < kMK; ++mt)
@@ -129,15 +134,14 @@ __device__ __forceinline__ void scores_and_dp(float (&s)[kMK][kNQ][4], float (&d
     std::uint32_t ak[kMK][4], av[kMK][4];  // K_w, V_w: 16 keys x 16 of d per m-tile
 #pragma unroll
     for (int mt = 0; mt < kMK; ++mt) {
-      ldmatrix_x4(ak[mt], sram_K + swizzle<D>(mt * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
-      ldmatrix_x4(av[mt], sram_V + swizzle<D>(mt * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
+      ldmatrix_x4(ak[mt], k_at(mt * 16, kk * 16));
+      ldmatrix_x4(av[mt], k_at(mt * 16, kk * 16) + kv_bytes);
     }
 #pragma unroll
     for (int np = 0; np < kNQ / 2; ++np) {
       std::uint32_t bq[4], bo[4];  // Q_c^T, dO_c^T: 16 of d x 16 queries, two n-tiles each
-      const int off = swizzle<D>(np * 16 + lane % 8 + (lane / 16) * 8, kk * 16 + ((lane / 8) % 2) * 8);
-      ldmatrix_x4(bq, sram_Q + off);
-      ldmatrix_x4(bo, sram_dO + off);
+      ldmatrix_x4(bq, q_at(np * 16, kk * 16));
+      ldmatrix_x4(bo, q_at(np * 16, kk * 16) + q_do_bytes);
 #pragma unroll
       for (int mt = 0; mt < kMK; ++mt) {
         mma_16816<T>(s[mt][2 * np], ak[mt], bq[0], bq[1]);
@@ -180,10 +184,12 @@ __device__ __forceinline__ void mask_scores_t(float (&s)[kMK][kNQ][4], const Ban
 
 /// dV_w += P^T dO_c and dK_w += dS^T Q_c (lines 12 and 16), 16 queries of the chunk at a time, the
 /// two products interleaved (independent accumulators; each sums over the queries in order).
+/// qt_at: Q_c's transposed B fragments (rows lane % 8 + ((lane / 8) % 2) 8, chunk lane / 16), dO_c
+/// q_do_bytes after it.
 template <class T, int kMK, int kNQ, int D>
 __device__ __forceinline__ void grad_v_and_k(float (&dv)[kMK][D / 8][4], float (&dk)[kMK][D / 8][4],
                                              const float (&p)[kMK][kNQ][4], const float (&ds)[kMK][kNQ][4],
-                                             const T* sram_dO, const T* sram_Q, int lane) {
+                                             SwizzledAt<D> qt_at, std::uint32_t q_do_bytes) {
 #pragma unroll
   for (int kc = 0; kc < kNQ / 2; ++kc) {
     std::uint32_t pa[kMK][4], sa[kMK][4];
@@ -192,9 +198,8 @@ __device__ __forceinline__ void grad_v_and_k(float (&dv)[kMK][D / 8][4], float (
 #pragma unroll
     for (int dp = 0; dp < D / 16; ++dp) {
       std::uint32_t bo[4], bq[4];  // dO_c, Q_c: 16 queries x 16 of d, transposed into two n-tiles
-      const int off = swizzle<D>(kc * 16 + lane % 8 + ((lane / 8) % 2) * 8, dp * 16 + (lane / 16) * 8);
-      ldmatrix_x4_trans(bo, sram_dO + off);
-      ldmatrix_x4_trans(bq, sram_Q + off);
+      ldmatrix_x4_trans(bo, qt_at(kc * 16, dp * 16) + q_do_bytes);
+      ldmatrix_x4_trans(bq, qt_at(kc * 16, dp * 16));
 #pragma unroll
       for (int mt = 0; mt < kMK; ++mt) {
         mma_16816<T>(dv[mt][2 * dp], pa[mt], bo[0], bo[1]);
@@ -217,11 +222,19 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
   constexpr int D = Sh::D, kMK = Sh::kMK, kNQ = Sh::kNQ, kQC = Sh::kQC;
   constexpr float kLog2e = 1.4426950408889634f;
   const float scale_log2 = scale * kLog2e;
+  // the lanes' fragment addresses (SwizzledAt): V_j, dO_i sit a constant number of bytes after K_j, Q_i
+  const SwizzledAt<D> k_at(sram.K + key0 * D, lane % 16, lane / 16);
+  const SwizzledAt<D> q_at(sram.Q, lane % 8 + (lane / 16) * 8, (lane / 8) % 2);
+  const SwizzledAt<D> qt_at(sram.Q, lane % 8 + ((lane / 8) % 2) * 8, lane / 16);
+  const auto kv_bytes = std::uint32_t(smem_addr(sram.V) - smem_addr(sram.K));
+  const auto q_do_bytes = std::uint32_t(smem_addr(sram.dO) - smem_addr(sram.Q));
+  // dS_ij^T's stores: thread (g, t) writes key row g (+ 8h, + 16 mt) at query 2t of chunk nt
+  const SwizzledAt<Sh::BR> ds_at(sram.dS + key0 * Sh::BR, lane / 4, 0, 2 * (lane % 4));
 #pragma unroll 1
   for (int q0 = 0; q0 < Sh::BR; q0 += kQC) {
     float p[kMK][kNQ][4], ds[kMK][kNQ][4];
     // S^T = K_w Q_i^T (line 10), dP^T = V_w dO_i^T (line 13)
-    scores_and_dp<T, kMK, kNQ, D>(p, ds, sram.K + key0 * D, sram.Q + q0 * D, sram.V + key0 * D, sram.dO + q0 * D, lane);
+    scores_and_dp<T, kMK, kNQ, D>(p, ds, k_at, kv_bytes, q_at.down(q0), q_do_bytes);
     // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key): S^T = -inf
     // there (2^-inf = 0; L_i log2 e is +inf on a row with no key, never -inf);
     // line 14: dS^T = scale P^T o (dP^T - D)
@@ -238,12 +251,15 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
     });
     // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
     // grad_dq reads it back transposed
-    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
-      *reinterpret_cast<std::uint32_t*>(sram.dS + swizzle<Sh::BR>(key0 + row, q0 + col)) =
-          ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]);
-    });
+#pragma unroll
+    for (int mt = 0; mt < kMK; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNQ; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          st_shared_b32(ds_at(mt * 16 + 8 * h, q0 + nt * 8), ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]));
     // line 12: dV_w += P^T dO_i; line 16: dK_w += dS^T Q_i
-    grad_v_and_k<T, kMK, kNQ, D>(acc.dv, acc.dk, p, ds, sram.dO + q0 * D, sram.Q + q0 * D, lane);
+    grad_v_and_k<T, kMK, kNQ, D>(acc.dv, acc.dk, p, ds, qt_at.down(q0), q_do_bytes);
   }
 }
 
@@ -258,11 +274,27 @@ __device__ __forceinline__ void grad_dq(float (&dq)[Sh::kMQ][Sh::kDQT][4], const
   for (int mt = 0; mt < Sh::kMQ; ++mt)
 #pragma unroll
     for (int dt = 0; dt < Sh::kDQT; ++dt) dq[mt][dt][0] = dq[mt][dt][1] = dq[mt][dt][2] = dq[mt][dt][3] = 0.f;
+  // dS^T read transposed (ldmatrix .trans turns each 8 x 8 block of key rows into the A layout;
+  // matrix q = lane / 8 of the x4 is keys +8 for q >= 2, rows of dQ_i +8 for q odd) and K_j's
+  // transposed B fragments, each lane at a SwizzledAt
+  const int q = lane / 8;
+  const SwizzledAt<Sh::BR> ds_at(sram.dS, (q / 2) * 8 + lane % 8, q % 2);
+  const SwizzledAt<Sh::D> k_at(sram.K, lane % 8 + (q % 2) * 8, lane / 16);
 #pragma unroll
   for (int kc = 0; kc < Sh::BC / 16; ++kc) {
     std::uint32_t pa[Sh::kMQ][4];
-    a_fragment_sram_t<T, Sh::kMQ, Sh::BR>(pa, sram.dS, row0, kc, lane);
-    pv_chunk<T, Sh::kMQ, Sh::kDQ, Sh::D>(dq, pa, sram.K + kc * 16 * Sh::D, lane, col0);
+#pragma unroll
+    for (int mt = 0; mt < Sh::kMQ; ++mt) ldmatrix_x4_trans(pa[mt], ds_at(kc * 16, row0 + mt * 16));
+#pragma unroll
+    for (int dp = 0; dp < Sh::kDQ / 16; ++dp) {
+      std::uint32_t b[4];  // K_j, 16 keys x 16 of d, transposed into two n-tiles
+      ldmatrix_x4_trans(b, k_at(kc * 16, col0 + dp * 16));
+#pragma unroll
+      for (int mt = 0; mt < Sh::kMQ; ++mt) {
+        mma_16816<T>(dq[mt][2 * dp], pa[mt], b[0], b[1]);
+        mma_16816<T>(dq[mt][2 * dp + 1], pa[mt], b[2], b[3]);
+      }
+    }
   }
 }
 

@@ -43,18 +43,27 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
 }
 
 /// Four 8 x 8 matrices of 16-bit elements from shared memory; lane l gives the address of row
-/// l % 8 of matrix l / 8.
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
+/// l % 8 of matrix l / 8 (a shared-window address, smem_addr, or a pointer into shared memory).
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
+               : "r"(addr));
 }
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) { ldmatrix_x4(r, smem_addr(p)); }
 
 /// The same, each matrix transposed (for V, stored key-major but needed as the k x n operand).
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
+  ldmatrix_x4_trans(r, smem_addr(p));
+}
+
+/// One 32-bit store to shared memory at a shared-window address (smem_addr).
+__device__ __forceinline__ void st_shared_b32(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 
 /// c += a b on one 16 x 8 x 16 tile, fp32 accumulation.

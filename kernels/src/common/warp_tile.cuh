@@ -76,18 +76,6 @@ __device__ __forceinline__ void p_fragment_sram(std::uint32_t (&pa)[kMT][4], con
     ldmatrix_x4(pa[mt], sram_P + swizzle<kColsP>(mt * 16 + lane % 16, kc * 16 + (lane / 16) * 8));
 }
 
-/// The A fragment of rows [m0, m0 + kMT*16) and 16-column chunk kc of a matrix that SRAM holds
-/// transposed: sram_T is (k rows, kColsT columns), swizzled, element (k, m) = A(m, k). ldmatrix's
-/// .trans turns each 8 x 8 block of k rows into the A layout (the backward's dS_ij, stored as the
-/// warps computed it, dS_ij^T).
-template <class T, int kMT, int kColsT>
-__device__ __forceinline__ void a_fragment_sram_t(std::uint32_t (&pa)[kMT][4], const T* sram_T, int m0, int kc, int lane) {
-  const int q = lane / 8, r = lane % 8;  // matrix q of the x4: rows +8 for q odd, k +8 for q >= 2
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-    ldmatrix_x4_trans(pa[mt], sram_T + swizzle<kColsT>(kc * 16 + (q / 2) * 8 + r, m0 + mt * 16 + (q % 2) * 8));
-}
-
 /// o (kMT*16, D) += P~ (kMT*16, 16 keys) V_c, V_c the 16 rows of sram_Vj starting at `sram_V`,
 /// columns [col0, col0 + D) of its kLd (by default D) columns.
 template <class T, int kMT, int D, int kLd = D>

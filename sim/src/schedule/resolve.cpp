@@ -209,18 +209,10 @@ void resolve_fa2_kernel(Config& c, Problem& p) {
 // The splits asked for (0: auto), checked: split-KV splits V2's forward only.
 std::int64_t requested_splits(const Config& c, const Problem& p) {
   const std::int64_t want_splits = c.splits.value_or(c.kernel == Kernel::fa2 && c.pass == Pass::forward ? 0 : 1);
-  if (want_splits < 0 || want_splits > 128)
-    throw ConfigError("splits", std::to_string(want_splits), "auto or an integer from 1 to 128 (FA2's limit)");
-  const std::string splits_text = want_splits == 0 ? "auto" : std::to_string(want_splits);
-  if (want_splits != 1) {
-    if (c.algo != Algo::v2 || p.order != LoopOrder::q_outer || p.grid != GridKind::q_block || p.rescale != Rescale::delayed)
-      throw ConfigError("splits", splits_text,
-                        "1 unless the forward is V2's loop (--algo v2 with --order q-outer --grid qblock --rescale "
-                        "delayed): split-KV splits V2's K/V loop");
-    if (c.pass != Pass::forward)
-      throw ConfigError("splits", splits_text, "1 with --pass " + std::string(to_string(c.pass)) +
-                                                   " (split-KV is a forward schedule; FA2's backward does not split)");
-  }
+  const bool v2_loop = c.algo == Algo::v2 && p.order == LoopOrder::q_outer && p.grid == GridKind::q_block &&
+                       p.rescale == Rescale::delayed && p.split == WarpSplit::split_q;
+  if (const char* allowed = split_kv_refusal(want_splits, v2_loop, c.pass == Pass::forward))
+    throw ConfigError("splits", want_splits == 0 ? "auto" : std::to_string(want_splits), allowed);
   return want_splits;
 }
 

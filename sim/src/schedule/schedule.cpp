@@ -189,16 +189,11 @@ Schedule make_schedule(const Problem& p) {
   return s;
 }
 
-namespace {
-std::int64_t blocks_per_split(const Problem& p) { return (p.tiling.t_c() + p.splits - 1) / p.splits; }
-}  // namespace
+SplitRange split_range(const Problem& p, std::int64_t s) { return split_kv_range(p.tiling.t_c(), p.splits, s); }
 
-SplitRange split_range(const Problem& p, std::int64_t s) {
-  const std::int64_t t_c = p.tiling.t_c(), n = blocks_per_split(p);
-  return {std::min(s * n, t_c), std::min((s + 1) * n, t_c)};
+std::int64_t split_of(const Problem& p, std::int64_t j) {
+  return j / split_kv_blocks_per_split(p.tiling.t_c(), p.splits);
 }
-
-std::int64_t split_of(const Problem& p, std::int64_t j) { return j / blocks_per_split(p); }
 
 StridedRange dq_slice_range(const Problem& p, std::int64_t s) { return {s, p.tiling.t_c(), p.dq_splits}; }
 

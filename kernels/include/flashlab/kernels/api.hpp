@@ -17,6 +17,7 @@
 
 #include "flashlab/contract/algo.hpp"
 #include "flashlab/contract/event.hpp"
+#include "flashlab/contract/split_kv.hpp"
 #include "flashlab/contract/tiling.hpp"
 
 namespace flashlab::gpu {
@@ -103,18 +104,12 @@ struct Args {
 /// The K/V head (batch * H_k index) that query head bh reads: bh / group (the layout note above).
 FL_HD std::int64_t kv_head(const Args& a, std::int64_t bh) { return bh / a.group; }
 
-/// The K/V blocks [first, end) that split s of `splits` walks: n = ceil(T_c / splits) blocks each,
-/// the last ones fewer or none (FA2's n_blocks_per_split; the simulator's split_range, schedule.hpp).
-struct SplitKvBlocks {
-  std::int64_t first = 0, end = 0;
-};
-FL_HD SplitKvBlocks split_kv_blocks(std::int64_t t_c, std::int64_t splits, std::int64_t s) {
-  const std::int64_t n = (t_c + splits - 1) / splits, first = s * n, end = first + n;
-  return {first < t_c ? first : t_c, end < t_c ? end : t_c};
+/// The most steps a thread block of the split kernel has: step 0, one per K/V block of a split
+/// (contract/split_kv.hpp), the final one. Split s's m, l snapshots use slots [s * this, (s + 1) *
+/// this) of TraceBuffers::stats.
+FL_HD std::int64_t split_block_steps(std::int64_t t_c, std::int64_t splits) {
+  return split_kv_blocks_per_split(t_c, splits) + 2;
 }
-/// The most steps a thread block of the split kernel has: step 0, one per K/V block of a split,
-/// the final one. Split s's m, l snapshots use slots [s * this, (s + 1) * this) of TraceBuffers::stats.
-FL_HD std::int64_t split_block_steps(std::int64_t t_c, std::int64_t splits) { return (t_c + splits - 1) / splits + 2; }
 
 /// Where the instrumented build writes. Only thread blocks of (batch*head) `traced_bh` record,
 /// so the stream is the one (batch, head) that the simulator walks. Events are appended with an

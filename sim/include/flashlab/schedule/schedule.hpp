@@ -27,6 +27,7 @@
 #include "flashlab/config/config.hpp"
 #include "flashlab/contract/algo.hpp"
 #include "flashlab/contract/event.hpp"
+#include "flashlab/contract/split_kv.hpp"
 #include "flashlab/schedule/memory.hpp"
 
 namespace flashlab {
@@ -196,12 +197,8 @@ Schedule make_forward_schedule(const Problem& p);
 
 }  // namespace detail
 
-/// The K/V blocks split s walks: [s n, min((s + 1) n, T_c)) with n = ceil(T_c / p.splits) (FA2's
-/// n_blocks_per_split), empty for a split past the last block; all of [0, T_c) without splits.
-struct SplitRange {
-  std::int64_t first = 0, end = 0;  // K/V blocks first .. end - 1
-  bool empty() const { return first >= end; }
-};
+/// The K/V blocks split s walks (contract/split_kv.hpp split_kv_range with T_c and p.splits): all
+/// of [0, T_c) without splits.
 SplitRange split_range(const Problem& p, std::int64_t s);
 
 /// The split whose K/V blocks hold block j: j / n (split_range's n).
