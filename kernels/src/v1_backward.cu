@@ -130,11 +130,11 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
       __syncthreads();
       float part[Sh::kMQ][Sh::kDQT][4];
       grad_dq<Sh>(part, sram, lane, row0, col0);
-      // line 20: dQ_i <- dQ_i + dS_ij K_j at the input type (each warp its rows), written back whole
+      // line 20: dQ_i <- dQ_i + scale dS_ij K_j at the input type (each warp its rows), written back whole
       for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int row, int col) {
         T* x = sram_dq + swizzle<D>(row0 + row, col0 + col);
-        const float x0 = ElemTraits<T>::to_float(x[0]) + part[mt][dt][2 * h];
-        const float x1 = ElemTraits<T>::to_float(x[1]) + part[mt][dt][2 * h + 1];
+        const float x0 = fmaf(a.scale, part[mt][dt][2 * h], ElemTraits<T>::to_float(x[0]));
+        const float x1 = fmaf(a.scale, part[mt][dt][2 * h + 1], ElemTraits<T>::to_float(x[1]));
         *reinterpret_cast<std::uint32_t*>(x) = ElemTraits<T>::pack(x0, x1);
       });
       __syncthreads();
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
     }
     // line 23
     const std::uint32_t end = begin + 1 + std::uint32_t(t.t_r());
-    store_grads<Sh>(sram.Q, acc, dk + j * BC * D, dv + j * BC * D, cols, lane, key0);
+    store_grads<Sh>(sram.Q, acc, dk + j * BC * D, dv + j * BC * D, cols, lane, key0, a.scale);
     rec.store(end, Tensor::dK, -1, int(j), cols, D, e);
     rec.store(end, Tensor::dV, -1, int(j), cols, D, e);
     __syncthreads();  // the stage (sram.Q) and K_j, V_j are free for the next K/V block

@@ -7,7 +7,8 @@
 //                                          (line 7); Q blocks i from the last visible one down:
 //                                          lines 9-16 (grad_tile.cuh), dQ_i's part added to
 //                                          dQacc_i with atomicAdd; write dK_j, dV_j (line 18)
-//   fl_v2_bwd_convert_dq  grid (T_r, bh)   dQ_i = dQacc_i at the input type
+//   fl_v2_bwd_convert_dq  grid (T_r, bh)   dQ_i = scale dQacc_i at the input type (the softmax scale
+//                                          that dS_ij leaves out, grad_tile.cuh; FA2's convert_dQ)
 //
 // Deterministic (Args::deterministic; FA2's deterministic=True, flash_bwd_launch_template.h
 // run_flash_bwd_seqk_parallel and flash_bwd_kernel.h compute_dq_dk_dv_seqk_parallel): dQacc has
@@ -213,13 +214,13 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
     // line 18: write dK_j, dV_j (zeros for a K/V block that no query sees)
     const std::uint32_t end = step0 + 1 + std::uint32_t(t.t_r());
     store_grads<Sh>(sram.Q, acc, static_cast<T*>(a.dk) + (bh * a.n_k + std::int64_t(j) * BC) * D,
-                    static_cast<T*>(a.dv) + (bh * a.n_k + std::int64_t(j) * BC) * D, cols, lane, key0);
+                    static_cast<T*>(a.dv) + (bh * a.n_k + std::int64_t(j) * BC) * D, cols, lane, key0, a.scale);
     rec.store(end, Tensor::dK, -1, j, cols, D, e);
     rec.store(end, Tensor::dV, -1, j, cols, D, e);
   }
 }
 
-/// dQ_i = dQacc_i at the input type, for Q block i = blockIdx.x.
+/// dQ_i = scale dQacc_i at the input type, for Q block i = blockIdx.x.
 template <class K>
 __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_convert_dq(const Args a, const TraceBuffers trace) {
   using Sh = GradShape<K>;
@@ -247,7 +248,8 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_convert_dq(const Args a, 
       const float4 y = in[s * slice / 4 + c];
       x.x += y.x, x.y += y.y, x.z += y.z, x.w += y.w;
     }
-    out[c] = make_uint2(ElemTraits<T>::pack(x.x, x.y), ElemTraits<T>::pack(x.z, x.w));
+    const float s = a.scale;
+    out[c] = make_uint2(ElemTraits<T>::pack(s * x.x, s * x.y), ElemTraits<T>::pack(s * x.z, s * x.w));
   }
   rec.load(step, Tensor::dQacc, i, -1, std::int64_t(rows) * a.dq_splits, D, 4);
   rec.compute(step, Eq::convert_dq, i, -1, rows, D);

@@ -4,8 +4,10 @@
 // A thread block owns K/V block j. Its warps first split the B_c keys (16 per warp): warp w computes
 // the transposed tiles S_ij^T = K_w Q_i^T and dP_ij^T = V_w dO_i^T (keys x B_r, in registers), then
 // P^T = exp(scale S^T - L) (FA2 line 11; V1 gives L = m + ln l, so that this is FA1 line 13's
-// diag(l)^-1 exp(S - m)), dV_w += P^T dO_i (line 12), dS^T = scale P^T o (dP^T - D) (line 14, the
-// scale of FA1 lines 20-21 folded in once) and dK_w += dS^T Q_i (line 16): each warp's keys are
+// diag(l)^-1 exp(S - m)), dV_w += P^T dO_i (line 12), dS^T = P^T o (dP^T - D) (line 14) and
+// dK_w += dS^T Q_i (line 16), the softmax scale applied once to dK_j at its store and to dQ_i's
+// contribution (FA1 Alg. 4 lines 20-21 scale the products; FA2's kernels scale dK_j in their
+// epilogue and dQ_i in convert_dQ), not to every element of dS: each warp's keys are
 // its own, so dK_j and dV_j accumulate in its registers with no communication. dQ_i = dS_ij K_j
 // (line 15) sums over the keys, which the warps split: dS^T goes through SRAM, and the warps then
 // split the B_r rows of Q_i (16 per warp) for dQ_i's contribution, which the caller adds to HBM
@@ -237,7 +239,7 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
     scores_and_dp<T, kMK, kNQ, D>(p, ds, k_at, kv_bytes, q_at.down(q0), q_do_bytes);
     // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key): S^T = -inf
     // there (2^-inf = 0; L_i log2 e is +inf on a row with no key, never -inf);
-    // line 14: dS^T = scale P^T o (dP^T - D)
+    // line 14: dS^T = P^T o (dP^T - D), unscaled (the scale goes to dK_j and dQ_i, see the top)
     if (t.masked) mask_scores_t<kMK, kNQ>(p, band, t.col0 + key0, t.row0 + q0, n_q, n_k, lane);
     for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
       const float2 shift = *reinterpret_cast<const float2*>(sram.shift + q0 + col);
@@ -246,8 +248,8 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
       float* y = ds[mt][nt] + 2 * h;
       x[0] = exp2_ftz(fmaf(x[0], scale_log2, -shift.x));
       x[1] = exp2_ftz(fmaf(x[1], scale_log2, -shift.y));
-      y[0] = scale * x[0] * (y[0] - dd.x);
-      y[1] = scale * x[1] * (y[1] - dd.y);
+      y[0] = x[0] * (y[0] - dd.x);
+      y[1] = x[1] * (y[1] - dd.y);
     });
     // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
     // grad_dq reads it back transposed
@@ -298,17 +300,20 @@ __device__ __forceinline__ void grad_dq(float (&dq)[Sh::kMQ][Sh::kDQT][4], const
   }
 }
 
-/// Writes dK_j (then dV_j) of the thread block to HBM through SRAM (`stage`, B_c x d): whole 16-byte
-/// chunks of the cols(j) valid rows.
+/// Writes dK_j = scale acc.dk (the softmax scale that dS left out, grad_keys) then dV_j of the
+/// thread block to HBM through SRAM (`stage`, B_c x d): whole 16-byte chunks of the cols(j) valid rows.
 template <class Sh>
 __device__ __forceinline__ void store_grads(typename Sh::T* stage, const GradAcc<Sh>& acc, typename Sh::T* dk,
-                                            typename Sh::T* dv, int cols, int lane, int key0) {
+                                            typename Sh::T* dv, int cols, int lane, int key0, float scale) {
   using T = typename Sh::T;
-  float one[Sh::kMK][2];
+  float one[Sh::kMK][2], dk_scale[Sh::kMK][2];
 #pragma unroll
-  for (int mt = 0; mt < Sh::kMK; ++mt) one[mt][0] = one[mt][1] = 1.f;
+  for (int mt = 0; mt < Sh::kMK; ++mt) {
+    one[mt][0] = one[mt][1] = 1.f;
+    dk_scale[mt][0] = dk_scale[mt][1] = scale;
+  }
   __syncthreads();  // every warp is done with the SRAM that `stage` reuses
-  store_fragments<T, Sh::kMK, Sh::kDT, Sh::D>(stage + key0 * Sh::D, acc.dk, one, lane);
+  store_fragments<T, Sh::kMK, Sh::kDT, Sh::D>(stage + key0 * Sh::D, acc.dk, dk_scale, lane);
   __syncthreads();
   store_tile<T, Sh::BC, Sh::D, Sh::kThreads>(dk, Sh::D, stage, cols, Sh::D);
   __syncthreads();
