@@ -4,6 +4,7 @@
 // After the table: count / classify-only, the walk's cost over that floor (ratio_reporter.hpp).
 #include <benchmark/benchmark.h>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "problems.hpp"

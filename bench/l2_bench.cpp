@@ -5,6 +5,7 @@
 // table is the price of the L2 model over the walk).
 #include <benchmark/benchmark.h>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/report/progress_line.hpp"
 
 namespace flashlab::cli {
@@ -110,11 +111,8 @@ void WalkProgress::on_step(const StepView& s) {
 }
 
 Counters count_with_progress(const Problem& p, Progress& progress, bool sectors) {
-  Executor e(p, ExecOptions{.tile_stats = false, .sectors = sectors});
   WalkProgress walk(p, progress);
-  if (progress.enabled()) e.add_observer(&walk);
-  e.run();
-  return e.counters();
+  return count(p, sectors, false, progress.enabled() ? &walk : nullptr);
 }
 
 Modelled model_with_progress(const Problem& p, Progress& progress) {

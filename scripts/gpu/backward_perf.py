@@ -46,21 +46,22 @@ import time_dataset  # noqa: E402
 # and <128, 64, 128, 8, ...>, B_r x B_c x warps.
 FA2_TILE = {64: "128x128x8", 128: "64x128x8"}
 CANDIDATES = {64: ["64x64x4"], 128: ["64x64x4"]}  # the other compiled backward tile, timed with --candidates
-# (dtype, d, mask, batch, heads, N): every dtype x d x mask, N from 1k to 32k, batch x heads 16 to 256
-SHAPES = [
-    ("fp16", 64, "none", 4, 16, 4096),
-    ("fp16", 128, "causal", 2, 32, 8192),
-    ("fp16", 64, "causal", 1, 16, 32768),
-    ("bf16", 128, "causal", 1, 16, 32768),
-    ("fp16", 128, "none", 16, 16, 1024),
-    ("bf16", 64, "none", 16, 16, 1024),
-    ("bf16", 64, "causal", 8, 32, 2048),
-    ("fp16", 128, "causal", 4, 16, 4096),
-    ("bf16", 128, "none", 2, 16, 8192),
-    ("fp16", 64, "none", 1, 16, 16384),
-    ("bf16", 64, "causal", 4, 8, 16384),
-    ("fp16", 128, "none", 8, 16, 2048),
-]
+# (dtype, d, mask, batch, heads, N), one a line: every dtype x d x mask, N from 1k to 32k, batch x heads
+# 16 to 256
+SHAPES = common.text_table("""
+fp16   64 none    4 16  4096
+fp16  128 causal  2 32  8192
+fp16   64 causal  1 16 32768
+bf16  128 causal  1 16 32768
+fp16  128 none   16 16  1024
+bf16   64 none   16 16  1024
+bf16   64 causal  8 32  2048
+fp16  128 causal  4 16  4096
+bf16  128 none    2 16  8192
+fp16   64 none    1 16 16384
+bf16   64 causal  4  8 16384
+fp16  128 none    8 16  2048
+""", str, int, str, int, int, int, sep=None)
 DOC_BEGIN = "<!-- backward_perf.py: generated from tests/data/gpu_backward/fa2_parity.json, do not edit by hand -->"
 DOC_END = "<!-- end backward_perf.py -->"
 

@@ -1,6 +1,7 @@
 """What the GPU drivers share: running a command, the run's metadata, flashlab-gpu over a file of flag
 lines, the build, and the logs' tarball; and the validators' common steps: a grid row's result,
-the trace flags, compute-sanitizer, the simulator's launches, the worst head, the Markdown report.
+the trace flags, compute-sanitizer, the simulator's launches, the worst head, the Nsight Compute
+drivers' JSON of launches per row, the Markdown report; and the data tables' reader (text_table).
 Nsight Compute's side (metric names, the ncu command, its CSV) is ncu.py's; PyTorch's timing is
 cuda_events.py's.
 
@@ -133,6 +134,40 @@ def compute_sanitizer(binary, args, tool, log):
     proc = sh(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(binary)] + list(args))
     log.write_text(proc.stdout + proc.stderr)
     return proc, [x for x in (proc.stdout + proc.stderr).splitlines() if "SUMMARY" in x]
+
+
+def write_launch_rows(path, meta, metrics, rows, row_keys, launch_line):
+    """An Nsight Compute driver's result: {"metadata": meta, "metrics": metrics, "rows": rows} written
+    as the JSON file `path` (indent 1, a final newline), then a summary printed: each row's values of
+    `row_keys` on one line, and under it, indented, the values launch_line(launch) returns for each
+    launch in the row's "launches"."""
+    path.write_text(json.dumps({"metadata": meta, "metrics": metrics, "rows": rows}, indent=1) + "\n")
+    for r in rows:
+        print(*(r[k] for k in row_keys))
+        for x in r["launches"]:
+            print("   ", *launch_line(x))
+
+
+def text_table(text, *types, sep="|"):
+    """The rows of a table written as text, one row a line: each line cut at `sep` (None: at runs of
+    white space) into one field per entry of `types`, each field stripped of the spaces around it
+    (the first keeps its leading ones: an indented label) and converted by its type (str, int,
+    float, ...). Blank lines and lines whose first character is "#" (a section's heading) are
+    skipped. Returns a list of tuples, in the text's order; ValueError, naming the line, when a line
+    has another number of fields or a field does not convert."""
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split(sep)
+        if len(fields) != len(types):
+            raise ValueError(f"table line {n}: {len(fields)} fields, {len(types)} wanted: {line!r}")
+        fields = [fields[0].rstrip()] + [f.strip() for f in fields[1:]]
+        try:
+            rows.append(tuple(t(f) for t, f in zip(types, fields)))
+        except ValueError as e:
+            raise ValueError(f"table line {n}: {e}: {line!r}") from None
+    return rows
 
 
 def table_head(*columns):

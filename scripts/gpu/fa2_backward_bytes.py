@@ -22,6 +22,7 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import common  # noqa: E402
 import ncu  # noqa: E402
 import time_configs  # noqa: E402
 import time_dataset  # noqa: E402
@@ -106,13 +107,11 @@ def main():
                     for x in group]
         out.append({"batch": b, "heads": h, "kv_heads": hk, "n_q": nq, "n_k": nk, "d": d, "mask": mask, "dtype": dtype,
                     "launches": launches})
-    doc = {"metadata": metadata(args.commit, "python3 scripts/gpu/fa2_backward_bytes.py --out DIR --commit HASH"),
-           "metrics": METRICS, "rows": out}
-    (args.out / "fa2_backward_bytes.json").write_text(json.dumps(doc, indent=1) + "\n")
-    for r in out:
-        print(r["batch"], r["heads"], r["kv_heads"], r["n_q"], r["n_k"], r["d"], r["mask"], r["dtype"])
-        for x in r["launches"]:
-            print("   ", x["name"][:70], x["grid"], {k: x.get(k) for k in ("ld", "st", "red", "lts_ld", "dram_rd")})
+    common.write_launch_rows(
+        args.out / "fa2_backward_bytes.json",
+        metadata(args.commit, "python3 scripts/gpu/fa2_backward_bytes.py --out DIR --commit HASH"), METRICS, out,
+        ("batch", "heads", "kv_heads", "n_q", "n_k", "d", "mask", "dtype"),
+        lambda x: (x["name"][:70], x["grid"], {k: x.get(k) for k in ("ld", "st", "red", "lts_ld", "dram_rd")}))
 
 
 if __name__ == "__main__":

@@ -110,13 +110,11 @@ def main():
                     {k: int(x[k]) for k in METRICS if k in x} for x in group]
         rows.append({"batch": b, "heads": h, "kv_heads": hk, "n_q": nq, "n_k": nk, "d": d,
                      "mask": "causal-br" if causal else "none", "dtype": "fp16", "entry": entry[n], "launches": launches})
-    doc = {"metadata": metadata(args.commit, "python3 scripts/gpu/fa2_launches.py --out DIR --commit HASH"),
-           "metrics": METRICS, "rows": rows}
-    (args.out / "fa2_launches.json").write_text(json.dumps(doc, indent=1) + "\n")
-    for r in rows:
-        print(r["batch"], r["heads"], r["kv_heads"], r["n_q"], r["n_k"], r["d"], r["mask"], r["entry"])
-        for l in r["launches"]:
-            print("   ", l["kernel"][:90], l["grid"], l["block"], l.get("ld"), l.get("st"), l.get("dram_rd"), l.get("time_ns"))
+    common.write_launch_rows(
+        args.out / "fa2_launches.json",
+        metadata(args.commit, "python3 scripts/gpu/fa2_launches.py --out DIR --commit HASH"), METRICS, rows,
+        ("batch", "heads", "kv_heads", "n_q", "n_k", "d", "mask", "entry"),
+        lambda x: (x["kernel"][:90], x["grid"], x["block"], *(x.get(k) for k in ("ld", "st", "dram_rd", "time_ns"))))
 
 
 if __name__ == "__main__":

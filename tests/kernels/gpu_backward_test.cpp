@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/config/config.hpp"
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/trace/trace.hpp"

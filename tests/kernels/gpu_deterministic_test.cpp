@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/trace/diff.hpp"
 #include "flashlab/trace/trace.hpp"

@@ -4,6 +4,7 @@
 // sector_bytes itself is tested with the sector level (tests/sim/executor/sector_counter_test.cpp).
 #include <doctest/doctest.h>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/sector_counter.hpp"
 #include "flashlab/schedule/resolve.hpp"

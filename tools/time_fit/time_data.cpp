@@ -13,6 +13,8 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/executor/l2_model.hpp"
+#include "flashlab/executor/sector_counter.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/schedule/resolve.hpp"
 
@@ -102,7 +104,11 @@ std::vector<Row> load_rows(const std::string& path) {
         row.measured_dram_read.push_back(rd.empty() ? 0.0 : std::accumulate(rd.begin(), rd.end(), 0.0) / double(rd.size()));
       }
       row.problem = problem_of(simulator_flags(row.flags));
-      Executor e(row.problem, make_schedule(row.problem), ExecOptions{.tile_stats = false, .sectors = true, .l2 = true});
+      Executor e(row.problem, make_schedule(row.problem));
+      SectorCounter sectors(row.problem, e.schedule());  // the levels the time model reads, as model() attaches them
+      L2Model l2(row.problem, e.schedule());
+      e.add_level(&sectors);
+      e.add_level(&l2);
       auto timer = std::make_shared<BlockTimer>(row.problem, e.schedule());
       e.add_observer(timer.get());
       e.run();

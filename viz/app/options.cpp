@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/schedule/resolve.hpp"

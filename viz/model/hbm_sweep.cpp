@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"

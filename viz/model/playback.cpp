@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "flashlab/executor/count.hpp"
+
 namespace flashlab::viz {
 
 Track::Track(const Problem& p, std::optional<std::uint64_t> total_steps)

@@ -1,5 +1,7 @@
-// cost.cpp — the counting model: bytes per action, FLOPs and ops per equation (docs/model.md).
+// action_cost.cpp — the counting model: bytes per action, FLOPs and ops per equation (docs/model.md).
 #include "flashlab/executor/action_cost.hpp"
+
+#include <initializer_list>
 
 #include "flashlab/schedule/tensor_shape.hpp"
 
@@ -43,173 +45,118 @@ Extent action_extent(const Problem& p, const Action& a, std::int64_t i, std::int
 namespace {
 
 using u = std::uint64_t;
+using K = OpKind;
+
+/// n non-matmul operations of one kind.
+struct Ops {
+  K kind;
+  u n;
+};
+
+/// The cost of `flops` matmul FLOPs and the listed operations (a kind listed twice adds up): the one
+/// form every equation's rule below takes.
+Cost rule(u flops, std::initializer_list<Ops> ops = {}) {
+  Cost k;
+  k.flops = flops;
+  for (const Ops& o : ops) k.ops[int(o.kind)] += o.n;
+  return k;
+}
 
 // equation_cost of the forward's fills, S = scale Q K^T, standard attention's softmax and P V (FA1
 // Alg. 0) and split-KV's combine; other equations cost nothing here.
 Cost forward_cost(Eq eq, u r, u c, u d) {
-  Cost k;
-  auto& o = k.ops;
-  auto add = [&](OpKind kind, u n) { o[int(kind)] += n; };
   switch (eq) {
-    case Eq::none:
-    case Eq::init_stats: break;  // fills, no arithmetic
     case Eq::scores:  // S = scale * Q K^T: r*c*d multiply-adds, one scaling mul per score
-      k.flops = 2 * r * c * d;
-      add(OpKind::mul, r * c);
-      break;
+      return rule(2 * r * c * d, {{K::mul, r * c}});
     case Eq::softmax_dense:
       // Alg. 0 line 2, row-wise: rowmax (c-1 max), S - max (sub), exp, rowsum (c-1 add), divide
-      add(OpKind::max, r * (c - 1));
-      add(OpKind::sub, r * c);
-      add(OpKind::exp, r * c);
-      add(OpKind::add, r * (c - 1));
-      add(OpKind::div, r * c);
-      break;
-    case Eq::output_dense:
-      k.flops = 2 * r * c * d;  // O = P V
-      break;
+      return rule(0, {{K::max, r * (c - 1)}, {K::sub, r * c}, {K::exp, r * c}, {K::add, r * (c - 1)},
+                      {K::div, r * c}});
+    case Eq::output_dense: return rule(2 * r * c * d);  // O = P V
     case Eq::combine: {
       // c = splits S. Per row: mx = max_s L_s (S - 1 max); L = mx + log(sum_s exp(L_s - mx)) (S sub,
       // S exp, S - 1 add, 1 log, 1 add); the weights exp(L_s - L) (S sub, S exp). Per O element:
       // sum_s w_s O_s (S mul, S - 1 add).
       const u s = c > 0 ? c : 1;  // (c = 0: one split, nothing to merge)
-      add(OpKind::max, r * (s - 1));
-      add(OpKind::sub, 2 * r * s);
-      add(OpKind::exp, 2 * r * s);
-      add(OpKind::add, r * (s - 1) + r + r * d * (s - 1));
-      add(OpKind::log, r);
-      add(OpKind::mul, r * d * s);
-      break;
+      return rule(0, {{K::max, r * (s - 1)}, {K::sub, 2 * r * s}, {K::exp, 2 * r * s},
+                      {K::add, r * (s - 1) + r + r * d * (s - 1)}, {K::log, r}, {K::mul, r * d * s}});
     }
-    default: break;  // online_softmax_cost, backward_cost
+    default: return {};  // the fills (none, init_stats): no arithmetic; online_softmax_cost, backward_cost
   }
-  return k;
 }
 
 // equation_cost of V1's and V2's online softmax and output updates (FA1 Alg. 1 lines 10-12, FA2
 // Alg. 1 lines 9-13) and their epilogues; other equations cost nothing here.
 Cost online_softmax_cost(Eq eq, u r, u c, u d) {
-  Cost k;
-  auto& o = k.ops;
-  auto add = [&](OpKind kind, u n) { o[int(kind)] += n; };
   switch (eq) {
     case Eq::softmax_v1:
       // line 10: m~ = rowmax(S): c-1 max per row; P~ = exp(S - m~): sub, exp per score;
       //          l~ = rowsum(P~): c-1 add per row
-      add(OpKind::max, r * (c - 1));
-      add(OpKind::sub, r * c);
-      add(OpKind::exp, r * c);
-      add(OpKind::add, r * (c - 1));
       // line 11: m_new = max(m, m~): 1 max; l_new = e^(m - m_new) l + e^(m~ - m_new) l~:
       //          2 sub, 2 exp, 2 mul, 1 add per row
-      add(OpKind::max, r);
-      add(OpKind::sub, 2 * r);
-      add(OpKind::exp, 2 * r);
-      add(OpKind::mul, 2 * r);
-      add(OpKind::add, r);
-      break;
+      return rule(0, {{K::max, r * (c - 1)}, {K::sub, r * c}, {K::exp, r * c}, {K::add, r * (c - 1)},
+                      {K::max, r}, {K::sub, 2 * r}, {K::exp, 2 * r}, {K::mul, 2 * r}, {K::add, r}});
     case Eq::output_v1:
       // line 12, term by term: per row alpha = l * e^(m - m_new) (1 mul); per O element
-      // alpha*O (mul), e^(m~ - m_new) * (P~V) (mul), each term / l_new (2 div), their sum (add).
-      k.flops = 2 * r * c * d;  // P~ V
-      add(OpKind::mul, r + 2 * r * d);
-      add(OpKind::div, 2 * r * d);
-      add(OpKind::add, r * d);
-      break;
+      // alpha*O (mul), e^(m~ - m_new) * (P~V) (mul), each term / l_new (2 div), their sum (add);
+      // P~ V: 2 r c d FLOPs
+      return rule(2 * r * c * d, {{K::mul, r + 2 * r * d}, {K::div, 2 * r * d}, {K::add, r * d}});
     case Eq::softmax_v2:
       // line 9: m_new = max(m_old, rowmax(S)): c max per row; P~ = exp(S - m_new): sub, exp per
       // score; l_new = e^(m_old - m_new) l_old + rowsum(P~): 1 sub, 1 exp, 1 mul, c add per row
-      add(OpKind::max, r * c);
-      add(OpKind::sub, r * c + r);
-      add(OpKind::exp, r * c + r);
-      add(OpKind::mul, r);
-      add(OpKind::add, r * c);
-      break;
+      return rule(0, {{K::max, r * c}, {K::sub, r * c + r}, {K::exp, r * c + r}, {K::mul, r}, {K::add, r * c}});
     case Eq::output_v2:
       // line 10: O = diag(e^(m_old - m_new)) O + P~ V: 1 mul and 1 add per O element
-      k.flops = 2 * r * c * d;
-      add(OpKind::mul, r * d);
-      add(OpKind::add, r * d);
-      break;
+      return rule(2 * r * c * d, {{K::mul, r * d}, {K::add, r * d}});
     case Eq::finalize_v2:
     case Eq::finalize_split:  // the same on the split's keys (its L_s,i is -inf where l_i = 0)
       // line 12: O = diag(l)^-1 O: 1 div per O element (r x d extent); line 13: L = m + log(l)
-      add(OpKind::div, r * d);
-      add(OpKind::log, r);
-      add(OpKind::add, r);
-      break;
+      return rule(0, {{K::div, r * d}, {K::log, r}, {K::add, r}});
     case Eq::normalize:
       // --order kv-outer --rescale delayed, once per Q block after its last step: O = diag(l)^-1 O,
       // FA2 Alg. 1 line 12's one division per O element (r x d extent)
-      add(OpKind::div, r * d);
-      break;
+      return rule(0, {{K::div, r * d}});
     case Eq::logsumexp:
       // --order q-outer --rescale step, once per Q block after its last step: L = m + log(l),
       // FA2 Alg. 1 line 13 (O is already normalised by every step's line 12 of FA1 Alg. 1)
-      add(OpKind::log, r);
-      add(OpKind::add, r);
-      break;
-    default: break;  // forward_cost, backward_cost
+      return rule(0, {{K::log, r}, {K::add, r}});
+    default: return {};  // forward_cost, backward_cost
   }
-  return k;
 }
 
 // equation_cost of the backward pass's equations (docs/model.md "Backward pass"; FA1 Alg. 3 and 4,
-// FA2 Alg. 2); other equations cost nothing here.
+// FA2 Alg. 2); other equations cost nothing here. Five matmuls per tile, 2 r c d FLOPs each:
+// S = Q K^T (Eq::scores), dV += P^T dO, dP = dO V^T, dQ += dS K, dK += dS^T Q.
 Cost backward_cost(Eq eq, u r, u c, u d) {
-  Cost k;
-  auto& o = k.ops;
-  auto add = [&](OpKind kind, u n) { o[int(kind)] += n; };
   switch (eq) {
-    // The backward pass (docs/model.md "Backward pass"). Five matmuls per tile, 2 r c d FLOPs
-    // each: S = Q K^T (Eq::scores), dV += P^T dO, dP = dO V^T, dQ += dS K, dK += dS^T Q.
-    case Eq::init_grads: case Eq::zero_dq: break;  // fills
     case Eq::convert_dq:
       // a type conversion; the deterministic form's c = nsplits slices of dQacc_i summed first
       // (flash_bwd_preprocess_kernel.h convert_dQ): c - 1 adds per element
-      if (c > 1) add(OpKind::add, r * d * (c - 1));
-      break;
+      return rule(0, {{K::add, c > 1 ? r * d * (c - 1) : 0}});
     case Eq::bwd_D:
       // D = rowsum(dO o O) over an r x d extent: 1 mul per element, d - 1 adds per row
-      add(OpKind::mul, r * d);
-      add(OpKind::add, r * (d - 1));
-      break;
+      return rule(0, {{K::mul, r * d}, {K::add, r * (d - 1)}});
     case Eq::probs_v1:
       // FA1 Alg. 4 line 13: P = diag(l)^-1 exp(S - m): sub, exp, div per score
-      add(OpKind::sub, r * c);
-      add(OpKind::exp, r * c);
-      add(OpKind::div, r * c);
-      break;
+      return rule(0, {{K::sub, r * c}, {K::exp, r * c}, {K::div, r * c}});
     case Eq::probs_v2:
       // FA2 Alg. 2 line 11: P = exp(S - L): sub, exp per score
-      add(OpKind::sub, r * c);
-      add(OpKind::exp, r * c);
-      break;
-    case Eq::grad_v: case Eq::grad_p: case Eq::grad_v_dense: case Eq::grad_p_dense:
-      k.flops = 2 * r * c * d;  // dV += P^T dO (c x d, r deep) / dP = dO V^T (r x c, d deep)
-      break;
+      return rule(0, {{K::sub, r * c}, {K::exp, r * c}});
     case Eq::grad_s:
       // dS = scale P o (dP - D): sub, mul per score, and the softmax scale (FA1 Alg. 4 lines 20-21
       // multiply scale dS_ij once for both dQ_i and dK_j; FA2 folds it likewise)
-      add(OpKind::sub, r * c);
-      add(OpKind::mul, 2 * r * c);
-      break;
+      return rule(0, {{K::sub, r * c}, {K::mul, 2 * r * c}});
     case Eq::grad_s_dense:
       // FA1 Alg. 3 line 3: D_i = sum_l P_il dP_il (mul per score, c - 1 adds per row), then
       // dS = scale P o (dP - D): sub, two mul per score
-      add(OpKind::mul, 3 * r * c);
-      add(OpKind::add, r * (c - 1));
-      add(OpKind::sub, r * c);
-      break;
-    case Eq::grad_q: case Eq::grad_q_dense:
-      k.flops = 2 * r * c * d;  // dQ (+)= dS K: r x d, c deep
-      break;
-    case Eq::grad_k: case Eq::grad_k_dense:
-      k.flops = 2 * r * c * d;  // dK (+)= dS^T Q: c x d, r deep
-      break;
-    default: break;  // forward_cost, online_softmax_cost
+      return rule(0, {{K::mul, 3 * r * c}, {K::add, r * (c - 1)}, {K::sub, r * c}});
+    // dV += P^T dO (c x d, r deep), dP = dO V^T (r x c, d deep), dQ (+)= dS K (r x d, c deep),
+    // dK (+)= dS^T Q (c x d, r deep)
+    case Eq::grad_v: case Eq::grad_p: case Eq::grad_v_dense: case Eq::grad_p_dense:
+    case Eq::grad_q: case Eq::grad_q_dense: case Eq::grad_k: case Eq::grad_k_dense:
+      return rule(2 * r * c * d);
+    default: return {};  // the fills (init_grads, zero_dq); forward_cost, online_softmax_cost
   }
-  return k;
 }
 
 }  // namespace

@@ -4,8 +4,6 @@
 #include <algorithm>
 
 #include "flashlab/executor/action_cost.hpp"
-#include "flashlab/executor/sector_counter.hpp"
-#include "flashlab/executor/l2_model.hpp"
 #include "flashlab/memory/occupancy.hpp"
 
 namespace flashlab {
@@ -31,18 +29,8 @@ Executor::Executor(const Problem& p, ExecOptions opt) : Executor(p, make_schedul
 Executor::Executor(const Problem& p, Schedule s, ExecOptions opt) : p_(p), s_(std::move(s)), opt_(opt) {
   check_schedule(s_);
   plan();
-  if (opt_.sectors) {
-    sectors_ = std::make_unique<SectorCounter>(p_, s_);
-    observers_.push_back(sectors_.get());
-  }
-  if (opt_.l2) {
-    l2_ = std::make_unique<L2Model>(p_, s_);
-    observers_.push_back(l2_.get());
-  }
   start_launch();
 }
-
-Executor::~Executor() = default;
 
 void Executor::plan() {
   const Tiling& t = p_.tiling;
@@ -368,36 +356,13 @@ Counters Executor::counters() const {
     c.launches.push_back(std::move(lc));
   }
   c.levels[int(Memory::hbm)] = c.cost.hbm;
-  if (sectors_) {
-    c.levels[int(Memory::sector)] = sectors_->bytes();
-    c.sectors = true;
-  }
-  if (l2_ && done_) {
-    const std::vector<L2Launch>& r = l2_->replay();
-    for (std::size_t k = 0; k < r.size(); ++k) {
-      c.launches[k].l2 = r[k].requests;
-      c.launches[k].dram = r[k].dram;
-      c.launches[k].l2_dirty_at_end = r[k].dirty_at_end;
-      for (int x = 0; x < kTensorCount; ++x)
-        for (int d = 0; d < kDirCount; ++d) {
-          c.levels[int(Memory::l2)][x][d] += r[k].requests[x][d];
-          c.levels[int(Memory::dram)][x][d] += r[k].dram[x][d];
-        }
-    }
-    c.l2 = true;
-  }
+  for (const LevelObserver* level : levels_) level->add_levels(c, done_);
   c.tiles = tiles_count_;
   for (std::uint64_t* v : {&c.tiles.total, &c.tiles.visited, &c.tiles.full, &c.tiles.partial, &c.tiles.skipped})
     *v *= bh;
   c.sram_capacity = p_.sram_capacity;
   c.steps = steps_;
   return c;
-}
-
-Counters count(const Problem& p, bool sectors, bool l2) {
-  Executor e(p, ExecOptions{.tile_stats = false, .sectors = sectors, .l2 = l2});
-  e.run();
-  return e.counters();
 }
 
 }  // namespace flashlab

@@ -442,4 +442,20 @@ const std::vector<L2Launch>& L2Model::replay() const {
   return result_;
 }
 
+void L2Model::add_levels(Counters& c, bool finished) const {
+  if (!finished) return;
+  const std::vector<L2Launch>& r = replay();
+  for (std::size_t k = 0; k < r.size(); ++k) {
+    c.launches[k].l2 = r[k].requests;
+    c.launches[k].dram = r[k].dram;
+    c.launches[k].l2_dirty_at_end = r[k].dirty_at_end;
+    for (int x = 0; x < kTensorCount; ++x)
+      for (int d = 0; d < kDirCount; ++d) {
+        c.levels[int(Memory::l2)][x][d] += r[k].requests[x][d];
+        c.levels[int(Memory::dram)][x][d] += r[k].dram[x][d];
+      }
+  }
+  c.l2 = true;
+}
+
 }  // namespace flashlab

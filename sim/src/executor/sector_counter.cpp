@@ -161,4 +161,9 @@ void SectorCounter::on_step(const StepView& s) {
   }
 }
 
+void SectorCounter::add_levels(Counters& c, bool) const {
+  c.levels[int(Memory::sector)] = bytes_;
+  c.sectors = true;
+}
+
 }  // namespace flashlab

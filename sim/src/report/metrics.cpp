@@ -29,7 +29,7 @@ std::uint64_t all_ops(const Figures& f) {
 }
 std::uint64_t flops(const Figures& f) { return f.counters.cost.flops; }
 // Bytes at a memory level other than HBM (memory.hpp); none for the sector level when it was not
-// counted (ExecOptions::sectors).
+// counted (no SectorCounter attached: Counters::sectors).
 bool level_counted(const Figures& f, Memory m) {
   if (m == Memory::sector) return f.counters.sectors;
   if (m == Memory::l2 || m == Memory::dram) return f.counters.l2;

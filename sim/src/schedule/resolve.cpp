@@ -37,11 +37,7 @@ std::int64_t sram_need(Algo a, const Switches& v, std::int64_t rows, std::int64_
                        Passes ps) {
   Problem p;
   p.algo = a;
-  p.order = v.order;
-  p.grid = v.grid;
-  p.rescale = v.rescale;
-  p.split = v.split;
-  p.block_skip = v.block_skip;
+  p.set_switches(v);
   p.pass = ps.pass;
   p.backward_form = ps.form;
   return sram_bytes(make_schedule(p), rows, cols, d, e);
@@ -169,11 +165,11 @@ void resolve_sizes(const Config& c, Problem& p) {
 // The switches: each one given overrides that property of the algorithm's preset.
 void resolve_switches(const Config& c, Problem& p) {
   const Switches preset = preset_switches(c.algo);
-  p.block_skip = c.block_skip.value_or(preset.block_skip);
-  p.split = c.split.value_or(preset.split);
-  p.order = c.order.value_or(preset.order);
-  p.grid = c.grid.value_or(preset.grid);
-  p.rescale = c.rescale.value_or(preset.rescale);
+  p.set_switches({.order = c.order.value_or(preset.order),
+                  .grid = c.grid.value_or(preset.grid),
+                  .rescale = c.rescale.value_or(preset.rescale),
+                  .split = c.split.value_or(preset.split),
+                  .block_skip = c.block_skip.value_or(preset.block_skip)});
   p.pass = c.pass;
   p.kernel = c.kernel;
 }

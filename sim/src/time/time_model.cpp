@@ -11,6 +11,7 @@
 #include "round_trips.hpp"
 #include "flashlab/memory/compiled_registers.hpp"
 #include "flashlab/executor/l2_model.hpp"
+#include "flashlab/executor/sector_counter.hpp"
 #include "flashlab/warps/warps.hpp"
 
 namespace flashlab {
@@ -439,7 +440,12 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
 }
 
 Modelled model(const Problem& p, const Schedule& s, StepObserver* also) {
-  Executor e(p, s, ExecOptions{.tile_stats = false, .sectors = true, .l2 = true});
+  Executor e(p, s);
+  // the levels the time model reads: the sector bytes and the L2 model's DRAM bytes
+  SectorCounter sectors(p, e.schedule());
+  L2Model l2(p, e.schedule());
+  e.add_level(&sectors);
+  e.add_level(&l2);
   BlockTimer timer(p, e.schedule());
   e.add_observer(&timer);
   if (also) e.add_observer(also);

@@ -28,28 +28,15 @@ TraceSource parse_trace_source(std::string_view t) {
 }
 
 Config resolved_config(const Problem& p) {
-  Config c = with_switches(Config{}, p.switches());  // order, grid, rescale, split, block skip
-  c.algo = p.algo;
-  c.n_q = p.tiling.n_q;
-  c.n_k = p.tiling.n_k;
-  c.d = p.tiling.d;
-  c.b_r = p.tiling.b_r;
-  c.b_c = p.tiling.b_c;
-  c.auto_blocks = false;
-  c.sram_bytes = p.sram_capacity;
-  c.batch = p.batch;
-  c.heads = p.heads;
-  c.kv_heads = p.kv_heads;
-  c.dtype = p.dtype;
-  c.mask = p.mask;
-  c.scale = p.scale;
-  c.warps = p.warps;
-  c.pass = p.pass;
-  c.backward_form = p.backward_form;
-  c.splits = p.splits;
-  c.kernel = p.kernel;
-  c.gpu = p.gpu.name;
-  return c;
+  const Tiling& t = p.tiling;
+  // Config's fields in their order, each as resolve() left it (the tile given, not auto)
+  return Config{.algo = p.algo, .n_q = t.n_q, .n_k = t.n_k, .d = t.d, .b_r = t.b_r, .b_c = t.b_c,
+                .auto_blocks = false, .sram_bytes = p.sram_capacity,
+                .batch = p.batch, .heads = p.heads, .kv_heads = p.kv_heads,
+                .dtype = p.dtype, .mask = p.mask, .block_skip = p.block_skip, .scale = p.scale, .warps = p.warps,
+                .split = p.split, .order = p.order, .grid = p.grid, .rescale = p.rescale,
+                .pass = p.pass, .backward_form = p.backward_form, .splits = p.splits, .kernel = p.kernel,
+                .gpu = p.gpu.name};
 }
 
 Problem trace_problem(const TraceHeader& h) { return resolve(h.config); }

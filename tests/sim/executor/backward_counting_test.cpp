@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 

@@ -2,6 +2,7 @@
 // counters, reduce events to the warp model's shared-memory bytes.
 #include <doctest/doctest.h>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/trace.hpp"

@@ -1,6 +1,7 @@
 // The counting model against values derived by hand (docs/model.md "Worked example").
 #include <doctest/doctest.h>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "../../common/config_helpers.hpp"

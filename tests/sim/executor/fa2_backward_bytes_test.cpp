@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "../../common/fa2_rows.hpp"

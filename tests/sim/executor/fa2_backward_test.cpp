@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 

@@ -2,6 +2,7 @@
 // DRAM bytes Nsight Compute measured for PyTorch's FA2 on the H200 (tests/data/).
 #include <doctest/doctest.h>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/l2_model.hpp"
 #include "flashlab/memory/occupancy.hpp"

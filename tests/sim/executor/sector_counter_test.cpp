@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/sector_counter.hpp"
 #include "flashlab/schedule/resolve.hpp"

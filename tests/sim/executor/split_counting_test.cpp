@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 

@@ -30,6 +30,7 @@
 #include <map>
 #include <string>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/warps/warps.hpp"

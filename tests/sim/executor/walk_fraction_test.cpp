@@ -27,7 +27,7 @@ struct Recorder : StepObserver {
 
 std::vector<double> launch_ends(const std::string& flags) {
   const Problem p = timefit::problem_of(flags);
-  Executor e(p, ExecOptions{.tile_stats = false, .sectors = false});
+  Executor e(p);
   Recorder r(p);
   e.add_observer(&r);
   e.run();

@@ -10,6 +10,7 @@
 
 #include "numerics_util.hpp"
 #include "../../common/mask_definition.hpp"
+#include "flashlab/executor/count.hpp"
 #include "flashlab/schedule/resolve.hpp"
 
 using namespace flashlab;

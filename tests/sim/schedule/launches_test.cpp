@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "flashlab/contract/error.hpp"
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
+#include "flashlab/executor/sector_counter.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/schedule/schedule.hpp"
 #include "../../common/config_helpers.hpp"
@@ -67,7 +69,9 @@ class Recorder : public StepObserver {
 
 TEST_CASE("a toy two-launch schedule: counts, grids, SRAM and steps by hand") {
   const Problem p = toy_problem();
-  Executor e(p, toy(), ExecOptions{.tile_stats = false, .sectors = true});
+  Executor e(p, toy());
+  SectorCounter sectors(p, e.schedule());
+  e.add_level(&sectors);
   Recorder rec;
   e.add_observer(&rec);
   e.run();
@@ -139,7 +143,9 @@ TEST_CASE("the toy schedule's sector level against its rows by hand: statistics 
   Config c = test::small(Algo::v2, 10, 16, 16, 4, 16);
   c.heads = 4;
   const Problem p = resolve(c);
-  Executor e(p, toy(), ExecOptions{.tile_stats = false, .sectors = true});
+  Executor e(p, toy());
+  SectorCounter sectors(p, e.schedule());
+  e.add_level(&sectors);
   e.run();
   const Counters k = e.counters();
   // sectors touched by [a, a + n): brute force over the heads

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/trace/stepper.hpp"
 #include "../../common/trace_helpers.hpp"

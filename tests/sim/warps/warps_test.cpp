@@ -2,6 +2,7 @@
 // per warp with slices counted element by element (not with the model's interval arithmetic).
 #include <doctest/doctest.h>
 
+#include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/warps/warps.hpp"

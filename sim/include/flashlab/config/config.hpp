@@ -153,6 +153,14 @@ struct Problem {
   /// Query heads per K/V head: heads / H_k (1 without grouped queries).
   std::int64_t group() const { return heads / kv_heads; }
   Switches switches() const { return {order, grid, rescale, split, block_skip}; }
+  /// Sets the five switches to s (switches() returns them).
+  void set_switches(const Switches& s) {
+    order = s.order;
+    grid = s.grid;
+    rescale = s.rescale;
+    split = s.split;
+    block_skip = s.block_skip;
+  }
   bool forward() const { return pass != Pass::backward; }   // runs the forward's launches
   bool backward() const { return pass != Pass::forward; }   // runs the backward's launches
   /// This problem with pass = forward: its forward's launches alone are make_schedule(p.forward_only())

@@ -74,10 +74,10 @@ struct Counters {
   /// Bytes by memory level (memory.hpp): [level][tensor][read|write]. levels[hbm] equals
   /// cost.hbm; levels[sram] and levels[registers] are the tile loads and stores by where the
   /// schedule keeps each tile; levels[sector] is filled only when the sector counter ran
-  /// (`sectors`, ExecOptions::sectors).
+  /// (`sectors`: a SectorCounter attached to the walk, Executor::add_level).
   std::array<TensorBytes, kMemoryCount> levels{};
   bool sectors = false;
-  bool l2 = false;  // levels[l2] and levels[dram] filled by the L2 model (ExecOptions::l2)
+  bool l2 = false;  // levels[l2] and levels[dram] filled by the L2 model (an L2Model attached)
   std::vector<LaunchCounters> launches;  // in launch order; their costs sum to `cost`
   TileCounts tiles;
   std::int64_t sram_peak_bytes = 0;  // largest SRAM working set of one thread block, any launch

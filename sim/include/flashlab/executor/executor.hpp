@@ -2,14 +2,15 @@
 //
 // One executor for every schedule: the schedule (schedule.hpp) says what each launch's loops and
 // steps are, action_cost.hpp says what each action costs, and observers (event recorders,
-// numerics, the sector counter, the viewer) see every step as it happens. The walk covers one
-// (batch, head), launch after launch; counters() multiplies by batch * heads, since every head
-// runs the same schedule.
+// numerics, the viewer) see every step as it happens. The memory levels measured by watching the
+// walk (the sector counter, the L2 model) are observers too, constructed and attached by whoever
+// wants them (count.hpp count, the time model's model()): the executor holds none of its own. The
+// walk covers one (batch, head), launch after launch; counters() multiplies by batch * heads,
+// since every head runs the same schedule.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -48,6 +49,18 @@ class StepObserver {
   virtual void on_step(const StepView& s) = 0;
 };
 
+/// A memory level measured by watching the walk (sector_counter.hpp SectorCounter, l2_model.hpp
+/// L2Model): attached with Executor::add_level, it sees every step, and Executor::counters() asks
+/// it to add its figures.
+class LevelObserver : public StepObserver {
+ public:
+  /// Adds this level's figures for the walk so far to c, whose launches are filled in: its
+  /// Counters::levels entries, per-launch figures, and the flag that says the level ran.
+  /// `finished`: whether the walk has reached its end (a level that needs the whole walk adds
+  /// nothing before).
+  virtual void add_levels(Counters& c, bool finished) const = 0;
+};
+
 /// Per-tile record kept for later consumers (viewer, reports). Costs come from tile_cost().
 struct TileStat {
   TileClass cls = TileClass::full;
@@ -64,12 +77,7 @@ struct Resident {
 
 struct ExecOptions {
   bool tile_stats = false;  // keep a TileStat per tile (T_r * T_c of them)
-  bool sectors = false;     // run the sector counter (sector_counter.hpp): Counters::levels[sector]
-  bool l2 = false;          // run the L2 model (executor/l2_model.hpp): Counters::levels[l2], [dram]
 };
-
-class SectorCounter;
-class L2Model;
 
 class Executor {
  public:
@@ -77,12 +85,17 @@ class Executor {
   explicit Executor(const Problem& p, ExecOptions opt = {});
   /// Walks `s` (checked with check_schedule: std::logic_error if it cannot be walked).
   Executor(const Problem& p, Schedule s, ExecOptions opt = {});
-  ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
   /// Observers see every later step; they must outlive the executor's run.
   void add_observer(StepObserver* o) { observers_.push_back(o); }
+  /// A memory level sees every later step, as an observer, and adds its figures to counters(); it
+  /// must outlive the executor's last counters().
+  void add_level(LevelObserver* l) {
+    observers_.push_back(l);
+    levels_.push_back(l);
+  }
 
   /// Runs one step. Returns false once the schedule is finished (and runs nothing).
   bool step();
@@ -94,7 +107,8 @@ class Executor {
   const Schedule& schedule() const { return s_; }
   /// The last step run (valid after a step() that returned true).
   const StepView& last() const { return view_; }
-  /// Totals so far; bytes, ops, FLOPs and tiles multiplied by batch * heads, per launch and in all.
+  /// Totals so far; bytes, ops, FLOPs and tiles multiplied by batch * heads, per launch and in all;
+  /// with the figures of each level attached (add_level).
   Counters counters() const;
   /// Cost so far of one (batch, head), all launches.
   Cost cost_one_head() const;
@@ -170,8 +184,7 @@ class Executor {
   Schedule s_;
   ExecOptions opt_;
   std::vector<StepObserver*> observers_;
-  std::unique_ptr<SectorCounter> sectors_;
-  std::unique_ptr<L2Model> l2_;
+  std::vector<const LevelObserver*> levels_;
   std::vector<Plan> plans_;
 
   std::size_t launch_ = 0;
@@ -194,9 +207,5 @@ class Executor {
   Cost scratch_;
   std::vector<TileStat> tiles_;
 };
-
-/// Counts a whole configuration (the executor run to its end, no observers). `sectors`: also the
-/// 32-byte-sector level (Counters::levels[sector]); `l2`: also the L2 and DRAM levels.
-Counters count(const Problem& p, bool sectors = false, bool l2 = false);
 
 }  // namespace flashlab

@@ -57,10 +57,17 @@ struct L2Launch {
   double capacity_bytes = 0;   // L2 capacity the replay used (divided among heads in lock step)
 };
 
-class L2Model : public StepObserver {
+/// A memory level of the walk, attached by whoever wants it (Executor::add_level; count.hpp count
+/// with `l2`, the time model's model()) for the schedule `s` that the executor walks; `s` must
+/// outlive it.
+class L2Model : public LevelObserver {
  public:
   L2Model(const Problem& p, const Schedule& s);
   void on_step(const StepView& s) override;
+  /// Once the walk is finished: replay()'s figures added to c, each launch's requests, DRAM bytes
+  /// and dirty bytes at its end into c.launches[k] (l2, dram, l2_dirty_at_end), their sums into
+  /// c.levels[l2] and c.levels[dram], and c.l2 set. Before the end of the walk, nothing.
+  void add_levels(Counters& c, bool finished) const override;
   /// Replays what the walk recorded, one L2Launch per launch of the schedule. Call after the walk;
   /// the first call replays, later ones return the same result.
   const std::vector<L2Launch>& replay() const;

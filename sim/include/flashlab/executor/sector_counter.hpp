@@ -45,11 +45,14 @@ namespace flashlab {
 /// Bytes that a contiguous access of n bytes at byte address a occupies in 32-byte sectors.
 std::uint64_t sector_bytes(std::uint64_t a, std::uint64_t n);
 
-/// An observer of the walk (Executor with ExecOptions::sectors, or attached by hand).
-class SectorCounter : public StepObserver {
+/// A memory level of the walk, attached by whoever wants it (Executor::add_level; count.hpp count
+/// with `sectors`, the time model's model()) for the schedule `s` that the executor walks.
+class SectorCounter : public LevelObserver {
  public:
   SectorCounter(const Problem& p, const Schedule& s);
   void on_step(const StepView& s) override;
+  /// Sets c.levels[sector] to bytes() and c.sectors.
+  void add_levels(Counters& c, bool finished) const override;
   /// Sector bytes so far, [tensor][read|write|atomic], all batch * heads.
   const TensorBytes& bytes() const { return bytes_; }
 

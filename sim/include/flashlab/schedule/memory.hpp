@@ -17,7 +17,7 @@ namespace flashlab {
 ///   registers  the same for tiles a schedule keeps in registers (V2's O_i, S_ij/P_ij)
 ///   l2         the requests that reach the L2, in the L2 model's granularity (executor/l2_model.hpp)
 ///   dram       what the L2 model sends to DRAM: read misses and write-backs of dirty data
-/// The last two are filled only when the L2 model ran (ExecOptions::l2).
+/// The last two are filled only when the L2 model ran (an L2Model attached to the walk).
 enum class Memory : std::uint8_t { hbm = 0, sector = 1, sram = 2, registers = 3, l2 = 4, dram = 5 };
 inline constexpr int kMemoryCount = 6;
 
