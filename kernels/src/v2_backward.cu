@@ -38,6 +38,19 @@ FL_HD std::int64_t kv_blocks_walked(std::int64_t t_c, std::int64_t stride, std::
   return b < t_c ? (t_c - b + stride - 1) / stride : 0;
 }
 
+/// Q block i = blockIdx.x of (batch, head) bh = blockIdx.y, as the first and last launches take it:
+/// its rows(i) rows, the first of which is row `first` of all heads' (batch * heads * N_q) rows.
+template <class K>
+struct QBlockOfHead {
+  int i = int(blockIdx.x);
+  std::int64_t bh = blockIdx.y;
+  Tiling t;
+  int rows;
+  std::int64_t first;
+  __device__ explicit QBlockOfHead(const Args& a)
+      : t{a.n_q, a.n_k, K::D, K::BR, K::BC}, rows(int(t.rows(i))), first(bh * a.n_q + std::int64_t(i) * K::BR) {}
+};
+
 /// D_i = rowsum(dO_i o O_i) in fp32 and dQacc_i = 0, for Q block i = blockIdx.x. Threads take
 /// 16-byte chunks of the rows (whole sectors) and add their partial dot products into SRAM.
 template <class K>
@@ -45,12 +58,10 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dot_do_o(const Args a, co
   using Sh = GradShape<K>;
   using T = typename K::T;
   constexpr int D = K::D, BR = K::BR, e = sizeof(T);
-  const int i = blockIdx.x;
-  const std::int64_t bh = blockIdx.y;
-  Recorder<K::kRecord> rec(trace, bh, std::uint32_t(i));
-  const Tiling t{a.n_q, a.n_k, D, BR, K::BC};
-  const int rows = int(t.rows(i));
-  const std::int64_t first = bh * a.n_q + std::int64_t(i) * BR;  // this block's first row, all heads
+  const QBlockOfHead<K> qb(a);
+  const int i = qb.i, rows = qb.rows;
+  const std::int64_t first = qb.first;
+  Recorder<K::kRecord> rec(trace, qb.bh, std::uint32_t(i));
   const T* o = static_cast<const T*>(a.o) + first * D;
   const T* d_o = static_cast<const T*>(a.d_o) + first * D;
   __shared__ float sum[BR];
@@ -225,17 +236,16 @@ template <class K>
 __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_convert_dq(const Args a, const TraceBuffers trace) {
   using Sh = GradShape<K>;
   using T = typename K::T;
-  constexpr int D = K::D, BR = K::BR, e = sizeof(T);
-  const int i = blockIdx.x;
-  const std::int64_t bh = blockIdx.y;
-  const Tiling t{a.n_q, a.n_k, D, BR, K::BC};
+  constexpr int D = K::D, e = sizeof(T);
+  const QBlockOfHead<K> qb(a);
+  const Tiling& t = qb.t;
+  const int i = qb.i, rows = qb.rows;
+  const std::int64_t first = qb.first;
   // block i ran step 0 in the first launch and T_r + 2 for each K/V block it walked in the main one
   const std::int64_t main_grid = a.deterministic ? a.dq_splits : t.t_c();
   const std::uint32_t step =
       1 + (i < main_grid ? std::uint32_t(kv_blocks_walked(t.t_c(), main_grid, i) * (t.t_r() + 2)) : 0);
-  Recorder<K::kRecord> rec(trace, bh, std::uint32_t(i));
-  const int rows = int(t.rows(i));
-  const std::int64_t first = bh * a.n_q + std::int64_t(i) * BR;
+  Recorder<K::kRecord> rec(trace, qb.bh, std::uint32_t(i));
   T* dq = static_cast<T*>(a.dq) + first * D;
   const std::int64_t slice = a.bh * a.n_q * D;  // floats between two slices of dQacc
   // four fp32 values in, four of the input type out per thread and pass: whole sectors both ways;

@@ -115,6 +115,19 @@ struct GradTile {
   bool masked;
 };
 
+/// Two independent products on two n-tiles each, issued alternately so that each tensor-core
+/// instruction has the other product's in flight beside it: x[0..1] += a b (b's two n-tiles) and
+/// y[0..1] += c e.
+template <class T>
+__device__ __forceinline__ void mma_interleaved(float (&x0)[4], float (&x1)[4], const std::uint32_t (&a)[4],
+                                                const std::uint32_t (&b)[4], float (&y0)[4], float (&y1)[4],
+                                                const std::uint32_t (&c)[4], const std::uint32_t (&e)[4]) {
+  mma_16816<T>(x0, a, b[0], b[1]);
+  mma_16816<T>(y0, c, e[0], e[1]);
+  mma_16816<T>(x1, a, b[2], b[3]);
+  mma_16816<T>(y1, c, e[2], e[3]);
+}
+
 /// S^T = K_w Q_c^T and dP^T = V_w dO_c^T (lines 10 and 13) for the warp's keys and a chunk of
 /// queries, the two products interleaved step for step: they share no operand, so each step of d
 /// has 2 kNQ independent accumulators in flight instead of kNQ (each accumulator still sums over d
@@ -145,12 +158,8 @@ __device__ __forceinline__ void scores_and_dp(float (&s)[kMK][kNQ][4], float (&d
       ldmatrix_x4(bq, q_at(np * 16, kk * 16));
       ldmatrix_x4(bo, q_at(np * 16, kk * 16) + q_do_bytes);
 #pragma unroll
-      for (int mt = 0; mt < kMK; ++mt) {
-        mma_16816<T>(s[mt][2 * np], ak[mt], bq[0], bq[1]);
-        mma_16816<T>(dp[mt][2 * np], av[mt], bo[0], bo[1]);
-        mma_16816<T>(s[mt][2 * np + 1], ak[mt], bq[2], bq[3]);
-        mma_16816<T>(dp[mt][2 * np + 1], av[mt], bo[2], bo[3]);
-      }
+      for (int mt = 0; mt < kMK; ++mt)
+        mma_interleaved<T>(s[mt][2 * np], s[mt][2 * np + 1], ak[mt], bq, dp[mt][2 * np], dp[mt][2 * np + 1], av[mt], bo);
     }
   }
 }
@@ -203,12 +212,8 @@ __device__ __forceinline__ void grad_v_and_k(float (&dv)[kMK][D / 8][4], float (
       ldmatrix_x4_trans(bo, qt_at(kc * 16, dp * 16) + q_do_bytes);
       ldmatrix_x4_trans(bq, qt_at(kc * 16, dp * 16));
 #pragma unroll
-      for (int mt = 0; mt < kMK; ++mt) {
-        mma_16816<T>(dv[mt][2 * dp], pa[mt], bo[0], bo[1]);
-        mma_16816<T>(dk[mt][2 * dp], sa[mt], bq[0], bq[1]);
-        mma_16816<T>(dv[mt][2 * dp + 1], pa[mt], bo[2], bo[3]);
-        mma_16816<T>(dk[mt][2 * dp + 1], sa[mt], bq[2], bq[3]);
-      }
+      for (int mt = 0; mt < kMK; ++mt)
+        mma_interleaved<T>(dv[mt][2 * dp], dv[mt][2 * dp + 1], pa[mt], bo, dk[mt][2 * dp], dk[mt][2 * dp + 1], sa[mt], bq);
     }
   }
 }
@@ -253,13 +258,9 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
     });
     // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
     // grad_dq reads it back transposed
-#pragma unroll
-    for (int mt = 0; mt < kMK; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < kNQ; ++nt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-          st_shared_b32(ds_at(mt * 16 + 8 * h, q0 + nt * 8), ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]));
+    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int, int) {
+      st_shared_b32(ds_at(mt * 16 + 8 * h, q0 + nt * 8), ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]));
+    });
     // line 12: dV_w += P^T dO_i; line 16: dK_w += dS^T Q_i
     grad_v_and_k<T, kMK, kNQ, D>(acc.dv, acc.dk, p, ds, qt_at.down(q0), q_do_bytes);
   }

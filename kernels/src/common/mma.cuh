@@ -17,25 +17,31 @@
 
 namespace flashlab::gpu {
 
-/// Element traits: pack two fp32 values into one 32-bit register of the input type.
-template <class T> struct ElemTraits;
-
-template <> struct ElemTraits<__half> {
+/// Element traits of the input type T (__half or __nv_bfloat16): pack two fp32 values into one
+/// 32-bit register of T (round to nearest), and convert one value each way.
+template <class T>
+struct ElemTraits {
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "fp16 or bf16");
+  static constexpr bool kHalf = std::is_same_v<T, __half>;
   static __device__ __forceinline__ std::uint32_t pack(float a, float b) {
-    __half2 h = __floats2half2_rn(a, b);
-    return *reinterpret_cast<std::uint32_t*>(&h);
+    std::uint32_t bits;
+    if constexpr (kHalf) {
+      const __half2 h = __floats2half2_rn(a, b);
+      memcpy(&bits, &h, 4);
+    } else {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+      memcpy(&bits, &h, 4);
+    }
+    return bits;
   }
-  static __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
-  static __device__ __forceinline__ __half from_float(float x) { return __float2half_rn(x); }
-};
-
-template <> struct ElemTraits<__nv_bfloat16> {
-  static __device__ __forceinline__ std::uint32_t pack(float a, float b) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-    return *reinterpret_cast<std::uint32_t*>(&h);
+  static __device__ __forceinline__ float to_float(T x) {
+    if constexpr (kHalf) return __half2float(x);
+    else return __bfloat162float(x);
   }
-  static __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
-  static __device__ __forceinline__ __nv_bfloat16 from_float(float x) { return __float2bfloat16_rn(x); }
+  static __device__ __forceinline__ T from_float(float x) {
+    if constexpr (kHalf) return __float2half_rn(x);
+    else return __float2bfloat16_rn(x);
+  }
 };
 
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
