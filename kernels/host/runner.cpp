@@ -207,14 +207,10 @@ void launch_pass(const Problem& p, const Args& args, const TraceBuffers* trace) 
   else launch(p.algo, args, trace, nullptr);  // a tiled forward: the switches of args pick the kernel
 }
 
-void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunResult& r) {
-  // m and l are compared for the forward; the backward's events only (its numbers: check_grads)
-  const bool stats_on = !p.backward();
-  const std::int64_t block = opt.stats_block.value_or(p.tiling.t_r() - 1);
-  flashlab::Trace sim = record_trace(p, TraceLevel::block);
-  if (stats_on) add_stats(sim, p, {block}, opt.inputs);
-  // The thread blocks that snapshot Q block `block`, each with its slots (api.hpp TraceBuffers): the
-  // one that runs its tiles, or under split-KV each split's, split s's from slot s * split_block_steps.
+// The thread blocks that snapshot Q block `block` (none unless stats_on), each with its slots
+// (api.hpp TraceBuffers): the one that runs its tiles, or under split-KV each split's, split s's
+// from slot s * split_block_steps. `sim`: the simulator's trace of p (the steps of each block).
+std::vector<StatBlock> stat_blocks_of(const Problem& p, std::int64_t block, bool stats_on, const flashlab::Trace& sim) {
   std::vector<StatBlock> stat_blocks;
   if (stats_on && p.splits > 1) {
     const auto per = std::uint32_t(split_block_steps(p.tiling.t_c(), p.splits));
@@ -226,6 +222,28 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
       if (e.block == sb.block) sb.steps = std::max(sb.steps, e.step + 1);
     stat_blocks.push_back(sb);
   }
+  return stat_blocks;
+}
+
+// The event and m, l comparison of one instrumented run into r (Q block `block`'s statistics).
+void record_diff(const DiffResult& d, std::int64_t block, RunResult& r) {
+  r.events_run = true;
+  r.events_agree = d.agree();
+  r.gpu_events = d.events_b;
+  r.sim_events = d.events_a;
+  r.stat_values = d.values_compared;
+  r.stat_differing = d.values_differing;
+  r.stats_block = block;
+  r.diff_report = format_diff(d, "sim", "gpu");
+}
+
+void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunResult& r) {
+  // m and l are compared for the forward; the backward's events only (its numbers: check_grads)
+  const bool stats_on = !p.backward();
+  const std::int64_t block = opt.stats_block.value_or(p.tiling.t_r() - 1);
+  flashlab::Trace sim = record_trace(p, TraceLevel::block);
+  if (stats_on) add_stats(sim, p, {block}, opt.inputs);
+  const std::vector<StatBlock> stat_blocks = stat_blocks_of(p, block, stats_on, sim);
   std::uint32_t slots = 0;
   for (const StatBlock& sb : stat_blocks) slots = std::max(slots, sb.slot0 + sb.steps);
 
@@ -280,15 +298,7 @@ void run_events(const Problem& p, const RunOptions& opt, const Args& args, RunRe
     }
   if (stats_on) gpu.stats.push_back(std::move(bs));
 
-  const DiffResult d = diff_traces(sim, gpu);
-  r.events_run = true;
-  r.events_agree = d.agree();
-  r.gpu_events = d.events_b;
-  r.sim_events = d.events_a;
-  r.stat_values = d.values_compared;
-  r.stat_differing = d.values_differing;
-  r.stats_block = block;
-  r.diff_report = format_diff(d, "sim", "gpu");
+  record_diff(diff_traces(sim, gpu), block, r);
   if (!opt.trace_path.empty()) write_trace(opt.trace_path, gpu, opt.trace_format);
 }
 

@@ -148,6 +148,37 @@ __device__ __forceinline__ void snapshot(Recorder<Sh::kRecord>& rec, std::int64_
   if (rec.stats_for(int(i)) && int(threadIdx.x) < rows_i) rec.stat(step, threadIdx.x, Sh::BR, row.m, row.l);
 }
 
+/// The end step's writes of Q block i (rows_i rows): O_i, divided by l_i when the rescale is
+/// delayed (0 for a row with no visible key), and with O_i on chip L_i = m_i + ln l_i; then the
+/// step's m, l snapshot.
+template <class Sh>
+__device__ __forceinline__ void write_output(const RowSram<typename Sh::T>& sram, const RowHbm<typename Sh::T>& hbm, std::int64_t i,
+                             int rows_i, bool delayed, const OChunks<Sh>& o, const RowStat& row, std::uint32_t step,
+                             Recorder<Sh::kRecord>& rec) {
+  using T = typename Sh::T;
+  constexpr int D = Sh::D, BR = Sh::BR, e = sizeof(T);
+  if (int(threadIdx.x) < rows_i) {  // 1 / l_i (0 for a row with no visible key: its O is 0) and L_i
+    sram.c_old[threadIdx.x] = !delayed ? 1.f : row.l > 0.f ? 1.f / row.l : 0.f;
+    sram.c_new[threadIdx.x] = row.l > 0.f ? row.m + logf(row.l) : INFINITY;
+  }
+  __syncthreads();
+  T* hbm_Oi = hbm.O + i * BR * D;
+  for_each_o_chunk<Sh>(rows_i, [&](int k, int r, int col) {
+    const float inv_l = sram.c_old[r];
+    const uint4 out{ElemTraits<T>::pack(o.get(k, 0) * inv_l, o.get(k, 1) * inv_l),
+                    ElemTraits<T>::pack(o.get(k, 2) * inv_l, o.get(k, 3) * inv_l),
+                    ElemTraits<T>::pack(o.get(k, 4) * inv_l, o.get(k, 5) * inv_l),
+                    ElemTraits<T>::pack(o.get(k, 6) * inv_l, o.get(k, 7) * inv_l)};
+    store_global_v4(hbm_Oi + r * D + col, out);
+  });
+  rec.store(step, Tensor::O, int(i), -1, rows_i, D, e);
+  if constexpr (Sh::kOnChip) {
+    if (int(threadIdx.x) < rows_i) hbm.L[i * BR + threadIdx.x] = sram.c_new[threadIdx.x];
+    rec.store(step, Tensor::L, int(i), -1, rows_i, 1, 4);
+  }
+  snapshot<Sh>(rec, i, rows_i, step, row);
+}
+
 /// One Q block i walked by its thread block (grid qblock, or each Q block in turn of a q-outer
 /// thread block per head), from step `step0`: its begin step, one per K/V block (visited or
 /// skipped), and its end step. Returns the step after its last. O_i lives where Sh says:
@@ -162,7 +193,7 @@ __device__ std::uint32_t q_block_walk(const Args& a, const Tiling& t, const RowS
                                       const RowHbm<typename Sh::T>& hbm, const RowThread& th, std::int64_t i,
                                       std::uint32_t step0, Recorder<Sh::kRecord>& rec) {
   using T = typename Sh::T;
-  constexpr int D = Sh::D, BR = Sh::BR, e = sizeof(T);
+  constexpr int D = Sh::D, e = sizeof(T);
   const int rows_i = int(t.rows(i));
   const BlockRange range = a.block_skip ? visible_col_blocks(t, a.band, i) : BlockRange{0, t.t_c() - 1};
   const bool visits = !range.empty(), delayed = a.rescale_delayed;
@@ -232,26 +263,7 @@ __device__ std::uint32_t q_block_walk(const Args& a, const Tiling& t, const RowS
     const Eq eq = Sh::kOnChip ? (delayed ? Eq::finalize_v2 : Eq::logsumexp) : Eq::normalize;
     rec.compute(step, eq, int(i), -1, rows_i, eq == Eq::logsumexp ? 1 : D);
   }
-  if (int(threadIdx.x) < rows_i) {  // 1 / l_i (0 for a row with no visible key: its O is 0) and L_i
-    sram.c_old[threadIdx.x] = !delayed ? 1.f : row.l > 0.f ? 1.f / row.l : 0.f;
-    sram.c_new[threadIdx.x] = row.l > 0.f ? row.m + logf(row.l) : INFINITY;
-  }
-  __syncthreads();
-  T* hbm_Oi = hbm.O + i * BR * D;
-  for_each_o_chunk<Sh>(rows_i, [&](int k, int r, int col) {
-    const float inv_l = sram.c_old[r];
-    const uint4 out{ElemTraits<T>::pack(o.get(k, 0) * inv_l, o.get(k, 1) * inv_l),
-                    ElemTraits<T>::pack(o.get(k, 2) * inv_l, o.get(k, 3) * inv_l),
-                    ElemTraits<T>::pack(o.get(k, 4) * inv_l, o.get(k, 5) * inv_l),
-                    ElemTraits<T>::pack(o.get(k, 6) * inv_l, o.get(k, 7) * inv_l)};
-    store_global_v4(hbm_Oi + r * D + col, out);
-  });
-  rec.store(step, Tensor::O, int(i), -1, rows_i, D, e);
-  if constexpr (Sh::kOnChip) {
-    if (int(threadIdx.x) < rows_i) hbm.L[i * BR + threadIdx.x] = sram.c_new[threadIdx.x];
-    rec.store(step, Tensor::L, int(i), -1, rows_i, 1, 4);
-  }
-  snapshot<Sh>(rec, i, rows_i, step, row);
+  write_output<Sh>(sram, hbm, i, rows_i, delayed, o, row, step, rec);
   __syncthreads();  // SRAM is free for the next Q block
   return step + 1;
 }

@@ -47,6 +47,66 @@ __device__ __forceinline__ void row_dot(const GradSram<typename Sh::T>& sram, co
   });
 }
 
+/// Line 10's statistics of Q block i (rows r0.., `rows` valid), one row per thread < B_r: l_i and
+/// m_i as the exponent shift (m + ln l) log2 e, +inf on a row with no key (l = 0); D_i = 0 until
+/// row_dot (line 18) adds it.
+template <class Sh>
+__device__ __forceinline__ void load_row_stats(const GradSram<typename Sh::T>& sram, const float* l, const float* m,
+                                               std::int64_t r0, int rows) {
+  if (int(threadIdx.x) >= Sh::BR) return;
+  const int r = threadIdx.x;
+  float lr = 0.f, mr = 0.f;
+  if (r < rows) {  // both of line 10's loads, also where l = 0 makes m unused (as the simulator counts)
+    asm volatile("ld.global.f32 %0, [%1];" : "=f"(lr) : "l"(l + r0 + r));
+    asm volatile("ld.global.f32 %0, [%1];" : "=f"(mr) : "l"(m + r0 + r));
+  }
+  sram.shift[r] = lr > 0.f ? (mr + logf(lr)) * kLog2e : INFINITY;
+  sram.D[r] = 0.f;
+}
+
+/// Line 20 in SRAM: dQ_i <- dQ_i + scale dS_ij K_j at the input type, the warp's block `part` of
+/// dS_ij K_j (grad_dq) added to its rows and columns of the swizzled dQ_i tile.
+template <class Sh>
+__device__ __forceinline__ void add_dq_sram(typename Sh::T* sram_dq, const float (&part)[Sh::kMQ][Sh::kDQT][4],
+                                            float scale, int row0, int col0, int lane) {
+  using T = typename Sh::T;
+  for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int row, int col) {
+    T* x = sram_dq + swizzle<Sh::D>(row0 + row, col0 + col);
+    const float x0 = fmaf(scale, part[mt][dt][2 * h], ElemTraits<T>::to_float(x[0]));
+    const float x1 = fmaf(scale, part[mt][dt][2 * h + 1], ElemTraits<T>::to_float(x[1]));
+    *reinterpret_cast<std::uint32_t*>(x) = ElemTraits<T>::pack(x0, x1);
+  });
+}
+
+/// The events of visited tile (i, j) at `step` (lines 10-21).
+template <bool kRecord>
+__device__ __forceinline__ void record_v1_tile(Recorder<kRecord>& rec, std::uint32_t step, int i, int j, int rows,
+                                               int cols, int d, int e) {
+  for (Tensor x : {Tensor::Q, Tensor::O, Tensor::dO, Tensor::dQ}) rec.load(step, x, i, j, rows, d, e);
+  rec.load(step, Tensor::l, i, j, rows, 1, 4);
+  rec.load(step, Tensor::m, i, j, rows, 1, 4);
+  for (Eq eq : {Eq::scores, Eq::probs_v1, Eq::grad_v, Eq::grad_p, Eq::bwd_D, Eq::grad_s, Eq::grad_q})
+    rec.compute(step, eq, i, j, rows, eq == Eq::bwd_D ? d : cols);
+  rec.store(step, Tensor::dQ, i, j, rows, d, e);
+  rec.compute(step, Eq::grad_k, i, j, rows, cols);
+}
+
+/// Line 2: dQ, dK, dV of the (batch, head) = 0 in HBM (N_q x d, N_k x d), at step 0.
+template <class Sh, bool kRecord>
+__device__ __forceinline__ void zero_grads(Recorder<kRecord>& rec, typename Sh::T* dq, typename Sh::T* dk,
+                                           typename Sh::T* dv, std::int64_t n_q, std::int64_t n_k) {
+  constexpr int D = Sh::D, e = sizeof(typename Sh::T);
+  zero_rows<typename Sh::T, Sh::kThreads>(dq, n_q * D);
+  zero_rows<typename Sh::T, Sh::kThreads>(dk, n_k * D);
+  zero_rows<typename Sh::T, Sh::kThreads>(dv, n_k * D);
+  rec.compute(0, Eq::zero_dq, -1, -1, n_q, D);
+  rec.compute(0, Eq::init_grads, -1, -1, n_k, D);
+  rec.store(0, Tensor::dQ, -1, -1, n_q, D, e);
+  rec.store(0, Tensor::dK, -1, -1, n_k, D, e);
+  rec.store(0, Tensor::dV, -1, -1, n_k, D, e);
+  __syncthreads();
+}
+
 /// Algorithm 4 for (batch, head) blockIdx.y.
 template <class K>
 __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const TraceBuffers trace) {
@@ -70,16 +130,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
   T* dk = static_cast<T*>(a.dk) + bh * a.n_k * D;
   T* dv = static_cast<T*>(a.dv) + bh * a.n_k * D;
 
-  // line 2
-  zero_rows<T, Sh::kThreads>(dq, a.n_q * D);
-  zero_rows<T, Sh::kThreads>(dk, a.n_k * D);
-  zero_rows<T, Sh::kThreads>(dv, a.n_k * D);
-  rec.compute(0, Eq::zero_dq, -1, -1, a.n_q, D);
-  rec.compute(0, Eq::init_grads, -1, -1, a.n_k, D);
-  rec.store(0, Tensor::dQ, -1, -1, a.n_q, D, e);
-  rec.store(0, Tensor::dK, -1, -1, a.n_k, D, e);
-  rec.store(0, Tensor::dV, -1, -1, a.n_k, D, e);
-  __syncthreads();
+  zero_grads<Sh>(rec, dq, dk, dv, a.n_q, a.n_k);  // line 2
 
   for (std::int64_t j = 0; j < t.t_c(); ++j) {  // line 6
     const int cols = int(t.cols(j));
@@ -110,16 +161,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
       load_tile_async<T, BR, D, Sh::kThreads>(sram.dO, d_o + r0 * D, D, rows, D);
       load_tile_async<T, BR, D, Sh::kThreads>(sram_dq, dq + r0 * D, D, rows, D);
       cp_async_commit();
-      if (int(threadIdx.x) < BR) {
-        const int r = threadIdx.x;
-        float lr = 0.f, mr = 0.f;
-        if (r < rows) {  // both of line 10's loads, also where l = 0 makes m unused (as the simulator counts)
-          asm volatile("ld.global.f32 %0, [%1];" : "=f"(lr) : "l"(l + r0 + r));
-          asm volatile("ld.global.f32 %0, [%1];" : "=f"(mr) : "l"(m + r0 + r));
-        }
-        sram.shift[r] = lr > 0.f ? (mr + logf(lr)) * kLog2e : INFINITY;
-        sram.D[r] = 0.f;
-      }
+      load_row_stats<Sh>(sram, l, m, r0, rows);
       cp_async_wait<0>();
       __syncthreads();
       row_dot<Sh>(sram, o + r0 * D, rows);  // line 18 (O_i from HBM)
@@ -130,22 +172,10 @@ __global__ void __launch_bounds__(K::W * 32) fl_v1_backward(const Args a, const 
       __syncthreads();
       float part[Sh::kMQ][Sh::kDQT][4];
       grad_dq<Sh>(part, sram, lane, row0, col0);
-      // line 20: dQ_i <- dQ_i + scale dS_ij K_j at the input type (each warp its rows), written back whole
-      for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int row, int col) {
-        T* x = sram_dq + swizzle<D>(row0 + row, col0 + col);
-        const float x0 = fmaf(a.scale, part[mt][dt][2 * h], ElemTraits<T>::to_float(x[0]));
-        const float x1 = fmaf(a.scale, part[mt][dt][2 * h + 1], ElemTraits<T>::to_float(x[1]));
-        *reinterpret_cast<std::uint32_t*>(x) = ElemTraits<T>::pack(x0, x1);
-      });
+      add_dq_sram<Sh>(sram_dq, part, a.scale, row0, col0, lane);  // line 20, each warp its rows
       __syncthreads();
-      store_tile<T, BR, D, Sh::kThreads>(dq + r0 * D, D, sram_dq, rows, D);
-      for (Tensor x : {Tensor::Q, Tensor::O, Tensor::dO, Tensor::dQ}) rec.load(step, x, int(i), int(j), rows, D, e);
-      rec.load(step, Tensor::l, int(i), int(j), rows, 1, 4);
-      rec.load(step, Tensor::m, int(i), int(j), rows, 1, 4);
-      for (Eq eq : {Eq::scores, Eq::probs_v1, Eq::grad_v, Eq::grad_p, Eq::bwd_D, Eq::grad_s, Eq::grad_q})
-        rec.compute(step, eq, int(i), int(j), rows, eq == Eq::bwd_D ? D : cols);
-      rec.store(step, Tensor::dQ, int(i), int(j), rows, D, e);
-      rec.compute(step, Eq::grad_k, int(i), int(j), rows, cols);
+      store_tile<T, BR, D, Sh::kThreads>(dq + r0 * D, D, sram_dq, rows, D);  // dQ_i written back whole
+      record_v1_tile(rec, step, int(i), int(j), rows, cols, D, e);
       __syncthreads();  // every warp is done with Q_i, dO_i, dS_ij and dQ_i before the next Q block
     }
     // line 23

@@ -92,72 +92,107 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dot_do_o(const Args a, co
   rec.store(0, Tensor::dQacc, i, -1, std::int64_t(rows) * a.dq_splits, D, 4);
 }
 
-/// Lines 5-19 for K/V block j = blockIdx.x of (batch, head) blockIdx.y; deterministic: for K/V
-/// blocks j = blockIdx.x, blockIdx.x + gridDim.x, ..., into slice blockIdx.x of dQacc.
+/// Line 15's sum into HBM: the warp's block dq of dQ_i's contribution (grad_dq) added to dQacc_i
+/// (rows r0.., `rows` valid) with atomics. Thread (g, t) adds rows g (+ 8h, + 16 mt), columns 2t,
+/// 2t + 1 (+ 8 dt) of its block: one address per thread and constant offsets; only a ragged last
+/// Q block checks its rows.
+template <class Sh>
+__device__ __forceinline__ void add_dq(float* dq_acc, const float (&dq)[Sh::kMQ][Sh::kDQT][4], std::int64_t r0,
+                                       int rows, int row0, int col0, int lane) {
+  float* const dq_at = dq_acc + (r0 + row0 + lane / 4) * Sh::D + col0 + 2 * (lane % 4);
+  const auto add = [&](int mt, int dt, int h) {
+    float* x = dq_at + (mt * 16 + 8 * h) * Sh::D + dt * 8;
+#if __CUDA_ARCH__ >= 900
+    atomicAdd(reinterpret_cast<float2*>(x), make_float2(dq[mt][dt][2 * h], dq[mt][dt][2 * h + 1]));
+#else
+    atomicAdd(x, dq[mt][dt][2 * h]);
+    atomicAdd(x + 1, dq[mt][dt][2 * h + 1]);
+#endif
+  };
+  if (rows == Sh::BR) {
+    for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int, int) { add(mt, dt, h); });
+  } else {
+    for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int row, int) {
+      if (row0 + row < rows) add(mt, dt, h);
+    });
+  }
+}
+
+/// What a thread block of the main kernel holds for its whole walk: its warp's place (keys of K_j,
+/// block of dQ_i), the SRAM tiles, (batch, head) bh's rows of Q, dO, L, D and its slice of dQacc.
 template <class K>
-__global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, const TraceBuffers trace) {
+struct DqDkDvBlock {
   using Sh = GradShape<K>;
   using T = typename K::T;
-  constexpr int D = K::D, BR = K::BR, BC = K::BC, e = sizeof(T);
-  const int b = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const std::int64_t bh = blockIdx.y;
-  Recorder<K::kRecord> rec(trace, bh, std::uint32_t(b));
-  const Tiling t{a.n_q, a.n_k, D, BR, BC};
-  const int key0 = warp * Sh::kKeysPerWarp, row0 = Sh::dq_row0(warp), col0 = Sh::dq_col0(warp);
-  extern __shared__ __align__(256) unsigned char smem[];
-  const GradSram<T> sram = grad_sram<Sh>(smem);
-  const T* q = static_cast<const T*>(a.q) + bh * a.n_q * D;
-  const T* d_o = static_cast<const T*>(a.d_o) + bh * a.n_q * D;
-  const float* lse = a.lse + bh * a.n_q;
-  const float* d_sum = a.d_sum + bh * a.n_q;
-  // slice b of dQacc when deterministic (no other thread block adds into it), else the one
-  float* dq_acc = a.dq_acc + ((a.deterministic ? b * a.bh : 0) + bh) * a.n_q * D;
-  for (int j = b, walked = 0; j < t.t_c(); j += int(gridDim.x), ++walked) {
-    if (walked > 0) __syncthreads();  // the last K/V block's dK, dV staging in SRAM is read out
+  const Args& a;
+  Recorder<K::kRecord>& rec;
+  const Tiling t;
+  const int b, lane, key0, row0, col0;
+  const std::int64_t bh;
+  const GradSram<T> sram;
+  T* const q_second;  // Q_i, dO_i's second buffer, right after GradSram
+  const T *q, *d_o;
+  const float *lse, *d_sum;
+  float* const dq_acc;  // slice b of dQacc when deterministic (no other thread block adds into it), else the one
+
+  __device__ DqDkDvBlock(const Args& a_, Recorder<K::kRecord>& rec_, unsigned char* smem)
+      : a(a_), rec(rec_), t{a.n_q, a.n_k, K::D, K::BR, K::BC}, b(int(blockIdx.x)), lane(int(threadIdx.x % 32)),
+        key0(int(threadIdx.x / 32) * Sh::kKeysPerWarp), row0(Sh::dq_row0(int(threadIdx.x / 32))),
+        col0(Sh::dq_col0(int(threadIdx.x / 32))), bh(blockIdx.y), sram(grad_sram<Sh>(smem)),
+        q_second(reinterpret_cast<T*>(smem + Sh::kSmemBytes)), q(static_cast<const T*>(a.q) + bh * a.n_q * K::D),
+        d_o(static_cast<const T*>(a.d_o) + bh * a.n_q * K::D), lse(a.lse + bh * a.n_q), d_sum(a.d_sum + bh * a.n_q),
+        dq_acc(a.dq_acc + ((a.deterministic ? b * a.bh : 0) + bh) * a.n_q * K::D) {}
+
+  // Q_i and dO_i are double-buffered: the next visited Q block's copy starts before this one's math
+  // (chosen by arithmetic, not by indexing an array of pointers, which put the array in local memory)
+  __device__ T* q_buf(int buf) const { return buf ? q_second : sram.Q; }
+  __device__ T* do_buf(int buf) const { return buf ? q_second + K::BR * K::D : sram.dO; }
+  __device__ void fetch(int i, int buf) const {
+    const std::int64_t r0 = std::int64_t(i) * K::BR;
+    load_tile_async<T, K::BR, K::D, Sh::kThreads>(q_buf(buf), q + r0 * K::D, K::D, int(t.rows(i)), K::D);
+    load_tile_async<T, K::BR, K::D, Sh::kThreads>(do_buf(buf), d_o + r0 * K::D, K::D, int(t.rows(i)), K::D);
+    cp_async_commit();
+  }
+  /// L_i (as L_i log2 e) and D_i of Q block i, one row per thread < B_r, read into registers a tile
+  /// ahead so that their latency hides behind the current tile's math.
+  __device__ void read_stats(int i, float& shift, float& d) const {
+    if (int(threadIdx.x) >= K::BR) return;
+    const std::int64_t r = std::int64_t(i) * K::BR + threadIdx.x;
+    const bool in = int(threadIdx.x) < int(t.rows(i));
+    shift = in ? lse[r] * kLog2e : INFINITY;
+    d = in ? d_sum[r] : 0.f;
+  }
+  /// The events of visited tile (i, j) at `step` (lines 9-16).
+  __device__ void record_tile(std::uint32_t step, int i, int j, int rows, int cols) const {
+    for (Tensor x : {Tensor::Q, Tensor::dO}) rec.load(step, x, i, j, rows, K::D, int(sizeof(T)));
+    for (Tensor x : {Tensor::L, Tensor::D}) rec.load(step, x, i, j, rows, 1, 4);
+    for (Eq eq : {Eq::scores, Eq::probs_v2, Eq::grad_v, Eq::grad_p, Eq::grad_s, Eq::grad_q})
+      rec.compute(step, eq, i, j, rows, cols);
+    rec.atomic(step, Tensor::dQacc, i, j, rows, K::D, 4);
+    rec.compute(step, Eq::grad_k, i, j, rows, cols);
+  }
+
+  /// Lines 5-19 for K/V block j, the `walked`-th this thread block walks.
+  __device__ void walk(int j, int walked) const {
+    constexpr int D = K::D, BR = K::BR, BC = K::BC, e = sizeof(T);
     const int cols = int(t.cols(j));
     const BlockRange range = a.block_skip ? visible_row_blocks(t, a.band, j) : BlockRange{0, t.t_r() - 1};
     // block b of fl_v2_bwd_dot_do_o ran step 0; each K/V block walked before took T_r + 2 steps
     const std::uint32_t step0 = (b < t.t_r() ? 1 : 0) + std::uint32_t(walked) * std::uint32_t(t.t_r() + 2);
-
-    // Q_i and dO_i are double-buffered: the next visited Q block's copy starts before this one's math
-    // (buffer 1 right after GradSram; chosen by arithmetic, not by indexing an array of pointers,
-    // which put the array in local memory)
-    T* const q_second = reinterpret_cast<T*>(smem + Sh::kSmemBytes);
-    const auto q_buf = [&](int b) { return b ? q_second : sram.Q; };
-    const auto do_buf = [&](int b) { return b ? q_second + BR * D : sram.dO; };
-    const auto fetch = [&](int i, int buf) {
-      const std::int64_t r0 = std::int64_t(i) * BR;
-      load_tile_async<T, BR, D, Sh::kThreads>(q_buf(buf), q + r0 * D, D, int(t.rows(i)), D);
-      load_tile_async<T, BR, D, Sh::kThreads>(do_buf(buf), d_o + r0 * D, D, int(t.rows(i)), D);
-      cp_async_commit();
-    };
-
-    // L_i (as L_i log2 e) and D_i of the next visited Q block, one row per thread < B_r, read into
-    // registers a tile ahead so that their latency hides behind the current tile's math
     float next_shift = INFINITY, next_d = 0.f;
-    const auto read_stats = [&](int i) {
-      if (int(threadIdx.x) >= BR) return;
-      const std::int64_t r = std::int64_t(i) * BR + threadIdx.x;
-      const bool in = int(threadIdx.x) < int(t.rows(i));
-      next_shift = in ? lse[r] * kLog2e : INFINITY;
-      next_d = in ? d_sum[r] : 0.f;
-    };
-
     GradAcc<Sh> acc;
     acc.zero();  // line 7
     if (!range.empty()) {  // line 6
       rec.load(step0, Tensor::K, -1, j, cols, D, e);
       rec.load(step0, Tensor::V, -1, j, cols, D, e);
-      load_tile_async<T, BC, D, Sh::kThreads>(sram.K, static_cast<const T*>(a.k) + (bh * a.n_k + std::int64_t(j) * BC) * D,
-                                              D, cols, D);
-      load_tile_async<T, BC, D, Sh::kThreads>(sram.V, static_cast<const T*>(a.v) + (bh * a.n_k + std::int64_t(j) * BC) * D,
-                                              D, cols, D);
+      const std::int64_t kv0 = (bh * a.n_k + std::int64_t(j) * BC) * D;
+      load_tile_async<T, BC, D, Sh::kThreads>(sram.K, static_cast<const T*>(a.k) + kv0, D, cols, D);
+      load_tile_async<T, BC, D, Sh::kThreads>(sram.V, static_cast<const T*>(a.v) + kv0, D, cols, D);
       cp_async_commit();
       fetch(int(range.last), 0);
-      read_stats(int(range.last));
+      read_stats(int(range.last), next_shift, next_d);
     }
     rec.compute(step0, Eq::init_grads, -1, j, cols, D);
-
     int buf = 0;
     for (std::int64_t k = 0; k < t.t_r(); ++k) {  // line 8, from the last Q block down
       const int i = int(t.t_r() - 1 - k);
@@ -168,7 +203,6 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
         continue;
       }
       // line 9: Q_i, dO_i into SRAM (fetched ahead); L_i, D_i one row per thread
-      const std::int64_t r0 = std::int64_t(i) * BR;
       const bool more = i > range.first;
       if (int(threadIdx.x) < BR) {
         sram.shift[threadIdx.x] = next_shift;
@@ -176,47 +210,23 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
       }
       if (more) {
         fetch(i - 1, buf ^ 1);
-        read_stats(i - 1);
+        read_stats(i - 1, next_shift, next_d);
       }
-      rec.load(step, Tensor::Q, i, j, rows, D, e);
-      rec.load(step, Tensor::dO, i, j, rows, D, e);
-      rec.load(step, Tensor::L, i, j, rows, 1, 4);
-      rec.load(step, Tensor::D, i, j, rows, 1, 4);
       if (more) cp_async_wait<1>();  // this Q block's copy has landed; the next one's may not have
       else cp_async_wait<0>();
       __syncthreads();
       GradSram<T> cur = sram;
       cur.Q = q_buf(buf);
       cur.dO = do_buf(buf);
+      const std::int64_t r0 = std::int64_t(i) * BR;
       const GradTile tile{r0, std::int64_t(j) * BC, rows, cols,
                           tile_class(t, a.band, i, j) != TileClass::full || rows < BR || cols < BC};
       grad_keys<Sh>(cur, acc, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0);  // lines 10-14, 16
       __syncthreads();
       float dq[Sh::kMQ][Sh::kDQT][4];
       grad_dq<Sh>(dq, cur, lane, row0, col0);  // line 15: dS_ij K_j, added to dQacc_i
-      // thread (g, t) adds rows g (+ 8h, + 16 mt), columns 2t, 2t + 1 (+ 8 dt) of its block: one
-      // address per thread and constant offsets; only a ragged last Q block checks its rows
-      float* const dq_at = dq_acc + (r0 + row0 + lane / 4) * D + col0 + 2 * (lane % 4);
-      const auto add = [&](int mt, int dt, int h) {
-        float* x = dq_at + (mt * 16 + 8 * h) * D + dt * 8;
-  #if __CUDA_ARCH__ >= 900
-        atomicAdd(reinterpret_cast<float2*>(x), make_float2(dq[mt][dt][2 * h], dq[mt][dt][2 * h + 1]));
-  #else
-        atomicAdd(x, dq[mt][dt][2 * h]);
-        atomicAdd(x + 1, dq[mt][dt][2 * h + 1]);
-  #endif
-      };
-      if (rows == BR) {
-        for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int, int) { add(mt, dt, h); });
-      } else {
-        for_each_pair<Sh::kMQ, Sh::kDQT>(lane, [&](int mt, int dt, int h, int row, int) {
-          if (row0 + row < rows) add(mt, dt, h);
-        });
-      }
-      for (Eq eq : {Eq::scores, Eq::probs_v2, Eq::grad_v, Eq::grad_p, Eq::grad_s, Eq::grad_q})
-        rec.compute(step, eq, i, j, rows, cols);
-      rec.atomic(step, Tensor::dQacc, i, j, rows, D, 4);
-      rec.compute(step, Eq::grad_k, i, j, rows, cols);
+      add_dq<Sh>(dq_acc, dq, r0, rows, row0, col0, lane);
+      record_tile(step, i, j, rows, cols);
       // No barrier here: past the one above, the warps read only dS_ij and K_j. The next Q block's
       // L_i, D_i and its prefetch (into this block's buffer) overwrite nothing they read, and its
       // dS_ij is written only after its first barrier, which every warp reaches once done here.
@@ -224,10 +234,23 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
     }
     // line 18: write dK_j, dV_j (zeros for a K/V block that no query sees)
     const std::uint32_t end = step0 + 1 + std::uint32_t(t.t_r());
-    store_grads<Sh>(sram.Q, acc, static_cast<T*>(a.dk) + (bh * a.n_k + std::int64_t(j) * BC) * D,
-                    static_cast<T*>(a.dv) + (bh * a.n_k + std::int64_t(j) * BC) * D, cols, lane, key0, a.scale);
+    const std::int64_t kv0 = (bh * a.n_k + std::int64_t(j) * BC) * D;
+    store_grads<Sh>(sram.Q, acc, static_cast<T*>(a.dk) + kv0, static_cast<T*>(a.dv) + kv0, cols, lane, key0, a.scale);
     rec.store(end, Tensor::dK, -1, j, cols, D, e);
     rec.store(end, Tensor::dV, -1, j, cols, D, e);
+  }
+};
+
+/// Lines 5-19 for K/V block j = blockIdx.x of (batch, head) blockIdx.y; deterministic: for K/V
+/// blocks j = blockIdx.x, blockIdx.x + gridDim.x, ..., into slice blockIdx.x of dQacc.
+template <class K>
+__global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, const TraceBuffers trace) {
+  extern __shared__ __align__(256) unsigned char smem[];
+  Recorder<K::kRecord> rec(trace, std::int64_t(blockIdx.y), std::uint32_t(blockIdx.x));
+  const DqDkDvBlock<K> block(a, rec, smem);
+  for (int j = block.b, walked = 0; j < block.t.t_c(); j += int(gridDim.x), ++walked) {
+    if (walked > 0) __syncthreads();  // the last K/V block's dK, dV staging in SRAM is read out
+    block.walk(j, walked);
   }
 }
 
