@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -13,9 +14,16 @@
 namespace flashlab::cli {
 namespace {
 
-constexpr auto kFirstDraw = std::chrono::seconds(1);  // work shorter than this never shows a bar
 constexpr auto kRedraw = std::chrono::milliseconds(100);
 constexpr std::size_t kWidth = 30;
+
+// Work shorter than this never shows a bar: FLASHLAB_PROGRESS_AFTER seconds when set to a number above
+// 0 (the tests' short threshold, so that a fraction of a second of work shows the bar), else 1 second.
+std::chrono::duration<double> first_draw() {
+  const char* text = std::getenv("FLASHLAB_PROGRESS_AFTER");
+  const double v = text ? std::strtod(text, nullptr) : 0;
+  return std::chrono::duration<double>(v > 0 ? v : 1.0);
+}
 
 Progress::Mode mode_for_stderr() {
   if (quiet_progress()) return Progress::Mode::none;
@@ -36,7 +44,7 @@ Progress::Progress(std::string what, std::size_t items, bool enabled)
 
 Progress::Progress(std::string what, std::size_t items, Mode mode)
     : what_(std::move(what)), items_(std::max<std::size_t>(items, 1)), mode_(mode),
-      start_(std::chrono::steady_clock::now()), every_(report::progress_every()) {}
+      start_(std::chrono::steady_clock::now()), first_draw_(first_draw()), every_(report::progress_every()) {}
 
 Progress::~Progress() { clear(); }
 
@@ -96,7 +104,7 @@ void Progress::draw() {
     std::fflush(stderr);
     return;
   }
-  if (now - start_ < kFirstDraw || (drawn_ && now - last_draw_ < kRedraw)) return;
+  if (now - start_ < first_draw_ || (drawn_ && now - last_draw_ < kRedraw)) return;
   last_draw_ = now;
   std::fprintf(stderr, "\r\033[K%s", line().c_str());
   std::fflush(stderr);

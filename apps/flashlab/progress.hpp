@@ -1,9 +1,10 @@
 // progress.hpp — progress on stderr for work that runs longer than a second: on a terminal a
 // one-line bar, "[#########.....................]  31%  sweep 4/12: n = 4096, v2", drawn once the
-// work has run for a second and redrawn in place at most every 100 ms, erased before the command
-// prints its result (issue 9); off a terminal (a pipe, a CI log, a notebook) a plain line every 10
-// seconds (report/progress_line.hpp, FLASHLAB_PROGRESS_EVERY=SECONDS for tests), "flashlab sweep:
-// 31% (4/12: n = 4096, v2), 20.0 s elapsed, about 44.5 s left" (issue 24); nothing with --quiet.
+// work has run for a second (FLASHLAB_PROGRESS_AFTER=SECONDS for tests) and redrawn in place at most
+// every 100 ms, erased before the command prints its result (issue 9); off a terminal (a pipe, a CI
+// log, a notebook) a plain line every 10 seconds (report/progress_line.hpp,
+// FLASHLAB_PROGRESS_EVERY=SECONDS for tests), "flashlab sweep: 31% (4/12: n = 4096, v2), 20.0 s
+// elapsed, about 44.5 s left" (issue 24); nothing with --quiet.
 #pragma once
 
 #include <chrono>
@@ -60,6 +61,7 @@ class Progress {
   Mode mode_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point start_, last_draw_{};
+  std::chrono::duration<double> first_draw_;  // the bar's: work shorter than this shows none
   std::chrono::duration<double> every_;  // plain lines' interval
 };
 

@@ -185,20 +185,6 @@ std::string tables() {
 
 }  // namespace
 
-TEST_CASE("ablation on the H200: every case has V1, each switch alone, the path and V2, measured on one device") {
-  const nlohmann::json& meta = data().at("metadata");
-  CHECK(meta.at("gpu").get<std::string>().find("H200") != std::string::npos);
-  CHECK(meta.at("commit").get<std::string>().size() == 40);
-  const auto cases = by_case();
-  CHECK(cases.size() == 3 * 2 * 2 * 2);  // N x d x batch*heads x mask
-  for (const auto& [c, keys] : cases) {
-    CAPTURE(case_name(c));
-    // split-Q warps with O_i through HBM are compiled at d <= 64 only (kernels/README.md)
-    CHECK(keys.size() == (std::get<1>(c) == 64 ? 11u : 10u));
-    for (const std::string& k : kPath) CHECK(keys.count(k) == 1);
-  }
-}
-
 TEST_CASE("ablation on the H200: V2 on the tile rule's tile within 10% of PyTorch's FA2, the rule being the simulator's default") {
   const nlohmann::json& fa2 = data().at("fa2");
   CHECK(fa2.size() == 10);  // fp16, bf16 x d = 64, 128 x no mask, causal at N = 4096; N = 16384, d = 128 causal
@@ -217,67 +203,88 @@ TEST_CASE("ablation on the H200: V2 on the tile rule's tile within 10% of PyTorc
   }
 }
 
-TEST_CASE("ablation on the H200: every measured variant has a predicted time") {
-  for (const Run& r : runs()) {
-    CAPTURE(r.key);
-    CAPTURE(case_name({r.n, r.d, r.bh, r.mask}));
-    CHECK(r.predicted_ms > 0);
+// Every check below reads the replay of all measured runs through the time model (runs(): seconds of
+// walking, computed once per process): they are subcases of one test case, so that ctest, which runs
+// each test case in a process of its own, replays the runs once and not once per check.
+TEST_CASE("ablation on the H200: the measured runs, replayed once through the time model") {
+  SUBCASE("every case has V1, each switch alone, the path and V2, measured on one device") {
+    const nlohmann::json& meta = data().at("metadata");
+    CHECK(meta.at("gpu").get<std::string>().find("H200") != std::string::npos);
+    CHECK(meta.at("commit").get<std::string>().size() == 40);
+    const auto cases = by_case();
+    CHECK(cases.size() == 3 * 2 * 2 * 2);  // N x d x batch*heads x mask
+    for (const auto& [c, keys] : cases) {
+      CAPTURE(case_name(c));
+      // split-Q warps with O_i through HBM are compiled at d <= 64 only (kernels/README.md)
+      CHECK(keys.size() == (std::get<1>(c) == 64 ? 11u : 10u));
+      for (const std::string& k : kPath) CHECK(keys.count(k) == 1);
+    }
   }
-}
 
-// Issue 11's median target (15%), met since V1's row-update kernels' tile loops are read from their
-// SASS (kernel_names.py keys them; the time data set's digest of 013d64b7 holds them).
-TEST_CASE("ablation on the H200: the time model against every measured variant, median within 15%") {
-  std::vector<double> all;
-  for (const Run& r : runs()) {
-    all.push_back(std::abs(r.ratio() - 1));
+  SUBCASE("every measured variant has a predicted time") {
+    for (const Run& r : runs()) {
+      CAPTURE(r.key);
+      CAPTURE(case_name({r.n, r.d, r.bh, r.mask}));
+      CHECK(r.predicted_ms > 0);
+    }
   }
-  const auto within = std::count_if(all.begin(), all.end(), [](double e) { return e <= 0.35; });
-  std::printf("ablation: %zu runs, median |predicted/measured - 1| = %.3f, %zu within 35%%\n", all.size(), median(all),
-              std::size_t(within));
-  for (const Run& r : runs())
-    if (std::abs(r.ratio() - 1) > 0.35)
-      std::printf("  miss: %s, %s: predicted %.3f ms, measured %.3f ms\n", r.key.c_str(),
-                  case_name({r.n, r.d, r.bh, r.mask}).c_str(), r.predicted_ms, r.measured_ms);
-  // issue 11's median target, on variants timed with CUDA events per call (the kernel-only data set
-  // tests/data/gpu_time/h200.json is where the model's constants are fitted and scored)
-  CHECK(median(all) <= 0.15);
-}
 
-// Issue 11's second target: every run within 35%.
-TEST_CASE("ablation on the H200: every measured variant within 35% of the time model") {
-  for (const Run& r : runs()) {
-    CAPTURE(r.key);
-    CHECK(std::abs(r.ratio() - 1) <= 0.35);
+  // Issue 11's median target (15%), met since V1's row-update kernels' tile loops are read from their
+  // SASS (kernel_names.py keys them; the time data set's digest of 013d64b7 holds them).
+  SUBCASE("the time model against every measured variant, median within 15%") {
+    std::vector<double> all;
+    for (const Run& r : runs()) {
+      all.push_back(std::abs(r.ratio() - 1));
+    }
+    const auto within = std::count_if(all.begin(), all.end(), [](double e) { return e <= 0.35; });
+    std::printf("ablation: %zu runs, median |predicted/measured - 1| = %.3f, %zu within 35%%\n", all.size(), median(all),
+                std::size_t(within));
+    for (const Run& r : runs())
+      if (std::abs(r.ratio() - 1) > 0.35)
+        std::printf("  miss: %s, %s: predicted %.3f ms, measured %.3f ms\n", r.key.c_str(),
+                    case_name({r.n, r.d, r.bh, r.mask}).c_str(), r.predicted_ms, r.measured_ms);
+    // issue 11's median target, on variants timed with CUDA events per call (the kernel-only data set
+    // tests/data/gpu_time/h200.json is where the model's constants are fitted and scored)
+    CHECK(median(all) <= 0.15);
   }
-}
 
-TEST_CASE("ablation on the H200: docs/validation/ablation_h200_tables.md is this test's tables (FLASHLAB_WRITE_DOCS=1 rewrites it)") {
-  flashlab::test::check_generated_doc("docs/validation/ablation_h200_tables.md", tables());
-}
-
-// Issue 23's attribution target: for each switch alone from V1 and each step of the path from V1
-// to V2, the predicted speed-up within 10% of the measured one on at least 90% of the cases. Not
-// met today (the test prints the fraction); should_fail turns this red the day it is, so that the
-// decorator goes and the target stays asserted.
-TEST_CASE("ablation on the H200: predicted speed-ups of each switch and each step within 10% on 90% of cases" *
-          doctest::should_fail()) {
-  const std::vector<std::string> path = data().at("path").get<std::vector<std::string>>();
-  const std::vector<std::string> single = data().at("single").get<std::vector<std::string>>();
-  int within = 0, total = 0;
-  for (const auto& [c, keys] : by_case()) {
-    auto step = [&](const std::string& from, const std::string& to) {
-      if (!keys.count(from) || !keys.count(to)) return;
-      const double meas = keys.at(from)->measured_ms / keys.at(to)->measured_ms;
-      const double pred = keys.at(from)->predicted_ms / keys.at(to)->predicted_ms;
-      ++total;
-      within += std::abs(pred / meas - 1) <= 0.10;
-    };
-    for (const std::string& k : single)
-      if (k != "v1") step("v1", k);
-    for (std::size_t k = 1; k < path.size(); ++k) step(path[k - 1], path[k]);
+  // Issue 11's second target: every run within 35%.
+  SUBCASE("every measured variant within 35% of the time model") {
+    for (const Run& r : runs()) {
+      CAPTURE(r.key);
+      CHECK(std::abs(r.ratio() - 1) <= 0.35);
+    }
   }
-  std::printf("ablation: predicted speed-ups within 10%% of the measured on %d of %d switch and path steps\n", within, total);
-  REQUIRE(total > 0);
-  CHECK(within * 10 >= total * 9);
+
+  SUBCASE("docs/validation/ablation_h200_tables.md is this test's tables (FLASHLAB_WRITE_DOCS=1 rewrites it)") {
+    flashlab::test::check_generated_doc("docs/validation/ablation_h200_tables.md", tables());
+  }
+
+  // Issue 23's attribution target: for each switch alone from V1 and each step of the path from V1
+  // to V2, the predicted speed-up within 10% of the measured one on at least 90% of the cases. Not
+  // met today (the subcase prints the fraction). doctest's should_fail marks a whole test case, not a
+  // subcase: the check here asserts that the target is not met, and turns red the day it is, so that
+  // it becomes CHECK(within * 10 >= total * 9) and the target stays asserted.
+  SUBCASE("predicted speed-ups of each switch and each step within 10% on 90% of cases: not met yet") {
+    const std::vector<std::string> path = data().at("path").get<std::vector<std::string>>();
+    const std::vector<std::string> single = data().at("single").get<std::vector<std::string>>();
+    int within = 0, total = 0;
+    for (const auto& [c, keys] : by_case()) {
+      auto step = [&](const std::string& from, const std::string& to) {
+        if (!keys.count(from) || !keys.count(to)) return;
+        const double meas = keys.at(from)->measured_ms / keys.at(to)->measured_ms;
+        const double pred = keys.at(from)->predicted_ms / keys.at(to)->predicted_ms;
+        ++total;
+        within += std::abs(pred / meas - 1) <= 0.10;
+      };
+      for (const std::string& k : single)
+        if (k != "v1") step("v1", k);
+      for (std::size_t k = 1; k < path.size(); ++k) step(path[k - 1], path[k]);
+    }
+    std::printf("ablation: predicted speed-ups within 10%% of the measured on %d of %d switch and path steps\n", within,
+                total);
+    REQUIRE(total > 0);
+    CHECK_MESSAGE(within * 10 < total * 9,
+                  "issue 23's attribution target is met: assert it, CHECK(within * 10 >= total * 9), in place of this check");
+  }
 }

@@ -4,7 +4,8 @@
 //     build/tools/time_fit/fit_time_model [tests/data/gpu_time/h200.json]
 //
 // The figures it prints are the ones sim/src/time/time_model.cpp's kFittedTimeParams must hold;
-// tests/sim/time/time_dataset_test.cpp runs the same fit and checks that they do.
+// tests/sim/time/time_dataset_test.cpp checks that they are a fixed point of the fit's search (one
+// round of it from them moves none), a third of the full fit's time.
 #include <algorithm>
 #include <cstdio>
 #include <exception>

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -162,7 +163,7 @@ double loss(const std::vector<Row>& rows, const TimeParams& p) {
 
 }  // namespace
 
-TimeParams fit(const std::vector<Row>& rows) {
+SearchRound search_round(const std::vector<Row>& rows, const TimeParams& start) {
   if (std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.skipped.empty() && r.split == "train"; }))
     throw ConfigError("time data set", "no training rows", "at least one predicted row whose split is train");
   // grids: c 0.20..2.00 by 0.02, beta 0..1.5 by 0.02, lambda 0..2.00 us by 0.02 us (an extra beside the
@@ -174,9 +175,6 @@ TimeParams fit(const std::vector<Row>& rows) {
   };
   const std::vector<double> cs = grid(0.2, 2.0, 0.02), betas = grid(0.0, 1.5, 0.02), lambdas = grid(0.0, 2.0e-6, 0.02e-6);
   const std::vector<double> iotas = grid(0.0, 12.0, 0.1);
-  TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6, .issue_interval = 0};
-  double best_loss = loss(rows, best);
-  // Coordinate search: each parameter in turn over its grid, the others held at the best so far.
   struct Axis {
     double TimeParams::*field;
     const std::vector<double>& grid;
@@ -185,16 +183,28 @@ TimeParams fit(const std::vector<Row>& rows) {
                        {&TimeParams::warp_stream, betas},
                        {&TimeParams::latency_s, lambdas},
                        {&TimeParams::issue_interval, iotas}};
+  const double at_start = loss(rows, start);
+  SearchRound r{.best = start, .start_loss = at_start, .best_loss = at_start,
+                .lowest_tried_loss = std::numeric_limits<double>::infinity()};
+  for (const Axis& a : axes)
+    for (double v : a.grid) {
+      TimeParams t = r.best;
+      t.*a.field = v;
+      const double l = loss(rows, t);
+      ++r.tried;
+      r.lowest_tried_loss = std::min(r.lowest_tried_loss, l);
+      if (l < r.best_loss) r.best_loss = l, r.best = t;
+    }
+  return r;
+}
+
+TimeParams fit(const std::vector<Row>& rows) {
+  // Coordinate search from a fixed start, at most four rounds; it stops at a round that moves nothing.
+  TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6, .issue_interval = 0};
   for (int round = 0; round < 4; ++round) {
-    const TimeParams start = best;
-    for (const Axis& a : axes)
-      for (double v : a.grid) {
-        TimeParams t = best;
-        t.*a.field = v;
-        if (const double l = loss(rows, t); l < best_loss) best_loss = l, best = t;
-      }
-    if (std::all_of(std::begin(axes), std::end(axes), [&](const Axis& a) { return start.*a.field == best.*a.field; }))
-      break;
+    const SearchRound r = search_round(rows, best);
+    if (r.best_loss == r.start_loss) break;  // only a strictly lower loss moves a constant
+    best = r.best;
   }
   return best;
 }

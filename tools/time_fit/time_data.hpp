@@ -56,8 +56,24 @@ std::vector<double> dram_errors(const std::vector<Row>& rows, const std::string&
 /// |predicted / measured - 1| per row of `rows` in `split` ("" for all) that is not skipped.
 std::vector<double> errors(const std::vector<Row>& rows, const std::string& split, const TimeParams& params);
 
-/// The parameters that minimise the mean |ln(predicted / measured)| over the training rows: a
-/// coordinate search over fixed grids (deterministic: the same data give the same figures).
+/// One round of fit()'s coordinate search from `start`: each constant in turn over its grid (overlap
+/// c 0.20..2.00 by 0.02, warp_stream beta 0..1.50 by 0.02, latency lambda 0..2.00 us by 0.02 us, issue
+/// interval iota 0..12 cycles by 0.1: 389 points), the others held at the best so far; a grid value
+/// replaces the current one only when its loss (the mean |ln(predicted / measured)| over the training
+/// rows) is strictly lower. Throws ConfigError when no row is a predicted training row.
+struct SearchRound {
+  TimeParams best;               // where the round ends (`start` when nothing was lower)
+  double start_loss = 0;         // the loss at `start`
+  double best_loss = 0;          // the loss at `best`
+  double lowest_tried_loss = 0;  // the lowest loss among the grid points the round evaluated
+  int tried = 0;                 // how many grid points it evaluated
+};
+SearchRound search_round(const std::vector<Row>& rows, const TimeParams& start);
+
+/// The parameters that minimise the mean |ln(predicted / measured)| over the training rows: rounds
+/// of search_round from c = 1, beta = 0.5, lambda = 0.5 us, iota = 0, at most four, until a round
+/// moves nothing (deterministic: the same data give the same figures). Their result is a fixed point
+/// of search_round when the search converged within the four rounds.
 TimeParams fit(const std::vector<Row>& rows);
 
 }  // namespace flashlab::timefit
