@@ -396,7 +396,7 @@ TEST_CASE("--backward-form paper with --algo v1 or standard is refused as determ
   CHECK(list.err.find("backward-form (algo standard) = paper: with --algo v2 only") != std::string::npos);
 }
 
-TEST_CASE("compare: --backward-form is V2's; standard and V1 run their one backward") {
+TEST_CASE("compare: --backward-form is V2's, standard and V1 run their one backward") {
   for (const char* form : {"paper", "deterministic"}) {
     CAPTURE(form);
     const nlohmann::json j = run_json(std::string("compare --model none --pass backward --backward-form ") + form + " " + kSmall + "--json");

@@ -50,7 +50,7 @@ TEST_CASE("explain: six steps from V1 to V2, each the count of the same switches
   CHECK(fig(5, "hbm_total_bytes") == fig(4, "hbm_total_bytes"));
 }
 
-TEST_CASE("explain: the table names each step and what moved; a switch flag is refused") {
+TEST_CASE("explain: the table names each step and what moved, a switch flag is refused") {
   const CliResult r = run_cli("explain" + kShape);
   INFO(r.err);
   REQUIRE(r.code == 0);

@@ -218,7 +218,7 @@ TEST_CASE("count --map: a bad name or place is refused (exit 2, naming --map) be
   fs::remove_all(dir);
 }
 
-TEST_CASE("sweep --plot: a PNG of the asked size; V1 against M follows the N^2 d^2 / M curve drawn beside it" *
+TEST_CASE("sweep --plot: a PNG of the asked size, V1 against M follows the N^2 d^2 / M curve drawn beside it" *
           doctest::skip(!FLASHLAB_HAVE_PLPLOT)) {
   const std::string dir = make_temp_dir(), path = dir + "/sram.png";
   const CliResult r = run_cli("sweep --algos v1 --over sram --from 8192 --to 1048576 --log2 --br auto --bc auto "

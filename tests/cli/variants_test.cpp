@@ -48,7 +48,7 @@ TEST_CASE("every combination of --order --grid --rescale --warp-split --block-sk
   CHECK(n == 32);
 }
 
-TEST_CASE("a switch given with a preset overrides that one property; the text line names the switches") {
+TEST_CASE("a switch given with a preset overrides that one property, the text line names the switches") {
   const nlohmann::json j = run_json("count --json --algo v2 --grid head " + kSmall);
   CHECK(j.at("config").at("order") == "q-outer");
   CHECK(j.at("config").at("grid") == "head");
@@ -64,7 +64,7 @@ TEST_CASE("a switch given with a preset overrides that one property; the text li
   CHECK(preset.out.find("order ") == std::string::npos);  // the presets' line is as before
 }
 
-TEST_CASE("traces of different variants differ in their config; diff says which switch") {
+TEST_CASE("traces of different variants differ in their config, diff says which switch") {
   const std::string dir = make_temp_dir();
   REQUIRE(run_cli("trace --algo v1 -o " + dir + "/a.trace " + kSmall).code == 0);
   REQUIRE(run_cli("trace --algo v1 --grid qblock -o " + dir + "/b.trace " + kSmall).code == 0);

@@ -57,7 +57,7 @@ TEST_CASE("committed backward GPU traces equal fresh simulator traces of their c
   CHECK(atomics > 0);  // the released V2's dQ_i added to dQacc
 }
 
-TEST_CASE("committed backward run: every row agreed and was within tolerance; Nsight's bytes equal the simulator's") {
+TEST_CASE("committed backward run: every row agreed and was within tolerance, Nsight's bytes equal the simulator's") {
   const nlohmann::json r = results();
   CHECK(r.at("meta").at("gpu").get<std::string>().find("H200") != std::string::npos);
   REQUIRE(r.at("grid").size() >= 10);

@@ -52,7 +52,7 @@ TEST_CASE("committed deterministic-backward GPU traces equal fresh simulator tra
   CHECK(*splits.rbegin() == 132);
 }
 
-TEST_CASE("committed deterministic-backward run: every row agreed and was within tolerance; dQ bit-identical over repeats") {
+TEST_CASE("committed deterministic-backward run: every row agreed and was within tolerance, dQ bit-identical over repeats") {
   const nlohmann::json r = read_json(kDir / "deterministic_results.json");
   CHECK(r.at("meta").at("device").get<std::string>().find("H200") != std::string::npos);
   CHECK(r.at("meta").at("sms") == 132);  // the preset's SM count, so nsplits is FA2's on this GPU

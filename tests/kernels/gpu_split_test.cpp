@@ -82,7 +82,7 @@ TEST_CASE("the comparison fails on a changed Oacc store or a changed m value of 
   CHECK(diff_traces(sim, stats).values_differing == 1);
 }
 
-TEST_CASE("committed split-KV run: every row agreed and was within tolerance; Nsight's bytes equal the sector level") {
+TEST_CASE("committed split-KV run: every row agreed and was within tolerance, Nsight's bytes equal the sector level") {
   const nlohmann::json r = read_json(kDir / "results.json");
   CHECK(r.at("meta").at("device").get<std::string>().find("H200") != std::string::npos);
   CHECK(r.at("meta").at("commit").get<std::string>().size() == 40);

@@ -70,7 +70,7 @@ TEST_CASE("the comparison fails on a variant trace whose O_i round trip or norma
   CHECK_FALSE(diff_traces(sim, dropped).agree());
 }
 
-TEST_CASE("committed variant run: all 32 combinations agreed and were within tolerance; Nsight's bytes equal the sector level") {
+TEST_CASE("committed variant run: all 32 combinations agreed and were within tolerance, Nsight's bytes equal the sector level") {
   const nlohmann::json r = read_json(kDir / "results.json");
   CHECK(r.at("meta").at("device").get<std::string>().find("H200") != std::string::npos);
   CHECK(r.at("meta").at("commit").get<std::string>().size() == 40);

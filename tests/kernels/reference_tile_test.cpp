@@ -23,7 +23,7 @@ flashlab::gpu::TileShape shape_of(const flashlab::ReferenceTile& t) { return {in
 
 }  // namespace
 
-TEST_CASE("reference tiles: V1's and V2's are compiled at d = 32, 64, 128; V1's is the largest V1 tile that fits") {
+TEST_CASE("reference tiles: V1's and V2's are compiled at d = 32, 64, 128, V1's is the largest V1 tile that fits") {
   for (int d : flashlab::gpu::kHeadDims) {
     CAPTURE(d);
     const flashlab::ReferenceTile v1 = flashlab::reference_tile(flashlab::Algo::v1, d);

@@ -62,7 +62,7 @@ TEST_CASE("config_json: the schema's keys and values") {
   CHECK(j.size() == 28);  // 23 config keys, model, and the 4 switch keys of a tiled forward
 }
 
-TEST_CASE("config_json: the switches of V1 and V2 (order, grid, rescale, preset); none for standard attention") {
+TEST_CASE("config_json: the switches of V1 and V2 (order, grid, rescale, preset), none for standard attention") {
   Config c;
   c.algo = Algo::standard;
   c.n_q = c.n_k = 256;

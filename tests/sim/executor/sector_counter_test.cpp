@@ -146,7 +146,7 @@ TEST_CASE("the sector level equals a byte-by-byte brute force of the kernels' re
   }
 }
 
-TEST_CASE("the sector level is only counted when asked for; the others follow where tiles live") {
+TEST_CASE("the sector level is only counted when asked for, the others follow where tiles live") {
   Config c;  // V2, N = 1024, d = 64, 128 x 128 tiles, fp16
   const Problem p = resolve(c);
   const Counters plain = count(p), with = count(p, true);

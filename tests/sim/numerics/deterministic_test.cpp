@@ -55,7 +55,7 @@ NumericResult replay(const Problem& p, const Inputs& in, const std::vector<StepV
 
 }  // namespace
 
-TEST_CASE("deterministic backward: dQ the same bit for bit in any thread-block order; released: not") {
+TEST_CASE("deterministic backward: dQ the same bit for bit in any thread-block order, released: not") {
   for (const BackwardForm form : {BackwardForm::released, BackwardForm::deterministic}) {
     const Problem p = det_problem(form);
     CAPTURE(to_string(form));

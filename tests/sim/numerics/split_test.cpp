@@ -41,7 +41,7 @@ TEST_CASE("merge_splits: partial L 200 apart give the larger L and its O, with n
   }
 }
 
-TEST_CASE("merge_splits: a row that no split saw gets O = 0, L = +inf; bad shapes are refused") {
+TEST_CASE("merge_splits: a row that no split saw gets O = 0, L = +inf, bad shapes are refused") {
   MatrixF l = MatrixF::Constant(2, 2, -kInf);
   l(1, 1) = 1.5f;
   const Merged m = merge_splits({MatrixF::Constant(2, 3, 4.f), MatrixF::Constant(2, 3, 9.f)}, l);

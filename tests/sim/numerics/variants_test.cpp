@@ -50,7 +50,7 @@ const Case kCases[] = {
 
 }  // namespace
 
-TEST_CASE("every variant: O and L equal float64 within the dtype's tolerance; no NaN") {
+TEST_CASE("every variant: O and L equal float64 within the dtype's tolerance, no NaN") {
   const std::vector<Switches> variants = all_variants();
   REQUIRE(variants.size() == 32);
   int k = 0, rows_without_keys = 0;

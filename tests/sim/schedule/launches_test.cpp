@@ -216,7 +216,7 @@ TEST_CASE("where tiles live: SRAM bytes of V1 (S_ij in SRAM), V2 (S_ij, O_i in r
   CHECK(placement_of(detail::make_schedule(Algo::v1).launches[0], Tensor::S) == Memory::sram);
 }
 
-TEST_CASE("FA2's d = 256 forward with 64 x 64 tiles fits 101,376 bytes of shared memory; V1's does not") {
+TEST_CASE("FA2's d = 256 forward with 64 x 64 tiles fits 101,376 bytes of shared memory, V1's does not") {
   // V2: Q_i, K_j, V_j = 3 * 64 * 256 * 2 = 98,304 bytes. V1 adds S_ij: 64 * 64 * 2 = 8,192 more.
   Config c;
   c.d = 256;

@@ -85,7 +85,7 @@ TEST_CASE("flashlab diff: 0 when traces agree, 1 when they differ, 2 for other c
   std::filesystem::remove_all(kDir);
 }
 
-TEST_CASE("flashlab trace records its command line, shell-quoted, in the header; it runs again") {
+TEST_CASE("flashlab trace records its command line, shell-quoted, in the header, it runs again") {
   std::filesystem::create_directories(kDir);
   for (const char* form : {"text", "binary"}) {
     CAPTURE(form);

@@ -208,7 +208,7 @@ TEST_CASE("bad text lines") {
   rejects(m, "m");
 }
 
-TEST_CASE("deep nesting in a header is refused while it is parsed, naming where; never a crash (issue 9 item 1)") {
+TEST_CASE("deep nesting in a header is refused while it is parsed, naming where, never a crash (issue 9 item 1)") {
   // Before: 60,000 nested '[' (120 KB, under the 1 MiB cap) parsed, then the error message dumped
   // the whole document recursively and the stack overflowed (SIGSEGV).
   const Trace t = sample();

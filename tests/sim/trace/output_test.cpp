@@ -119,7 +119,7 @@ TEST_CASE("write_output_file past the file-size limit: an error naming the path,
   fs::remove_all(dir);
 }
 
-TEST_CASE("write_output_files: the set whole or none of it; a file that does not fit removes the ones written before it") {
+TEST_CASE("write_output_files: the set whole or none of it, a file that does not fit removes the ones written before it") {
   const std::string dir = fresh_dir("flashlab_output_test");
   const auto write_set = [&](std::size_t last) {
     std::string error;

@@ -70,7 +70,7 @@ std::string as_v1(const std::string& file, std::size_t events) {
 
 }  // namespace
 
-TEST_CASE("events carry their launch: standard attention's S, softmax and PV are launches 0, 1, 2; V1 and V2 one") {
+TEST_CASE("events carry their launch: standard attention's S, softmax and PV are launches 0, 1, 2, V1 and V2 one") {
   for (TraceLevel level : {TraceLevel::block, TraceLevel::warp}) {
     CAPTURE(to_string(level));
     const Trace s = sample(Algo::standard, level, false);
@@ -166,7 +166,7 @@ TEST_CASE("version-1 files read: standard attention's launch is its step, every 
         }
 }
 
-TEST_CASE("version-2 files read: the tensor byte 9 is none; bytes of version 3's tensors are refused") {
+TEST_CASE("version-2 files read: the tensor byte 9 is none, bytes of version 3's tensors are refused") {
   for (Algo a : {Algo::standard, Algo::v1, Algo::v2})
     for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
       CAPTURE(to_string(a));
@@ -204,7 +204,7 @@ std::string as_v3(const std::string& file, std::size_t events) {
   return "flashlab-trace text 3" + b.substr(b.find('\n'));
 }
 
-TEST_CASE("version-3 files read: the tensor byte 17 is none; split-KV's tensors and equations are refused") {
+TEST_CASE("version-3 files read: the tensor byte 17 is none, split-KV's tensors and equations are refused") {
   for (Algo a : {Algo::standard, Algo::v1, Algo::v2})
     for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
       CAPTURE(to_string(a));
@@ -228,7 +228,7 @@ TEST_CASE("version-3 files read: the tensor byte 17 is none; split-KV's tensors 
   rejects(as_v3(encode_trace(t, TraceFormat::binary), t.events.size()), "eq = 28: 0 to 27");
 }
 
-TEST_CASE("a version-1 record's launch bytes were pad: non-zero is refused; version 2's pad byte too") {
+TEST_CASE("a version-1 record's launch bytes were pad: non-zero is refused, version 2's pad byte too") {
   const Trace t = sample(Algo::v2, TraceLevel::block, false);
   const std::string v2 = encode_trace(t, TraceFormat::binary);
   const std::string v1 = as_v1(v2, t.events.size());

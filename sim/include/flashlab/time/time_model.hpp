@@ -42,7 +42,8 @@
 //    DRAM bandwidth, plus the launch overhead.
 // c, beta, lambda and iota are fitted on the training rows of the committed H200 data set
 // (tests/data/gpu_time/h200.json) by tools/fit_time_model (kFittedTimeParams); the CI test
-// tests/sim/time/time_dataset_test.cpp scores the model on the held-out half and re-derives them.
+// tests/sim/time/time_dataset_test.cpp scores the model on the held-out half and checks that they
+// are the fit's fixed point (one round of its search from them moves none: tools/time_fit search_round).
 #pragma once
 
 #include <array>
