@@ -184,6 +184,31 @@ double median_ms(const std::function<void()>& body, int reps = 15, int warm = 3)
   return t[t.size() / 2];
 }
 
+/// The L2 and DRAM rates in GB/s: a 24 MiB buffer (under the 60 MB L2 even with its two
+/// partitions) read 20 times in one launch; 4 GiB read once from DRAM; 2 GiB copied to 2 GiB (the
+/// copy's rate counts the bytes read and written).
+struct MemoryRates {
+  double l2_gbps, dram_read_gbps, dram_copy_gbps;
+};
+MemoryRates memory_rates(int sms, float* sink) {
+  const std::size_t l2_n = (24u << 20) / sizeof(float4);
+  const std::size_t dram_n = (std::size_t(4) << 30) / sizeof(float4);
+  float4 *big = nullptr, *big2 = nullptr;
+  CHECK(cudaMalloc(&big, dram_n * sizeof(float4)));
+  CHECK(cudaMalloc(&big2, dram_n / 2 * sizeof(float4)));
+  CHECK(cudaMemset(big, 0x3c, dram_n * sizeof(float4)));  // fp32 0.0115..., not zeros
+  const int mem_blocks = sms * 8, mem_threads = 256;
+  const int l2_reps = 20;
+  const double t_l2 = median_ms([&] { read_kernel<<<mem_blocks, mem_threads>>>(big, l2_n, l2_reps, sink); });
+  const double t_dram_read = median_ms([&] { read_kernel<<<mem_blocks, mem_threads>>>(big, dram_n, 1, sink); }, 7, 2);
+  const double t_copy =
+      median_ms([&] { copy_kernel<<<mem_blocks, mem_threads>>>(big, big2, dram_n / 2); }, 7, 2);
+  CHECK(cudaFree(big));
+  CHECK(cudaFree(big2));
+  return {double(l2_n) * 16 * l2_reps / (t_l2 * 1e-3) / 1e9, double(dram_n) * 16 / (t_dram_read * 1e-3) / 1e9,
+          double(dram_n) * 16 / (t_copy * 1e-3) / 1e9};
+}
+
 }  // namespace
 
 int main() {
@@ -216,20 +241,7 @@ int main() {
   const double smem_bytes = double(smem_blocks) * kSmemThreads * kSmemIters * 16.0;
   const double t_smem = median_ms([&] { smem_kernel<<<smem_blocks, kSmemThreads>>>(sink); });
 
-  // L2: a 24 MiB buffer (under the 60 MB L2 even with its two partitions), read 20 times in one launch.
-  const std::size_t l2_n = (24u << 20) / sizeof(float4);
-  // DRAM: 4 GiB read; 2 GiB copied to 2 GiB.
-  const std::size_t dram_n = (std::size_t(4) << 30) / sizeof(float4);
-  float4 *big = nullptr, *big2 = nullptr;
-  CHECK(cudaMalloc(&big, dram_n * sizeof(float4)));
-  CHECK(cudaMalloc(&big2, dram_n / 2 * sizeof(float4)));
-  CHECK(cudaMemset(big, 0x3c, dram_n * sizeof(float4)));  // fp32 0.0115..., not zeros
-  const int mem_blocks = sms * 8, mem_threads = 256;
-  const int l2_reps = 20;
-  const double t_l2 = median_ms([&] { read_kernel<<<mem_blocks, mem_threads>>>(big, l2_n, l2_reps, sink); });
-  const double t_dram_read = median_ms([&] { read_kernel<<<mem_blocks, mem_threads>>>(big, dram_n, 1, sink); }, 7, 2);
-  const double t_copy =
-      median_ms([&] { copy_kernel<<<mem_blocks, mem_threads>>>(big, big2, dram_n / 2); }, 7, 2);
+  const MemoryRates mem = memory_rates(sms, sink);
 
   // Barriers: 1 block per SM of 128 threads (4 warps, FA2's forward) and of 256 threads (8 warps).
   const double t_bar4 = median_ms([&] { barrier_kernel<<<sms, 128>>>(sink); });
@@ -241,8 +253,6 @@ int main() {
     for (int k = 0; k < launches; ++k) empty_kernel<<<1, 32>>>();
   }, 5, 1);
 
-  CHECK(cudaFree(big));
-  CHECK(cudaFree(big2));
   CHECK(cudaFree(sink));
 
   const double clock_hz = double(clock_khz) * 1e3;
@@ -256,9 +266,9 @@ int main() {
   std::printf("  \"ex2_gops\": %.2f,\n", ex2_ops / (t_ex2 * 1e-3) / 1e9);
   std::printf("  \"fp32_fma_gops\": %.2f,\n", fma_ops / (t_fma * 1e-3) / 1e9);
   std::printf("  \"smem_read_gbps\": %.1f,\n", smem_bytes / (t_smem * 1e-3) / 1e9);
-  std::printf("  \"l2_read_gbps\": %.1f,\n", double(l2_n) * 16 * l2_reps / (t_l2 * 1e-3) / 1e9);
-  std::printf("  \"dram_read_gbps\": %.1f,\n", double(dram_n) * 16 / (t_dram_read * 1e-3) / 1e9);
-  std::printf("  \"dram_copy_gbps\": %.1f,\n", double(dram_n) * 16 / (t_copy * 1e-3) / 1e9);
+  std::printf("  \"l2_read_gbps\": %.1f,\n", mem.l2_gbps);
+  std::printf("  \"dram_read_gbps\": %.1f,\n", mem.dram_read_gbps);
+  std::printf("  \"dram_copy_gbps\": %.1f,\n", mem.dram_copy_gbps);
   std::printf("  \"barrier_ns_4_warps\": %.2f, \"barrier_cycles_4_warps\": %.1f,\n", t_bar4 * 1e6 / kBarrierIters,
               t_bar4 * 1e-3 / kBarrierIters * clock_hz);
   std::printf("  \"barrier_ns_8_warps\": %.2f, \"barrier_cycles_8_warps\": %.1f,\n", t_bar8 * 1e6 / kBarrierIters,
