@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "gpu"))
 import common  # noqa: E402
+import verdict  # noqa: E402  (scripts/check/verdict.py: this folder is on the path when run as a script)
 
 DATA = ROOT / "tests" / "data" / "gpu_time"
 
@@ -72,12 +73,7 @@ def selftest():
 def main():
     if "--selftest" in sys.argv:
         return selftest()
-    found = problems(ROOT)
-    for p in found:
-        print("gpu_data_fresh:", p)
-    if not found:
-        print("gpu_data_fresh: tests/data/gpu_time/h200.json describes the kernels in the tree")
-    return 1 if found else 0
+    return verdict.verdict("gpu_data_fresh", problems(ROOT), "tests/data/gpu_time/h200.json describes the kernels in the tree")
 
 
 if __name__ == "__main__":

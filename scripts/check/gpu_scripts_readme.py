@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import verdict
+
 ROOT = Path(__file__).resolve().parents[2]
 GPU = ROOT / "scripts" / "gpu"
 EXTS = (".py", ".sh", ".cu", ".cpp")
@@ -115,13 +117,9 @@ def main():
     if not readme.is_file():
         print("gpu_scripts_readme: scripts/gpu/README.md is missing")
         return 1
-    found = problems(readme.read_text(), GPU, ROOT)
-    for p in found:
-        print("gpu_scripts_readme:", p)
-    if not found:
-        n = sum(1 for e in GPU.iterdir() if e.name not in SKIP_ENTRIES and not e.name.startswith("."))
-        print(f"gpu_scripts_readme: scripts/gpu/README.md names all {n} entries of scripts/gpu/, and every script it names exists")
-    return 1 if found else 0
+    n = sum(1 for e in GPU.iterdir() if e.name not in SKIP_ENTRIES and not e.name.startswith("."))
+    return verdict.verdict("gpu_scripts_readme", problems(readme.read_text(), GPU, ROOT),
+                          f"scripts/gpu/README.md names all {n} entries of scripts/gpu/, and every script it names exists")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import verdict
+
 ROOT = Path(__file__).resolve().parents[2]
 CASE = re.compile(r'\b(?:TEST_CASE|SUBCASE|TEST_CASE_FIXTURE\(\s*\w+\s*,)\s*\(?\s*"((?:[^"\\]|\\.)*)"')
 
@@ -52,12 +54,8 @@ def selftest():
 def main():
     if "--selftest" in sys.argv:
         return selftest()
-    found = offenders(ROOT / "tests")
-    for f in found:
-        print("test_names: ';' in a test case name (ctest would run nothing for it):", f)
-    if not found:
-        print("test_names: no test case name holds ';'")
-    return 1 if found else 0
+    found = [f"';' in a test case name (ctest would run nothing for it): {f}" for f in offenders(ROOT / "tests")]
+    return verdict.verdict("test_names", found, "no test case name holds ';'")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,12 @@
+"""verdict.py — the ending every check in scripts/check shares: each problem on its own line under the check's
+name, or one line saying what holds; the exit status CI reads (0: it holds, 1: it does not)."""
+
+
+def verdict(name, found, holds):
+    """Prints `found` (a list of problems, each a line) prefixed with `name: `, or `name: holds` when
+    there is none; returns the exit status (1 when anything was found)."""
+    for p in found:
+        print(f"{name}: {p}")
+    if not found:
+        print(f"{name}: {holds}")
+    return 1 if found else 0
