@@ -259,32 +259,32 @@ TEST_CASE("ablation on the H200: the measured runs, replayed once through the ti
   SUBCASE("docs/validation/ablation_h200_tables.md is this test's tables (FLASHLAB_WRITE_DOCS=1 rewrites it)") {
     flashlab::test::check_generated_doc("docs/validation/ablation_h200_tables.md", tables());
   }
+}
 
-  // Issue 23's attribution target: for each switch alone from V1 and each step of the path from V1
-  // to V2, the predicted speed-up within 10% of the measured one on at least 90% of the cases. Not
-  // met today (the subcase prints the fraction). doctest's should_fail marks a whole test case, not a
-  // subcase: the check here asserts that the target is not met, and turns red the day it is, so that
-  // it becomes CHECK(within * 10 >= total * 9) and the target stays asserted.
-  SUBCASE("predicted speed-ups of each switch and each step within 10% on 90% of cases: not met yet") {
-    const std::vector<std::string> path = data().at("path").get<std::vector<std::string>>();
-    const std::vector<std::string> single = data().at("single").get<std::vector<std::string>>();
-    int within = 0, total = 0;
-    for (const auto& [c, keys] : by_case()) {
-      auto step = [&](const std::string& from, const std::string& to) {
-        if (!keys.count(from) || !keys.count(to)) return;
-        const double meas = keys.at(from)->measured_ms / keys.at(to)->measured_ms;
-        const double pred = keys.at(from)->predicted_ms / keys.at(to)->predicted_ms;
-        ++total;
-        within += std::abs(pred / meas - 1) <= 0.10;
-      };
-      for (const std::string& k : single)
-        if (k != "v1") step("v1", k);
-      for (std::size_t k = 1; k < path.size(); ++k) step(path[k - 1], path[k]);
-    }
-    std::printf("ablation: predicted speed-ups within 10%% of the measured on %d of %d switch and path steps\n", within,
-                total);
-    REQUIRE(total > 0);
-    CHECK_MESSAGE(within * 10 < total * 9,
-                  "issue 23's attribution target is met: assert it, CHECK(within * 10 >= total * 9), in place of this check");
+// Issue 23's attribution target: for each switch alone from V1 and each step of the path from V1 to
+// V2, the predicted speed-up within 10% of the measured one on at least 90% of the cases. Not met
+// today (the test prints the fraction): should_fail keeps the suite green, and the test turns red
+// the day the target is met, so that the decorator goes and the target stays asserted. Its own test
+// case (should_fail marks a whole case), so it replays the runs once more in its own process.
+TEST_CASE("ablation on the H200: predicted speed-ups of each switch and each step within 10% on 90% of cases" *
+          doctest::should_fail()) {
+  const std::vector<std::string> path = data().at("path").get<std::vector<std::string>>();
+  const std::vector<std::string> single = data().at("single").get<std::vector<std::string>>();
+  int within = 0, total = 0;
+  for (const auto& [c, keys] : by_case()) {
+    auto step = [&](const std::string& from, const std::string& to) {
+      if (!keys.count(from) || !keys.count(to)) return;
+      const double meas = keys.at(from)->measured_ms / keys.at(to)->measured_ms;
+      const double pred = keys.at(from)->predicted_ms / keys.at(to)->predicted_ms;
+      ++total;
+      within += std::abs(pred / meas - 1) <= 0.10;
+    };
+    for (const std::string& k : single)
+      if (k != "v1") step("v1", k);
+    for (std::size_t k = 1; k < path.size(); ++k) step(path[k - 1], path[k]);
   }
+  std::printf("ablation: predicted speed-ups within 10%% of the measured on %d of %d switch and path steps\n", within,
+              total);
+  REQUIRE(total > 0);
+  CHECK(within * 10 >= total * 9);
 }

@@ -330,8 +330,11 @@ void L2Model::on_step(const StepView& s) {
     // a padded block (Action::padded) is Q block i's B_r rows of the rounded allocation, keyed as i
     const u64 rows = u64(a.padded ? p_.tiling.b_r : p_.tiling.rows(s.i));
     switch (a.region) {
-      case Region::q_block:  // a per-split tensor: split s's copy, keyed apart from the other splits'
-        add(prog, a.tensor, w, u64(std::max<std::int64_t>(s.split, 0) * p_.tiling.t_r() + s.i), rows * row);
+      case Region::q_block:  // a per-split tensor (Oacc, Lacc, dQacc's slices): split s's copy, keyed apart
+        // from the other splits'; a tensor with one copy (Q_i, dO_i, L_i, D_i) is the same tile for
+        // every split that reads it
+        add(prog, a.tensor, w,
+            u64((copies(p_, a.tensor) > 1 ? std::max<std::int64_t>(s.split, 0) : 0) * p_.tiling.t_r() + s.i), rows * row);
         break;
       case Region::q_block_splits:
         for (std::int64_t x = 0; x < copies(p_, a.tensor); ++x)

@@ -7,7 +7,8 @@
 // The rules:
 //   - granularity: one access is one tile of one tensor as a load or store moves it (Q_i, O_i,
 //     l_i, m_i, L_i by Q block; K_j, V_j by K/V block; S_ij, P_ij by tile, or a row of S or P for
-//     a launch with one thread block per row), in whole 32-byte sectors; the L2 is a fully
+//     a launch with one thread block per row), in whole 32-byte sectors (a tensor with a copy per
+//     split, schedule.hpp copies, keyed apart per copy; one copy shared by every split); the L2 is a fully
 //     associative LRU over these tiles with the preset's capacity (GpuSpec::l2_bytes). A load of a
 //     tile not present reads it from DRAM; a store marks it dirty without reading; a dirty tile
 //     evicted, or still present when the launch ends, is written to DRAM. A padded block
