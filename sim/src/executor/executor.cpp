@@ -54,10 +54,12 @@ void Executor::plan() {
       if (!it->thread_block || it->dim == Dim::batch || it->dim == Dim::head) continue;
       for (int lv = 0; lv < w.depth; ++lv)
         if (w.dim[lv] == it->dim) w.stride[lv] = weight;
-      if (it->dim == Dim::kv_split || it->dim == Dim::dq_slice) {
+      if (partitions_kv_blocks(it->dim)) {
+        w.split_dim = it->dim;
         w.splits = loop_extent(it->dim, p_);
         w.split_stride = weight;
-        w.split_level = it->dim == Dim::kv_split ? 1 : 0;
+        for (int lv = 0; lv < w.depth; ++lv)
+          if (w.dim[lv] == Dim::kv_block) w.split_level = lv;
       }
       weight *= loop_extent(it->dim, p_);
     }
@@ -81,12 +83,7 @@ void Executor::plan() {
 
 void Executor::enter_split(const Plan& w, std::int64_t s) {
   sp_ = s;
-  if (w.splits > 0 && w.split_level == 0) {
-    split_ = dq_slice_range(p_, s);
-  } else {
-    const SplitRange r = w.splits > 0 ? split_range(p_, s) : SplitRange{0, p_.tiling.t_c()};
-    split_ = {r.first, r.end, 1};
-  }
+  split_ = partition_range(p_, w.split_dim, s);
 }
 
 void Executor::start_launch() {
@@ -300,7 +297,7 @@ StepView Executor::tile_step(std::int64_t i, std::int64_t j) const {
       block += w.stride[lv] * (w.descending[lv] ? w.n[lv] - 1 - index : index);
     }
     if (w.splits > 0) {  // the split whose K/V blocks hold j
-      s.split = w.split_level == 0 ? j % w.splits : split_of(p_, j);
+      s.split = partition_of(p_, w.split_dim, j);
       block += w.split_stride * s.split;
     }
     s.block = std::uint32_t(block);

@@ -197,6 +197,18 @@ std::int64_t split_of(const Problem& p, std::int64_t j) {
 
 StridedRange dq_slice_range(const Problem& p, std::int64_t s) { return {s, p.tiling.t_c(), p.dq_splits}; }
 
+bool partitions_kv_blocks(Dim d) { return d == Dim::kv_split || d == Dim::dq_slice; }
+
+StridedRange partition_range(const Problem& p, Dim d, std::int64_t s) {
+  if (d == Dim::dq_slice) return dq_slice_range(p, s);
+  const SplitRange r = d == Dim::kv_split ? split_range(p, s) : SplitRange{0, p.tiling.t_c()};
+  return {r.first, r.end, 1};
+}
+
+std::int64_t partition_of(const Problem& p, Dim d, std::int64_t j) {
+  return d == Dim::dq_slice ? j % p.dq_splits : d == Dim::kv_split ? split_of(p, j) : 0;
+}
+
 std::int64_t copies(const Problem& p, Tensor t) {
   if (t == Tensor::dQacc) return p.dq_splits;
   return per_split(t) ? p.splits : 1;

@@ -139,8 +139,9 @@ class Executor {
     std::array<bool, 2> descending{};
     std::array<std::int64_t, 2> n{};    // extents
     std::array<std::int64_t, 2> stride{};  // block-number weight of a thread-block tile loop (0: none)
-    // a kv_split loop (the inner K/V loop walks split_range) or a dq_slice loop (the outer K/V
-    // loop walks dq_slice_range): its extent and block-number weight, and the level it restricts
+    // a loop that partitions the K/V blocks among thread blocks (schedule.hpp partitions_kv_blocks):
+    // its dimension, extent and block-number weight, and the walked level it restricts (the K/V loop's)
+    Dim split_dim = Dim::kv_block;
     std::int64_t splits = 0, split_stride = 0;
     int split_level = 1;
     std::vector<Action> begin_visited, begin_empty, end_visited, end_empty;

@@ -214,6 +214,18 @@ struct StridedRange {
 };
 StridedRange dq_slice_range(const Problem& p, std::int64_t s);
 
+/// Whether a thread-block loop over dimension d partitions the K/V blocks among its thread blocks:
+/// split-KV's splits (Dim::kv_split, contiguous ranges) and the deterministic backward's dQ slices
+/// (Dim::dq_slice, strided). The executor walks such a loop as data: partition_range and
+/// partition_of say which K/V blocks each copy walks.
+bool partitions_kv_blocks(Dim d);
+/// The K/V blocks copy s of partitioning dimension d walks: split_range(p, s) as a stride-1 range
+/// for Dim::kv_split, dq_slice_range(p, s) for Dim::dq_slice; all of [0, T_c) for any other d.
+StridedRange partition_range(const Problem& p, Dim d, std::int64_t s);
+/// The copy of partitioning dimension d whose K/V blocks hold block j (split_of; j mod
+/// p.dq_splits for the dQ slices); 0 for any other d.
+std::int64_t partition_of(const Problem& p, Dim d, std::int64_t j);
+
 /// Copies of tensor t in HBM per (batch, head): p.splits for Oacc and Lacc (one per split-KV
 /// split), p.dq_splits for dQacc (the deterministic backward's slices; 1 in the other forms), 1
 /// for every other tensor.
