@@ -44,12 +44,12 @@ constexpr TileList listed_tiles(Algo algo) {
   return {};
 }
 
-/// The tile shapes of the backward kernels: their warps split the B_c keys of K_j (S^T, dP^T, dK_j,
-/// dV_j, 16 keys per warp: B_c = 16 W) and then B_r x d for dQ_i = dS_ij K_j (grad_tile.cuh
-/// GradShape): FA2's own backward tiles on sm_90 (flash_bwd_launch_template.h, the kernels PyTorch
-/// 2.11 runs on the H200), 128 x 128 with 8 warps at d = 64 and 64 x 128 with 8 warps at d = 128,
-/// and 64 x 64 with 4 (small, ragged-friendly: the validation grid). Standard attention has no
-/// backward kernel.
+/// The tile shapes of the backward kernels: FA2's own backward tiles on sm_90
+/// (flash_bwd_launch_template.h, the kernels PyTorch 2.11 runs on the H200), 128 x 128 with 8 warps
+/// at d = 64 and 64 x 128 with 8 warps at d = 128, and 64 x 64 with 4 (small, ragged-friendly: the
+/// validation grid). V2's warps work on grids of 32 keys (common/grad_grid.cuh GridShape), V1's
+/// split the B_c keys 16 per warp (B_c = 16 W; common/grad_tile.cuh GradShape); both then split
+/// B_r x d for dQ_i = dS_ij K_j. Standard attention has no backward kernel.
 constexpr TileList listed_backward_tiles(Algo algo) {
   switch (algo) {
     case Algo::v1: return {{{64, 64, 4}}, 1};
@@ -97,11 +97,24 @@ constexpr int backward_dq_row_groups(TileShape s, int d) {
   return 0;
 }
 
-/// The backward's warp: dK_j and dV_j of its keys (keys x d each), S^T and dP^T of one chunk of
-/// queries (grad_tile.cuh GradShape::kQC: at least 16; 64 up to d = 64, at most 32 above).
-constexpr int backward_acc_registers(TileShape s, int d) {
+/// V2's backward warp grid (common/grad_grid.cuh GridShape): B_c / 32 groups of 32 keys, the warps
+/// of a group splitting B_r (S^T, dP^T) and d (dK_j, dV_j); 0 where the shape has no such grid.
+constexpr int backward_key_groups(TileShape s, int d) {
+  const int g = s.b_c / 32, per = g > 0 && s.b_c % 32 == 0 && s.warps % g == 0 ? s.warps / g : 0;
+  return per > 0 && s.b_r % (16 * per) == 0 && d % (16 * per) == 0 ? g : 0;
+}
+
+/// The backward's fp32 accumulators per thread. V1 (grad_tile.cuh GradShape): dK_j and dV_j of its
+/// 16 keys (16 x d each), S^T and dP^T of one chunk of queries (GradShape::kQC: at least 16; 64 up
+/// to d = 64, at most 32 above). V2 (grad_grid.cuh GridShape): S^T and dP^T of 32 keys x B_r / per,
+/// dK_j and dV_j of 32 keys x d / per, per = the warps of a key group.
+constexpr int backward_acc_registers(Algo algo, TileShape s, int d) {
+  if (algo == Algo::v2) {
+    const int g = backward_key_groups(s, d);
+    return g > 0 ? 2 * 32 * (s.b_r + d) / (s.warps / g) / 32 : 1 << 20;
+  }
   const int chunk = d <= 64 ? (s.b_r < 64 ? s.b_r : 64) : 16;
-  return 2 * (s.b_c / s.warps) * (d + chunk) / 32;
+  return s.b_c == 16 * s.warps ? 2 * (s.b_c / s.warps) * (d + chunk) / 32 : 1 << 20;
 }
 
 /// Whether shape s is compiled for family f of algorithm `algo` at head dim d: at most 192
@@ -109,11 +122,10 @@ constexpr int backward_acc_registers(TileShape s, int d) {
 /// split-K warps, under the 255-register limit. The build prints ptxas's -warn-spills report: the
 /// V2 shapes at 192 spill about a hundred bytes, the others at most a few dozen.
 constexpr bool fits(Algo algo, TileShape s, int d, Family f = Family::forward) {
-  // B_c = 16 W (16 keys per warp); the forward that writes O and L first runs on the same B_r x B_c
+  // the forward that writes O and L first runs on the same B_r x B_c
   // (flashlab-gpu: with the same warps where the forward compiles them, else 4), which must fit too
   if (f == Family::backward)
-    return algo != Algo::standard && s.b_c == 16 * s.warps && backward_dq_row_groups(s, d) > 0 &&
-           backward_acc_registers(s, d) <= 192 &&
+    return algo != Algo::standard && backward_dq_row_groups(s, d) > 0 && backward_acc_registers(algo, s, d) <= 192 &&
            (fits(algo, s, d, Family::forward) || fits(algo, TileShape{s.b_r, s.b_c, 4}, d, Family::forward));
   if (f == Family::split) return algo == Algo::v2 && v2_acc_registers(s, d) <= 192;
   switch (algo) {

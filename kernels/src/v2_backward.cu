@@ -5,7 +5,7 @@
 //   fl_v2_bwd_dot_do_o    grid (T_r, bh)   D_i = rowsum(dO_i o O_i) (line 4), dQacc_i = 0
 //   fl_v2_bwd_dq_dk_dv    grid (T_c, bh)   K/V block j: load K_j, V_j (line 6), dK_j = dV_j = 0
 //                                          (line 7); Q blocks i from the last visible one down:
-//                                          lines 9-16 (grad_tile.cuh), dQ_i's part added to
+//                                          lines 9-16 (grad_grid.cuh), dQ_i's part added to
 //                                          dQacc_i with atomicAdd; write dK_j, dV_j (line 18)
 //   fl_v2_bwd_convert_dq  grid (T_r, bh)   dQ_i = scale dQacc_i at the input type (the softmax scale
 //                                          that dS_ij leaves out, grad_tile.cuh; FA2's convert_dQ)
@@ -22,7 +22,7 @@
 // across launches for the same block number, so K/V block j of the main kernel starts at 1 when
 // block j of the first launch ran (j < T_r), and the convert launch's block i after both. A
 // thread block of the main kernel takes T_r + 2 steps per K/V block it walks.
-#include "common/grad_tile.cuh"
+#include "common/grad_grid.cuh"
 #include "common/launch.cuh"
 #include "common/recorder.cuh"
 #include "launchers.hpp"
@@ -55,7 +55,7 @@ struct QBlockOfHead {
 /// 16-byte chunks of the rows (whole sectors) and add their partial dot products into SRAM.
 template <class K>
 __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dot_do_o(const Args a, const TraceBuffers trace) {
-  using Sh = GradShape<K>;
+  using Sh = GridShape<K>;
   using T = typename K::T;
   constexpr int D = K::D, BR = K::BR, e = sizeof(T);
   const QBlockOfHead<K> qb(a);
@@ -118,27 +118,30 @@ __device__ __forceinline__ void add_dq(float* dq_acc, const float (&dq)[Sh::kMQ]
   }
 }
 
-/// What a thread block of the main kernel holds for its whole walk: its warp's place (keys of K_j,
-/// block of dQ_i), the SRAM tiles, (batch, head) bh's rows of Q, dO, L, D and its slice of dQacc.
+/// What a thread block of the main kernel holds for its whole walk: its warp's places on the grids
+/// (keys of K_j, queries of S^T, columns of dK_j and dV_j, block of dQ_i), the SRAM tiles, (batch,
+/// head) bh's rows of Q, dO, L, D and its slice of dQacc.
 template <class K>
 struct DqDkDvBlock {
-  using Sh = GradShape<K>;
+  using Sh = GridShape<K>;
   using T = typename K::T;
   const Args& a;
   Recorder<K::kRecord>& rec;
   const Tiling t;
-  const int b, lane, key0, row0, col0;
+  const int b, lane, key0, query0, kv_col0, row0, col0;
   const std::int64_t bh;
   const GradSram<T> sram;
-  T* const q_second;  // Q_i, dO_i's second buffer, right after GradSram
+  T* const pt;        // P_ij^T, after GradSram
+  T* const q_second;  // Q_i, dO_i's second buffer, after P_ij^T
   const T *q, *d_o;
   const float *lse, *d_sum;
   float* const dq_acc;  // slice b of dQacc when deterministic (no other thread block adds into it), else the one
 
   __device__ DqDkDvBlock(const Args& a_, Recorder<K::kRecord>& rec_, unsigned char* smem)
       : a(a_), rec(rec_), t{a.n_q, a.n_k, K::D, K::BR, K::BC}, b(int(blockIdx.x)), lane(int(threadIdx.x % 32)),
-        key0(int(threadIdx.x / 32) * Sh::kKeysPerWarp), row0(Sh::dq_row0(int(threadIdx.x / 32))),
-        col0(Sh::dq_col0(int(threadIdx.x / 32))), bh(blockIdx.y), sram(grad_sram<Sh>(smem)),
+        key0(Sh::key0(int(threadIdx.x / 32))), query0(Sh::query0(int(threadIdx.x / 32))),
+        kv_col0(Sh::col0(int(threadIdx.x / 32))), row0(Sh::dq_row0(int(threadIdx.x / 32))),
+        col0(Sh::dq_col0(int(threadIdx.x / 32))), bh(blockIdx.y), sram(grad_sram<Sh>(smem)), pt(Sh::pt(smem)),
         q_second(reinterpret_cast<T*>(smem + Sh::kSmemBytes)), q(static_cast<const T*>(a.q) + bh * a.n_q * K::D),
         d_o(static_cast<const T*>(a.d_o) + bh * a.n_q * K::D), lse(a.lse + bh * a.n_q), d_sum(a.d_sum + bh * a.n_q),
         dq_acc(a.dq_acc + ((a.deterministic ? b * a.bh : 0) + bh) * a.n_q * K::D) {}
@@ -208,34 +211,38 @@ struct DqDkDvBlock {
         sram.shift[threadIdx.x] = next_shift;
         sram.D[threadIdx.x] = next_d;
       }
+      cp_async_wait<0>();  // this Q block's copy has landed (the only one in flight)
+      __syncthreads();
+      // the next Q block's copy goes into the other buffer, which the last tile's step 2 read: every
+      // warp is past it now
       if (more) {
         fetch(i - 1, buf ^ 1);
         read_stats(i - 1, next_shift, next_d);
       }
-      if (more) cp_async_wait<1>();  // this Q block's copy has landed; the next one's may not have
-      else cp_async_wait<0>();
-      __syncthreads();
       GradSram<T> cur = sram;
       cur.Q = q_buf(buf);
       cur.dO = do_buf(buf);
       const std::int64_t r0 = std::int64_t(i) * BR;
       const GradTile tile{r0, std::int64_t(j) * BC, rows, cols,
                           tile_class(t, a.band, i, j) != TileClass::full || rows < BR || cols < BC};
-      grad_keys<Sh>(cur, acc, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0);  // lines 10-14, 16
+      grid_scores<Sh>(cur, pt, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0, query0);  // lines 10, 11, 13, 14
       __syncthreads();
       float dq[Sh::kMQ][Sh::kDQT][4];
       grad_dq<Sh>(dq, cur, lane, row0, col0);  // line 15: dS_ij K_j, added to dQacc_i
       add_dq<Sh>(dq_acc, dq, r0, rows, row0, col0, lane);
+      grid_grad_kv<Sh>(acc, cur, pt, lane, key0, kv_col0);  // lines 12, 16
       record_tile(step, i, j, rows, cols);
-      // No barrier here: past the one above, the warps read only dS_ij and K_j. The next Q block's
-      // L_i, D_i and its prefetch (into this block's buffer) overwrite nothing they read, and its
-      // dS_ij is written only after its first barrier, which every warp reaches once done here.
+      // No barrier here: past the one above, the warps read only P_ij^T, dS_ij, K_j, Q_i and dO_i.
+      // The next Q block's L_i, D_i and its prefetch (into the other buffer) overwrite nothing they
+      // read, and its P^T and dS_ij are written only after its first barrier, which every warp
+      // reaches once done here.
       buf ^= 1;
     }
     // line 18: write dK_j, dV_j (zeros for a K/V block that no query sees)
     const std::uint32_t end = step0 + 1 + std::uint32_t(t.t_r());
     const std::int64_t kv0 = (bh * a.n_k + std::int64_t(j) * BC) * D;
-    store_grads<Sh>(sram.Q, acc, static_cast<T*>(a.dk) + kv0, static_cast<T*>(a.dv) + kv0, cols, lane, key0, a.scale);
+    store_grads<Sh>(sram.Q, acc, static_cast<T*>(a.dk) + kv0, static_cast<T*>(a.dv) + kv0, cols, lane, key0, a.scale,
+                    kv_col0);
     rec.store(end, Tensor::dK, -1, j, cols, D, e);
     rec.store(end, Tensor::dV, -1, j, cols, D, e);
   }
@@ -257,7 +264,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_dq_dk_dv(const Args a, co
 /// dQ_i = scale dQacc_i at the input type, for Q block i = blockIdx.x.
 template <class K>
 __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_convert_dq(const Args a, const TraceBuffers trace) {
-  using Sh = GradShape<K>;
+  using Sh = GridShape<K>;
   using T = typename K::T;
   constexpr int D = K::D, e = sizeof(T);
   const QBlockOfHead<K> qb(a);
@@ -292,7 +299,7 @@ __global__ void __launch_bounds__(K::W * 32) fl_v2_bwd_convert_dq(const Args a, 
 struct V2BackwardLauncher {
   template <class K>
   static void run(const Args& a, const TraceBuffers& trace, cudaStream_t stream) {
-    using Sh = GradShape<K>;
+    using Sh = GridShape<K>;
     const unsigned t_r = unsigned((a.n_q + K::BR - 1) / K::BR), t_c = unsigned((a.n_k + K::BC - 1) / K::BC);
     TraceBuffers tr = trace;
     tr.launch = 0;

@@ -1,7 +1,7 @@
 // The time model's backward warp layout (sim/include/flashlab/time/time_model.hpp grad_layout) is the
-// compiled backward kernels' (kernels/src/tiles.hpp backward_dq_row_groups; the query chunk of
-// kernels/src/common/grad_tile.cuh GradShape, written out below per tile as that file's rule gives
-// it), for every backward tile the kernels compile; FA2's is its launch names' traits.
+// compiled backward kernels' (kernels/src/tiles.hpp backward_dq_row_groups and backward_key_groups;
+// V1's query chunk of kernels/src/common/grad_tile.cuh GradShape, written out below per tile as that
+// file's rule gives it), for every backward tile the kernels compile; FA2's is its launch names' traits.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -41,16 +41,26 @@ TEST_CASE("time model: the backward warp layout of every compiled backward tile 
         CAPTURE(s.b_c);
         CAPTURE(s.warps);
         const flashlab::GradLayout g = flashlab::grad_layout(problem(a, s, d));
-        CHECK(g.s_rows == 1);                // every warp owns 16 keys of S^T
-        CHECK(s.b_c == 16 * s.warps);
-        CHECK(g.kv_rows == s.warps);         // and of dK_j, dV_j
-        CHECK(!g.p_in_sram);                 // P^T, dS^T in registers for dV, dK
         CHECK(g.dq_rows == flashlab::gpu::backward_dq_row_groups(s, d));
-        // GradShape's kQC: V1's kernel 16 queries; V2's 64 up to d = 64, at d = 128 32 where a warp's dQ
-        // block is at most 32 columns wide, else 16; never more than B_r
-        const int dq_cols = d / (s.warps / flashlab::gpu::backward_dq_row_groups(s, d));
-        const int chunk = a == flashlab::Algo::v1 && d <= 64 ? 16 : d <= 64 ? 64 : dq_cols <= 32 ? 32 : 16;
-        CHECK(g.q_chunk == std::min(s.b_r, chunk));
+        if (a == flashlab::Algo::v2) {
+          // grad_grid.cuh GridShape: groups of 32 keys, S^T in one pass over B_r, P^T and dS^T in SRAM
+          const int key_groups = flashlab::gpu::backward_key_groups(s, d);
+          CHECK(key_groups == s.b_c / 32);
+          CHECK(g.kv_rows == key_groups);
+          CHECK(g.s_rows == s.warps / key_groups);
+          CHECK(g.q_chunk == s.b_r);
+          CHECK(g.p_in_sram);
+        } else {
+          CHECK(g.s_rows == 1);  // every warp owns 16 keys of S^T
+          CHECK(s.b_c == 16 * s.warps);
+          CHECK(g.kv_rows == s.warps);  // and of dK_j, dV_j
+          CHECK(!g.p_in_sram);          // P^T, dS^T in registers for dV, dK
+          // GradShape's kQC in V1's kernel: 16 queries up to d = 64, at d = 128 32 where a warp's dQ
+          // block is at most 32 columns wide, else 16; never more than B_r
+          const int dq_cols = d / (s.warps / flashlab::gpu::backward_dq_row_groups(s, d));
+          const int chunk = d <= 64 ? 16 : dq_cols <= 32 ? 32 : 16;
+          CHECK(g.q_chunk == std::min(s.b_r, chunk));
+        }
         ++checked;
       }
     }

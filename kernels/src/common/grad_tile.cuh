@@ -23,47 +23,54 @@
 
 namespace flashlab::gpu {
 
-/// The warp tiling of the backward for a compiled kernel K (an Instance, launch.cuh).
-///
-/// Keys: warp w owns keys [16 w, 16 w + 16) of K_j (B_c = 16 W) for S^T, dP^T, dK_j, dV_j. It works
-/// through Q_i in chunks of kQC queries (FA2 line 8's tile, B_r, cut along its rows): S^T and dP^T of
-/// one chunk live in registers at a time, beside dK_j and dV_j of the warp's keys, so a warp holds
-/// 2 x 16 x (kQC + d) / 32 accumulators (128 at d = 64, 144 or 160 at d = 128) instead of
-/// 2 x 16 x (B_r + d) / 32 (192 and 256), and ptxas has registers left to load the next fragments early. Every query
-/// is independent once L_i and D_i are known (no row reduction in the backward), and the chunks
-/// go in query order, so dK_j and dV_j are summed in the same order as with one chunk.
-/// dQ_i = dS_ij K_j: the warps split B_r into kWM row groups of kRQ rows and d into W / kWM column
-/// groups of kDQ (FA2's AtomLayoutMdQ: 4 x 2 warps of 32 x 32 at d = 64 on 128 x 128 x 8, 2 x 4 at
-/// d = 128 on 64 x 128 x 8): a warp reads 32 rows of dS^T and kDQ columns of K_j from SRAM where a
-/// warp of 16 rows x d read half the rows of dS and all of K_j, so each fragment of K_j feeds twice
-/// the tensor-core instructions.
-template <class K, int kChunkMax = 64>
-struct GradShape : K {
+/// dQ_i's warp grid for a compiled backward kernel K (an Instance, launch.cuh), shared by both warp
+/// tilings below: dQ_i = dS_ij K_j, the warps split B_r into kWM row groups of kRQ rows and d into
+/// W / kWM column groups of kDQ (FA2's AtomLayoutMdQ: 4 x 2 warps of 32 x 32 at d = 64 on 128 x 128
+/// x 8, 2 x 4 at d = 128 on 64 x 128 x 8): a warp reads 32 rows of dS^T and kDQ columns of K_j from
+/// SRAM where a warp of 16 rows x d read half the rows of dS and all of K_j, so each fragment of K_j
+/// feeds twice the tensor-core instructions. Also the bytes of GradSram.
+template <class K>
+struct DqGrid : K {
   static constexpr int kThreads = K::W * 32;
-  static constexpr int kKeysPerWarp = K::BC / K::W;  // keys of K_j per warp (S^T, dP^T, dK, dV)
-  static constexpr int kMK = kKeysPerWarp / 16;      // m16 tiles of keys per warp
-  static constexpr int kDT = K::D / 8;               // n8 tiles of d
   // dQ_i's warp grid: kWM groups of rows (tiles.hpp), W / kWM of d
   static constexpr int kWM = backward_dq_row_groups(TileShape{K::BR, K::BC, K::W}, K::D);
   static constexpr int kRQ = K::BR / kWM;            // rows of Q_i per warp for dQ_i
   static constexpr int kMQ = kRQ / 16;
   static constexpr int kDQ = K::D / (K::W / kWM);    // columns of d per warp for dQ_i
   static constexpr int kDQT = kDQ / 8;
-  // queries per chunk: kChunkMax (64; V1's kernel, which holds more state, 32) up to d = 64; at d = 128, 32 where a warp's dQ block is at most 32 columns
-  // wide (FA2's 64 x 128 x 8), else 16: the widest chunk that ptxas fits in 255 registers without
-  // spilling (nvcc 13.0, sm_90); each chunk reads K_w and V_w from SRAM again
-  static constexpr int kQC0 = K::D <= 64 ? kChunkMax : kDQ <= 32 ? 32 : 16;
-  static constexpr int kQC = K::BR < kQC0 ? K::BR : kQC0;
-  static constexpr int kNQ = kQC / 8;                // n8 tiles of the queries of one chunk
-  static_assert(kWM > 0 && kKeysPerWarp % 16 == 0 && kRQ % 16 == 0 && kDQ % 16 == 0 && K::BR % kQC == 0 && K::BC % 32 == 0);
+  static_assert(kWM > 0 && kRQ % 16 == 0 && kDQ % 16 == 0 && K::BC % 32 == 0);
   static_assert(K::BR <= kThreads, "one thread per row of Q_i loads L_i and D_i");
-  /// Bytes of GradSram (a kernel may add buffers after them: their start is 256-byte aligned).
-  static constexpr int kSmemBytes = (2 * K::BC + 2 * K::BR) * K::D * int(sizeof(typename K::T)) +
+  /// Bytes of GradSram (a kernel adds buffers after them: their start is 256-byte aligned).
+  static constexpr int kSramBytes = (2 * K::BC + 2 * K::BR) * K::D * int(sizeof(typename K::T)) +
                                     K::BR * K::BC * int(sizeof(typename K::T)) + 2 * K::BR * int(sizeof(float));
-  static_assert(kSmemBytes % 256 == 0, "buffers after GradSram start on a 256-byte line (SwizzledAt)");
+  static_assert(kSramBytes % 256 == 0, "buffers after GradSram start on a 256-byte line (SwizzledAt)");
   /// The first row and column of dQ_i that warp w computes.
   static __device__ __forceinline__ int dq_row0(int w) { return (w % kWM) * kRQ; }
   static __device__ __forceinline__ int dq_col0(int w) { return (w / kWM) * kDQ; }
+};
+
+/// The warp tiling of V1's backward kernel (v1_backward.cu; V2's is GridShape, grad_grid.cuh).
+///
+/// Keys: warp w owns keys [16 w, 16 w + 16) of K_j (B_c = 16 W) for S^T, dP^T, dK_j, dV_j. It works
+/// through Q_i in chunks of kQC queries (FA2 line 8's tile, B_r, cut along its rows): S^T and dP^T of
+/// one chunk live in registers at a time, beside dK_j and dV_j of the warp's keys, so a warp holds
+/// 2 x 16 x (kQC + d) / 32 accumulators instead of 2 x 16 x (B_r + d) / 32, and ptxas has registers
+/// left to load the next fragments early. Every query is independent once L_i and D_i are known (no
+/// row reduction in the backward), and the chunks go in query order, so dK_j and dV_j are summed in
+/// the same order as with one chunk. dQ_i on DqGrid.
+template <class K, int kChunkMax>
+struct GradShape : DqGrid<K> {
+  static constexpr int kKeysPerWarp = K::BC / K::W;  // keys of K_j per warp (S^T, dP^T, dK, dV)
+  static constexpr int kMK = kKeysPerWarp / 16;      // m16 tiles of keys per warp
+  static constexpr int kDT = K::D / 8;               // n8 tiles of d (a warp's dK_j, dV_j columns: all of d)
+  // queries per chunk: kChunkMax (V1's kernel, which holds more state, 16) up to d = 64; at d = 128,
+  // 32 where a warp's dQ block is at most 32 columns wide, else 16: the widest chunk that ptxas fits
+  // in 255 registers without spilling (nvcc 13.0, sm_90); each chunk reads K_w and V_w from SRAM again
+  static constexpr int kQC0 = K::D <= 64 ? kChunkMax : GradShape::kDQ <= 32 ? 32 : 16;
+  static constexpr int kQC = K::BR < kQC0 ? K::BR : kQC0;
+  static constexpr int kNQ = kQC / 8;                // n8 tiles of the queries of one chunk
+  static_assert(kKeysPerWarp % 16 == 0 && K::BR % kQC == 0);
+  static constexpr int kSmemBytes = GradShape::kSramBytes;
 };
 
 /// SRAM of a backward thread block: K_j, V_j (B_c, d); Q_i, dO_i (B_r, d); dS_ij^T (B_c, B_r);
@@ -218,6 +225,37 @@ __device__ __forceinline__ void grad_v_and_k(float (&dv)[kMK][D / 8][4], float (
   }
 }
 
+/// Lines 11 and 14 on the warp's S^T and dP^T (keys x queries q0 + (0..kNQ 8) of Q_i, in place):
+/// P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key) (S^T = -inf there:
+/// 2^-inf = 0; L_i log2 e is +inf on a row with no key, never -inf); dS^T = P^T o (dP^T - D),
+/// unscaled (the scale goes to dK_j and dQ_i, see the top). shift, D: SRAM rows of L_i log2 e and D_i.
+template <int kMK, int kNQ>
+__device__ __forceinline__ void probs_and_grad_s(float (&p)[kMK][kNQ][4], float (&ds)[kMK][kNQ][4],
+                                                 const float* shift, const float* d_sum, int q0, float scale_log2,
+                                                 int lane) {
+  for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int, int col) {
+    const float2 sh = *reinterpret_cast<const float2*>(shift + q0 + col);
+    const float2 dd = *reinterpret_cast<const float2*>(d_sum + q0 + col);
+    float* x = p[mt][nt] + 2 * h;
+    float* y = ds[mt][nt] + 2 * h;
+    x[0] = exp2_ftz(fmaf(x[0], scale_log2, -sh.x));
+    x[1] = exp2_ftz(fmaf(x[1], scale_log2, -sh.y));
+    y[0] = x[0] * (y[0] - dd.x);
+    y[1] = x[1] * (y[1] - dd.y);
+  });
+}
+
+/// Stores the warp's keys x queries tile x (P^T or dS^T) into a B_c x B_r SRAM tile at the input
+/// type, as the warp holds it (two queries per 32-bit store): at(r, c) is thread (g, t)'s place for
+/// key row g + r and query 2t + c (a SwizzledAt at the warp's first key, lane / 4, 0, 2 (lane % 4)).
+template <class T, int kMK, int kNQ, int kBR>
+__device__ __forceinline__ void store_transposed(const SwizzledAt<kBR>& at, const float (&x)[kMK][kNQ][4], int q0,
+                                                 int lane) {
+  for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int, int) {
+    st_shared_b32(at(mt * 16 + 8 * h, q0 + nt * 8), ElemTraits<T>::pack(x[mt][nt][2 * h], x[mt][nt][2 * h + 1]));
+  });
+}
+
 /// Lines 10-14 and 16 for the warp's keys, then dS_ij into SRAM: after it (and a barrier) the
 /// warps compute dQ_i's contribution with grad_dq. The caller has Q_i, dO_i, shift, D in SRAM.
 /// Q_i is taken kQC queries at a time (GradShape).
@@ -235,32 +273,15 @@ __device__ __forceinline__ void grad_keys(const GradSram<typename Sh::T>& sram, 
   const SwizzledAt<D> qt_at(sram.Q, lane % 8 + ((lane / 8) % 2) * 8, lane / 16);
   const auto kv_bytes = std::uint32_t(smem_addr(sram.V) - smem_addr(sram.K));
   const auto q_do_bytes = std::uint32_t(smem_addr(sram.dO) - smem_addr(sram.Q));
-  // dS_ij^T's stores: thread (g, t) writes key row g (+ 8h, + 16 mt) at query 2t of chunk nt
   const SwizzledAt<Sh::BR> ds_at(sram.dS + key0 * Sh::BR, lane / 4, 0, 2 * (lane % 4));
 #pragma unroll 1
   for (int q0 = 0; q0 < Sh::BR; q0 += kQC) {
     float p[kMK][kNQ][4], ds[kMK][kNQ][4];
     // S^T = K_w Q_i^T (line 10), dP^T = V_w dO_i^T (line 13)
     scores_and_dp<T, kMK, kNQ, D>(p, ds, k_at, kv_bytes, q_at.down(q0), q_do_bytes);
-    // line 11: P^T = exp(scale S^T - L), 0 where the mask or a ragged edge hides (row, key): S^T = -inf
-    // there (2^-inf = 0; L_i log2 e is +inf on a row with no key, never -inf);
-    // line 14: dS^T = P^T o (dP^T - D), unscaled (the scale goes to dK_j and dQ_i, see the top)
     if (t.masked) mask_scores_t<kMK, kNQ>(p, band, t.col0 + key0, t.row0 + q0, n_q, n_k, lane);
-    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int row, int col) {
-      const float2 shift = *reinterpret_cast<const float2*>(sram.shift + q0 + col);
-      const float2 dd = *reinterpret_cast<const float2*>(sram.D + q0 + col);
-      float* x = p[mt][nt] + 2 * h;
-      float* y = ds[mt][nt] + 2 * h;
-      x[0] = exp2_ftz(fmaf(x[0], scale_log2, -shift.x));
-      x[1] = exp2_ftz(fmaf(x[1], scale_log2, -shift.y));
-      y[0] = x[0] * (y[0] - dd.x);
-      y[1] = x[1] * (y[1] - dd.y);
-    });
-    // dS_ij^T (B_c, B_r) into SRAM at the input type, as the warp holds it (two queries per store);
-    // grad_dq reads it back transposed
-    for_each_pair<kMK, kNQ>(lane, [&](int mt, int nt, int h, int, int) {
-      st_shared_b32(ds_at(mt * 16 + 8 * h, q0 + nt * 8), ElemTraits<T>::pack(ds[mt][nt][2 * h], ds[mt][nt][2 * h + 1]));
-    });
+    probs_and_grad_s<kMK, kNQ>(p, ds, sram.shift, sram.D, q0, scale_log2, lane);  // lines 11, 14
+    store_transposed<T, kMK, kNQ, Sh::BR>(ds_at, ds, q0, lane);  // dS_ij^T for grad_dq
     // line 12: dV_w += P^T dO_i; line 16: dK_w += dS^T Q_i
     grad_v_and_k<T, kMK, kNQ, D>(acc.dv, acc.dk, p, ds, qt_at.down(q0), q_do_bytes);
   }
@@ -303,9 +324,11 @@ __device__ __forceinline__ void grad_dq(float (&dq)[Sh::kMQ][Sh::kDQT][4], const
 
 /// Writes dK_j = scale acc.dk (the softmax scale that dS left out, grad_keys) then dV_j of the
 /// thread block to HBM through SRAM (`stage`, B_c x d): whole 16-byte chunks of the cols(j) valid rows.
+/// The warp's accumulators are keys key0 + (0..16 kMK), columns col0 + (0..8 kDT) of d.
 template <class Sh>
 __device__ __forceinline__ void store_grads(typename Sh::T* stage, const GradAcc<Sh>& acc, typename Sh::T* dk,
-                                            typename Sh::T* dv, int cols, int lane, int key0, float scale) {
+                                            typename Sh::T* dv, int cols, int lane, int key0, float scale,
+                                            int col0 = 0) {
   using T = typename Sh::T;
   float one[Sh::kMK][2], dk_scale[Sh::kMK][2];
 #pragma unroll
@@ -314,11 +337,11 @@ __device__ __forceinline__ void store_grads(typename Sh::T* stage, const GradAcc
     dk_scale[mt][0] = dk_scale[mt][1] = scale;
   }
   __syncthreads();  // every warp is done with the SRAM that `stage` reuses
-  store_fragments<T, Sh::kMK, Sh::kDT, Sh::D>(stage + key0 * Sh::D, acc.dk, dk_scale, lane);
+  store_fragments<T, Sh::kMK, Sh::kDT, Sh::D>(stage + key0 * Sh::D, acc.dk, dk_scale, lane, col0);
   __syncthreads();
   store_tile<T, Sh::BC, Sh::D, Sh::kThreads>(dk, Sh::D, stage, cols, Sh::D);
   __syncthreads();
-  store_fragments<T, Sh::kMK, Sh::kDT, Sh::D>(stage + key0 * Sh::D, acc.dv, one, lane);
+  store_fragments<T, Sh::kMK, Sh::kDT, Sh::D>(stage + key0 * Sh::D, acc.dv, one, lane, col0);
   __syncthreads();
   store_tile<T, Sh::BC, Sh::D, Sh::kThreads>(dv, Sh::D, stage, cols, Sh::D);
 }

@@ -194,12 +194,12 @@ __device__ __forceinline__ void exp_scores(float (&s)[kMT][kNT][4], float (&sum)
 }
 
 /// Writes a warp's fp32 accumulators, row (mt, h) multiplied by row_scale[mt][h], into a swizzled
-/// SRAM tile of T with kCols columns, starting at the warp's first row.
+/// SRAM tile of T with kCols columns, starting at the warp's first row, at column col0 + (0..8 kNT).
 template <class T, int kMT, int kNT, int kCols>
 __device__ __forceinline__ void store_fragments(T* sram, const float (&acc)[kMT][kNT][4],
-                                                const float (&row_scale)[kMT][2], int lane) {
+                                                const float (&row_scale)[kMT][2], int lane, int col0 = 0) {
   for_each_pair<kMT, kNT>(lane, [&](int mt, int nt, int h, int row, int col) {
-    *reinterpret_cast<std::uint32_t*>(sram + swizzle<kCols>(row, col)) =
+    *reinterpret_cast<std::uint32_t*>(sram + swizzle<kCols>(row, col0 + col)) =
         ElemTraits<T>::pack(acc[mt][nt][2 * h] * row_scale[mt][h], acc[mt][nt][2 * h + 1] * row_scale[mt][h]);
   });
 }

@@ -162,10 +162,17 @@ GradLayout grad_layout(const Problem& p) {
     }
   }
   groups = std::max<std::int64_t>(1, groups);
-  // grad_tile.cuh GradShape kQC: 64 queries up to d = 64 (16 in V1's kernel), at d = 128 32 where a
-  // warp's dQ columns are at most 32, else 16
+  if (p.algo == Algo::v2) {
+    // grad_grid.cuh GridShape: B_c / 32 groups of 32 keys, the warps of a group along B_r for S^T and
+    // dP^T (one pass over the queries) and along d for dK_j, dV_j; P^T and dS^T through SRAM
+    const std::int64_t key_groups = std::max<std::int64_t>(1, std::min(w, p.tiling.b_c / 32));
+    return {.s_rows = std::max<std::int64_t>(1, w / key_groups), .q_chunk = br, .kv_rows = key_groups,
+            .dq_rows = groups, .p_in_sram = true};
+  }
+  // grad_tile.cuh GradShape kQC (V1's kernel): 16 queries up to d = 64; at d = 128 32 where a warp's
+  // dQ columns are at most 32, else 16
   const std::int64_t dq_cols = d / std::max<std::int64_t>(1, w / groups);
-  const std::int64_t chunk = d <= 64 ? (p.algo == Algo::v1 ? 16 : 64) : dq_cols <= 32 ? 32 : 16;
+  const std::int64_t chunk = d <= 64 ? 16 : dq_cols <= 32 ? 32 : 16;
   return {.s_rows = 1, .q_chunk = std::min(br, chunk), .kv_rows = w, .dq_rows = groups, .p_in_sram = false};
 }
 

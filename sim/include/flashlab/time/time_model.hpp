@@ -93,9 +93,10 @@ struct GradLayout {
 };
 /// The layout of p's backward kernel: --kernel fa2, FA2's Flash_bwd_kernel_traits (AtomLayoutMSdP,
 /// AtomLayoutNdKV = 4, AtomLayoutMdQ = AtomLayoutMSdP, P and dS in SRAM: the launch names PyTorch 2.11
-/// runs, tests/data/gpu_time/h200.json); else this project's kernels (kernels/src/common/grad_tile.cuh
-/// GradShape: 16 keys per warp, S^T in chunks of queries, dQ_i on a grid of 32- or 16-row groups;
-/// tests/kernels/grad_layout_test.cpp checks the two agree for every compiled backward tile).
+/// runs, tests/data/gpu_time/h200.json); else this project's kernels: V2's kernels/src/common/grad_grid.cuh
+/// GridShape (B_c / 32 groups of 32 keys, P^T and dS^T in SRAM), V1's grad_tile.cuh GradShape (16 keys
+/// per warp, S^T in chunks of queries); dQ_i on a grid of 32- or 16-row groups
+/// (tests/kernels/grad_layout_test.cpp checks that the model and the kernels agree for every compiled backward tile).
 GradLayout grad_layout(const Problem& p);
 
 /// The work of one step of one thread block, as the walk records it (the input of step_time).
