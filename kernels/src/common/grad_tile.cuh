@@ -1,16 +1,17 @@
-// grad_tile.cuh — one tile (i, j) of the attention backward on the tensor cores, shared by V1's
-// kernel (FA1 Alg. 4, v1_backward.cu) and V2's (FA2 Alg. 2 as released, v2_backward.cu).
+// grad_tile.cuh — one tile (i, j) of the attention backward on the tensor cores: V1's kernel (FA1
+// Alg. 4, v1_backward.cu) whole, and the pieces that V2's (FA2 Alg. 2 as released, grad_grid.cuh,
+// v2_backward.cu) shares with it: the SRAM tiles, S^T and dP^T, the mask, P^T and dS^T, dQ_i's grid.
 //
-// A thread block owns K/V block j. Its warps first split the B_c keys (16 per warp): warp w computes
-// the transposed tiles S_ij^T = K_w Q_i^T and dP_ij^T = V_w dO_i^T (keys x B_r, in registers), then
-// P^T = exp(scale S^T - L) (FA2 line 11; V1 gives L = m + ln l, so that this is FA1 line 13's
-// diag(l)^-1 exp(S - m)), dV_w += P^T dO_i (line 12), dS^T = P^T o (dP^T - D) (line 14) and
+// In V1's kernel a thread block owns K/V block j. Its warps first split the B_c keys (16 per warp):
+// warp w computes the transposed tiles S_ij^T = K_w Q_i^T and dP_ij^T = V_w dO_i^T (keys x B_r, in
+// registers), then P^T = exp(scale S^T - L) (FA2 line 11; V1 gives L = m + ln l, so that this is FA1
+// line 13's diag(l)^-1 exp(S - m)), dV_w += P^T dO_i (line 12), dS^T = P^T o (dP^T - D) (line 14) and
 // dK_w += dS^T Q_i (line 16), the softmax scale applied once to dK_j at its store and to dQ_i's
 // contribution (FA1 Alg. 4 lines 20-21 scale the products; FA2's kernels scale dK_j in their
 // epilogue and dQ_i in convert_dQ), not to every element of dS: each warp's keys are
 // its own, so dK_j and dV_j accumulate in its registers with no communication. dQ_i = dS_ij K_j
 // (line 15) sums over the keys, which the warps split: dS^T goes through SRAM, and the warps then
-// split the B_r rows of Q_i (16 per warp) for dQ_i's contribution, which the caller adds to HBM
+// split B_r x d for dQ_i's contribution (DqGrid), which the caller adds to HBM
 // (V2: atomically into the fp32 accumulator; V1: read, add, write at the input type).
 #pragma once
 
