@@ -174,11 +174,13 @@ TEST_CASE("the row launch: 4-warp blocks holding a row of S as fp32, one latency
 }
 
 TEST_CASE("the backward's tile: the shared memory of its five matmuls and of dS, its units summed") {
-  // V2's released backward, N = 128, one 128 x 128 tile, d = 64, 8 warps, fp16 (grad_tile.cuh):
-  // K_j, V_j and Q_i, dO_i into SRAM (4 x 128 x 64 x 2 = 65,536 bytes); S^T and dP^T: each warp
-  // its 16 keys of K_j or V_j and all of Q_i or dO_i (2 x (128 + 8 x 128) x 64 x 2); dV and dK: all
-  // of dO_i or Q_i per warp (2 x 8 x 128 x 64 x 2); dS^T written and read back (2 x 128 x 128 x 2);
-  // dQ_i: all of K_j per warp (8 x 128 x 64 x 2)
+  // V2's released backward, N = 128, one 128 x 128 tile, d = 64, 8 warps, fp16 (grad_grid.cuh: 4
+  // groups of 32 keys, 2 warps each): K_j, V_j and Q_i, dO_i into SRAM (4 x 128 x 64 x 2 = 65,536
+  // bytes); S^T and dP^T: each warp its 32 keys of K_j or V_j and its 64 queries of Q_i or dO_i
+  // (2 x 8 x (32 + 64) x 64 x 2); dV and dK: each warp its 32 keys of P^T or dS^T over the 128 queries
+  // and its 32 columns of dO_i or Q_i (2 x 8 x (32 x 128 + 128 x 32) x 2); P^T and dS^T written
+  // (2 x 128 x 128 x 2); dQ_i on 4 x 2 warps: its 32 rows of dS over the 128 keys and 32 columns of
+  // K_j (8 x (32 x 128 + 128 x 32) x 2)
   Config c;
   c.algo = Algo::v2;
   c.pass = Pass::backward;
@@ -190,8 +192,9 @@ TEST_CASE("the backward's tile: the shared memory of its five matmuls and of dS,
   REQUIRE(m.time.launches.size() == 3);
   const LaunchTime& l = m.time.launches[1];
   REQUIRE(l.name == "flash_bwd_dq_dk_dv");
-  const double smem = 65536.0 + 2 * (128 + 8 * 128) * 64 * 2 + 2 * 8 * 128 * 64 * 2 + 2 * 128 * 128 * 2 + 8 * 128 * 64 * 2;
-  CHECK(smem == 819200);
+  const double smem = 65536.0 + 2 * 8 * (32 + 64) * 64 * 2 + 2 * 8 * (32 * 128 + 128 * 32) * 2 + 2 * 128 * 128 * 2 +
+                      8 * (32 * 128 + 128 * 32) * 2;
+  CHECK(smem == 720896);
   CHECK(l.unit_s[int(HwUnit::smem)] * 32918e9 == doctest::Approx(smem));
   CHECK(l.unit_s[int(HwUnit::tensor)] * 638.9e12 == doctest::Approx(5.0 * 2 * 128 * 128 * 64));  // five matmuls
   // one block on one SM: its time is the sum of its units (8 warps: a forward tile would overlap them)
