@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 namespace flashlab {
 namespace {
@@ -39,9 +40,15 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
     return out;
   };
   // tensors that some action moves in padded blocks (Action::padded): allocated with T_r B_r rows
+  u64 gather_rows = 0;  // Action::request_rows of the actions that set it (one value)
   const auto note = [&](const std::vector<Action>& acts) {
-    for (const Action& a : acts)
+    for (const Action& a : acts) {
       if (a.padded && a.tensor != Tensor::none) padded_[int(a.tensor)] = true;
+      if (a.request_rows == 0) continue;
+      if (gather_rows != 0 && gather_rows != a.request_rows)
+        throw std::logic_error("SectorCounter: one Action::request_rows per schedule");
+      gather_rows = a.request_rows;
+    }
   };
   for (const Launch& l : s.launches) {
     for (const auto& step : l.prologue) note(step);
@@ -53,6 +60,9 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
   query32_ = {d * 4, kWarp * kChunk, residues(bh, u64(t.n_q) * d * 4)};
   stats_ = {kStatBytes, kWarp * kStatBytes, residues(bh, u64(t.n_q) * kStatBytes)};
   padded_stats_ = {kStatBytes, kWarp * kStatBytes, residues(bh, n_q_of(Tensor::D) * kStatBytes)};
+  gathered_stats_ = {kStatBytes, std::max<u64>(1, gather_rows) * kStatBytes, stats_.heads};
+  gathered_padded_stats_ = {kStatBytes, std::max<u64>(1, gather_rows) * kStatBytes, padded_stats_.heads};
+  launch_bytes_.assign(s.launches.size(), TensorBytes{});
   // split s's copies: the bh slices from s bh on, each n_q rows
   const auto split_layout = [&](u64 row, u64 request, std::int64_t s, u64 n_q) {
     Residues r = residues(bh, n_q * row);
@@ -81,11 +91,12 @@ SectorCounter::SectorCounter(const Problem& p, const Schedule& s) : p_(p) {
   all_q_rows_ = residues(u64(t.n_q), 1);
 }
 
-const SectorCounter::Layout& SectorCounter::layout(Tensor t, std::int64_t s) const {
+const SectorCounter::Layout& SectorCounter::layout(Tensor t, std::int64_t s, bool gathered) const {
   if (t == Tensor::Oacc) return oacc_[std::size_t(s)];
   if (t == Tensor::Lacc) return lacc_[std::size_t(s)];
   if (t == Tensor::dQacc) return dqacc_[std::size_t(s)];
   if (per_key(t)) return key_;
+  if (is_stat(t) && gathered) return padded_[int(t)] ? gathered_padded_stats_ : gathered_stats_;
   if (is_stat(t)) return padded_[int(t)] ? padded_stats_ : stats_;
   return tensor_shape(t).fp32 ? query32_ : query_;
 }
@@ -107,8 +118,8 @@ u64 SectorCounter::rows(const Layout& l, const Residues& starts, u64 n_rows) con
   return b;
 }
 
-u64 SectorCounter::rows_at(Tensor t, std::int64_t first, std::int64_t n_rows, std::int64_t s) const {
-  const Layout& l = layout(t, s);
+u64 SectorCounter::rows_at(Tensor t, std::int64_t first, std::int64_t n_rows, std::int64_t s, bool gathered) const {
+  const Layout& l = layout(t, s, gathered);
   return rows(l, u64(first) * l.row % kSector, u64(n_rows));
 }
 
@@ -148,7 +159,9 @@ void SectorCounter::on_step(const StepView& s) {
     u64 b = 0;
     const std::int64_t rows = a.padded ? t.b_r : t.rows(s.i);  // a padded block: B_r rows, the last one too
     switch (a.region) {
-      case Region::q_block: b = rows_at(a.tensor, s.i * t.b_r, rows, std::max<std::int64_t>(s.split, 0)); break;
+      case Region::q_block:
+        b = rows_at(a.tensor, s.i * t.b_r, rows, std::max<std::int64_t>(s.split, 0), a.request_rows != 0);
+        break;
       case Region::q_block_splits:
         for (std::int64_t x = 0; x < copies(p_, a.tensor); ++x) b += rows_at(a.tensor, s.i * t.b_r, rows, x);
         break;
@@ -157,7 +170,9 @@ void SectorCounter::on_step(const StepView& s) {
       case Region::none: break;
     }
     if (a.per_kv_head) b /= u64(p_.group());  // the K/V heads' regions, as the query heads' share
-    bytes_[int(a.tensor)][int(direction(a.op))] += b * u64(a.requests);  // each request its sectors
+    const u64 moved = b * u64(a.requests);  // each request its sectors
+    bytes_[int(a.tensor)][int(direction(a.op))] += moved;
+    launch_bytes_[s.launch][int(a.tensor)][int(direction(a.op))] += moved;
   }
 }
 

@@ -30,10 +30,13 @@ Schedule make_fa2_backward_schedule(const Problem& p) {
   }
   // flash_bwd_kernel.h compute_dq_dk_dv_1colblock: every thread reads L and D of the rows its
   // accumulator fragment holds, once per Q block; the warps side by side along the keys of S_ij
-  // hold the same rows, so each of them requests L_i and D_i
+  // hold the same rows, so each of them requests L_i and D_i, 8 rows (lane / 4) per request
   const auto columns = std::uint8_t(fa2_backward_traits(p.tiling.d).warp_columns());
   for (Action& a : s.launches[1].body)
-    if (a.op == Op::load && (a.tensor == Tensor::L || a.tensor == Tensor::D)) a.requests = columns;
+    if (a.op == Op::load && (a.tensor == Tensor::L || a.tensor == Tensor::D)) {
+      a.requests = columns;
+      a.request_rows = 8;
+    }
 
   // flash_bwd_preprocess_kernel.h dot_do_o: the thread with threadIdx.x % kGmemThreadsPerRow == 0
   // stores dP_sum of its row, rows of a warp consecutive: a warp's store is 32 / kGmemThreadsPerRow

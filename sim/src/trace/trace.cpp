@@ -64,8 +64,8 @@ namespace {
 
 int edge(std::int64_t index, std::int64_t count) { return index < 0 ? 0 : index == count - 1 ? 1 : 2; }
 
-// Action is eight one-byte fields, no padding: equal bytes are equal actions.
-static_assert(sizeof(Action) == 8 && std::is_trivially_copyable_v<Action>);
+// Action is nine one-byte fields, no padding: equal bytes are equal actions.
+static_assert(sizeof(Action) == 9 && std::is_trivially_copyable_v<Action>);
 bool same_actions(std::span<const Action> a, const std::vector<Action>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size_bytes()) == 0);
 }

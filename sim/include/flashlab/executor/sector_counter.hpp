@@ -27,7 +27,9 @@
 //     backward yet: these rules are not checked against hardware;
 //   - a tensor that some action moves in padded blocks (Action::padded: FA2's dQaccum and D) has
 //     T_r B_r rows a head, and a padded action moves B_r rows of every Q block; a region of the
-//     K/V head (Action::per_kv_head) counts 1 / group of its sectors in each query head.
+//     K/V head (Action::per_kv_head) counts 1 / group of its sectors in each query head;
+//   - statistics gathered from an accumulator layout (Action::request_rows: FA2's main backward
+//     kernel, 8 rows) move in requests of that many rows.
 #pragma once
 
 #include <array>
@@ -55,6 +57,8 @@ class SectorCounter : public LevelObserver {
   void add_levels(Counters& c, bool finished) const override;
   /// Sector bytes so far, [tensor][read|write|atomic], all batch * heads.
   const TensorBytes& bytes() const { return bytes_; }
+  /// The same for launch k of the schedule alone (what Nsight Compute reports per kernel).
+  const TensorBytes& launch_bytes(std::size_t k) const { return launch_bytes_.at(k); }
 
  private:
   // Multiplicities of start addresses modulo 32: (residue, how many).
@@ -75,24 +79,27 @@ class SectorCounter : public LevelObserver {
   };
 
   // Tensor t's layout; a per-split tensor's, split s's copy.
-  const Layout& layout(Tensor t, std::int64_t s = 0) const;
+  const Layout& layout(Tensor t, std::int64_t s = 0, bool gathered = false) const;
   // n_rows rows from offset `start` (bytes, mod 32) within every (batch, head)'s tensor.
   std::uint64_t rows(const Layout& l, std::uint64_t start, std::uint64_t n_rows) const;
   // The same for every start in `starts`, each counted its number of times.
   std::uint64_t rows(const Layout& l, const Residues& starts, std::uint64_t n_rows) const;
-  std::uint64_t rows_at(Tensor t, std::int64_t first, std::int64_t n_rows, std::int64_t s = 0) const;
+  std::uint64_t rows_at(Tensor t, std::int64_t first, std::int64_t n_rows, std::int64_t s = 0,
+                        bool gathered = false) const;
   std::uint64_t whole(const Shape& s, Tensor t) const;
   std::uint64_t score_row(std::uint64_t col0, std::uint64_t cols) const;
 
   Problem p_;
   Layout query_, key_, stats_, query32_;  // query32_: fp32 rows of d (dQacc)
   Layout padded_stats_;                   // D where it is moved in padded blocks: T_r B_r rows a head
+  Layout gathered_stats_, gathered_padded_stats_;  // the same in requests of Action::request_rows rows
   std::vector<Layout> oacc_, lacc_;       // by split: Oacc (fp32 rows of d), Lacc (fp32 statistics)
   std::vector<Layout> dqacc_;             // by slice: dQacc (fp32 rows of d; one unless deterministic)
   std::vector<Shape> shapes_;  // by launch
   Residues full_q_blocks_, full_kv_blocks_, all_q_rows_;  // first rows of full blocks, of every row
   std::array<bool, kTensorCount> padded_{};  // moved in padded blocks (Action::padded) somewhere
   TensorBytes bytes_{};
+  std::vector<TensorBytes> launch_bytes_;  // by launch
 };
 
 }  // namespace flashlab

@@ -59,6 +59,12 @@ struct Action {
   // request counts at the hbm and sector levels; the L2 model sees the region once (the repeats
   // are L1 hits, or the same sector's other half).
   std::uint8_t requests = 1;
+  // Rows of an fp32 statistic (L, D) per warp request where the kernel gathers them from its
+  // accumulator layout rather than one row a thread: 0 for one row a thread (32 rows a request, the
+  // project's kernels), 8 in FA2's main backward kernel (`lse(mi) = gLSE(row)`: the 32 lanes hold 8
+  // rows, lane / 4, per mi). Only the sector level sees it: a request of 8 rows is 32 bytes, two
+  // sectors where the (batch, head)'s rows do not start on one (N_q not a multiple of 8).
+  std::uint8_t request_rows = 0;
   // q_block regions: B_r rows for every Q block, the last one too (T_r B_r in all), where the
   // tensor is allocated with N_q rounded up to a multiple of B_r and the kernel moves the pad rows
   // unpredicated (FA2's dQaccum and dsoftmax_sum: seqlen_q_rounded rows). Every level sees the
