@@ -23,8 +23,9 @@
 //   - the backward's tensors lie as their forward counterparts (tensor_shape.hpp): dO, dQ as Q,
 //     dK, dV as K, D as L, dP, dS as S; dQacc is fp32 rows of d, moved (and added to: atomics count
 //     as their own direction) in the same 512-byte requests; the deterministic backward's nsplits
-//     slices of dQacc lie split-major like Oacc (FA2's (nsplits, b, N_q, h, d)). No kernel of the project runs the
-//     backward yet: these rules are not checked against hardware;
+//     slices of dQacc lie split-major like Oacc (FA2's (nsplits, b, N_q, h, d)). Checked against
+//     Nsight Compute per launch on PyTorch's FA2 backward (tests/sim/executor/fa2_backward_bytes_test.cpp:
+//     18 calls, every figure to the byte);
 //   - a tensor that some action moves in padded blocks (Action::padded: FA2's dQaccum and D) has
 //     T_r B_r rows a head, and a padded action moves B_r rows of every Q block; a region of the
 //     K/V head (Action::per_kv_head) counts 1 / group of its sectors in each query head;
