@@ -227,10 +227,10 @@ struct DqDkDvBlock {
                           tile_class(t, a.band, i, j) != TileClass::full || rows < BR || cols < BC};
       grid_scores<Sh>(cur, pt, tile, a.band, a.n_q, a.n_k, a.scale, lane, key0, query0);  // lines 10, 11, 13, 14
       __syncthreads();
+      grid_grad_kv<Sh>(acc, cur, pt, lane, key0, kv_col0);  // lines 12, 16
       float dq[Sh::kMQ][Sh::kDQT][4];
       grad_dq<Sh>(dq, cur, lane, row0, col0);  // line 15: dS_ij K_j, added to dQacc_i
       add_dq<Sh>(dq_acc, dq, r0, rows, row0, col0, lane);
-      grid_grad_kv<Sh>(acc, cur, pt, lane, key0, kv_col0);  // lines 12, 16
       record_tile(step, i, j, rows, cols);
       // No barrier here: past the one above, the warps read only P_ij^T, dS_ij, K_j, Q_i and dO_i.
       // The next Q block's L_i, D_i and its prefetch (into the other buffer) overwrite nothing they
