@@ -6,7 +6,7 @@
         --doc docs/validation/backward_h200.md        (no GPU: regenerates the doc's section from the data)
 
 On every shape of SHAPES (fp16 and bf16, d = 64 and 128, no mask and causal, N = 1k to 32k, batch x
-heads 16 to 256), in one run at the kernel sources' hash it records (time_dataset.metadata):
+heads 16 to 256; the released form, and the deterministic form on the rows marked so), in one run at the kernel sources' hash it records (time_dataset.metadata):
 1. checks: the same kernel instance (tile, d, dtype, mask) through flashlab-gpu's full check on a
    problem the float64 reference affords (time_configs.check_flags: N at most 1024 + N mod 128,
    batch 1, at most 4 heads): the instrumented kernels' events against the simulator's, dQ, dK, dV
@@ -16,7 +16,9 @@ heads 16 to 256), in one run at the kernel sources' hash it records (time_datase
    flashlab-gpu runs first to write O and L is profiled but not counted) and
 3. PyTorch's FA2 backward on the same shape (torch.autograd through scaled_dot_product_attention on
    the flash backend: flash_bwd_dot_do_o_kernel, flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel,
-   flash_bwd_convert_dq_kernel; its forward is profiled too and not counted),
+   flash_bwd_convert_dq_kernel; its forward is profiled too and not counted); a deterministic row
+   runs it under torch.use_deterministic_algorithms(True), which PyTorch passes to FA2's mha_bwd as
+   deterministic = true (nsplits dQ accumulators, as this project's `--backward-form deterministic`),
    both under Nsight Compute with time_dataset.NCU's flags (gpu__time_duration.sum per launch:
    kernel only, nothing else between its start and end; --clock-control none, --cache-control all),
    `--passes` passes over all shapes (one sample per launch and pass).
@@ -46,32 +48,37 @@ import time_dataset  # noqa: E402
 # and <128, 64, 128, 8, ...>, B_r x B_c x warps.
 FA2_TILE = {64: "128x128x8", 128: "64x128x8"}
 CANDIDATES = {64: ["64x64x4"], 128: ["64x64x4"]}  # the other compiled backward tile, timed with --candidates
-# (dtype, d, mask, batch, heads, N), one a line: every dtype x d x mask, N from 1k to 32k, batch x heads
-# 16 to 256
+# (dtype, d, mask, batch, heads, N, form), one a line: every dtype x d x mask, N from 1k to 32k, batch x
+# heads 16 to 256, in the released form; the deterministic form on both head dims and masks
 SHAPES = common.text_table("""
-fp16   64 none    4 16  4096
-fp16  128 causal  2 32  8192
-fp16   64 causal  1 16 32768
-bf16  128 causal  1 16 32768
-fp16  128 none   16 16  1024
-bf16   64 none   16 16  1024
-bf16   64 causal  8 32  2048
-fp16  128 causal  4 16  4096
-bf16  128 none    2 16  8192
-fp16   64 none    1 16 16384
-bf16   64 causal  4  8 16384
-fp16  128 none    8 16  2048
-""", str, int, str, int, int, int, sep=None)
+fp16   64 none    4 16  4096 released
+fp16  128 causal  2 32  8192 released
+fp16   64 causal  1 16 32768 released
+bf16  128 causal  1 16 32768 released
+fp16  128 none   16 16  1024 released
+bf16   64 none   16 16  1024 released
+bf16   64 causal  8 32  2048 released
+fp16  128 causal  4 16  4096 released
+bf16  128 none    2 16  8192 released
+fp16   64 none    1 16 16384 released
+bf16   64 causal  4  8 16384 released
+fp16  128 none    8 16  2048 released
+fp16   64 none    4 16  4096 deterministic
+bf16   64 causal  8 32  2048 deterministic
+fp16  128 causal  4 16  4096 deterministic
+bf16  128 none    2 16  8192 deterministic
+""", str, int, str, int, int, int, str, sep=None)
 DOC_BEGIN = "<!-- backward_perf.py: generated from tests/data/gpu_backward/fa2_parity.json, do not edit by hand -->"
 DOC_END = "<!-- end backward_perf.py -->"
 
 
-def our_flags(dtype, d, mask, b, h, n, tile):
-    return f"--pass backward --algo v2 {time_configs.tile_flags(tile)} {time_configs.problem_flags(n, n, d, b, h, mask, dtype)}"
+def our_flags(dtype, d, mask, b, h, n, form, tile):
+    return (f"--pass backward --backward-form {form} --algo v2 {time_configs.tile_flags(tile)} "
+            f"{time_configs.problem_flags(n, n, d, b, h, mask, dtype)}")
 
 
-def torch_row(dtype, d, mask, b, h, n):
-    return ("backward", b, h, h, n, n, d, mask == "causal", dtype)
+def torch_row(dtype, d, mask, b, h, n, form):
+    return ("backward" if form == "released" else "backward-deterministic", b, h, h, n, n, d, mask == "causal", dtype)
 
 
 def measure(args):
@@ -102,7 +109,7 @@ def measure(args):
         print(f"{step}: done at {time.monotonic() - t0:.0f} s", flush=True)
     by_shape = {s: k for k, s in enumerate(shapes)}
     for k, (s, tile, candidate) in enumerate(rows):
-        entry = {"dtype": s[0], "d": s[1], "mask": s[2], "batch": s[3], "heads": s[4], "n": s[5], "tile": tile,
+        entry = {"dtype": s[0], "d": s[1], "mask": s[2], "batch": s[3], "heads": s[4], "n": s[5], "form": s[6], "tile": tile,
                  "candidate": candidate, "flags": flags[k],
                  "check": checks[k] if k < len(checks) else None,
                  "ours": ours[k]["launches"] if k < len(ours) else [],
@@ -122,11 +129,11 @@ def backward_ms(launches, fa2):
 
 
 def table(doc):
-    lines = ["| dtype | d | mask | batch x heads | N | tile | ours: dot_do_o + dq_dk_dv + convert_dq (ms) | "
-             "FA2 (ms) | FA2 / ours | checked |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| form | dtype | d | mask | batch x heads | N | tile | ours: dot_do_o + dq_dk_dv + convert_dq (ms) | "
+             "FA2 (ms) | FA2 / ours | checked |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["shapes"]:
         if not r["ours"] or not r["torch"]:
-            lines.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['batch']} x {r['heads']} | {r['n']} | {r['tile']} | "
+            lines.append(f"| {r.get('form', 'released')} | {r['dtype']} | {r['d']} | {r['mask']} | {r['batch']} x {r['heads']} | {r['n']} | {r['tile']} | "
                          "missing | | | |")
             continue
         ours_ms, _ = backward_ms(r["ours"], False)
@@ -136,7 +143,7 @@ def table(doc):
         ok = (c.get("events", {}).get("gpu") == c.get("events", {}).get("sim") and
               all(h[g] <= h["tol"] for h in c.get("grads", {}).get("heads", []) for g in ("rel_fro_dQ", "rel_fro_dK", "rel_fro_dV")))
         tile = r["tile"] + (" (candidate)" if r["candidate"] else "")
-        lines.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['batch']} x {r['heads']} | {r['n']} | {tile} | "
+        lines.append(f"| {r.get('form', 'released')} | {r['dtype']} | {r['d']} | {r['mask']} | {r['batch']} x {r['heads']} | {r['n']} | {tile} | "
                      f"{parts} = {ours_ms:.3f} | {fa2_ms:.3f} | {fa2_ms / ours_ms:.2f} | "
                      f"{'events and gradients' if ok and c else 'NO'} |")
     return "\n".join(lines)

@@ -117,7 +117,7 @@ def profile(binary, grid, workdir, log, kernels=None, per_kernel=False):
 
 def flash_calls(passes, launches):
     """Splits PyTorch's flash launches (launches(): in order, with "name") into its calls, one per
-    entry of `passes` ("forward" or "backward"), by kernel name: a forward call is flash_fwd_kernel,
+    entry of `passes` ("forward", "backward" or "backward-deterministic"), by kernel name: a forward call is flash_fwd_kernel,
     or flash_fwd_splitkv_kernel and its combine kernel; a backward call is its forward, then every
     launch up to and including flash_bwd_convert_dq_kernel. RuntimeError when they do not match."""
     groups, pos = [], 0
@@ -129,7 +129,7 @@ def flash_calls(passes, launches):
         if "splitkv" in group[0]["name"] and pos < len(launches) and "combine" in launches[pos]["name"]:
             group.append(launches[pos])
             pos += 1
-        if p == "backward":
+        if p.startswith("backward"):
             while pos < len(launches) and "convert_dq" not in group[-1]["name"]:
                 group.append(launches[pos])
                 pos += 1

@@ -147,7 +147,7 @@ rows = json.loads(open(sys.argv[1]).read())
 torch.manual_seed(0)
 for (p, b, h, hk, nq, nk, d, causal, dtype) in rows:
     dt = torch.bfloat16 if dtype == "bf16" else torch.float16
-    grad = p == "backward"
+    grad = p.startswith("backward")
     q = torch.randn(b, h, nq, d, device="cuda", dtype=dt, requires_grad=grad)
     k = torch.randn(b, hk, nk, d, device="cuda", dtype=dt, requires_grad=grad)
     v = torch.randn(b, hk, nk, d, device="cuda", dtype=dt, requires_grad=grad)
@@ -159,14 +159,20 @@ for (p, b, h, hk, nq, nk, d, causal, dtype) in rows:
         o = torch.ops.aten._flash_attention_forward(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                                      None, None, nq, nk, 0.0, causal, False)[0]
     if grad:
-        o.backward(torch.randn_like(o))
+        do = torch.randn_like(o)
+        # "backward-deterministic": FA2's deterministic backward (mha_bwd with deterministic = true:
+        # nsplits dQ accumulators, PyTorch's flash backward under use_deterministic_algorithms)
+        torch.use_deterministic_algorithms(p == "backward-deterministic")
+        o.backward(do)
+        torch.use_deterministic_algorithms(False)
     torch.cuda.synchronize()
 '''
 
 
 def pytorch(work, logs, passes, rows=None):
     """Step 2 for PyTorch's FA2: `rows` (time_configs.torch_rows() by default; tuples (pass, batch,
-    heads, kv heads, N_q, N_k, d, causal, dtype)), one ncu process per pass over all of them."""
+    heads, kv heads, N_q, N_k, d, causal, dtype), pass "forward", "backward" or
+    "backward-deterministic"), one ncu process per pass over all of them."""
     rows = time_configs.torch_rows() if rows is None else rows
     (work / "torch_rows.json").write_text(json.dumps(rows))
     child = work / "torch_child.py"
