@@ -111,6 +111,16 @@ double median_ns(const nlohmann::json& launch) {
   return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
+/// A launch's grid as Nsight Compute writes it, "(x, y, z)".
+std::vector<std::int64_t> grid_of(const nlohmann::json& launch) {
+  std::istringstream in(launch.at("grid").get<std::string>());
+  std::vector<std::int64_t> g(3);
+  char c = 0;
+  in >> c >> g[0] >> c >> g[1] >> c >> g[2] >> c;
+  REQUIRE(in);
+  return g;
+}
+
 /// The integers of FA2's backward kernel traits in a launch name:
 /// Flash_bwd_kernel_traits<d, kBlockM, kBlockN, warps, ...>.
 std::vector<int> fa2_traits(const std::string& name) {
@@ -144,7 +154,7 @@ TEST_CASE("committed FA2 parity run: every timed shape checked, on FA2's tile, s
   std::set<std::string> dtypes, masks;
   std::set<int> dims;
   std::int64_t n_min = 1 << 30, n_max = 0, bh_min = 1 << 30, bh_max = 0;
-  std::size_t shapes = 0;
+  std::size_t shapes = 0, deterministic = 0;
   for (const auto& s : r.at("shapes")) {
     CAPTURE(s.at("flags").get<std::string>());
     const nlohmann::json& c = s.at("check");
@@ -186,14 +196,25 @@ TEST_CASE("committed FA2 parity run: every timed shape checked, on FA2's tile, s
     CHECK(traits[2] == timed.tiling.b_c);
     CHECK(traits[3] == timed.warps);
     CHECK(default_blocks(timed.tiling.d, Pass::backward) == std::pair<std::int64_t, std::int64_t>{timed.tiling.b_r, timed.tiling.b_c});
+    // the main kernels' grids: FA2's (blocks, batch, heads) and ours (blocks, batch x heads, 1), the
+    // blocks T_c in the released form and FA2's nsplits dQ slices in the deterministic form (mha_bwd:
+    // ceil(SMs / (batch x heads)), 132 SMs) — which PyTorch ran only if the row's deterministic mode
+    // reached FA2
+    const std::vector<std::int64_t> g_fa2 = grid_of(fa2[2]), g_ours = grid_of(ours[1]);
+    const std::int64_t blocks = timed.backward_form == BackwardForm::deterministic ? (132 + timed.bh() - 1) / timed.bh()
+                                                                                   : (timed.tiling.n_k + timed.tiling.b_c - 1) / timed.tiling.b_c;
+    CHECK(g_fa2 == std::vector<std::int64_t>{blocks, timed.batch, timed.heads});
+    CHECK(g_ours == std::vector<std::int64_t>{blocks, timed.bh(), 1});
     ++shapes;
+    deterministic += timed.backward_form == BackwardForm::deterministic;
     dtypes.insert(s.at("dtype").get<std::string>());
     masks.insert(s.at("mask").get<std::string>());
     dims.insert(s.at("d").get<int>());
     n_min = std::min(n_min, timed.tiling.n_q), n_max = std::max(n_max, timed.tiling.n_q);
     bh_min = std::min(bh_min, timed.bh()), bh_max = std::max(bh_max, timed.bh());
   }
-  CHECK(shapes >= 12);
+  CHECK(shapes >= 16);
+  CHECK(deterministic >= 4);
   CHECK(dtypes == std::set<std::string>{"fp16", "bf16"});
   CHECK(masks == std::set<std::string>{"none", "causal"});
   CHECK(dims == std::set<int>{64, 128});
