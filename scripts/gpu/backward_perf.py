@@ -68,6 +68,7 @@ bf16   64 causal  8 32  2048 deterministic
 fp16  128 causal  4 16  4096 deterministic
 bf16  128 none    2 16  8192 deterministic
 """, str, int, str, int, int, int, str, sep=None)
+SHAPE_TYPES = (str, int, str, int, int, int, str)
 DOC_BEGIN = "<!-- backward_perf.py: generated from tests/data/gpu_backward/fa2_parity.json, do not edit by hand -->"
 DOC_END = "<!-- end backward_perf.py -->"
 
@@ -85,7 +86,8 @@ def measure(args):
     work, logs = args.work, args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    shapes = SHAPES[: args.limit or None]
+    table_rows = SHAPES if not args.shapes else common.text_table(Path(args.shapes).read_text(), *SHAPE_TYPES, sep=None)
+    shapes = table_rows[: args.limit or None]
     rows = []  # (shape, tile, candidate)
     for s in shapes:
         rows.append((s, FA2_TILE[s[1]], False))
@@ -180,6 +182,8 @@ def main():
     ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-backward-perf"))
     ap.add_argument("--limit", type=int, default=0, help="only the first N shapes (a quick try)")
     ap.add_argument("--candidates", action="store_true", help="also time the other compiled backward tiles")
+    ap.add_argument("--shapes", help="a file of shapes in SHAPES' format to run instead (shapes the project has "
+                    "not measured: a try of the bar on new shapes)")
     ap.add_argument("--report", help="fa2_parity.json to turn into the doc's section (no GPU)")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "validation" / "backward_h200.md"))
     a = ap.parse_args()
