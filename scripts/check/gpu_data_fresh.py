@@ -8,8 +8,9 @@
    kernels/, sorted by path) must equal the one tests/data/gpu_time/h200.json was measured and
    checked at: the kernels that were timed are the kernels that were validated, and a changed
    kernel needs `scripts/gpu/time_dataset.sh` run again before its times mean anything.
-   The same for tests/data/gpu_backward/fa2_parity.json (the backward against FA2, checked and timed
-   in one run): a changed kernel needs `scripts/gpu/backward_perf.sh` run again.
+   The same for tests/data/gpu_backward/fa2_parity.json and fa2_parity_new_shapes.json (the backward
+   against FA2, checked and timed in one run): a changed kernel needs `scripts/gpu/backward_perf.py`
+   run again (the second with --shapes scripts/gpu/configs/backward_new_shapes.txt).
 2. sim/src/memory/compiled_registers_table.inc and sim/src/time/sass_loops_table.inc must be their
    generators' output (scripts/gpu/registers_table.py, sass_loops.py --table) from the committed
    resource usage and SASS digest of the same build.
@@ -39,10 +40,12 @@ def problems(root):
         out.append(f"kernels/ changed since tests/data/gpu_time/h200.json was measured (sources {recorded[:12]}, "
                    f"now {now[:12]}): run scripts/gpu/time_dataset.sh on the GPU machine and merge its output "
                    "(scripts/gpu/time_dataset_merge.py)")
-    parity = json.loads((ROOT / "tests/data/gpu_backward/fa2_parity.json").read_text())["meta"]["kernel_sources_sha256"]
-    if now != parity:
-        out.append(f"kernels/ changed since tests/data/gpu_backward/fa2_parity.json was measured (sources {parity[:12]}, "
-                   f"now {now[:12]}): run scripts/gpu/backward_perf.sh on the GPU machine and commit its fa2_parity.json")
+    for name, how in (("fa2_parity.json", ""), ("fa2_parity_new_shapes.json", " --shapes scripts/gpu/configs/backward_new_shapes.txt")):
+        parity = json.loads((ROOT / "tests/data/gpu_backward" / name).read_text())["meta"]["kernel_sources_sha256"]
+        if now != parity:
+            out.append(f"kernels/ changed since tests/data/gpu_backward/{name} was measured (sources {parity[:12]}, "
+                       f"now {now[:12]}): run scripts/gpu/backward_perf.py{how} on the GPU machine and commit its "
+                       f"fa2_parity.json as {name}")
     table = subprocess.run([sys.executable, str(ROOT / "scripts/gpu/registers_table.py"),
                             str(DATA / "flashlab-gpu.resources.txt")], capture_output=True, text=True, check=True).stdout
     if table != (ROOT / "sim/src/memory/compiled_registers_table.inc").read_text():
