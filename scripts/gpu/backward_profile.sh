@@ -6,9 +6,12 @@
 # by metric: stall reasons, shared-memory bank conflicts, issue slots, registers, occupancy.
 # Diagnostics for kernel work, not a validation: nothing in CI reads its output.
 #
-# Usage: bash scripts/gpu/backward_profile.sh OUTDIR
+# Usage: bash scripts/gpu/backward_profile.sh OUTDIR [--source-only]
 # Writes OUTDIR/{ours,fa2}_{d64,d128}.csv (ncu --page raw --csv: every metric of the set, one row
-# per launch), OUTDIR/details_*.txt (ncu --page details), OUTDIR/build.log.
+# per launch), OUTDIR/details_*.txt (ncu --page details), OUTDIR/build.log, and
+# OUTDIR/source_ours_{d64,d128}.csv (ncu --section SourceCounters --page source --print-source sass:
+# per SASS instruction of ours, its warp-stall samples by reason and its shared-memory wavefronts,
+# ideal and excessive — where bank conflicts would show by address). --source-only: that step alone.
 set -uo pipefail
 out=${1:?usage: backward_profile.sh OUTDIR}
 mkdir -p "$out"
@@ -40,7 +43,18 @@ torch.cuda.synchronize()"
   $ncu_full --kernel-name regex:flash_bwd_dq_dk_dv --page details python3 -c "$py" > "$out/details_fa2_$1.txt" 2>&1
 }
 
-ours d128 128 "--br 64 --bc 128 --warps 8"
-fa2 d128 128
-ours d64 64 "--br 128 --bc 128 --warps 8"
-fa2 d64 64
+source_counters() {  # name, d, tile flags, N: ours only (b1 h16 fp16, no mask)
+  ncu --clock-control none --section SourceCounters --launch-count 1 --kernel-name regex:fl_v2_bwd_dq_dk_dv \
+    --page source --print-source sass --csv "$bin" --pass backward --algo v2 $3 --nq $4 --nk $4 --d $2 --batch 1 \
+    --heads 16 --mask none --dtype fp16 --no-events --no-check --profile > "$out/source_ours_$1.csv" 2> "$out/source_ours_$1.err"
+  echo "source ours $1: ncu exit $? ($(wc -l < "$out/source_ours_$1.csv") lines)"
+}
+
+if [ "${2:-}" != "--source-only" ]; then
+  ours d128 128 "--br 64 --bc 128 --warps 8"
+  fa2 d128 128
+  ours d64 64 "--br 128 --bc 128 --warps 8"
+  fa2 d64 64
+fi
+source_counters d64 64 "--br 128 --bc 128 --warps 8" 4096
+source_counters d128 128 "--br 64 --bc 128 --warps 8" 4096
