@@ -59,6 +59,9 @@ void check_trace(const Trace& t) {
   const TraceHeader& h = t.header;
   const Problem p = trace_problem(h);
   const std::int64_t t_r = p.tiling.t_r(), t_c = p.tiling.t_c();
+  // agents (format 6): the producer and consumer warpgroups of a schedule with warp roles, else 0
+  const bool roles = has_warp_roles(make_schedule(p));
+  const int last_agent = roles ? kAgentConsumer + int(p.consumer_groups()) - 1 : kAgentBlock;
   for (std::size_t k = 0; k < t.events.size(); ++k) {
     const Event& e = t.events[k];
     const auto where = [&](const char* field) { return "trace event " + std::to_string(k) + " " + field; };
@@ -69,6 +72,14 @@ void check_trace(const Trace& t) {
       throw ConfigError(where("i"), std::to_string(e.i), "-1 or a Q block index from 0 to T_r - 1 = " + std::to_string(t_r - 1));
     if (e.j < -1 || e.j >= t_c)
       throw ConfigError(where("j"), std::to_string(e.j), "-1 or a K/V block index from 0 to T_c - 1 = " + std::to_string(t_c - 1));
+    if (!roles && e.agent != kAgentBlock)
+      throw ConfigError(where("pad"), std::to_string(unsigned(e.agent)),
+                        "a zero byte at offset 37 (the agent byte: algo " + std::string(to_string(p.algo)) +
+                            " has no warp roles)");
+    if (roles && e.agent > last_agent)
+      throw ConfigError(where("agent"), std::to_string(unsigned(e.agent)),
+                        "1 (producer) to " + std::to_string(last_agent) + " (consumer warpgroups 0 to " +
+                            std::to_string(p.consumer_groups() - 1) + ")");
     if (e.op == Op::skip && e.bytes != 0)
       throw ConfigError(where("bytes"), std::to_string(e.bytes), "0 for a skip event (a skipped tile moves nothing)");
   }

@@ -130,6 +130,7 @@ std::string agent_name(std::uint8_t a) {
   return a == kAgentProducer ? std::string("producer") : "wg" + std::to_string(int(a) - kAgentConsumer);
 }
 
+// After the equation a version-6 line may name its agent; anything else is one field too many.
 std::uint8_t parse_agent(Fields& f, std::string_view w) {
   if (w == "producer") return kAgentProducer;
   int k = -1;
@@ -137,7 +138,8 @@ std::uint8_t parse_agent(Fields& f, std::string_view w) {
     const auto r = std::from_chars(w.data() + 2, w.data() + w.size(), k);
     if (r.ec != std::errc() || r.ptr != w.data() + w.size()) k = -1;
   }
-  if (k < 0 || k > 255 - kAgentConsumer) f.fail("agent", w, "producer or wgK (consumer warpgroup K, 0 to 253)");
+  if (k < 0 || k > 255 - kAgentConsumer)
+    f.fail("end of line", w, "no more fields, or the agent (format 6): producer or wgK (consumer warpgroup K, 0 to 253)");
   return std::uint8_t(kAgentConsumer + k);
 }
 
