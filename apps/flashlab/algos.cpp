@@ -10,7 +10,7 @@ namespace flashlab::cli {
 
 std::vector<Algo> parse_algo_list(const std::string& field, const std::string& text) {
   if (text == "all") return all_algos();
-  const std::string allowed = "all (standard, v1, v2), or a comma-separated list of standard, v1, v2, v3 without repeats";
+  const std::string allowed = "all, or a comma-separated list of standard, v1, v2, v3 without repeats (all: standard, v1, v2)";
   std::vector<Algo> out;
   for (const std::string& name : split_list(field, text, allowed)) {
     Algo a;

@@ -2,15 +2,15 @@
 // make_v3_schedule; docs/model.md "V3"). FA3 keeps FA2's loop (FA2 Alg. 1: Q blocks outer, K/V
 // blocks inner, O_i on chip, O_i and L_i written once) and its bytes; what it adds is who issues
 // each step and when:
-//   - warp roles (FA3 paper §3.1, Algorithm 1): a producer warp issues the TMA loads of Q_i, K_j,
-//     V_j (Alg. 1 lines 3-9); consumer warpgroups of 4 warps, each owning 64 of the B_r rows, run
-//     the GEMMs and the softmax (lines 10-22). Without warp specialization consumer warpgroup 0
+//   - warp roles (FA3 paper §3.1, Algorithm 1's producer and consumer branches): a producer warp
+//     issues the TMA loads of Q_i, K_j, V_j; consumer warpgroups of 4 warps, each owning 64 of the
+//     B_r rows, run the GEMMs and the softmax. Without warp specialization consumer warpgroup 0
 //     issues the loads itself.
 //   - the K/V stage ring: `stages` buffers of K_j and V_j in SRAM, each with a full and an empty
 //     mbarrier (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp: pipeline_k, pipeline_v; producer_acquire,
 //     consumer_wait, consumer_release): the producer waits for an empty stage, issues the load and
 //     arrives on its full barrier with the bytes to expect; a consumer waits for it full and, done,
-//     arrives on its empty barrier (Alg. 1 lines 6-7, 13, 17-18).
+//     arrives on its empty barrier (Alg. 1's s-stage circular buffer and its waits and releases).
 //   - asynchronous WGMMA: each GEMM is issued, committed as a group and waited for (wgmma.mma_async,
 //     commit_group, wait_group; the mainloop's flash::gemm and warpgroup_wait).
 //   - ping-pong (§3.1): a consumer warpgroup waits on its named barrier before GEMM0 and, its GEMMs
@@ -67,14 +67,14 @@ Schedule make_v3_schedule(const Problem& p) {
   Launch l = launch("v3_forward", {grid(Dim::batch), grid(Dim::head), q_blocks, seq(Dim::kv_block)});
   l.persistent = h.scheduler == TileScheduler::persistent;
 
-  // FA2 Alg. 1 lines 4-5 (FA3 Alg. 1 lines 3-4, 11-12): the loader issues Q_i's TMA load and
+  // FA2 Alg. 1 lines 4-5 (FA3 Alg. 1: Q_i's load and the consumers' wait for it): the loader issues Q_i's TMA load and
   // arrives on Q's barrier; the consumers wait for it and set O_i = 0, l_i = 0, m_i = -inf
   l.outer_begin = {by(loader, load(Tensor::Q, Region::q_block, true)), by(loader, arrive(Tensor::Q, Eq::stage_full)),
                    by(c, wait(Tensor::Q, Eq::stage_full)), by(c, compute(Eq::init_stats, true))};
   for (Action& a : l.outer_begin) a.if_visited = true;
 
-  // FA2 Alg. 1 lines 7-10, one K/V block j (FA3 Alg. 1 lines 5-9 the producer's, 13-21 the
-  // consumers'; Alg. 2 with intra-warpgroup overlap)
+  // FA2 Alg. 1 lines 7-10, one K/V block j (FA3 Alg. 1: the producer's and the consumers' loop
+  // bodies; Alg. 2 with intra-warpgroup overlap)
   load_through_ring(l.body, Tensor::K, loader, stages);
   load_through_ring(l.body, Tensor::V, loader, stages);
   l.body.push_back(by(c, wait(Tensor::K, Eq::stage_full, stages)));
@@ -93,7 +93,7 @@ Schedule make_v3_schedule(const Problem& p) {
     gemm1_done(l.body, stages, false);
   }
 
-  // FA2 Alg. 1 lines 12-15 (FA3 Alg. 1 lines 22-24): O_i = diag(l_i)^-1 O_i, L_i = m_i + log(l_i),
+  // FA2 Alg. 1 lines 12-15 (FA3 Alg. 1's epilogue): O_i = diag(l_i)^-1 O_i, L_i = m_i + log(l_i),
   // each consumer warpgroup writes its rows of O_i and L_i (O_i = 0, L_i = +inf without a tile)
   l.outer_end = {by(c, compute(Eq::finalize_v2, true)), by(c, store(Tensor::O, Region::q_block)),
                  by(c, store(Tensor::L, Region::q_block))};

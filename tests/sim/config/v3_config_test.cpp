@@ -57,7 +57,7 @@ TEST_CASE("FA3's forward tile per head dim, no mask and causal, as hopper/tile_s
   CHECK_THROWS_AS(fa3_forward_tile(257, MaskKind::none), ConfigError);
 }
 
-TEST_CASE("FA3's defaults: 2 stages, warp specialization, overlap, persistent; ping-pong with 2+ warpgroups up to d = 128") {
+TEST_CASE("FA3's defaults: 2 stages, warp specialization, overlap, persistent, and ping-pong with 2+ warpgroups up to d = 128") {
   const Problem p64 = resolve(v3(64)), p128 = resolve(v3(128)), p256 = resolve(v3(256));
   CHECK(p128.hopper.stages == 2);
   CHECK(p128.hopper.warp_specialize);

@@ -138,7 +138,7 @@ TEST_CASE("V3 without overlap, ping-pong or warp specialization: GEMM1 in its ow
   CHECK(find(s1, Op::load, Tensor::K, Eq::none, W0, 0) != nullptr);
 }
 
-TEST_CASE("V3 traces: the agent survives the text and binary forms; V1 and V2 keep agent 0") {
+TEST_CASE("V3 traces: the agent survives the text and binary forms, and V1 and V2 keep agent 0") {
   const Trace t = record_trace(small_v3(), TraceLevel::block);
   for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) {
     const Trace back = decode_trace(encode_trace(t, f));
