@@ -8,6 +8,7 @@
 #include "flashlab/trace/trace.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "../../common/config_helpers.hpp"
+#include "../../common/trace_helpers.hpp"
 
 using namespace flashlab;
 
@@ -150,4 +151,16 @@ TEST_CASE("V3 traces: the agent survives the text and binary forms, and V1 and V
     const Trace v = record_trace(resolve(test::small(a, 100, 40, 16, 32, 16)), TraceLevel::warp);
     for (const Event& e : v.events) CHECK(e.agent == kAgentBlock);
   }
+}
+
+TEST_CASE("V3 traces: an agent beyond the config's warpgroups is refused, naming the field") {
+  const Trace t = record_trace(small_v3(), TraceLevel::block);  // 2 consumer warpgroups: agents 1 to 3
+  Trace bad = t;
+  bad.events[0].agent = kAgentConsumer + 2;
+  test::rejects(encode_trace(bad, TraceFormat::binary), "agent = 4: 1 (producer) to 3 (consumer warpgroups 0 to 1)");
+  std::string text = encode_trace(t, TraceFormat::text);
+  const std::size_t at = text.find(" producer\n");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 10, " worker\n");
+  test::rejects(text, "end of line = worker: no more fields, or the agent (format 6)");
 }
