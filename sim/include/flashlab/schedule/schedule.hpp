@@ -166,7 +166,8 @@ namespace detail {
 /// the schedule depends only on v.order, v.grid and v.rescale (the warp split and block skip are
 /// read off the Problem by the warp model and the executor), so `--algo v1` with v2's switches
 /// is V2's schedule. Launches: one, plus for kv-outer + head + delayed a second,
-/// "flash_normalize", that divides each O_i by l_i after the K/V loop.
+/// "flash_normalize", that divides each O_i by l_i after the K/V loop. V3's schedule depends on its
+/// problem (make_v3_schedule): here, FA3's switches and tile at d = 128 without a mask.
 Schedule make_schedule(Algo a, const Switches& v);
 
 /// The preset: make_schedule(a, preset_switches(a)) — V1 is "v1_forward", V2 "v2_forward".
