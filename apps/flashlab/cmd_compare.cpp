@@ -78,8 +78,12 @@ void register_compare(CLI::App& app) {
       "8192 tokens, causal)");
   auto flags = add_config_flags(*cmd, ConfigFlagOptions{.algo = false, .default_model = "llama3-8b"});
   auto json = std::make_shared<bool>(false);
+  auto algo = std::make_shared<std::string>();
+  CLI::Option* algo_opt = cmd->add_option("--algo", *algo, "not taken: compare runs its own algorithms (--algo v3 says why V3 is not here yet)")
+                              ->type_name("ALGO");
   cmd->add_flag("--json", *json, "print one JSON object: each algorithm's config and metrics, and the ratios");
-  cmd->callback([flags, json] {
+  cmd->callback([flags, json, algo, algo_opt] {
+    if (algo_opt->count() > 0) refuse_algo("compare", *algo);
     const Config c = flags->build();
     std::vector<report::Figures> cols;
     Progress progress("compare", all_algos().size());  // on stderr when it is a terminal and the work is long

@@ -33,6 +33,12 @@ std::string item(const report::Figures& f, const char* key) {
 
 void print_warps(const report::Figures& f) {
   const Problem& p = f.problem;
+  if (!f.warp_model && has_tiles(make_schedule(p))) {
+    std::cout << fmt::format("Warps: {} per thread block in warp roles (docs/model.md \"V3\"): the warp model "
+                             "(docs/warps.md) is not modelled for {}\n",
+                             p.warps, to_string(p.algo));
+    return;
+  }
   if (!f.warp_model) {
     std::cout << "Warps: standard attention has no tile loop to split between warps (docs/warps.md)\n";
     return;
@@ -141,7 +147,7 @@ void register_count(CLI::App& app) {
       if (!wrote.empty()) std::cerr << wrote << "\n";  // stdout stays one JSON object
     } else {
       print_table(f, flags->model_description());
-      std::cout << predicted_text(p, f.counters, f.time);
+      std::cout << (f.time_model ? predicted_text(p, f.counters, f.time) : not_timed_text(p));
       if (!wrote.empty()) std::cout << wrote << "\n";
     }
   });

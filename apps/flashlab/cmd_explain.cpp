@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "algos.hpp"
 #include "commands.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/flags/config_flags.hpp"
@@ -123,8 +124,12 @@ void register_explain(CLI::App& app) {
       "rescaling, split-Q warps, block skip), with the predicted time after each and what changed");
   auto flags = add_config_flags(*cmd, ConfigFlagOptions{.algo = false, .default_model = ""});
   auto json = std::make_shared<bool>(false);
+  auto algo = std::make_shared<std::string>();
+  CLI::Option* algo_opt = cmd->add_option("--algo", *algo, "not taken: explain runs its own algorithms (--algo v3 says why V3 is not here yet)")
+                              ->type_name("ALGO");
   cmd->add_flag("--json", *json, "print one JSON object: the config and each step's figures");
-  cmd->callback([flags, json] {
+  cmd->callback([flags, json, algo, algo_opt] {
+    if (algo_opt->count() > 0) refuse_algo("explain", *algo);
     const Config c = flags->build();
     // The walk sets the switches itself: a switch given on the command line would be ignored.
     const std::string allowed = "not with explain, which sets each switch along its walk from V1 to V2";

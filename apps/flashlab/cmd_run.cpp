@@ -264,7 +264,7 @@ void register_run(CLI::App& app) {
       "run", "Numerics of one (batch, head): O and L against a float64 reference; --steps I shows m and l");
   auto flags = add_config_flags(*cmd, ConfigFlagOptions{.algo = false, .default_model = ""});
   auto args = std::make_shared<RunArgs>();
-  cmd->add_option("--algo", args->algo, "standard | v1 | v2 | all, or a list such as v1,v2 (default v2)")
+  cmd->add_option("--algo", args->algo, "standard | v1 | v2 | v3 | all (the first three), or a list such as v1,v2 (default v2)")
       ->type_name("ALGOS");
   add_input_flags(*cmd, args->in, "Inputs");
   // run also reads the inputs from .npy files (run_inputs.hpp), and writes O and L to --out.

@@ -28,6 +28,14 @@ std::string config_line(const Problem& p) {
   if (p.backward())
     line += fmt::format("; pass {}{}", to_string(p.pass),
                         p.algo == Algo::v2 ? fmt::format(" ({} form)", to_string(p.backward_form)) : "");
+  if (p.algo == Algo::v3) {  // V3's switches (docs/model.md "V3")
+    const HopperSwitches& h = p.hopper;
+    line += fmt::format("; {} warps ({} consumer warpgroups{}), {} stage{}, ping-pong {}, intra-warpgroup overlap {}, "
+                        "{} scheduler",
+                        p.warps, p.consumer_groups(), h.warp_specialize ? " and a producer" : ", no producer",
+                        h.stages, h.stages == 1 ? "" : "s", h.pingpong ? "on" : "off", h.intra_overlap ? "on" : "off",
+                        to_string(h.scheduler));
+  }
   if (p.splits > 1) line += fmt::format("; split-KV, {} splits of {} K/V blocks", p.splits, split_range(p, 0).end);
   if (p.kernel == Kernel::fa2)
     line += p.folded ? fmt::format("; kernel fa2 (decode: the {} query heads of each K/V head folded into rows)", p.tiling.n_q)

@@ -14,6 +14,7 @@ const char* algo_label(Algo a) {
     case Algo::standard: return "standard";
     case Algo::v1: return "V1";
     case Algo::v2: return "V2";
+    case Algo::v3: return "V3";
   }
   return "?";
 }

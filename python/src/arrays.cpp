@@ -39,7 +39,7 @@ py::dtype event_dtype() {
       {"j", "<i4", offsetof(Event, j)},         {"rows", "<u4", offsetof(Event, rows)},
       {"cols", "<u4", offsetof(Event, cols)},   {"op", "u1", offsetof(Event, op)},
       {"tensor", "u1", offsetof(Event, tensor)}, {"warp", "<i2", offsetof(Event, warp)},
-      {"eq", "u1", offsetof(Event, eq)},        {"pad", "u1", offsetof(Event, pad)},
+      {"eq", "u1", offsetof(Event, eq)},        {"agent", "u1", offsetof(Event, agent)},
       {"launch", "<u2", offsetof(Event, launch)},
   };
   py::list names, formats, offsets;
@@ -162,7 +162,8 @@ The event trace of one (batch, head), the records `flashlab trace` writes (docs/
 sim/include/flashlab/contract/event.hpp, field for field at its offsets — block (thread block),
 step, bytes (HBM bytes of a load or store, shared-memory bytes of a reduce, else 0), i and j (tile;
 -1: none), rows and cols (elements), op (index into OPS), tensor (into TENSORS), warp (-1: the
-whole block), eq (into EQS: the algorithm line a compute event evaluates), pad (0), launch.
+whole block), eq (into EQS: the algorithm line a compute event evaluates), agent (0: the whole block;
+V3: 1 the producer warp, 2 + k consumer warpgroup k; docs/events.md "V3"), launch.
 In stream order: by launch, block, step. The array owns the records (no copy, no per-event object).
 
 level: 'block' (what the CUDA kernels record) or 'warp' (with the warp model's per-warp events).

@@ -151,7 +151,7 @@ def test_config_fields_are_the_keywords_config_takes():
         flashlab.Config(seqlen=1)
     keywords = set(re.search(r"the keywords are (.*)$", str(e.value)).group(1).split(", "))
     assert {f["keyword"] for f in flashlab.CONFIG_FIELDS} == keywords
-    assert len(keywords) == 26
+    assert len(keywords) == 31
 
 
 def test_docstring_and_help_show_each_fields_summary():

@@ -28,7 +28,7 @@ def binary_records(path):
     data = open(path, "rb").read()
     assert data[:8] == b"FLTRACE\x1a"
     version, header_bytes = struct.unpack_from("<II", data, 8)
-    assert version == 5
+    assert version == 6
     (count,) = struct.unpack_from("<Q", data, 16 + header_bytes)
     start = 24 + header_bytes
     return count, data[start:start + 40 * count]
@@ -40,9 +40,9 @@ def test_dtype_is_the_40_byte_record():
     assert dt.itemsize == 40
     offsets = {name: dt.fields[name][1] for name in dt.names}
     assert offsets == dict(block=0, step=4, bytes=8, i=16, j=20, rows=24, cols=28, op=32, tensor=33,
-                           warp=34, eq=36, pad=37, launch=38)
+                           warp=34, eq=36, agent=37, launch=38)
     assert [dt.fields[n][0].str for n in ("block", "bytes", "i", "warp", "launch")] == ["<u4", "<u8", "<i4", "<i2", "<u2"]
-    assert flashlab.OPS == ("load", "store", "compute", "skip", "barrier", "reduce", "atomic")
+    assert flashlab.OPS == ("load", "store", "compute", "skip", "barrier", "reduce", "atomic", "arrive", "wait", "commit")
     assert flashlab.TENSORS[:9] == ("Q", "K", "V", "O", "l", "m", "L", "S", "P")
 
 
@@ -72,7 +72,7 @@ def test_trace_equals_the_text_file(tmp_path, flags):
         assert (int(launch), int(block), int(step)) == (e["launch"], e["block"], e["step"])
         assert (op, tensor, eq) == (flashlab.OPS[e["op"]], flashlab.TENSORS[e["tensor"]], flashlab.EQS[e["eq"]])
         assert (int(i), int(j), int(rows), int(cols)) == (e["i"], e["j"], e["rows"], e["cols"])
-        assert (int(nbytes), int(warp), e["pad"]) == (e["bytes"], e["warp"], 0)
+        assert (int(nbytes), int(warp), e["agent"]) == (e["bytes"], e["warp"], 0)
 
 
 def test_bytes_add_up_to_counts_hbm_traffic():

@@ -251,6 +251,9 @@ TEST_CASE("the config panel's tooltips are the fields' documentation (the table 
   std::set<std::string> controls;  // every field but those the panel has no control for
   for (const FieldDoc& d : field_docs()) controls.insert(d.flag);
   for (const char* none : {"--seq", "--kv-heads", "--order", "--grid", "--rescale"}) controls.erase(none);
+  // V3's switches: the viewer has no V3 yet (issue 27 item 3)
+  for (const char* none : {"--warp-specialize", "--stages", "--pingpong", "--intra-overlap", "--scheduler"})
+    controls.erase(none);
   std::string missing;
   for (const std::string& flag : controls)
     if (!shown.count(flag)) missing += " " + flag;

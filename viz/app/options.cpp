@@ -144,6 +144,10 @@ ParseOutcome parse_options(int argc, const char* const* argv, AppOptions& out) {
     out.config = cl.flags->build();
     out.model = cl.flags->model();
     const Problem p = resolve(out.config);
+    if (p.algo == Algo::v3)  // its panels (warp ownership, the timeline) have no V3 yet
+      throw ConfigError("algo", "v3",
+                        "standard, v1 or v2 in the viewer: v3 is not modelled in its panels yet (issue 27 item 3); "
+                        "flashlab count/trace/run --algo v3 give V3's counts, events and numerics");
     // Values are never empty here (refuse_empty_values): an empty text means "not given".
     if (!cl.frames.empty()) out.frames = int(cli::parse_int_in("frames", cl.frames, 1, 1000000));
     if (!cl.width.empty()) out.width = int(cli::parse_int_in("width", cl.width, 400, 8192, " pixels"));

@@ -40,6 +40,7 @@ std::uint32_t algo_colour(Algo a) {
     case Algo::standard: return rgba(200, 200, 200);
     case Algo::v1: return rgba(234, 67, 53);
     case Algo::v2: return rgba(66, 133, 244);
+    case Algo::v3: return rgba(52, 168, 83);
   }
   return rgba(255, 255, 255);
 }

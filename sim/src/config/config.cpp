@@ -41,7 +41,8 @@ int default_warps(Algo algo, Pass pass, std::int64_t d, std::int64_t b_r, std::i
 Switches preset_switches(Algo a) {
   switch (a) {
     case Algo::v1: return {LoopOrder::kv_outer, GridKind::head, Rescale::step, WarpSplit::split_k, false};
-    case Algo::v2: return {LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, true};
+    case Algo::v2:
+    case Algo::v3: return {LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, true};
     case Algo::standard: break;
   }
   return {LoopOrder::q_outer, GridKind::q_block, Rescale::delayed, WarpSplit::split_q, false};

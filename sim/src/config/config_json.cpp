@@ -39,6 +39,13 @@ json config_json(const Problem& p, const std::string& model) {
     j["rescale"] = to_string(p.rescale);
     j["preset"] = p.is_preset();
   }
+  if (p.algo == Algo::v3) {  // V3's switches (config.hpp HopperSwitches)
+    j["warp_specialize"] = p.hopper.warp_specialize;
+    j["stages"] = p.hopper.stages;
+    j["pingpong"] = p.hopper.pingpong;
+    j["intra_overlap"] = p.hopper.intra_overlap;
+    j["scheduler"] = to_string(p.hopper.scheduler);
+  }
   return j;
 }
 

@@ -26,6 +26,7 @@ std::string_view to_string(Algo a) {
     case Algo::standard: return "standard";
     case Algo::v1: return "v1";
     case Algo::v2: return "v2";
+    case Algo::v3: return "v3";
   }
   return "?";
 }
@@ -48,6 +49,7 @@ std::string_view to_string(BackwardForm f) {
   return f == BackwardForm::released ? "released" : f == BackwardForm::paper ? "paper" : "deterministic";
 }
 std::string_view to_string(Kernel k) { return k == Kernel::flashlab ? "flashlab" : "fa2"; }
+std::string_view to_string(TileScheduler s) { return s == TileScheduler::grid ? "grid" : "persistent"; }
 
 std::string to_string(const Mask& m) {
   switch (m.kind) {
@@ -63,7 +65,8 @@ Algo parse_algo(std::string_view t) {
   if (t == "standard") return Algo::standard;
   if (t == "v1") return Algo::v1;
   if (t == "v2") return Algo::v2;
-  throw ConfigError("algo", std::string(t), "one of standard, v1, v2");
+  if (t == "v3") return Algo::v3;
+  throw ConfigError("algo", std::string(t), "one of standard, v1, v2, v3");
 }
 
 Dtype parse_dtype(std::string_view t) {
@@ -130,6 +133,23 @@ std::int64_t parse_splits(std::string_view t) {
   if (ec != std::errc() || end != t.data() + t.size() || v < 1 || v > 128)
     throw ConfigError("splits", std::string(t), "auto or an integer from 1 to 128 (FA2's limit)");
   return v;
+}
+
+bool parse_on_off(std::string_view field, std::string_view t) {
+  if (t == "on") return true;
+  if (t == "off") return false;
+  throw ConfigError(std::string(field), std::string(t), "one of on, off");
+}
+
+int parse_stages(std::string_view t) {
+  if (t == "1" || t == "2" || t == "3") return t[0] - '0';
+  throw ConfigError("stages", std::string(t), "one of 1, 2, 3 (K/V buffers in V3's stage ring; FA3 uses 2)");
+}
+
+TileScheduler parse_scheduler(std::string_view t) {
+  if (t == "grid") return TileScheduler::grid;
+  if (t == "persistent") return TileScheduler::persistent;
+  throw ConfigError("scheduler", std::string(t), "one of grid, persistent");
 }
 
 Mask parse_mask(std::string_view t) {

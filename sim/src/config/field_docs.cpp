@@ -26,7 +26,9 @@ std::vector<FieldDoc> make_docs() {
       "auto: the V1 paper's rule from the SRAM size M, B_c = ceil(M/(4d)), B_r = min(B_c, d), shrunk to fit "
       "(FA1 Alg. 1 line 1)";
   return {
-      {"--algo", "algo", "algorithm", "standard (FA1 Alg. 0) | v1 (FA1 Alg. 1) | v2 (FA2 Alg. 1)", text(to_string(c.algo)), ""},
+      {"--algo", "algo", "algorithm",
+       "standard (FA1 Alg. 0) | v1 (FA1 Alg. 1) | v2 (FA2 Alg. 1) | v3 (FA3 Alg. 1, Hopper)", text(to_string(c.algo)),
+       "v3: V2's loop with FA3's warp roles, K/V stage ring and asynchronous WGMMA; forward only, fp16/bf16"},
       {"--seq", "", "sequence length N_q = N_k", seq_range, "",
        "--nq or --nk given with it override their side (--seq 512 --nq 256: N_q = 256, N_k = 512)"},
       {"--nq", "n_q", "N_q, query rows", seq_range, std::to_string(c.n_q), ""},
@@ -82,6 +84,19 @@ std::vector<FieldDoc> make_docs() {
        "split-k for v1, split-q for v2",
        "split-q: warps own row slices of S_ij, no inter-warp reduction (FA2 §3.3); split-k: warps own column "
        "slices and reduce through shared memory (V1)"},
+      {"--warp-specialize", "warp_specialize", "v3: a producer warp issues the TMA loads (FA3 §3.1)", "on | off",
+       "on (FA3's)", "off: consumer warpgroup 0 issues them between its own GEMMs"},
+      {"--stages", "stages", "v3: K/V buffers in the stage ring", "1 | 2 | 3", "2 (FA3's kStages)",
+       "each stage holds one K_j and one V_j in SRAM, guarded by a full and an empty mbarrier"},
+      {"--pingpong", "pingpong", "v3: consumer warpgroups take turns on the tensor cores (FA3 §3.1)", "on | off",
+       "FA3's: on with two or more consumer warpgroups (B_r >= 128) and d <= 128",
+       "named barriers order one warpgroup's GEMMs after the other's"},
+      {"--intra-overlap", "intra_overlap", "v3: GEMM1 of block j issued after GEMM0 of block j + 1 (FA3 §3.2)",
+       "on | off", "on (FA3's)", "softmax of block j + 1 overlaps P_j V_j within a warpgroup (FA3 Alg. 2)"},
+      {"--scheduler", "scheduler", "v3: how thread blocks get their Q blocks", "grid | persistent",
+       "persistent (FA3's)",
+       "grid: one thread block per (batch, head, Q block); persistent: one per SM walking tiles b, b + SMs, ..., "
+       "causal the longest Q blocks first"},
       {"--gpu", "gpu", "GPU preset (datasheet figures: SMs, shared memory, HBM bandwidth)",
        choices(gpu_preset_names()), c.gpu, ""},
       {"--model", "model", "model preset, a published attention layer", choices(model_preset_names()) + " | none",

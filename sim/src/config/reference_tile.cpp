@@ -1,6 +1,8 @@
 // reference_tile.cpp — the tile of each algorithm's reference kernel (reference_tile.hpp).
 #include "flashlab/config/reference_tile.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace flashlab {
@@ -16,6 +18,11 @@ ReferenceTile reference_tile(Algo a, std::int64_t d) {
                        : fmt::format("its smallest tile; it compiles none at d = {}", d)};
     case Algo::v2:
       return {b_r, b_c, 4, "FA2's forward kernel (PyTorch's flash backend)", fmt::format("FA2's tile for d = {}", d)};
+    case Algo::v3: {
+      const Fa3Tile t = fa3_forward_tile(std::min<std::int64_t>(d, 256), MaskKind::none);
+      return {t.b_r, t.b_c, 4 * (t.b_r / 64 + 1), "FA3's Hopper forward (hopper/, its producer and consumer warpgroups)",
+              fmt::format("FA3's tile for d = {} without a mask (hopper/tile_size.h)", d)};
+    }
     case Algo::standard: break;
   }
   return {b_r, b_c, 4, "three launches: S = scale Q K^T, P = softmax(S), O = P V (FA1 Algorithm 0)",

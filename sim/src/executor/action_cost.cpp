@@ -175,6 +175,8 @@ Cost equation_cost(Eq eq, std::int64_t r_, std::int64_t c_, std::int64_t d_) {
     case Eq::grad_s: case Eq::grad_s_dense: case Eq::grad_q: case Eq::grad_q_dense: case Eq::grad_k:
     case Eq::grad_k_dense:
       return backward_cost(eq, r, c, d);
+    case Eq::stage_full: case Eq::stage_empty:  // V3's barriers, not equations
+      return {};
   }
   return {};
 }

@@ -2,6 +2,7 @@
 #include "flashlab/executor/executor.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/memory/occupancy.hpp"
@@ -66,6 +67,7 @@ void Executor::plan() {
     w.counts_tiles = !l.body.empty() && std::none_of(plans_.begin(), plans_.begin() + std::ptrdiff_t(k),
                                                         [](const Plan& x) { return x.counts_tiles; });
     split_outer(l.outer_begin, w.begin_visited, w.begin_empty);
+    std::copy_if(l.body.begin(), l.body.end(), std::back_inserter(w.deferred), [](const Action& a) { return a.deferred; });
     split_outer(l.outer_end, w.end_visited, w.end_empty);
     // A launch that walks no tiles holds full tiles (its kernel's thread block, tile (0, 0)).
     if (w.depth == 0) w.sram_peak = sram_bytes(l, std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p_.e_in);
@@ -92,6 +94,7 @@ void Executor::start_launch() {
   o_ = k_ = 0;
   enter_split(plans_[launch_], 0);
   block_ = 0;  // the prologue's block, and the first one dispatched
+  ring_ = 0;
   const auto it = carried_.find(0);
   next_step_ = it == carried_.end() ? 0 : it->second;
 }
@@ -100,6 +103,7 @@ void Executor::enter_block(std::uint32_t block) {
   if (block == block_) return;
   if (launch_ + 1 < plans_.size()) carried_[block_] = next_step_;
   block_ = block;
+  ring_ = 0;
   const auto it = carried_.find(block);
   next_step_ = it == carried_.end() ? 0 : it->second;
 }
@@ -155,6 +159,9 @@ void Executor::emit(Level level, std::int64_t i, std::int64_t j, std::span<const
   view_.cls = cls;
   view_.actions = acts;
   view_.cost = &c;
+  view_.ring = ring_;
+  view_.prev_j = level == Level::outer_begin || level == Level::prologue ? -1 : prev_visited_;
+  view_.deferred = plans_[launch_].deferred;
   for (StepObserver* o : observers_) o->on_step(view_);
 }
 
@@ -182,6 +189,7 @@ bool Executor::outer_begin_step(Plan& w) {
   if (w.stride[0] > 0 || w.splits > 0) enter_block(std::uint32_t(sp_ * w.split_stride + o_ * w.stride[0]));
   outer_index_ = index_of(w, 0, o_);
   outer_visited_ = outer_visits(w, w.dim[0], outer_index_);
+  prev_visited_ = -1;
   phase_ = w.depth == 2 ? Phase::inner : Phase::outer_end;
   k_ = 0;
   const auto& acts = outer_visited_ ? w.begin_visited : w.begin_empty;
@@ -217,7 +225,10 @@ bool Executor::inner_step(Plan& w) {
   if (ts) ts->cls = cls;
   if (!visit) {
     static const Cost kZero{};
+    const std::int64_t prev = prev_visited_;
+    prev_visited_ = -1;  // a skip event's step names no previous tile
     emit(Level::inner, i, j, {}, kZero, true, cls);
+    prev_visited_ = prev;
     return true;
   }
   if (w.counts_tiles) {
@@ -230,6 +241,8 @@ bool Executor::inner_step(Plan& w) {
   resident_ = Resident{i, j, m.scores, m.sram};
   w.sram_peak = std::max(w.sram_peak, resident_.bytes);
   emit(Level::inner, i, j, w.launch->body, m.cost, false, cls);
+  ++ring_;
+  prev_visited_ = inner_index;
   return true;
 }
 
@@ -330,6 +343,7 @@ Counters Executor::counters() const {
     lc.cost = launch_cost_[k];
     lc.cost *= bh;
     lc.grid = blocks_per_head(l, p_) * p_.bh();
+    if (l.persistent) lc.grid = g.sms;  // one thread block per SM walks the tiles (Launch::persistent)
     lc.sram_peak_bytes = plans_[k].sram_peak;
     // the one occupancy rule (memory/occupancy.hpp launch_occupancy, which the L2 and time models
     // take too); 0 where a block does not fit on an SM (its SRAM peak, or its warps): no wave runs

@@ -177,6 +177,7 @@ void GradSteps::on_step(const StepView& s) {
       }
       case Op::compute: st.compute(a, s); break;
       case Op::skip: case Op::barrier: case Op::reduce: break;
+      case Op::arrive: case Op::wait: case Op::commit: break;  // V3's forward only
     }
   }
 }

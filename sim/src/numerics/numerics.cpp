@@ -256,16 +256,21 @@ void NumericsObserver::on_step(const StepView& s) {
     st.q_block = s.i;
     tile_math::init_stats(st.chip, st.p.tiling.rows(s.i), st.p.tiling.d);
   }
-  for (const Action& a : s.actions) {
-    switch (a.op) {
-      case Op::load: st.load(a, s); break;
-      case Op::store: st.store(a, s); break;
-      case Op::compute: st.compute(a, s); break;
-      case Op::skip: case Op::barrier: case Op::reduce: break;  // no data changes
-      case Op::atomic:  // the backward's dQacc_i += dS_ij K_j (grad_steps.cpp); simulate() names the step
-        throw std::logic_error("numerics: a forward launch has no atomic (" + std::string(to_string(a.tensor)) + ")");
+  // A deferred action (V3's GEMM1 under intra-warpgroup overlap) is its tile's work, issued later:
+  // it takes effect after the step's other actions, as the algorithm's line order has it.
+  for (const bool deferred : {false, true})
+    for (const Action& a : s.actions) {
+      if (a.deferred != deferred) continue;
+      switch (a.op) {
+        case Op::load: st.load(a, s); break;
+        case Op::store: st.store(a, s); break;
+        case Op::compute: st.compute(a, s); break;
+        case Op::skip: case Op::barrier: case Op::reduce: break;  // no data changes
+        case Op::arrive: case Op::wait: case Op::commit: break;   // V3's synchronisation
+        case Op::atomic:  // the backward's dQacc_i += dS_ij K_j (grad_steps.cpp); simulate() names the step
+          throw std::logic_error("numerics: a forward launch has no atomic (" + std::string(to_string(a.tensor)) + ")");
+      }
     }
-  }
   st.trace(s);
 }
 

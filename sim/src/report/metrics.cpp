@@ -315,7 +315,7 @@ std::vector<Metric> build() {
 }
 
 // Whether the walk has a tile loop that the warp model splits between warps.
-bool has_tile_loop(const Executor& e) { return has_tiles(e.schedule()); }
+bool has_tile_loop(const Executor& e) { return has_tiles(e.schedule()) && !has_warp_roles(e.schedule()); }
 
 }  // namespace
 
@@ -353,7 +353,8 @@ Figures measure(const Problem& p, const Schedule& s, StepObserver* also) {
   both.a = &warps;
   both.b = also;
   Modelled m = model(p, s, &both);
-  Figures f{p, std::move(m.counters), has_tiles(s), {}, true, std::move(m.time)};
+  // the warp model splits a thread block's warps by V1's or V2's rule: not V3's warp roles
+  Figures f{p, std::move(m.counters), has_tiles(s) && !has_warp_roles(s), {}, m.timed, std::move(m.time)};
   if (f.warp_model) f.warps = warps.totals();
   return f;
 }

@@ -1,6 +1,8 @@
 // backward.cpp — the backward schedules as data: standard attention (FA1 Alg. 3), V1 (FA1 Alg. 4)
 // and V2 (FA2 Alg. 2, as printed and as FA2's released kernels run it); docs/model.md "Backward
 // pass" cites each line.
+#include <stdexcept>
+
 #include "actions.hpp"
 
 namespace flashlab {
@@ -177,6 +179,8 @@ Schedule make_backward_schedule(Algo a, BackwardForm form) {
     case Algo::standard: return standard_backward();
     case Algo::v1: return v1_backward();
     case Algo::v2: break;
+    case Algo::v3:  // resolve() refuses it (--pass forward only with --algo v3)
+      throw std::logic_error("make_backward_schedule: V3's backward is not modelled");
   }
   return form == BackwardForm::paper ? v2_backward_paper() : v2_backward_released(form == BackwardForm::deterministic);
 }

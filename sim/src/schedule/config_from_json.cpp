@@ -35,7 +35,8 @@ void check_names(const json& j, const std::string& where) {
   check_keys(j, where, pre,
              {"algo", "n_q", "n_k", "d", "b_r", "b_c", "t_r", "t_c", "batch", "heads", "kv_heads", "dtype", "e_in", "mask",
               "block_skip", "scale", "warps", "split", "order", "grid", "rescale", "preset", "sram_capacity_bytes", "gpu",
-              "model", "pass", "backward_form", "splits", "kernel", "nq", "nk", "br", "bc", "sram"},
+              "model", "pass", "backward_form", "splits", "kernel", "nq", "nk", "br", "bc", "sram", "warp_specialize",
+              "stages", "pingpong", "intra_overlap", "scheduler"},
              {"algo", "d", "batch", "heads", "dtype", "mask", "block_skip", "scale", "warps", "split", "gpu"});
   for (const Rename& r : kFormat1Names) {
     if (j.contains(r.old_key) && j.contains(r.key))
@@ -98,6 +99,13 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
     c.splits = s;
   }
   if (j.contains("kernel")) c.kernel = named(pre + "kernel", [&] { return parse_kernel(get_string(j, pre, "kernel")); });
+  // V3's switches: written for algo v3 only (format 6); resolve() refuses them with another algorithm
+  if (j.contains("warp_specialize")) c.warp_specialize = get_bool(j, pre, "warp_specialize");
+  if (j.contains("stages")) c.stages = int(named(pre + "stages", [&] { return std::int64_t(parse_stages(std::to_string(integer("stages")))); }));
+  if (j.contains("pingpong")) c.pingpong = get_bool(j, pre, "pingpong");
+  if (j.contains("intra_overlap")) c.intra_overlap = get_bool(j, pre, "intra_overlap");
+  if (j.contains("scheduler"))
+    c.scheduler = named(pre + "scheduler", [&] { return parse_scheduler(get_string(j, pre, "scheduler")); });
   c.gpu = get_string(j, pre, "gpu");
   if (j.contains("model")) out.model = get_string(j, pre, "model");
   Problem p;
@@ -109,6 +117,8 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
       if (field == r.old_key) field = written(j, r.key);  // resolve() names fields by their flags
     if (field == "kv-heads") field = "kv_heads";
     if (field == "backward-form") field = "backward_form";
+    if (field == "warp-specialize") field = "warp_specialize";
+    if (field == "intra-overlap") field = "intra_overlap";
     bad(pre + field, e.value(), e.allowed());
   }
   check_derived(j, pre, "t_r", p.tiling.t_r(), "T_r = ceil(N_q / B_r)");

@@ -21,8 +21,12 @@ bool is_tile_dim(Dim d) { return d == Dim::q_block || d == Dim::kv_block; }
 void check_actions(const Launch& l, const std::vector<Action>& acts, bool know_i, bool know_j, const char* where) {
   for (const Action& a : acts) {
     const bool moves_data = a.op == Op::load || a.op == Op::store || a.op == Op::atomic;
-    if (!moves_data && a.op != Op::compute)
-      bad(l, std::string(where) + " holds an action that is not a load, store, atomic or compute");
+    const bool async = a.op == Op::arrive || a.op == Op::wait || a.op == Op::commit;
+    if (!moves_data && a.op != Op::compute && !async)
+      bad(l, std::string(where) + " holds an action that is not a load, store, atomic, compute, arrive, wait or commit");
+    if (a.ring > 3 || (a.ring > 0 && (!async || (a.tensor != Tensor::K && a.tensor != Tensor::V))))
+      bad(l, std::string(where) + ": a stage ring (1 to 3 stages) belongs to an arrive or wait on K or V");
+    if (a.deferred && &acts != &l.body) bad(l, std::string(where) + ": only body actions are deferred");
     if (!moves_data) continue;
     if (a.tensor == Tensor::none) bad(l, std::string(where) + " loads or stores no tensor");
     if (placement_of(l, a.tensor) == Memory::hbm)
@@ -106,6 +110,16 @@ bool moves(const Schedule& s, Tensor t) {
   return false;
 }
 
+bool has_warp_roles(const Schedule& s) {
+  const auto roles = [](const std::vector<Action>& acts) {
+    return std::any_of(acts.begin(), acts.end(), [](const Action& a) { return a.role != Role::block; });
+  };
+  return std::any_of(s.launches.begin(), s.launches.end(), [&](const Launch& l) {
+    return roles(l.outer_begin) || roles(l.outer_end) || roles(l.body) ||
+           std::any_of(l.prologue.begin(), l.prologue.end(), roles);
+  });
+}
+
 bool has_tiles(const Schedule& s) {
   return std::any_of(s.launches.begin(), s.launches.end(), [](const Launch& l) { return !l.body.empty(); });
 }
@@ -121,8 +135,10 @@ void check_schedule(const Schedule& s) {
       if (x.thread_block && sequential) bad(l, "a thread-block loop comes after a sequential loop");
       sequential = sequential || !x.thread_block;
     }
-    for (const Placement& x : l.placement)
+    for (const Placement& x : l.placement) {
       if (x.memory != Memory::sram && x.memory != Memory::registers) bad(l, "a placement other than sram or registers");
+      if (x.copies < 1) bad(l, "a placement with fewer than one copy");
+    }
     const std::vector<Loop> walked = walked_loops(l);
     const bool has_loop_actions = !l.outer_begin.empty() || !l.outer_end.empty() || !l.body.empty();
     if (has_loop_actions) {
@@ -166,7 +182,7 @@ std::int64_t sram_bytes(const Launch& l, std::int64_t rows, std::int64_t cols, s
     if ((s && scores) || (g && grads)) continue;
     scores = scores || s;
     grads = grads || g;
-    bytes += tile_bytes(x.tensor, rows, cols, d, e_in);
+    bytes += x.copies * tile_bytes(x.tensor, rows, cols, d, e_in);
   }
   return bytes;
 }

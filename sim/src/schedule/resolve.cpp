@@ -14,6 +14,8 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/schedule/schedule.hpp"
 
+#include "resolve_v3.hpp"
+
 namespace flashlab {
 namespace {
 
@@ -317,15 +319,19 @@ Problem resolve(const Config& given) {
   p.algo = c.algo;
   resolve_sizes(c, p);
   resolve_switches(c, p);
+  const bool v3 = c.algo == Algo::v3;
+  if (v3) v3_resolve::check_config(c);
+  else v3_resolve::refuse_hopper_switches(c);
   if (c.kernel == Kernel::fa2) resolve_fa2_kernel(c, p);
   const std::int64_t want_splits = requested_splits(c, p);
   resolve_backward_form(c, p);
-  const auto [b_r, b_c] = resolve_blocks(c, p, want_splits);
+  const auto [b_r, b_c] = v3 ? v3_resolve::blocks(c) : resolve_blocks(c, p, want_splits);
   require_range("br", b_r, 1, kMaxBlock);
   require_range("bc", b_c, 1, kMaxBlock);
   p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};
   p.warps = c.kernel == Kernel::fa2 && c.pass == Pass::backward ? int(fa2_backward_traits(c.d).warps)
                                                                  : c.warps.value_or(default_warps(c.algo, c.pass, c.d, b_r, b_c));
+  if (v3) v3_resolve::resolve_switches(c, p);  // the switches and the warps of FA3's warp roles
   p.splits = want_splits != 0 ? want_splits
                               : split_heuristic(c.batch * c.heads * p.tiling.t_r(), 2 * p.gpu.sms, p.tiling.t_c());
 
@@ -335,7 +341,8 @@ Problem resolve(const Config& given) {
     throw ConfigError("scale", format_double(p.scale), "a finite number > 0");
 
   check_count_limits(c, p);
-  check_sram_fit(c, p);
+  if (v3) v3_resolve::check_sram(p);
+  else check_sram_fit(c, p);
   return p;
 }
 

@@ -167,13 +167,22 @@ Schedule make_split_schedule() {
 }
 
 Schedule make_schedule(Algo a, const Switches& v) {
+  if (a == Algo::v3) {  // V3's schedule reads its switches, tile and mask off the problem
+    Problem p;  // FA3's defaults at d = 128 (fa3_switches, fa3_forward_tile)
+    p.algo = a;
+    p.set_switches(v);
+    p.tiling = Tiling{128, 128, 128, 128, 176};
+    p.hopper = fa3_switches(128, 128);
+    return make_v3_schedule(p);
+  }
   return a == Algo::standard ? standard_schedule() : flash_schedule(v);
 }
 
 Schedule make_schedule(Algo a) { return make_schedule(a, preset_switches(a)); }
 
 Schedule make_forward_schedule(const Problem& p) {
-  return p.splits > 1 ? make_split_schedule() : make_schedule(p.algo, p.switches());
+  if (p.splits > 1) return make_split_schedule();
+  return p.algo == Algo::v3 ? make_v3_schedule(p) : make_schedule(p.algo, p.switches());
 }
 
 }  // namespace detail

@@ -455,12 +455,13 @@ Modelled model(const Problem& p, const Schedule& s, StepObserver* also) {
   e.add_level(&sectors);
   e.add_level(&l2);
   BlockTimer timer(p, e.schedule());
-  e.add_observer(&timer);
+  Modelled m;
+  m.timed = !has_warp_roles(e.schedule());  // not modelled for warp roles (V3): no time at all
+  if (m.timed) e.add_observer(&timer);
   if (also) e.add_observer(also);
   e.run();
-  Modelled m;
   m.counters = e.counters();
-  m.time = predict_time(p, e.schedule(), timer, m.counters);
+  if (m.timed) m.time = predict_time(p, e.schedule(), timer, m.counters);
   return m;
 }
 

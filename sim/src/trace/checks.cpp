@@ -24,13 +24,14 @@ void check_event(const Event& e, std::uint64_t index, std::uint32_t version) {
   // what each version's writers could write (docs/events.md "Versions"): version 3 added the
   // backward's tensors, the atomic op and the backward's equations, version 4 split-KV's tensors
   // and equations
-  const bool v3 = version >= 3, v4 = version >= 4;
-  const int ops = v3 ? kOpCount : int(Op::reduce) + 1;
-  const int eqs = v4 ? kEqCount : v3 ? int(Eq::grad_k_dense) + 1 : int(Eq::logsumexp) + 1;
+  const bool v3 = version >= 3, v4 = version >= 4, v6 = version >= 6;
+  const int ops = v6 ? kOpCount : v3 ? int(Op::atomic) + 1 : int(Op::reduce) + 1;
+  const int eqs = v6 ? kEqCount : v4 ? int(Eq::combine) + 1 : v3 ? int(Eq::grad_k_dense) + 1 : int(Eq::logsumexp) + 1;
   if (std::uint8_t(e.op) >= ops)
     throw ConfigError(where("op"), std::to_string(unsigned(e.op)),
-                      v3 ? "0 to 6 (load store compute skip barrier reduce atomic)"
-                         : "0 to 5 (load store compute skip barrier reduce) in format version " + std::to_string(version));
+                      v6   ? "0 to 9 (load store compute skip barrier reduce atomic arrive wait commit)"
+                      : v3 ? "0 to 6 (load store compute skip barrier reduce atomic) in format version " + std::to_string(version)
+                           : "0 to 5 (load store compute skip barrier reduce) in format version " + std::to_string(version));
   const Tensor last = v4 ? Tensor::Lacc : v3 ? Tensor::dS : Tensor::P;
   const bool tensor_ok = e.tensor == Tensor::none || e.tensor <= last;
   if (!tensor_ok)
@@ -42,9 +43,11 @@ void check_event(const Event& e, std::uint64_t index, std::uint32_t version) {
     throw ConfigError(where("eq"), std::to_string(unsigned(e.eq)),
                       "0 to " + std::to_string(eqs - 1) + " (docs/events.md \"Fields\")");
   if (e.warp < -1) throw ConfigError(where("warp"), std::to_string(e.warp), "-1 (whole block) or a warp index >= 0");
-  if (version == 1 && (e.pad != 0 || e.launch != 0))
+  if (version == 1 && (e.agent != 0 || e.launch != 0))
     throw ConfigError(where("pad"), "non-zero", "three zero bytes at offsets 37-39 (format version 1)");
-  if (e.pad != 0) throw ConfigError(where("pad"), std::to_string(unsigned(e.pad)), "a zero byte at offset 37");
+  if (!v6 && e.agent != 0)
+    throw ConfigError(where("pad"), std::to_string(unsigned(e.agent)),
+                      "a zero byte at offset 37 in format version " + std::to_string(version) + " (the agent byte is version 6's)");
 }
 
 void launches_from_v1(Trace& t) {
@@ -56,6 +59,9 @@ void check_trace(const Trace& t) {
   const TraceHeader& h = t.header;
   const Problem p = trace_problem(h);
   const std::int64_t t_r = p.tiling.t_r(), t_c = p.tiling.t_c();
+  // agents (format 6): the producer and consumer warpgroups of a schedule with warp roles, else 0
+  const bool roles = has_warp_roles(make_schedule(p));
+  const int last_agent = roles ? kAgentConsumer + int(p.consumer_groups()) - 1 : kAgentBlock;
   for (std::size_t k = 0; k < t.events.size(); ++k) {
     const Event& e = t.events[k];
     const auto where = [&](const char* field) { return "trace event " + std::to_string(k) + " " + field; };
@@ -66,6 +72,14 @@ void check_trace(const Trace& t) {
       throw ConfigError(where("i"), std::to_string(e.i), "-1 or a Q block index from 0 to T_r - 1 = " + std::to_string(t_r - 1));
     if (e.j < -1 || e.j >= t_c)
       throw ConfigError(where("j"), std::to_string(e.j), "-1 or a K/V block index from 0 to T_c - 1 = " + std::to_string(t_c - 1));
+    if (!roles && e.agent != kAgentBlock)
+      throw ConfigError(where("pad"), std::to_string(unsigned(e.agent)),
+                        "a zero byte at offset 37 (the agent byte: algo " + std::string(to_string(p.algo)) +
+                            " has no warp roles)");
+    if (roles && e.agent > last_agent)
+      throw ConfigError(where("agent"), std::to_string(unsigned(e.agent)),
+                        "1 (producer) to " + std::to_string(last_agent) + " (consumer warpgroups 0 to " +
+                            std::to_string(p.consumer_groups() - 1) + ")");
     if (e.op == Op::skip && e.bytes != 0)
       throw ConfigError(where("bytes"), std::to_string(e.bytes), "0 for a skip event (a skipped tile moves nothing)");
   }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "flashlab/executor/counters.hpp"
+#include "flashlab/executor/event_recorder.hpp"
 #include "flashlab/schedule/schedule.hpp"
 #include "flashlab/trace/trace_io.hpp"
 #include "forms.hpp"
@@ -37,10 +38,11 @@ u64 warp_events_of(Eq eq, u64 w, bool split_k) {
   }
 }
 
-// Events of one step running `actions`: one per action (block level); at warp level the
+// Events of one step running `actions`: action_events of each (block level); at warp level the
 // expansion of each compute and, on a tile, the two barriers of every warp.
 u64 step_events(const std::vector<Action>& actions, const Problem& p, TraceLevel level, bool warp_step, bool tile) {
-  u64 n = actions.size();
+  u64 n = 0;
+  for (const Action& a : actions) n += u64(action_events(p, a));
   if (level == TraceLevel::warp && warp_step) {
     const u64 w = u64(p.warps);
     const bool split_k = p.split == WarpSplit::split_k && w > 1;
@@ -76,7 +78,11 @@ TraceSizeBound trace_size_bound(const Problem& p, const Schedule& s, const Trace
     // Outer steps that hold a Q block get warp events (V2's); V1's K_j, V_j loads have none.
     const u64 outer = u64(loop_extent(walked[0].dim, p));
     const bool q = walked[0].dim == Dim::q_block;
-    const u64 per_outer = add(step_events(l.outer_begin, p, h.level, q, false), step_events(l.outer_end, p, h.level, q, false));
+    // an outer end also issues the body's deferred actions (event_recorder.hpp)
+    std::vector<Action> end = l.outer_end;
+    for (const Action& a : l.body)
+      if (a.deferred) end.push_back(a);
+    const u64 per_outer = add(step_events(l.outer_begin, p, h.level, q, false), step_events(end, p, h.level, q, false));
     b.events = add(b.events, mul(outer, per_outer));
     steps = add(steps, mul(outer, 2));
     if (walked.size() == 2) {
@@ -102,7 +108,7 @@ TraceSizeBound trace_size_bound(const Problem& p, const Schedule& s, const Trace
     const u64 bytes = digits(mul(mul(4 * u64(p.warps), n), extent));  // S in fp32 or a reduction's partials
     const u64 launch = digits(u64(s.launches.size() - 1));  // launch indices 0 .. launches - 1
     b.event_bytes = launch + 1 + digits(blocks) + digits(steps) + op + tensor + 2 * index + 2 * digits(extent) +
-                    bytes + warp + eq + 11;
+                    bytes + warp + eq + 11 + (has_warp_roles(s) ? 9 : 0);  // " producer": V3's agent
   } else {
     trace_form::binary_begin(begin, h, 0);
     trace_form::binary_end(end, {});

@@ -92,6 +92,7 @@ class Fields {
   void end() {
     if (!rest_.empty()) fail("end of line", rest_, "no more fields");
   }
+  bool more() const { return !rest_.empty(); }
   [[noreturn]] void fail(const char* what, std::string_view value, const std::string& allowed) const {
     throw ConfigError("trace text line " + std::to_string(line_no_) + " " + what,
                       std::string(value.substr(0, 80)), allowed);
@@ -123,9 +124,33 @@ void put_line(std::string& out, const T&... fields) {
   out.back() = '\n';
 }
 
+// The agent as the text form names it: "producer", "wg<k>" for consumer warpgroup k (kAgentBlock
+// is never written: a line without the field is the whole block's).
+std::string agent_name(std::uint8_t a) {
+  return a == kAgentProducer ? std::string("producer") : "wg" + std::to_string(int(a) - kAgentConsumer);
+}
+
+// After the equation a version-6 line may name its agent; anything else is one field too many.
+std::uint8_t parse_agent(Fields& f, std::string_view w) {
+  if (w == "producer") return kAgentProducer;
+  int k = -1;
+  if (w.size() > 2 && w.substr(0, 2) == "wg") {
+    const auto r = std::from_chars(w.data() + 2, w.data() + w.size(), k);
+    if (r.ec != std::errc() || r.ptr != w.data() + w.size()) k = -1;
+  }
+  if (k < 0 || k > 255 - kAgentConsumer)
+    f.fail("end of line", w, "no more fields, or the agent (format 6): producer or wgK (consumer warpgroup K, 0 to 253)");
+  return std::uint8_t(kAgentConsumer + k);
+}
+
 void put_event(std::string& out, const Event& e) {
   put_line(out, e.launch, e.block, e.step, to_string(e.op), to_string(e.tensor), e.i, e.j, e.rows, e.cols, e.bytes,
            e.warp, to_string(e.eq));
+  if (e.agent != kAgentBlock) {  // version 6: the issuing agent, only where it is not the whole block
+    out.back() = ' ';
+    out += agent_name(e.agent);
+    out += '\n';
+  }
 }
 
 // One event line: "launch block step op ..." (version 2), or without the launch (version 1).
@@ -143,6 +168,7 @@ Event get_event(Fields& f, std::uint32_t version) {
   e.bytes = f.integer<std::uint64_t>("bytes");
   e.warp = f.integer<std::int16_t>("warp");
   e.eq = by_name<Eq, kEqCount>(f, "eq", f.word("eq"));
+  if (version >= 6 && f.more()) e.agent = parse_agent(f, f.word("agent"));
   f.end();
   return e;
 }

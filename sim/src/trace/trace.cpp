@@ -30,13 +30,22 @@ TraceSource parse_trace_source(std::string_view t) {
 Config resolved_config(const Problem& p) {
   const Tiling& t = p.tiling;
   // Config's fields in their order, each as resolve() left it (the tile given, not auto)
-  return Config{.algo = p.algo, .n_q = t.n_q, .n_k = t.n_k, .d = t.d, .b_r = t.b_r, .b_c = t.b_c,
-                .auto_blocks = false, .sram_bytes = p.sram_capacity,
-                .batch = p.batch, .heads = p.heads, .kv_heads = p.kv_heads,
-                .dtype = p.dtype, .mask = p.mask, .block_skip = p.block_skip, .scale = p.scale, .warps = p.warps,
-                .split = p.split, .order = p.order, .grid = p.grid, .rescale = p.rescale,
-                .pass = p.pass, .backward_form = p.backward_form, .splits = p.splits, .kernel = p.kernel,
-                .gpu = p.gpu.name};
+  Config c{.algo = p.algo, .n_q = t.n_q, .n_k = t.n_k, .d = t.d, .b_r = t.b_r, .b_c = t.b_c,
+           .auto_blocks = false, .sram_bytes = p.sram_capacity,
+           .batch = p.batch, .heads = p.heads, .kv_heads = p.kv_heads,
+           .dtype = p.dtype, .mask = p.mask, .block_skip = p.block_skip, .scale = p.scale, .warps = p.warps,
+           .split = p.split, .order = p.order, .grid = p.grid, .rescale = p.rescale,
+           .warp_specialize = {}, .stages = {}, .pingpong = {}, .intra_overlap = {}, .scheduler = {},
+           .pass = p.pass, .backward_form = p.backward_form, .splits = p.splits, .kernel = p.kernel,
+           .gpu = p.gpu.name};
+  if (p.algo == Algo::v3) {  // V3's switches (refused with any other algorithm)
+    c.warp_specialize = p.hopper.warp_specialize;
+    c.stages = p.hopper.stages;
+    c.pingpong = p.hopper.pingpong;
+    c.intra_overlap = p.hopper.intra_overlap;
+    c.scheduler = p.hopper.scheduler;
+  }
+  return c;
 }
 
 Problem trace_problem(const TraceHeader& h) { return resolve(h.config); }
@@ -64,8 +73,16 @@ namespace {
 
 int edge(std::int64_t index, std::int64_t count) { return index < 0 ? 0 : index == count - 1 ? 1 : 2; }
 
-// Action is nine one-byte fields, no padding: equal bytes are equal actions.
-static_assert(sizeof(Action) == 9 && std::is_trivially_copyable_v<Action>);
+// Action is twelve one-byte fields, no padding: equal bytes are equal actions.
+static_assert(sizeof(Action) == 12 && std::is_trivially_copyable_v<Action>);
+
+// Whether a step's events depend on where it is in its thread block's walk, not only on its kind:
+// a stage ring's stage and phase (StepView::ring), a deferred action's previous tile (prev_j), an
+// outer end's deferred actions (V3).
+bool walk_position_matters(const StepView& s) {
+  return !s.deferred.empty() ||
+         std::any_of(s.actions.begin(), s.actions.end(), [](const Action& a) { return a.ring > 0 || a.deferred; });
+}
 bool same_actions(std::span<const Action> a, const std::vector<Action>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size_bytes()) == 0);
 }
@@ -96,7 +113,7 @@ const StepEventSource::Kind& StepEventSource::kind_of(const StepView& s) {
 }
 
 void StepEventSource::append(const StepView& s, std::vector<Event>& out) {
-  if (level_ != TraceLevel::block) return append_step_events(p_, s, level_, out);
+  if (level_ != TraceLevel::block || walk_position_matters(s)) return append_step_events(p_, s, level_, out);
   const std::vector<Event>& events = kind_of(s).events;
   const std::size_t at = out.size();
   out.insert(out.end(), events.begin(), events.end());

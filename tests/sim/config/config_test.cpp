@@ -146,7 +146,7 @@ TEST_CASE("defaults: V2 skips blocks and splits along Q, V1 is dense and splits 
 }
 
 TEST_CASE("parsers reject unknown names with the allowed values") {
-  CHECK_THROWS_WITH_AS(parse_algo("v3"), "algo = v3: one of standard, v1, v2", ConfigError);
+  CHECK_THROWS_WITH_AS(parse_algo("v4"), "algo = v4: one of standard, v1, v2, v3", ConfigError);
   CHECK_THROWS_WITH_AS(parse_dtype("fp8"), "dtype = fp8: one of fp16, bf16, fp32", ConfigError);
   CHECK_THROWS_AS(parse_mask("window:3"), ConfigError);
   CHECK_THROWS_AS(parse_mask("window:-2,2"), ConfigError);

@@ -50,14 +50,14 @@ TEST_CASE("bad magic, bad version") {
   const std::string txt = encode_trace(sample(), TraceFormat::text);
   rejects("GIF89a......", "trace magic");
   rejects("", "trace magic");
-  for (std::uint32_t v : {0u, 6u}) {
+  for (std::uint32_t v : {0u, 7u}) {
     std::string b = bin;
     poke<std::uint32_t>(b, kVersionAt, v);
-    rejects(b, "version = " + std::to_string(v) + ": version 1, 2, 3, 4 or 5 (this build writes 5)");
+    rejects(b, "version = " + std::to_string(v) + ": version 1, 2, 3, 4, 5 or 6 (this build writes 6)");
   }
   std::string x = txt;
-  x.replace(x.find(" 5\n"), 3, " 9\n");
-  rejects(x, "version = 9: version 1, 2, 3, 4 or 5");
+  x.replace(x.find(" 6\n"), 3, " 9\n");
+  rejects(x, "version = 9: version 1, 2, 3, 4, 5 or 6");
 }
 
 TEST_CASE("absurd counts and sizes are refused before anything is allocated") {

@@ -102,10 +102,10 @@ std::string as_v2(const std::string& file, std::size_t events) {
   return "flashlab-trace text 2" + b.substr(b.find('\n'));
 }
 
-TEST_CASE("format version 5: the text form shows the launch first, the binary record holds it at offset 38") {
+TEST_CASE("format version 6: the text form shows the launch first, the binary record holds it at offset 38") {
   const Trace s = sample(Algo::standard, TraceLevel::block, false);
   const std::string text = encode_trace(s, TraceFormat::text);
-  CHECK(text.rfind("flashlab-trace text 5\n", 0) == 0);
+  CHECK(text.rfind("flashlab-trace text 6\n", 0) == 0);
   // N_q = 37, N_k = 29, fp16: P is 37 x 29 x 2 bytes, written by launch 1 (step 1)
   CHECK(text.find("\n1 0 1 store P -1 -1 37 29 2146 -1 -\n") != std::string::npos);
   CHECK(text.find("\n2 0 2 compute - -1 -1 37 29 0 -1 output_dense\n") != std::string::npos);  // over P
@@ -113,7 +113,7 @@ TEST_CASE("format version 5: the text form shows the launch first, the binary re
   std::uint32_t version = 0, h = 0;
   std::memcpy(&version, bin.data() + 8, 4);
   std::memcpy(&h, bin.data() + 12, 4);
-  CHECK(version == 5);
+  CHECK(version == 6);
   CHECK(std::uint8_t(bin[16 + h + 8 + 40 * 2 + 33]) == 19);  // the third record, compute scores: tensor none
   std::uint16_t launch = 0;
   std::memcpy(&launch, bin.data() + 16 + h + 8 + 40 * 10 + 38, 2);  // the last record: store O, launch 2
@@ -162,7 +162,7 @@ TEST_CASE("version-1 files read: standard attention's launch is its step, every 
           REQUIRE(v1 != encode_trace(t, f));
           const Trace back = decode_trace(v1);
           CHECK(test::same_trace(back, t));  // launches as the simulator records them
-          CHECK(encode_trace(back, f) == encode_trace(t, f));  // written back as version 5
+          CHECK(encode_trace(back, f) == encode_trace(t, f));  // written back as version 6
         }
 }
 

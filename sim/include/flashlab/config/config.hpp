@@ -57,6 +57,49 @@ enum class BackwardForm : std::uint8_t { released = 0, paper = 1, deterministic 
 /// make_fa2_backward_schedule).
 enum class Kernel : std::uint8_t { flashlab = 0, fa2 = 1 };
 
+/// Who hands the thread blocks of V3's launch their work tiles (`--scheduler`): one thread block
+/// per (batch, head, Q block) as V2's grid (FA3's SingleTileScheduler), or one per SM, each walking
+/// tiles blockIdx.x, blockIdx.x + SMs, ... (FA3's StaticPersistentTileScheduler; hopper/
+/// tile_scheduler.hpp), with causal masks the longest Q blocks first (FA3's LPT order for causal).
+enum class TileScheduler : std::uint8_t { grid = 0, persistent = 1 };
+
+/// The switches of V3, FA3's Hopper schedule of V2's loop (docs/model.md "V3"; FA3 paper §3.1-3.2):
+///  warp_specialize: a producer warp issues the TMA loads, the consumer warpgroups only compute
+///    (FA3 §3.1 "Producer-Consumer asynchrony"); off: consumer warpgroup 0 issues them itself.
+///  stages: K/V buffers in the stage ring, 1 to 3 (FA3's kStages = 2, flash_fwd_launch_template.h).
+///  pingpong: consumer warpgroups take turns on the tensor cores through named barriers (FA3 §3.1
+///    "Pingpong scheduling"); needs two or more consumer warpgroups.
+///  intra_overlap: within a warpgroup, GEMM1 (P V) of K/V block j is issued in the step of block
+///    j + 1, after its GEMM0 (Q K^T), so that softmax overlaps it (FA3 §3.2, Algorithm 2).
+///  scheduler: grid or persistent (TileScheduler).
+struct HopperSwitches {
+  bool warp_specialize = true;
+  int stages = 2;
+  bool pingpong = true;
+  bool intra_overlap = true;
+  TileScheduler scheduler = TileScheduler::persistent;
+  bool operator==(const HopperSwitches&) const = default;
+};
+
+/// FA3's defaults for head dim d, B_r rows per Q block (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp
+/// UseSchedulerBarrier, flash_fwd_launch_template.h kStages and UsePersistentScheduler): warp
+/// specialization on, 2 stages, intra-warpgroup overlap on, ping-pong where there are two or more
+/// consumer warpgroups (B_r / 64) and d <= 128, the persistent scheduler.
+HopperSwitches fa3_switches(std::int64_t d, std::int64_t b_r);
+
+/// FA3's forward tile on Hopper for fp16/bf16 inputs of head dim d (hopper/tile_size.h
+/// tile_size_fwd_sm90 with headdim_v = d, no paged KV, no softcap): {B_r, B_c, P in registers}.
+/// d <= 64: 192 x 192 (causal or window: 192 x 128); d <= 96: 192 x 144 (window: 192 x 128);
+/// d <= 128: 128 x 176 (causal or window: 128 x 128); d <= 192: 128 x 112 (window: 128 x 96);
+/// larger: 128 x 80 (window: 128 x 64). P_ij stays in registers as GEMM1's A operand
+/// (MmaPV_is_RS) except at d <= 96 without a causal or window mask (d <= 64) or at all (d <= 96),
+/// where FA3 writes it to shared memory. Requires 1 <= d <= 256.
+struct Fa3Tile {
+  std::int64_t b_r = 0, b_c = 0;
+  bool p_in_registers = true;
+};
+Fa3Tile fa3_forward_tile(std::int64_t d, MaskKind mask);
+
 /// The five switches of a tiled forward (docs/model.md "Variants"). V1 and V2 are two of the
 /// 32 corners (preset_switches); every other combination is a variant between them.
 struct Switches {
@@ -111,6 +154,12 @@ struct Config {
   std::optional<LoopOrder> order;   // unset: the algorithm's preset
   std::optional<GridKind> grid;     // unset: the algorithm's preset
   std::optional<Rescale> rescale;   // unset: the algorithm's preset
+  // V3's switches (HopperSwitches); unset: FA3's (fa3_switches). Refused with another algorithm.
+  std::optional<bool> warp_specialize;
+  std::optional<int> stages;
+  std::optional<bool> pingpong;
+  std::optional<bool> intra_overlap;
+  std::optional<TileScheduler> scheduler;
   Pass pass = Pass::forward;
   BackwardForm backward_form = BackwardForm::released;
   std::optional<std::int64_t> splits;  // 0 = auto (split_heuristic); unset: 1, or auto with Kernel::fa2
@@ -138,6 +187,7 @@ struct Problem {
   LoopOrder order = LoopOrder::q_outer;   // V1 / V2 only (standard attention: unused)
   GridKind grid = GridKind::q_block;
   Rescale rescale = Rescale::delayed;
+  HopperSwitches hopper;            // V3 only (other algorithms: unused)
   Pass pass = Pass::forward;
   BackwardForm backward_form = BackwardForm::released;
   std::int64_t splits = 1;          // splits of the K/V blocks (> 1: split-KV, schedule.hpp make_schedule)
@@ -172,6 +222,8 @@ struct Problem {
   }
   /// Whether the switches are those of the algorithm's preset (`--algo v1` / `--algo v2` as is).
   bool is_preset() const { return algo == Algo::standard || switches() == preset_switches(algo); }
+  /// V3's consumer warpgroups: B_r / 64 (each owns 64 rows of the Q block; 0 for other algorithms).
+  std::int64_t consumer_groups() const { return algo == Algo::v3 ? tiling.b_r / 64 : 0; }
 };
 
 /// The ranges resolve() accepts (the command-line flags quote them in their errors).
@@ -244,6 +296,7 @@ std::string_view to_string(Rescale r);    // "step", "delayed"
 std::string_view to_string(Pass p);       // "forward", "backward", "both"
 std::string_view to_string(BackwardForm f);  // "released", "paper", "deterministic"
 std::string_view to_string(Kernel k);        // "flashlab", "fa2"
+std::string_view to_string(TileScheduler s); // "grid", "persistent"
 std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window:L,R"
 
 /// Parsers for the command line; throw ConfigError(field, text, allowed).
@@ -259,5 +312,8 @@ Pass parse_pass(std::string_view text);          // forward | backward | both
 BackwardForm parse_backward_form(std::string_view text);  // released | paper | deterministic
 Kernel parse_kernel(std::string_view text);      // flashlab | fa2
 std::int64_t parse_splits(std::string_view text);  // auto (0) | an integer from 1 to 128
+bool parse_on_off(std::string_view field, std::string_view text);  // on | off, errors naming `field`
+int parse_stages(std::string_view text);         // 1 | 2 | 3 (--stages)
+TileScheduler parse_scheduler(std::string_view text);  // grid | persistent
 
 }  // namespace flashlab

@@ -17,8 +17,22 @@ namespace flashlab {
 /// `atomic`: a read-modify-write of HBM done by the memory system (FA2's backward adds dQ_i into
 /// the fp32 accumulator dQacc with atomicAdd; Nsight Compute counts these as reductions, neither
 /// loads nor stores).
-enum class Op : std::uint8_t { load = 0, store = 1, compute = 2, skip = 3, barrier = 4, reduce = 5, atomic = 6 };
-inline constexpr int kOpCount = 7;
+/// The asynchronous steps of FA3's Hopper schedule (docs/events.md "V3"): `arrive` on and `wait`
+/// for a barrier — an mbarrier of the K/V stage ring, Q's mbarrier, or a named barrier between
+/// consumer warpgroups (ping-pong) — and `commit` of the WGMMAs issued so far as one group
+/// (wgmma.commit_group; a `wait` with no tensor and an equation is wgmma.wait_group on it).
+enum class Op : std::uint8_t {
+  load = 0, store = 1, compute = 2, skip = 3, barrier = 4, reduce = 5, atomic = 6, arrive = 7, wait = 8, commit = 9
+};
+inline constexpr int kOpCount = 10;
+
+/// Who issues an event (Event::agent): the whole thread block (every event of standard attention,
+/// V1 and V2: 0), the producer warp of a warp-specialized thread block (FA3: one warp issuing TMA
+/// loads), or consumer warpgroup k (4 warps owning rows [64 k, 64 k + 64) of the Q block): agent
+/// kAgentConsumer + k.
+inline constexpr std::uint8_t kAgentBlock = 0;
+inline constexpr std::uint8_t kAgentProducer = 1;
+inline constexpr std::uint8_t kAgentConsumer = 2;
 
 /// The tensors that HBM counters and events name (docs/model.md, "Notation").
 /// Q K V O are e_in bytes per element; l m L are fp32 statistics; S P are standard attention's
@@ -66,8 +80,13 @@ enum class Eq : std::uint8_t {
   finalize_split,  // a split's epilogue: O_s = diag(l)^-1 O, L_s = m + log(l); L_s = -inf, O_s = 0 for
                    // a row with no visible key in the split (rows x d)
   combine,       // L = max_s L_s + log(sum_s exp(L_s - max)), O = sum_s exp(L_s - L) O_s (rows x d)
+  // V3's barriers (arrive and wait events, not equations; docs/events.md "V3"): which mbarrier of
+  // a stage of the K/V ring (or Q's) the event names — `full` (the tile has landed in SRAM) or
+  // `empty` (every consumer warpgroup is done with it, the producer may overwrite it)
+  stage_full,
+  stage_empty,
 };
-inline constexpr int kEqCount = 30;  // none..combine
+inline constexpr int kEqCount = 32;  // none..stage_empty
 
 /// One event. 40 bytes, standard layout; -1 marks "not applicable" in i, j and warp.
 /// Stream order is by launch, then block, then step (docs/events.md "Stream order").
@@ -83,7 +102,8 @@ struct Event {
   Tensor tensor = Tensor::none;
   std::int16_t warp = -1;   // warp index, -1 for the whole thread block
   Eq eq = Eq::none;         // compute events: which equation
-  std::uint8_t pad = 0;     // always 0
+  std::uint8_t agent = 0;   // who issues it: kAgentBlock (0; standard, V1, V2), kAgentProducer,
+                            // kAgentConsumer + k (consumer warpgroup k); format versions 1-5: 0 (pad)
   std::uint16_t launch = 0; // kernel launch within the schedule: standard 0 (S), 1 (softmax), 2 (PV); V1, V2 0
 };
 
@@ -101,13 +121,13 @@ static_assert(offsetof(Event, op) == 32);
 static_assert(offsetof(Event, tensor) == 33);
 static_assert(offsetof(Event, warp) == 34);
 static_assert(offsetof(Event, eq) == 36);
-static_assert(offsetof(Event, pad) == 37);
+static_assert(offsetof(Event, agent) == 37);
 static_assert(offsetof(Event, launch) == 38);
 
 FL_HD bool same_event(const Event& a, const Event& b) {
   return a.launch == b.launch && a.block == b.block && a.step == b.step && a.bytes == b.bytes && a.i == b.i &&
          a.j == b.j && a.rows == b.rows && a.cols == b.cols && a.op == b.op && a.tensor == b.tensor &&
-         a.warp == b.warp && a.eq == b.eq;
+         a.warp == b.warp && a.eq == b.eq && a.agent == b.agent;
 }
 
 }  // namespace flashlab

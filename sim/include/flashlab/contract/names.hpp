@@ -18,7 +18,7 @@ inline std::string_view to_string(Tensor t) {
 }
 
 inline std::string_view to_string(Op o) {
-  static constexpr std::string_view names[] = {"load", "store", "compute", "skip", "barrier", "reduce", "atomic"};
+  static constexpr std::string_view names[] = {"load", "store", "compute", "skip", "barrier", "reduce", "atomic", "arrive", "wait", "commit"};
   static_assert(std::size(names) == kOpCount);
   return names[int(o)];
 }
@@ -30,7 +30,8 @@ inline std::string_view to_string(Eq e) {
                                                 "bwd_D",      "init_grads", "zero_dq",       "probs_v1",      "probs_v2",
                                                 "grad_v",     "grad_p",     "grad_s",        "grad_q",
                                                 "grad_k",     "convert_dq", "grad_v_dense",  "grad_p_dense",
-                                                "grad_s_dense", "grad_q_dense", "grad_k_dense", "finalize_split", "combine"};
+                                                "grad_s_dense", "grad_q_dense", "grad_k_dense", "finalize_split", "combine",
+                                                "stage_full", "stage_empty"};
   static_assert(std::size(names) == kEqCount);
   return names[int(e)];
 }

@@ -41,6 +41,14 @@ struct StepView {
   TileClass cls = TileClass::full;  // inner steps: the tile's class
   std::span<const Action> actions;  // what the step runs (if_visited already applied)
   const Cost* cost = nullptr;       // what it costs, one (batch, head)
+  /// The thread block's visited tiles before this step in this launch: the position of an inner
+  /// step's K/V blocks in a stage ring (Action::ring); at an outer end, the tiles visited so far.
+  std::int64_t ring = 0;
+  /// The inner index of the outer block's previous visited tile (inner steps), or of its last one
+  /// (outer end); -1 where there is none. A deferred body action (Action::deferred) is issued on it.
+  std::int64_t prev_j = -1;
+  /// The launch body's deferred actions (Action::deferred): an outer end issues them on prev_j.
+  std::span<const Action> deferred;
 };
 
 class StepObserver {
@@ -145,6 +153,7 @@ class Executor {
     std::int64_t splits = 0, split_stride = 0;
     int split_level = 1;
     std::vector<Action> begin_visited, begin_empty, end_visited, end_empty;
+    std::vector<Action> deferred;  // the body's deferred actions
     std::array<Memo, 4> inner_memo{}, begin_memo{}, end_memo{};
     std::int64_t sram_peak = 0;
     // the first launch that walks tiles: its walk is the one tile counts and TileStats record
@@ -197,6 +206,8 @@ class Executor {
   StridedRange split_;   // its K/V blocks
   bool outer_visited_ = false;
   std::uint32_t block_ = 0, next_step_ = 0;
+  std::int64_t ring_ = 0;          // visited tiles of the current thread block in this launch
+  std::int64_t prev_visited_ = -1; // the outer block's last visited inner index (-1: none yet)
   std::unordered_map<std::uint32_t, std::uint32_t> carried_;  // next step of a block, for later launches
   std::int32_t visits_ = 0;
 

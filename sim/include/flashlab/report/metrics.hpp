@@ -38,9 +38,10 @@ std::string_view to_string(Unit u);
 struct Figures {
   Problem problem;
   Counters counters;            // the executor's totals: HBM, ops, FLOPs, tiles times batch * heads
-  bool warp_model = false;      // the schedule has a tile loop, which the warp model splits (V1, V2)
+  bool warp_model = false;      // the schedule has a tile loop, which the warp model splits (V1, V2; not
+                                // V3's warp roles)
   std::vector<WarpWork> warps;  // per warp, summed over every thread block, times batch * heads
-  bool time_model = false;      // `time` and the L2 model's levels were computed (measure())
+  bool time_model = false;      // `time` was computed (measure(); not for V3: Modelled::timed)
   TimePrediction time;          // the time model's prediction (time/time_model.hpp)
 };
 

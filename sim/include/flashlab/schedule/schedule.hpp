@@ -44,7 +44,18 @@ enum class Region : std::uint8_t {
                    // combine reads all the splits' partial results of Q block i)
 };
 
-/// One load, store, atomic (read-modify-write of HBM) or compute of a step.
+/// Who issues an action (docs/model.md "V3"; its events' agent, contract/event.hpp). Standard
+/// attention, V1 and V2 are the whole thread block's; FA3's thread block has warp roles.
+enum class Role : std::uint8_t {
+  block,      // the whole thread block (agent kAgentBlock)
+  producer,   // the producer warp: TMA loads and the stage ring's producer side (kAgentProducer)
+  consumers,  // each consumer warpgroup k on its own rows [64 k, 64 k + 64) of the Q block: one event
+              // per warpgroup (kAgentConsumer + k); the action's bytes and work are the whole block's
+  consumer0,  // consumer warpgroup 0 alone (kAgentConsumer): the loads without warp specialization
+};
+
+/// One load, store, atomic (read-modify-write of HBM), compute, or asynchronous step (arrive, wait,
+/// commit: FA3's barriers and WGMMA groups, which cost nothing and move nothing) of a step.
 struct Action {
   Op op = Op::compute;
   Tensor tensor = Tensor::none;  // load / store / atomic
@@ -75,6 +86,15 @@ struct Action {
   // batch x heads walks count batch x kv_heads regions (resolve() refuses a group that does not
   // divide the region's bytes).
   bool per_kv_head = false;
+  // V3 (docs/events.md "V3"): who issues the action; for arrive/wait on K or V, the depth of the
+  // stage ring whose barrier it names (1-3; the event gives the stage and phase of the thread
+  // block's ring position, StepView::ring); deferred: a body action whose work is its tile's (the
+  // executor counts it there, numerics runs it after the step's other actions) but which is issued
+  // in the next visited step of the outer block, or in the outer end after the last one (FA3's
+  // intra-warpgroup overlap: GEMM1 of block j issued after GEMM0 of block j + 1).
+  Role role = Role::block;
+  std::uint8_t ring = 0;
+  bool deferred = false;
 };
 
 /// What a loop runs over. Extents (loop_extent): batch, heads, T_r, T_c, N_q, splits.
@@ -107,6 +127,7 @@ struct Loop {
 struct Placement {
   Tensor tensor = Tensor::none;
   Memory memory = Memory::sram;  // sram or registers
+  std::int64_t copies = 1;       // buffers of the tile held at once (a K/V stage ring's stages)
 };
 
 /// One kernel launch.
@@ -119,6 +140,9 @@ struct Launch {
   std::vector<Action> outer_begin, outer_end;  // around each index of the outer tile loop
   std::vector<Action> body;                    // on each visited tile (i, j)
   std::vector<Placement> placement;            // every tensor the launch loads or stores
+  // One thread block per SM walks the launch's thread-block tiles blockIdx.x, blockIdx.x + SMs, ...
+  // in dispatch order (FA3's StaticPersistentTileScheduler): the grid is the GPU's SM count.
+  bool persistent = false;
 };
 
 struct Schedule {
@@ -142,7 +166,8 @@ namespace detail {
 /// the schedule depends only on v.order, v.grid and v.rescale (the warp split and block skip are
 /// read off the Problem by the warp model and the executor), so `--algo v1` with v2's switches
 /// is V2's schedule. Launches: one, plus for kv-outer + head + delayed a second,
-/// "flash_normalize", that divides each O_i by l_i after the K/V loop.
+/// "flash_normalize", that divides each O_i by l_i after the K/V loop. V3's schedule depends on its
+/// problem (make_v3_schedule): here, FA3's switches and tile at d = 128 without a mask.
 Schedule make_schedule(Algo a, const Switches& v);
 
 /// The preset: make_schedule(a, preset_switches(a)) — V1 is "v1_forward", V2 "v2_forward".
@@ -197,8 +222,16 @@ Schedule make_fa2_backward_schedule(const Problem& p);
 /// split and writes L_i = log sum_s exp(L_s,i) and O_i = sum_s exp(L_s,i - L_i) O_s,i.
 Schedule make_split_schedule();
 
-/// The forward launches problem p runs: make_split_schedule() when p.splits > 1, else
-/// make_schedule(p.algo, p.switches()) (whatever p.pass says).
+/// V3, FA3's Hopper forward (docs/model.md "V3"; FA3 paper Algorithm 1, hopper/
+/// mainloop_fwd_sm90_tma_gmma_ws.hpp), one launch "v3_forward" with V2's loops and bytes (Q blocks
+/// outer, block skip, O_i and L_i written once) and p.hopper's switches: warp roles (Role), K and V
+/// in a stage ring of p.hopper.stages buffers with full/empty mbarriers, WGMMA issue/commit/wait,
+/// ping-pong named barriers, GEMM1 deferred by one K/V block (intra-warpgroup overlap), the
+/// persistent grid; P_ij in registers or shared memory as fa3_forward_tile(d, mask) says.
+Schedule make_v3_schedule(const Problem& p);
+
+/// The forward launches problem p runs: make_split_schedule() when p.splits > 1, make_v3_schedule(p)
+/// for V3, else make_schedule(p.algo, p.switches()) (whatever p.pass says).
 Schedule make_forward_schedule(const Problem& p);
 
 }  // namespace detail
@@ -266,13 +299,18 @@ bool moves(const Schedule& s, Tensor t);
 /// Whether any launch of s walks tiles (i, j) (has a body).
 bool has_tiles(const Schedule& s);
 
+/// Whether any action of s is issued by a warp role (Role other than block): FA3's warp-specialized
+/// thread blocks, which the warp model (warps.hpp) and the time model do not describe.
+bool has_warp_roles(const Schedule& s);
+
 /// Bytes of tensor t's tile with `rows` query rows and `cols` keys (tensor_shape.hpp): Q_i, O_i,
 /// dO_i, dQ_i rows x d; K_j, V_j, dK_j, dV_j cols x d; S_ij, P_ij, dP_ij, dS_ij rows x cols, all at
 /// e_in bytes; l_i, m_i, L_i, D_i rows x 4 bytes; dQacc_i rows x d x 4 bytes.
 std::int64_t tile_bytes(Tensor t, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in);
 
 /// Shared memory one thread block of launch l holds with tiles of rows x cols: the tiles its
-/// placement keeps in SRAM (S_ij and P_ij share one buffer: P overwrites S; so do dP_ij and dS_ij).
+/// placement keeps in SRAM, each times its copies (S_ij and P_ij share one buffer: P overwrites S;
+/// so do dP_ij and dS_ij).
 /// rows = 0 or cols = 0
 /// leaves out the tiles that need them (V2 before its first K/V block holds only Q_i).
 std::int64_t sram_bytes(const Launch& l, std::int64_t rows, std::int64_t cols, std::int64_t d, int e_in);

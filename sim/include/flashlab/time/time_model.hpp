@@ -189,9 +189,13 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
 
 /// Counters (sectors and L2 model on) and predicted time of schedule `s` on problem p; `also`,
 /// when given, observes the same walk (a progress bar, the warp counter).
+/// A schedule with warp roles (schedule.hpp has_warp_roles: V3) is not timed: the rules above have
+/// no producer warp, stage ring or asynchronous WGMMA yet (issue 27 item 2), so `timed` is false
+/// and `time` is left empty rather than estimated as if the thread block were V2's.
 struct Modelled {
   Counters counters;
   TimePrediction time;
+  bool timed = true;
 };
 Modelled model(const Problem& p, const Schedule& s, StepObserver* also = nullptr);
 /// The same for the schedule p runs (make_schedule(p): its algorithm and switches).

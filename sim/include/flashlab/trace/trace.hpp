@@ -18,7 +18,7 @@
 namespace flashlab {
 
 /// The format version this build writes and reads (docs/events.md "Versions").
-inline constexpr std::uint32_t kTraceVersion = 5;
+inline constexpr std::uint32_t kTraceVersion = 6;
 
 /// block: the events of executor/event_recorder.hpp only (warp = -1), what the CUDA kernels record;
 /// warp: the same stream with the warp-level events of warps.hpp inserted (docs/events.md).

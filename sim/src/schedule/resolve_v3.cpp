@@ -1,0 +1,85 @@
+// resolve_v3.cpp — resolve()'s rules for V3 (resolve_v3.hpp).
+#include "resolve_v3.hpp"
+
+#include <string>
+
+#include "flashlab/contract/error.hpp"
+#include "flashlab/schedule/schedule.hpp"
+
+namespace flashlab::v3_resolve {
+namespace {
+
+std::string on_off(bool v) { return v ? "on" : "off"; }
+
+const std::string kV3Only = "not given: it is a switch of --algo v3 (FA3's Hopper schedule)";
+
+}  // namespace
+
+void refuse_hopper_switches(const Config& c) {
+  if (c.warp_specialize) throw ConfigError("warp-specialize", on_off(*c.warp_specialize), kV3Only);
+  if (c.stages) throw ConfigError("stages", std::to_string(*c.stages), kV3Only);
+  if (c.pingpong) throw ConfigError("pingpong", on_off(*c.pingpong), kV3Only);
+  if (c.intra_overlap) throw ConfigError("intra-overlap", on_off(*c.intra_overlap), kV3Only);
+  if (c.scheduler) throw ConfigError("scheduler", std::string(to_string(*c.scheduler)), kV3Only);
+}
+
+void check_config(const Config& c) {
+  if (c.pass != Pass::forward)
+    throw ConfigError("pass", std::string(to_string(c.pass)),
+                      "forward with --algo v3 (FA3's backward is not modelled for v3)");
+  if (c.dtype == Dtype::fp32)
+    throw ConfigError("dtype", "fp32", "fp16 or bf16 with --algo v3 (FA3's Hopper forward takes no fp32 inputs)");
+  if (c.d > 256) throw ConfigError("d", std::to_string(c.d), "1 to 256 with --algo v3 (FA3's largest head dim)");
+  const Switches v2 = preset_switches(Algo::v2);
+  const std::string loop = "V2's with --algo v3 (FA3 keeps FA2's loop: q-outer, qblock, delayed, split-q)";
+  if (c.order && *c.order != v2.order) throw ConfigError("order", std::string(to_string(*c.order)), loop);
+  if (c.grid && *c.grid != v2.grid) throw ConfigError("grid", std::string(to_string(*c.grid)), loop);
+  if (c.rescale && *c.rescale != v2.rescale) throw ConfigError("rescale", std::string(to_string(*c.rescale)), loop);
+  if (c.split && *c.split != v2.split) throw ConfigError("warp-split", std::string(to_string(*c.split)), loop);
+  if (c.auto_blocks)
+    throw ConfigError("br/bc", "auto", "explicit sizes or none with --algo v3 (none: FA3's tile for d, hopper/tile_size.h)");
+}
+
+std::pair<std::int64_t, std::int64_t> blocks(const Config& c) {
+  const Fa3Tile t = fa3_forward_tile(c.d, c.mask.kind);
+  const std::int64_t b_r = c.b_r.value_or(t.b_r), b_c = c.b_c.value_or(t.b_c);
+  if (b_r != 64 && b_r != 128 && b_r != 192)
+    throw ConfigError("br", std::to_string(b_r),
+                      "64, 128 or 192 with --algo v3 (one to three consumer warpgroups of 64 rows each)");
+  if (b_c < 16 || b_c > 256 || b_c % 16 != 0)
+    throw ConfigError("bc", std::to_string(b_c), "a multiple of 16 from 16 to 256 with --algo v3 (a WGMMA's N)");
+  return {b_r, b_c};
+}
+
+void resolve_switches(const Config& c, Problem& p) {
+  const HopperSwitches fa3 = fa3_switches(p.tiling.d, p.tiling.b_r);
+  p.hopper = {.warp_specialize = c.warp_specialize.value_or(fa3.warp_specialize),
+              .stages = c.stages.value_or(fa3.stages),
+              .pingpong = c.pingpong.value_or(fa3.pingpong),
+              .intra_overlap = c.intra_overlap.value_or(fa3.intra_overlap),
+              .scheduler = c.scheduler.value_or(fa3.scheduler)};
+  const std::int64_t groups = p.tiling.b_r / 64;
+  if (p.hopper.pingpong && groups < 2)
+    throw ConfigError("pingpong", "on",
+                      "off with one consumer warpgroup (B_r = " + std::to_string(p.tiling.b_r) +
+                          "): ping-pong alternates two or more (B_r >= 128)");
+  const std::int64_t warps = 4 * (groups + (p.hopper.warp_specialize ? 1 : 0));
+  if (c.warps && *c.warps != warps)
+    throw ConfigError("warps", std::to_string(*c.warps),
+                      std::to_string(warps) + " with --algo v3 at B_r = " + std::to_string(p.tiling.b_r) +
+                          " (4 per consumer warpgroup" + (p.hopper.warp_specialize ? ", 4 for the producer's" : "") + ")");
+  p.warps = int(warps);
+}
+
+void check_sram(const Problem& p) {
+  const Tiling& t = p.tiling;
+  const std::int64_t need = sram_bytes(make_schedule(p), std::min(t.b_r, t.n_q), std::min(t.b_c, t.n_k), t.d, p.e_in);
+  if (need <= p.sram_capacity) return;
+  throw ConfigError("br x bc", std::to_string(t.b_r) + " x " + std::to_string(t.b_c),
+                    "tiles needing at most the SRAM capacity: Q_i, " + std::to_string(p.hopper.stages) +
+                        " stages of K_j and V_j (and P~_ij where FA3 keeps it in SRAM) need " + std::to_string(need) +
+                        " bytes, the capacity is " + std::to_string(p.sram_capacity) +
+                        " bytes; fewer --stages or a smaller --bc fit");
+}
+
+}  // namespace flashlab::v3_resolve
