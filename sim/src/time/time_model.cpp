@@ -179,7 +179,7 @@ GradLayout grad_layout(const Problem& p) {
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these four numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
 // search from them moves none).
-const TimeParams kFittedTimeParams{.overlap = 0.78, .warp_stream = 0.34, .latency_s = 0.04e-6, .issue_interval = 3.1};
+const TimeParams kFittedTimeParams{.overlap = 0.78, .warp_stream = 0.38, .latency_s = 0.04e-6, .issue_interval = 3.1};
 
 std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -423,8 +423,10 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     if (k.l2) {
       lt.dram_read_bytes = total(k.launches[x].dram, Dir::read);
       lt.dram_write_bytes = total(k.launches[x].dram, Dir::write);
-      dram = double(lt.dram_read_bytes) / g.dram_read_bytes_per_s.value() +
-             double(lt.dram_write_bytes) / g.dram_write_bytes_per_s();
+      // every store costs the DRAM's write bandwidth within the launch, also those the L2 still
+      // holds dirty at its end (their write-back queues behind the launch's own traffic)
+      const double stored = double(lt.dram_write_bytes + total(k.launches[x].l2_dirty_at_end, Dir::write));
+      dram = double(lt.dram_read_bytes) / g.dram_read_bytes_per_s.value() + stored / g.dram_write_bytes_per_s();
     }
     lt.unit_s[int(HwUnit::dram)] = dram;
     lt.unit_s[int(HwUnit::launch)] = g.launch_s.value();
