@@ -20,7 +20,7 @@ ReferenceTile reference_tile(Algo a, std::int64_t d) {
       return {b_r, b_c, 4, "FA2's forward kernel (PyTorch's flash backend)", fmt::format("FA2's tile for d = {}", d)};
     case Algo::v3: {
       const Fa3Tile t = fa3_forward_tile(std::min<std::int64_t>(d, 256), MaskKind::none);
-      return {t.b_r, t.b_c, 4 * (t.b_r / 64 + 1), "FA3's Hopper forward (hopper/, its producer and consumer warpgroups)",
+      return {t.b_r, t.b_c, int(4 * (t.b_r / 64 + 1)), "FA3's Hopper forward (hopper/, its producer and consumer warpgroups)",
               fmt::format("FA3's tile for d = {} without a mask (hopper/tile_size.h)", d)};
     }
     case Algo::standard: break;
