@@ -58,6 +58,18 @@ const Event* find(const std::vector<Event>& v, Op op, Tensor t, Eq eq, std::uint
 
 constexpr std::uint8_t P = kAgentProducer, W0 = kAgentConsumer;
 
+// Warpgroup 0's wait for tensor t's barrier full in thread block `block`'s step: on K/V block j (-1:
+// Q's, which has none), in the stage and phase given.
+void check_full_wait(const std::vector<Event>& ev, std::uint32_t block, std::uint32_t step, Tensor t, std::int32_t j,
+                     std::uint32_t stage, std::uint32_t phase) {
+  CAPTURE(step);
+  const Event* w = find(at(ev, block, step), Op::wait, t, Eq::stage_full, W0);
+  REQUIRE(w);
+  CHECK(w->j == j);
+  CHECK(w->rows == stage);
+  CHECK(w->cols == phase);
+}
+
 }  // namespace
 
 TEST_CASE("V3 persistent, causal N = 1536 on the H200's 132 SMs: thread block c runs Q block 11 - c from step 0") {
@@ -126,36 +138,19 @@ TEST_CASE("V3 persistent: the stage ring and Q's barrier carry on from one tile 
                            {26, 0, 0, 0},   // n = 16
                            {40, 0, 1, 0}};  // n = 17: Q block 0's only K/V block, after 11 skips
   for (const Expect& x : expect) {
-    const std::vector<Event> s = at(ev, 1, x.step);
-    CAPTURE(x.step);
-    const Event* full = find(s, Op::wait, Tensor::K, Eq::stage_full, W0);
-    const Event* empty = find(s, Op::wait, Tensor::V, Eq::stage_empty, P);
-    REQUIRE(full);
+    check_full_wait(ev, 1, x.step, Tensor::K, x.j, x.stage, x.phase);
+    const Event* empty = find(at(ev, 1, x.step), Op::wait, Tensor::V, Eq::stage_empty, P);
     REQUIRE(empty);
-    CHECK(full->j == x.j);
-    CHECK(full->rows == x.stage);
-    CHECK(full->cols == x.phase);
     CHECK(empty->rows == x.stage);
     CHECK(empty->cols == (x.phase ^ 1u));
   }
   // the deferred GEMM1s: of j = 5 (n = 11) in step 22, of Q block 5's last, j = 0 (n = 16), in its outer end
-  const Event* v5 = find(at(ev, 1, 22), Op::wait, Tensor::V, Eq::stage_full, W0);
-  REQUIRE(v5);
-  CHECK(v5->j == 5);
-  CHECK(v5->rows == 1);
-  CHECK(v5->cols == 1);
-  const Event* v0 = find(at(ev, 1, 27), Op::wait, Tensor::V, Eq::stage_full, W0);
-  REQUIRE(v0);
-  CHECK(v0->j == 0);
-  CHECK(v0->rows == 0);
-  CHECK(v0->cols == 0);
+  check_full_wait(ev, 1, 22, Tensor::V, 5, 1, 1);
+  check_full_wait(ev, 1, 27, Tensor::V, 0, 0, 0);
   // Q's barrier: one buffer, its phase the tile's parity among the thread block's (FA3's work_idx % 2)
-  for (const auto [step, phase] : {std::pair{0u, 0u}, {14u, 1u}, {28u, 0u}}) {
-    const Event* q = find(at(ev, 1, step), Op::wait, Tensor::Q, Eq::stage_full, W0);
-    REQUIRE(q);
-    CHECK(q->rows == 0);
-    CHECK(q->cols == phase);
-  }
+  check_full_wait(ev, 1, 0, Tensor::Q, -1, 0, 0);
+  check_full_wait(ev, 1, 14, Tensor::Q, -1, 0, 1);
+  check_full_wait(ev, 1, 28, Tensor::Q, -1, 0, 0);
 }
 
 TEST_CASE("V3 with --scheduler grid: one thread block per Q block, the ring and Q's phase start afresh") {
@@ -163,14 +158,8 @@ TEST_CASE("V3 with --scheduler grid: one thread block per Q block, the ring and 
   // grid order, ascending: thread block 5 is Q block 5; its first visited K/V block (j = 5, step 7,
   // after the skips of j = 11..6) at n = 0
   for (const Event& e : ev) CHECK(e.block == std::uint32_t(e.i));
-  const Event* full = find(at(ev, 5, 7), Op::wait, Tensor::K, Eq::stage_full, W0);
-  REQUIRE(full);
-  CHECK(full->j == 5);
-  CHECK(full->rows == 0);
-  CHECK(full->cols == 0);
-  const Event* q = find(at(ev, 5, 0), Op::wait, Tensor::Q, Eq::stage_full, W0);
-  REQUIRE(q);
-  CHECK(q->cols == 0);
+  check_full_wait(ev, 5, 7, Tensor::K, 5, 0, 0);
+  check_full_wait(ev, 5, 0, Tensor::Q, -1, 0, 0);
 }
 
 TEST_CASE("V3 persistent: tile_step names the thread block and the dispatch position; a persistent trace round-trips") {
