@@ -52,7 +52,9 @@ struct StepView {
   /// tiles visited so far.
   std::int64_t ring = 0;
   /// The outer blocks with a visited tile that the thread block walked before this one in this
-  /// launch (FA3's work_idx, whose parity is the phase of Q's barrier): 0 but in a persistent launch.
+  /// launch (FA3's work_idx, whose parity is the phase of Q's barrier): 0 where each outer block has
+  /// a thread block of its own (V2; V3 with --scheduler grid), the count so far where one thread
+  /// block walks several (a persistent launch; V1's single thread block).
   std::int64_t work = 0;
   /// The inner index of the outer block's previous visited tile (inner steps), or of its last one
   /// (outer end); -1 where there is none. A deferred body action (Action::deferred) is issued on it.
