@@ -162,7 +162,7 @@ TEST_CASE("V3 with --scheduler grid: one thread block per Q block, the ring and 
   check_full_wait(ev, 5, 0, Tensor::Q, -1, 0, 0);
 }
 
-TEST_CASE("V3 persistent: tile_step names the thread block and the dispatch position; a persistent trace round-trips") {
+TEST_CASE("V3 persistent: tile_step names the thread block and the dispatch position, a persistent trace round-trips") {
   const Problem p = causal_1536_on_5_sms();
   const Executor x(p);
   const StepView s = x.tile_step(5, 0);  // Q block 5: dispatch position 6, thread block 6 mod 5
