@@ -12,9 +12,10 @@ std::int64_t warpgroup_rows(std::int64_t k, std::int64_t rows) {
   return last - first;
 }
 
-// The events of action a on tile (i, j) at ring position n (StepView::ring), appended to e's copies.
-void append_action(const Problem& p, const Action& a, std::int64_t i, std::int64_t j, std::int64_t n, Event e,
-                   std::vector<Event>& out) {
+// The events of action a on tile (i, j) at ring position n (StepView::ring) of a thread block that
+// walked `work` outer blocks before this one (StepView::work), appended to e's copies.
+void append_action(const Problem& p, const Action& a, std::int64_t i, std::int64_t j, std::int64_t n,
+                   std::int64_t work, Event e, std::vector<Event>& out) {
   const Extent x = action_extent(p, a, i, j);
   e.i = std::int32_t(i);
   e.j = std::int32_t(j);
@@ -35,6 +36,8 @@ void append_action(const Problem& p, const Action& a, std::int64_t i, std::int64
     const std::uint32_t phase = std::uint32_t(n / a.ring) & 1u;
     // the producer's empty waits start on the other phase (FA3's producer start state: phase 1)
     e.cols = a.op == Op::wait && a.eq == Eq::stage_empty ? phase ^ 1u : phase;
+  } else if (sync && a.eq == Eq::stage_full) {  // a one-buffer barrier (Q_i's): stage 0, a phase per
+    e.cols = std::uint32_t(work & 1);          // outer block (FA3's barrier_Q.wait(work_idx % 2))
   }
   switch (a.role) {
     case Role::block: e.agent = kAgentBlock; break;
@@ -84,10 +87,10 @@ void append_block_events(const Problem& p, const StepView& s, std::vector<Event>
   }
   // An outer end first issues the deferred actions of the outer block's last visited tile.
   if (s.level == Level::outer_end && s.prev_j >= 0)
-    for (const Action& a : s.deferred) append_action(p, a, s.i, s.prev_j, s.ring - 1, e, out);
+    for (const Action& a : s.deferred) append_action(p, a, s.i, s.prev_j, s.ring - 1, s.work, e, out);
   for (const Action& a : s.actions) {
-    if (!a.deferred) append_action(p, a, s.i, s.j, s.ring, e, out);
-    else if (s.prev_j >= 0) append_action(p, a, s.i, s.prev_j, s.ring - 1, e, out);  // the previous tile's
+    if (!a.deferred) append_action(p, a, s.i, s.j, s.ring, s.work, e, out);
+    else if (s.prev_j >= 0) append_action(p, a, s.i, s.prev_j, s.ring - 1, s.work, e, out);  // the previous tile's
   }
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <stdexcept>
+#include <string>
 
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/memory/occupancy.hpp"
@@ -64,6 +66,11 @@ void Executor::plan() {
       }
       weight *= loop_extent(it->dim, p_);
     }
+    if (l.persistent) {
+      if (p_.gpu.sms < 1)
+        throw std::logic_error("launch " + l.name + " is persistent: it needs the GPU's SM count (gpu.sms >= 1)");
+      w.ctas = p_.gpu.sms;
+    }
     w.counts_tiles = !l.body.empty() && std::none_of(plans_.begin(), plans_.begin() + std::ptrdiff_t(k),
                                                         [](const Plan& x) { return x.counts_tiles; });
     split_outer(l.outer_begin, w.begin_visited, w.begin_empty);
@@ -93,19 +100,27 @@ void Executor::start_launch() {
   pro_ = 0;
   o_ = k_ = 0;
   enter_split(plans_[launch_], 0);
-  block_ = 0;  // the prologue's block, and the first one dispatched
-  ring_ = 0;
+  block_ = dispatch_ = 0;  // the prologue's block, and the first one dispatched
+  ring_ = work_ = 0;
+  walked_.clear();
   const auto it = carried_.find(0);
   next_step_ = it == carried_.end() ? 0 : it->second;
 }
 
-void Executor::enter_block(std::uint32_t block) {
+void Executor::enter_block(std::uint32_t dispatch) {
+  const std::int64_t ctas = plans_[launch_].ctas;
+  dispatch_ = dispatch;
+  const std::uint32_t block = ctas > 0 ? std::uint32_t(dispatch % ctas) : dispatch;
   if (block == block_) return;
-  if (launch_ + 1 < plans_.size()) carried_[block_] = next_step_;
+  if (launch_ + 1 < plans_.size() || ctas > 0) carried_[block_] = next_step_;
+  if (ctas > 0) walked_[block_] = {ring_, work_};
   block_ = block;
-  ring_ = 0;
   const auto it = carried_.find(block);
   next_step_ = it == carried_.end() ? 0 : it->second;
+  const auto at = walked_.find(block);
+  const Walked left = at == walked_.end() ? Walked{} : at->second;
+  ring_ = left.ring;
+  work_ = left.work;
 }
 
 Cost Executor::sum_cost(std::span<const Action> acts, std::int64_t i, std::int64_t j) const {
@@ -149,6 +164,7 @@ void Executor::emit(Level level, std::int64_t i, std::int64_t j, std::span<const
   launch_cost_[launch_] += c;
   ++steps_;
   view_.block = block_;
+  view_.dispatch = dispatch_;
   view_.step = next_step_++;
   view_.launch = std::uint16_t(launch_);
   view_.level = level;
@@ -160,6 +176,7 @@ void Executor::emit(Level level, std::int64_t i, std::int64_t j, std::span<const
   view_.actions = acts;
   view_.cost = &c;
   view_.ring = ring_;
+  view_.work = work_;
   view_.prev_j = level == Level::outer_begin || level == Level::prologue ? -1 : prev_visited_;
   view_.deferred = plans_[launch_].deferred;
   for (StepObserver* o : observers_) o->on_step(view_);
@@ -250,13 +267,18 @@ bool Executor::outer_end_step(Plan& w) {
   const auto& acts = outer_visited_ ? w.end_visited : w.end_empty;
   ++o_;
   phase_ = Phase::outer_begin;
-  if (acts.empty()) return false;
+  const std::int64_t walked = outer_visited_ ? 1 : 0;  // this outer block's share of work_, after its end
+  if (acts.empty()) {
+    work_ += walked;
+    return false;
+  }
   const bool q = w.dim[0] == Dim::q_block;
   const std::int64_t i = q ? outer_index_ : -1, j = q ? -1 : outer_index_;
   const bool last = outer_index_ == w.n[0] - 1;
   const Memo& m = memo(w, w.end_memo[(last ? 1 : 0) + (outer_visited_ ? 2 : 0)], acts, i, j);
   resident_ = Resident{};
   emit(Level::outer_end, i, j, acts, m.cost, false, TileClass::full);
+  work_ += walked;
   return true;
 }
 
@@ -313,7 +335,8 @@ StepView Executor::tile_step(std::int64_t i, std::int64_t j) const {
       s.split = partition_of(p_, w.split_dim, j);
       block += w.split_stride * s.split;
     }
-    s.block = std::uint32_t(block);
+    s.dispatch = std::uint32_t(block);
+    s.block = std::uint32_t(w.ctas > 0 ? block % w.ctas : block);
     s.launch = std::uint16_t(k);
     s.level = Level::inner;
     s.i = i;

@@ -316,12 +316,12 @@ void L2Model::on_step(const StepView& s) {
   const bool record = !truncated_[k] && recorded_[k] < kRecordBudget;
   if (!record && !truncated_[k]) {
     truncated_[k] = true;
-    truncated_at_[k] = s.block;
+    truncated_at_[k] = s.dispatch;
   }
   auto& progs = programs_[k];
   scratch_.clear();
-  if (record && progs.size() <= s.block) progs.resize(std::size_t(s.block) + 1);
-  Program& prog = record ? progs[s.block] : scratch_;
+  if (record && progs.size() <= s.dispatch) progs.resize(std::size_t(s.dispatch) + 1);
+  Program& prog = record ? progs[s.dispatch] : scratch_;
   const std::size_t before = prog.size();
   for (const Action& a : s.actions) {
     if (!moves_data(a)) continue;

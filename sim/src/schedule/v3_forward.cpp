@@ -19,7 +19,11 @@
 //     step of block j + 1, after that block's GEMM0, so that block j + 1's softmax overlaps it; the
 //     last block's GEMM1 in the outer end (Alg. 2's epilogue).
 //   - P~_ij in registers as GEMM1's A operand where FA3 does (MmaPV_is_RS), else in SRAM.
-//   - the persistent tile scheduler: one thread block per SM (hopper/tile_scheduler.hpp).
+//   - the persistent tile scheduler: one thread block per SM (hopper/tile_scheduler.hpp), thread
+//     block c walking the tiles c, c + SMs, ... with one stage-ring position throughout
+//     (Launch::persistent; hopper/flash_fwd_kernel_sm90.h keeps one pipeline state per thread block).
+//   - K/V blocks walked from the last visible one down (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp:
+//     n_block from n_block_max - 1 down to n_block_min), so a causal tile's masked block comes first.
 #include "flashlab/schedule/schedule.hpp"
 
 #include "actions.hpp"
@@ -64,7 +68,9 @@ Schedule make_v3_schedule(const Problem& p) {
   // the same tiles to one thread block per SM, causal the longest Q blocks (the last) first
   Loop q_blocks = grid(Dim::q_block);
   if (h.scheduler == TileScheduler::persistent && causal) q_blocks.order = Order::descending;
-  Launch l = launch("v3_forward", {grid(Dim::batch), grid(Dim::head), q_blocks, seq(Dim::kv_block)});
+  Loop kv_blocks = seq(Dim::kv_block);  // FA3's mainloop: the last visible K/V block first
+  kv_blocks.order = Order::descending;
+  Launch l = launch("v3_forward", {grid(Dim::batch), grid(Dim::head), q_blocks, kv_blocks});
   l.persistent = h.scheduler == TileScheduler::persistent;
 
   // FA2 Alg. 1 lines 4-5 (FA3 Alg. 1: Q_i's load and the consumers' wait for it): the loader issues Q_i's TMA load and

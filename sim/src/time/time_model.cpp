@@ -370,7 +370,7 @@ void BlockTimer::on_step(const StepView& s) {
   } else {
     id = work_id(s);
   }
-  add(k, s.block, id, 1.0);
+  add(k, s.dispatch, id, 1.0);
 }
 
 TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTimer& b, const Counters& k,

@@ -16,6 +16,7 @@ namespace {
 
 // N_q = 100, N_k = 40, d = 16, B_r = 128, B_c = 16: one Q block of 100 rows (consumer warpgroup 0
 // owns rows 0-63, warpgroup 1 rows 64-99: 36), K/V blocks of 16, 16 and 8 keys; FA3's switches.
+// FA3's mainloop walks the K/V blocks from the last down: step 1 is j = 2, step 2 j = 1, step 3 j = 0.
 Problem small_v3() {
   Config c = test::small(Algo::v3, 100, 40, 16, 128, 16);
   c.scheduler = TileScheduler::grid;
@@ -70,11 +71,11 @@ TEST_CASE("V3: warpgroups own 64 rows each, their stores split O_i's bytes by ro
   CHECK(o1->rows == 36);
   CHECK(o0->bytes == 64 * 16 * 2);
   CHECK(o1->bytes == 36 * 16 * 2);
-  const std::vector<Event> s0_events = step_events(ev, 0), s3_events = step_events(ev, 3);
+  const std::vector<Event> s0_events = step_events(ev, 0), s1_events = step_events(ev, 1);
   const Event* q = find(s0_events, Op::load, Tensor::Q, Eq::none, P, -1);
   REQUIRE(q);
   CHECK(q->bytes == 100 * 16 * 2);  // the producer's one TMA load of the whole Q block
-  const Event* s0 = find(s3_events, Op::compute, Tensor::none, Eq::scores, W1, 2);
+  const Event* s0 = find(s1_events, Op::compute, Tensor::none, Eq::scores, W1, 2);  // the first block walked
   REQUIRE(s0);
   CHECK(s0->rows == 36);
   CHECK(s0->cols == 8);  // the ragged last K/V block
@@ -82,13 +83,14 @@ TEST_CASE("V3: warpgroups own 64 rows each, their stores split O_i's bytes by ro
 
 TEST_CASE("V3: the stage ring's stage and phase, the producer's empty waits a phase ahead") {
   const std::vector<Event> ev = record_trace(small_v3(), TraceLevel::block).events;
-  // 2 stages; the k-th K/V block of the thread block sits in stage k mod 2, phase (k / 2) mod 2
+  // 2 stages; the k-th K/V block the thread block walks (j = 2, 1, 0) sits in stage k mod 2, phase
+  // (k / 2) mod 2: j = 0, walked third (k = 2), in stage 0, phase 1
   const std::vector<Event> s2 = step_events(ev, 2), s3 = step_events(ev, 3);
-  const Event* full2 = find(s3, Op::wait, Tensor::K, Eq::stage_full, W0, 2);
+  const Event* full2 = find(s3, Op::wait, Tensor::K, Eq::stage_full, W0, 0);
   REQUIRE(full2);
   CHECK(full2->rows == 0);  // stage 2 mod 2
   CHECK(full2->cols == 1);  // phase 2 / 2
-  const Event* empty2 = find(s3, Op::wait, Tensor::K, Eq::stage_empty, P, 2);
+  const Event* empty2 = find(s3, Op::wait, Tensor::K, Eq::stage_empty, P, 0);
   REQUIRE(empty2);
   CHECK(empty2->cols == 0);  // the producer's phase starts at 1: 1 xor 1
   const Event* empty1 = find(s2, Op::wait, Tensor::V, Eq::stage_empty, P, 1);
@@ -108,13 +110,14 @@ TEST_CASE("V3 intra-warpgroup overlap: GEMM1 of block j after GEMM0 of block j +
   const auto at = [&](Op op, Eq eq, std::int32_t j) {
     return std::find_if(s2.begin(), s2.end(), [&](const Event& e) { return e.op == op && e.eq == eq && e.j == j && e.agent == W0; }) - s2.begin();
   };
-  CHECK(at(Op::compute, Eq::scores, 1) < at(Op::compute, Eq::output_v2, 0));     // GEMM0(1), then GEMM1(0)
-  CHECK(at(Op::compute, Eq::output_v2, 0) < at(Op::compute, Eq::softmax_v2, 1));  // softmax(1) overlaps it
+  // step 2 walks j = 1, after j = 2
+  CHECK(at(Op::compute, Eq::scores, 1) < at(Op::compute, Eq::output_v2, 2));     // GEMM0(1), then GEMM1(2)
+  CHECK(at(Op::compute, Eq::output_v2, 2) < at(Op::compute, Eq::softmax_v2, 1));  // softmax(1) overlaps it
   const std::vector<Event> s1 = step_events(ev, 1), s4 = step_events(ev, 4);
-  CHECK(find(s1, Op::compute, Tensor::none, Eq::output_v2, W0, 0) == nullptr);  // none at first
-  const Event* last = find(s4, Op::compute, Tensor::none, Eq::output_v2, W0, 2);
+  CHECK(find(s1, Op::compute, Tensor::none, Eq::output_v2, W0, 2) == nullptr);  // none at first
+  const Event* last = find(s4, Op::compute, Tensor::none, Eq::output_v2, W0, 0);  // j = 0, walked last
   REQUIRE(last);
-  CHECK(last->cols == 8);
+  CHECK(last->cols == 16);
   // ping-pong: warpgroup k waits on its own named barrier and arrives on the next one's
   const Event* own = find(s2, Op::wait, Tensor::none, Eq::none, W1, 1);
   const Event* next = find(s2, Op::arrive, Tensor::none, Eq::none, W1, 1);
@@ -136,7 +139,7 @@ TEST_CASE("V3 without overlap, ping-pong or warp specialization: GEMM1 in its ow
   CHECK(step_events(ev, 4).size() == 6);
   for (const Event& e : ev) CHECK(e.agent != kAgentProducer);
   const std::vector<Event> s1 = step_events(ev, 1);
-  CHECK(find(s1, Op::load, Tensor::K, Eq::none, W0, 0) != nullptr);
+  CHECK(find(s1, Op::load, Tensor::K, Eq::none, W0, 2) != nullptr);
 }
 
 TEST_CASE("V3 traces: the agent survives the text and binary forms, and V1 and V2 keep agent 0") {

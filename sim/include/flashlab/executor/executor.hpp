@@ -26,12 +26,17 @@ enum class Level : std::uint8_t { prologue, outer_begin, inner, outer_end };
 
 /// One step as observers see it.
 struct StepView {
-  /// Thread block within the launch and the (batch, head): the linear index of the launch's
-  /// thread-block loops other than batch and head, blockIdx.x fastest (the Q block i for V2, 0 for
-  /// V1 and standard attention); 0 for prologue steps.
+  /// Thread block that runs the step: its dispatch position (`dispatch`), or in a persistent launch
+  /// (Launch::persistent) the one of the GPU's SM-count G thread blocks that walks it: dispatch mod
+  /// G, as FA3's persistent scheduler deals tiles c, c + G, c + 2G, ... to thread block c.
   std::uint32_t block = 0;
+  /// The tile's dispatch position within the launch and the (batch, head): the linear index of the
+  /// launch's thread-block loops other than batch and head, blockIdx.x fastest (the Q block i for
+  /// V2, 0 for V1 and standard attention); 0 for prologue steps. Equal to `block` unless persistent.
+  std::uint32_t dispatch = 0;
   /// Step number within the thread block, counted on across launches for the same block number,
-  /// so that (block, step) names one step of a (batch, head) (standard attention: 0, 1, 2).
+  /// and across the tiles a persistent thread block walks, so that (block, step) names one step of
+  /// a (batch, head) (standard attention: 0, 1, 2).
   std::uint32_t step = 0;
   std::uint16_t launch = 0;  // index of the launch in the schedule (event.hpp Event::launch)
   Level level = Level::prologue;
@@ -41,9 +46,16 @@ struct StepView {
   TileClass cls = TileClass::full;  // inner steps: the tile's class
   std::span<const Action> actions;  // what the step runs (if_visited already applied)
   const Cost* cost = nullptr;       // what it costs, one (batch, head)
-  /// The thread block's visited tiles before this step in this launch: the position of an inner
-  /// step's K/V blocks in a stage ring (Action::ring); at an outer end, the tiles visited so far.
+  /// The thread block's visited tiles before this step in this launch (a persistent thread block's
+  /// over every outer block it walked, as FA3 keeps one pipeline state per thread block): the
+  /// position of an inner step's K/V blocks in a stage ring (Action::ring); at an outer end, the
+  /// tiles visited so far.
   std::int64_t ring = 0;
+  /// The outer blocks with a visited tile that the thread block walked before this one in this
+  /// launch (FA3's work_idx, whose parity is the phase of Q's barrier): 0 where each outer block has
+  /// a thread block of its own (V2; V3 with --scheduler grid), the count so far where one thread
+  /// block walks several (a persistent launch; V1's single thread block).
+  std::int64_t work = 0;
   /// The inner index of the outer block's previous visited tile (inner steps), or of its last one
   /// (outer end); -1 where there is none. A deferred body action (Action::deferred) is issued on it.
   std::int64_t prev_j = -1;
@@ -152,6 +164,7 @@ class Executor {
     Dim split_dim = Dim::kv_block;
     std::int64_t splits = 0, split_stride = 0;
     int split_level = 1;
+    std::int64_t ctas = 0;  // a persistent launch's thread blocks (the GPU's SM count); 0: one per tile
     std::vector<Action> begin_visited, begin_empty, end_visited, end_empty;
     std::vector<Action> deferred;  // the body's deferred actions
     std::array<Memo, 4> inner_memo{}, begin_memo{}, end_memo{};
@@ -164,7 +177,9 @@ class Executor {
 
   void plan();
   void start_launch();
-  void enter_block(std::uint32_t block);
+  // Moves to the thread block that runs dispatch position `dispatch`, keeping the last one's step
+  // (and, in a persistent launch, its ring position and work) for when it comes back.
+  void enter_block(std::uint32_t dispatch);
   void emit(Level level, std::int64_t i, std::int64_t j, std::span<const Action> acts, const Cost& c, bool skip,
             TileClass cls);
   // step()'s phases, one function each: each emits at most one step and returns whether it did.
@@ -205,8 +220,13 @@ class Executor {
   std::int64_t sp_ = 0;  // the split a split launch is walking
   StridedRange split_;   // its K/V blocks
   bool outer_visited_ = false;
-  std::uint32_t block_ = 0, next_step_ = 0;
+  std::uint32_t block_ = 0, dispatch_ = 0, next_step_ = 0;
   std::int64_t ring_ = 0;          // visited tiles of the current thread block in this launch
+  std::int64_t work_ = 0;          // its visited outer blocks before the current one (StepView::work)
+  struct Walked {                  // where a persistent thread block left off: ring_ and work_
+    std::int64_t ring = 0, work = 0;
+  };
+  std::unordered_map<std::uint32_t, Walked> walked_;  // per thread block of the current persistent launch
   std::int64_t prev_visited_ = -1; // the outer block's last visited inner index (-1: none yet)
   std::unordered_map<std::uint32_t, std::uint32_t> carried_;  // next step of a block, for later launches
   std::int32_t visits_ = 0;

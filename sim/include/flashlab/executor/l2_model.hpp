@@ -107,7 +107,7 @@ class L2Model : public LevelObserver {
   Problem p_;
   const Schedule* s_;
   std::vector<Shape> shapes_;
-  std::vector<std::vector<Program>> programs_;  // [launch][block]
+  std::vector<std::vector<Program>> programs_;  // [launch][dispatch position]
   std::vector<std::uint64_t> recorded_;         // [launch] accesses recorded
   std::vector<bool> truncated_;                 // [launch] recording stopped at kRecordBudget
   std::vector<std::uint32_t> truncated_at_;     // [launch] the block it stopped in (dropped)

@@ -141,7 +141,9 @@ struct Launch {
   std::vector<Action> body;                    // on each visited tile (i, j)
   std::vector<Placement> placement;            // every tensor the launch loads or stores
   // One thread block per SM walks the launch's thread-block tiles blockIdx.x, blockIdx.x + SMs, ...
-  // in dispatch order (FA3's StaticPersistentTileScheduler): the grid is the GPU's SM count.
+  // in dispatch order (FA3's StaticPersistentTileScheduler): the grid is the GPU's SM count. The
+  // executor names each step by that thread block (StepView::block) and carries its step, ring
+  // position and tile count (StepView::ring, work) from one of its tiles to the next.
   bool persistent = false;
 };
 
