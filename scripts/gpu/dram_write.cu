@@ -16,15 +16,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t err_ = (call);                                                                   \
-    if (err_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "dram_write: %s failed at %s:%d: %s\n", #call, __FILE__, __LINE__,  \
-                   cudaGetErrorString(err_));                                                    \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+#include "cuda_check.cuh"
 
 namespace {
 
