@@ -139,6 +139,10 @@ void print_run_header(const std::vector<Problem>& problems, const RunArgs& a, st
   if (const Problem& p = problems.front(); p.splits > 1)  // every algorithm run here splits alike (v2 only)
     std::cout << fmt::format("; split-KV, {} splits", p.splits);
   if (problems.front().kernel == Kernel::fa2) std::cout << "; kernel fa2";
+  for (const Problem& p : problems)  // an algorithm on a tile of its own (V3: FA3's tile for d)
+    if (const Tiling& t = p.tiling; t.b_r != problems.front().tiling.b_r || t.b_c != problems.front().tiling.b_c)
+      std::cout << fmt::format("; {}: B_r = {}, B_c = {} -> T_r = {}, T_c = {}", to_string(p.algo), t.b_r, t.b_c, t.t_r(),
+                               t.t_c());
   std::cout << "\n";
   std::cout << fmt::format("inputs Q {}, K {}, V {}{}, seed {}; one (batch, head); reference: float64 dense\n\n",
                            a.in.q, a.in.k, a.in.v, backward ? ", dO " + a.dO : "", seed);

@@ -56,6 +56,15 @@ TEST_CASE("run --algo all: the three algorithms within tolerance on a ragged, wi
   CHECK(r.out.find("FAIL") == std::string::npos);
 }
 
+TEST_CASE("run --algo v2,v3: the header names V3's own tile (FA3's 192 x 128 at d = 64 with a causal mask)") {
+  // N = 500 on V2's 128 x 128: T_r = T_c = ceil(500 / 128) = 4; on FA3's 192 x 128: T_r = ceil(500 / 192) = 3
+  const CliResult r = run_cli("run --algo v2,v3 --seq 500 --d 64 --mask causal");
+  INFO(r.out, r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("B_r = 128, B_c = 128 -> T_r = 4, T_c = 4") != std::string::npos);
+  CHECK(r.out.find("; v3: B_r = 192, B_c = 128 -> T_r = 3, T_c = 4\n") != std::string::npos);
+}
+
 TEST_CASE("run --steps I --rows R prints R rows of Q block I") {
   const CliResult r = run_cli("run --seq 256 --d 32 --br 64 --bc 64 --steps 2 --rows 2");
   INFO(r.err);

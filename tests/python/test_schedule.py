@@ -91,3 +91,9 @@ def test_bad_schedules_are_refused_by_place():
         flashlab.run(cfg, *random_inputs(128, 128, 16, "fp32"), schedule=s)
     with pytest.raises(TypeError):
         flashlab.count(cfg, schedule={"launches": [object()]})
+
+
+def test_schedule_refuses_v3_whose_dict_would_lose_its_warp_roles():
+    # the JSON form has no warp roles, stage ring or deferred actions: handing V3's back would walk V2's
+    with pytest.raises(ValueError, match=r"^algo = v3: standard, v1 or v2: schedule\(\)'s dict does not hold"):
+        flashlab.schedule(algo="v3", seq=1024, d=128)

@@ -11,16 +11,16 @@ namespace {
 
 std::string on_off(bool v) { return v ? "on" : "off"; }
 
-const std::string kV3Only = "not given: it is a switch of --algo v3 (FA3's Hopper schedule)";
-
 }  // namespace
 
 void refuse_hopper_switches(const Config& c) {
-  if (c.warp_specialize) throw ConfigError("warp-specialize", on_off(*c.warp_specialize), kV3Only);
-  if (c.stages) throw ConfigError("stages", std::to_string(*c.stages), kV3Only);
-  if (c.pingpong) throw ConfigError("pingpong", on_off(*c.pingpong), kV3Only);
-  if (c.intra_overlap) throw ConfigError("intra-overlap", on_off(*c.intra_overlap), kV3Only);
-  if (c.scheduler) throw ConfigError("scheduler", std::string(to_string(*c.scheduler)), kV3Only);
+  const std::string only = "none with --algo " + std::string(to_string(c.algo)) +
+                           ": it is a switch of --algo v3 only (FA3's Hopper schedule)";
+  if (c.warp_specialize) throw ConfigError("warp-specialize", on_off(*c.warp_specialize), only);
+  if (c.stages) throw ConfigError("stages", std::to_string(*c.stages), only);
+  if (c.pingpong) throw ConfigError("pingpong", on_off(*c.pingpong), only);
+  if (c.intra_overlap) throw ConfigError("intra-overlap", on_off(*c.intra_overlap), only);
+  if (c.scheduler) throw ConfigError("scheduler", std::string(to_string(*c.scheduler)), only);
 }
 
 void check_config(const Config& c) {
@@ -30,6 +30,10 @@ void check_config(const Config& c) {
   if (c.dtype == Dtype::fp32)
     throw ConfigError("dtype", "fp32", "fp16 or bf16 with --algo v3 (FA3's Hopper forward takes no fp32 inputs)");
   if (c.d > 256) throw ConfigError("d", std::to_string(c.d), "1 to 256 with --algo v3 (FA3's largest head dim)");
+  if (c.gpu != "h100" && c.gpu != "h200")
+    throw ConfigError("gpu", c.gpu, "h100 or h200 with --algo v3 (FA3's schedule needs Hopper's TMA, mbarriers and WGMMA)");
+  if (c.block_skip && !*c.block_skip)
+    throw ConfigError("block-skip", "off", "on with --algo v3 (FA3 always skips the tiles a causal or window mask hides)");
   const Switches v2 = preset_switches(Algo::v2);
   const std::string loop = "V2's with --algo v3 (FA3 keeps FA2's loop: q-outer, qblock, delayed, split-q)";
   if (c.order && *c.order != v2.order) throw ConfigError("order", std::string(to_string(*c.order)), loop);

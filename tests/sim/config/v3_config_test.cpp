@@ -112,9 +112,14 @@ TEST_CASE("V3's switches: the values given win, bad values and combinations name
            {"bc", [](Config& x) { x.b_c = 72; }},
            {"order", [](Config& x) { x.order = LoopOrder::kv_outer; }},
            {"warps", [](Config& x) { x.warps = 4; }},
-           {"br/bc", [](Config& x) { x.auto_blocks = true; }}}) {
+           {"br/bc", [](Config& x) { x.auto_blocks = true; }},
+           {"gpu", [](Config& x) { x.gpu = "a100"; }},  // FA3's schedule is Hopper's
+           {"block-skip", [](Config& x) { x.block_skip = false; }}}) {
     Config x = v3(128);
     edit(x);
     CHECK_MESSAGE(refused_field(x) == field, field);
   }
+  Config h100 = v3(128);
+  h100.gpu = "h100";  // the other Hopper preset
+  CHECK_NOTHROW(resolve(h100));
 }
