@@ -49,11 +49,12 @@ std::vector<Event> at(const std::vector<Event>& all, std::uint32_t block, std::u
   return v;
 }
 
-const Event* find(const std::vector<Event>& v, Op op, Tensor t, Eq eq, std::uint8_t agent) {
+// A copy, not a pointer: callers pass the temporary that at() returns.
+std::optional<Event> find(const std::vector<Event>& v, Op op, Tensor t, Eq eq, std::uint8_t agent) {
   const auto it = std::find_if(v.begin(), v.end(), [&](const Event& e) {
     return e.op == op && e.tensor == t && e.eq == eq && e.agent == agent;
   });
-  return it == v.end() ? nullptr : &*it;
+  return it == v.end() ? std::nullopt : std::optional<Event>(*it);
 }
 
 constexpr std::uint8_t P = kAgentProducer, W0 = kAgentConsumer;
@@ -63,7 +64,7 @@ constexpr std::uint8_t P = kAgentProducer, W0 = kAgentConsumer;
 void check_full_wait(const std::vector<Event>& ev, std::uint32_t block, std::uint32_t step, Tensor t, std::int32_t j,
                      std::uint32_t stage, std::uint32_t phase) {
   CAPTURE(step);
-  const Event* w = find(at(ev, block, step), Op::wait, t, Eq::stage_full, W0);
+  const std::optional<Event> w = find(at(ev, block, step), Op::wait, t, Eq::stage_full, W0);
   REQUIRE(w);
   CHECK(w->j == j);
   CHECK(w->rows == stage);
@@ -113,7 +114,7 @@ TEST_CASE("V3: K/V blocks from the last visible one down, the partial (masked) b
     CHECK(e[0].j == std::int32_t(11 - (s - 15)));
   }
   for (std::uint32_t s = 21; s <= 26; ++s) {
-    const Event* gemm0 = find(at(ev, 1, s), Op::compute, Tensor::none, Eq::scores, W0);
+    const std::optional<Event> gemm0 = find(at(ev, 1, s), Op::compute, Tensor::none, Eq::scores, W0);
     REQUIRE(gemm0);
     CHECK(gemm0->i == 5);
     CHECK(gemm0->j == std::int32_t(5 - (s - 21)));
@@ -139,7 +140,7 @@ TEST_CASE("V3 persistent: the stage ring and Q's barrier carry on from one tile 
                            {40, 0, 1, 0}};  // n = 17: Q block 0's only K/V block, after 11 skips
   for (const Expect& x : expect) {
     check_full_wait(ev, 1, x.step, Tensor::K, x.j, x.stage, x.phase);
-    const Event* empty = find(at(ev, 1, x.step), Op::wait, Tensor::V, Eq::stage_empty, P);
+    const std::optional<Event> empty = find(at(ev, 1, x.step), Op::wait, Tensor::V, Eq::stage_empty, P);
     REQUIRE(empty);
     CHECK(empty->rows == x.stage);
     CHECK(empty->cols == (x.phase ^ 1u));
