@@ -8,7 +8,8 @@ loop in the SASS of the flashlab-gpu that was timed (cuobjdump -sass, written by
 The tile loop is the innermost loop (a backward branch and its target) that holds the most HMMA
 instructions. Its body, once per iteration, is a full tile's instructions per warp, less the
 largest region inside it that a forward branch skips and that holds no HMMA, LDGSTS or barrier (the
-mask's code, which only partial or ragged tiles run): `full`; the whole body is `partial`. Only the
+mask's code, which only partial or ragged tiles run): `full`; the whole body is `partial`. A full
+tile's shared-memory instructions are kept with their widths (`smem_full`: LDS.128, STS.64, LDSM...). Only the
 plain build's instances (the last template argument false), which are the ones timed. The JSON
 keeps, per instance, those two counts and the body's instruction classes; the time model reads the
 table made from it (time_model.hpp: the issue unit).
@@ -26,6 +27,7 @@ from kernel_names import instance_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
+SMEM_OPS = ("LDS", "STS", "LDSM", "LDGSTS", "STSM")  # the instructions that go through the shared-memory pipe
 INS = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 
 
@@ -65,15 +67,17 @@ def tile_loop(body):
         return None
     loops.sort(reverse=True)
     _, _, lo, hi, inside = loops[0]
-    skip = 0
+    skip, skipped = 0, set()
     for a, t in inside:
         m = re.search(r"BRA (?:\w+, )?0x([0-9a-f]+)", t)
         if m and int(m.group(1), 16) > a and int(m.group(1), 16) <= hi:
             region = [y for x, y in inside if a < x < int(m.group(1), 16)]
-            if not any(opcode(y).split(".")[0] in ("HMMA", "LDGSTS", "BAR", "BRA") for y in region):
-                skip = max(skip, len(region))
+            if not any(opcode(y).split(".")[0] in ("HMMA", "LDGSTS", "BAR", "BRA") for y in region) and len(region) > skip:
+                skip, skipped = len(region), {x for x, _ in inside if a < x < int(m.group(1), 16)}
     classes = collections.Counter(opcode(y).split(".")[0] for _, y in inside)
-    return len(inside) - skip, len(inside), dict(classes.most_common())
+    # a full tile's shared-memory instructions with their widths (LDS.128, STS.64, LDSM.16.M88.4, ...)
+    smem = collections.Counter(opcode(y) for x, y in inside if x not in skipped and opcode(y).split(".")[0] in SMEM_OPS)
+    return len(inside) - skip, len(inside), dict(classes.most_common()), dict(sorted(smem.items()))
 
 
 def digest(path):
@@ -86,7 +90,7 @@ def digest(path):
         loop = tile_loop(body)
         if loop:
             key = " ".join(str(x) for x in instance)
-            out[key] = {"full": loop[0], "partial": loop[1], "classes": loop[2]}
+            out[key] = {"full": loop[0], "partial": loop[1], "classes": loop[2], "smem_full": loop[3]}
     return dict(sorted(out.items()))
 
 

@@ -19,6 +19,9 @@ project's kernels and PyTorch's FA2, timed kernel-only and the same way on both 
    flash backend: scaled_dot_product_attention, or aten._flash_attention_forward for grouped heads
    and N_q != N_k; forward and backward) under the same ncu flags, its flash kernels only.
 3. SASS: cuobjdump -sass of the binary that ran, per kernel (scripts/gpu/sass_digest.py reads it).
+With --metrics smem, step 2 measures the shared-memory pipe instead of the time, under the same ncu
+flags: wavefronts of loads and stores, their bank conflicts and the warp-instructions executed
+(SMEM_METRICS; the time model's shared-memory unit against the hardware).
 Writes DIR/time_dataset.json (meta, "ours", "torch", "checks", "errors") and DIR/time_logs.tar.gz.
 """
 
@@ -36,6 +39,11 @@ from common import sh  # noqa: E402
 import time_configs  # noqa: E402
 
 METRICS = {k: ncu.NAMES[k] for k in ("time_ns", "dram_rd", "dram_wr")}
+# --metrics smem: the shared-memory pipe instead of the time (a separate run: more metrics would
+# replay each kernel): wavefronts of loads (ldmatrix included) and stores, the bank conflicts among
+# them, and the warp-instructions executed
+SMEM_METRICS = {k: ncu.NAMES[k] for k in ("smem_ld_wavefronts", "smem_st_wavefronts", "smem_ld_conflicts",
+                                          "smem_st_conflicts", "inst_executed")}
 NCU = ncu.command(METRICS, cache_control="all")
 
 
@@ -208,9 +216,14 @@ def main():
     ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-time-dataset"))
     ap.add_argument("--only", default="checks,ours,torch,sass", help="comma-separated steps to run")
     ap.add_argument("--limit", type=int, default=0, help="only the first N rows (a quick try)")
+    ap.add_argument("--metrics", choices=("time", "smem"), default="time",
+                    help="what the ours step measures: the time and DRAM bytes, or the shared-memory pipe (SMEM_METRICS)")
     ap.add_argument("--rows", default=":", help="START:STOP, the rows the ours step times (a run split over "
                     "device calls; time_dataset_merge.py joins them)")
     args = ap.parse_args()
+    if args.metrics == "smem":
+        global METRICS, NCU
+        METRICS, NCU = SMEM_METRICS, ncu.command(SMEM_METRICS, cache_control="all")
     steps = set(args.only.split(","))
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
