@@ -9,6 +9,7 @@
 
 #include "flashlab/executor/action_cost.hpp"
 #include "round_trips.hpp"
+#include "smem_wavefronts.hpp"
 #include "flashlab/memory/compiled_registers.hpp"
 #include "flashlab/executor/l2_model.hpp"
 #include "flashlab/executor/sector_counter.hpp"
@@ -179,7 +180,7 @@ GradLayout grad_layout(const Problem& p) {
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these four numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
 // search from them moves none).
-const TimeParams kFittedTimeParams{.overlap = 0.78, .warp_stream = 0.38, .latency_s = 0.04e-6, .issue_interval = 3.1};
+const TimeParams kFittedTimeParams{.overlap = 0.78, .warp_stream = 0.40, .latency_s = 0.0, .issue_interval = 3.2};
 
 std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -236,6 +237,8 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
         smem += grad_operand_bytes(p_, grad_layout(p_), a.eq, double(x.rows), double(x.cols));
       } else if (tiles || s.i >= 0) {
         smem += operand_bytes(p_, l, a.eq, double(x.rows), double(x.cols), split_k);
+        if (tiles && (a.eq == Eq::output_v1 || a.eq == Eq::output_v2))
+          smem += time_detail::split_k_reduction_conflict_bytes(p_, x.rows) + time_detail::split_q_row_update_bytes(p_, x.rows);
       } else {  // a whole-matrix step: its B_r x B_c tiles
         smem += double(t.t_r() * t.t_c()) * operand_bytes(p_, l, a.eq, double(t.b_r), double(t.b_c), false);
       }
@@ -251,6 +254,10 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     if (a.op == Op::load) w.load_s += fraction * double(b) / (g.l2_bytes_per_s.value() / sms);
     if (placement_of(l, a.tensor) == Memory::sram) smem += double(b);
   }
+  // the softmax row launch: its shared memory in wavefronts, bank conflicts included (its rows'
+  // loads and stores above are the bytes, not the wavefronts)
+  if (const double row_bytes = time_detail::softmax_row_smem_bytes(p_, l); row_bytes > 0)
+    smem = row_bytes * double(t.n_q);
   // instruction issue: the compiled tile loop's, or an estimate from the step's work
   double instructions = (double(std::accumulate(ops.begin(), ops.end(), std::uint64_t{0}))) / kLanes + flops / kHmmaFlops +
                         smem / kLdsmBytes;
@@ -305,10 +312,12 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   st.unit = w.no_overlap ? u : w.unit;
   const double k = w.sharing;
   const double streams = k * (1 + params.warp_stream * (w.warps / kSchedulers - 1));
-  const double rho = w.no_overlap ? 1.0 : std::min(1.0, params.overlap / streams);
+  const double rho = std::min(1.0, params.overlap / streams);
   const double alone = top + rho * (sum - top);  // the step of one block with the SM to itself
-  // ... unless its warps' own dependences make it longer: the latency floor
-  const double floor = std::max(alone, w.warp_issue_s * params.issue_interval);
+  // ... unless its warps' own dependences make it longer: the latency floor; where the units do not
+  // overlap within a block (phases between barriers), the block's chain is their sum, and only the
+  // k blocks sharing the SM overlap one another's
+  const double floor = w.no_overlap ? sum : std::max(alone, w.warp_issue_s * params.issue_interval);
   double time = std::max(k * alone, floor);
   const double wait = w.trips * params.latency_s + w.load_s;
   if (w.round_trip) time = std::max(time, floor + wait);

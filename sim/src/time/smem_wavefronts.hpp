@@ -1,0 +1,39 @@
+// smem_wavefronts.hpp — shared-memory traffic where a kernel's access pattern costs more wavefronts
+// than its bytes: the time model's shared-memory unit counts 128-byte wavefronts (one per cycle per
+// SM), and a bank conflict or a narrow access takes a wavefront of its own. Private to sim/src/time.
+#pragma once
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/schedule/schedule.hpp"
+
+namespace flashlab::time_detail {
+
+/// The shared-memory wavefronts, in bytes (128 per wavefront), of one row of standard attention's
+/// softmax launch (kernels/src/standard.cu fl_standard_softmax, FA paper Algorithm 0 line 2) on its
+/// row of N_k elements (rounded up to 8): load_row stores each fp32 element on its own, a warp's 32
+/// lanes 32 bytes apart (8 lanes on each bank: 8 wavefronts per 32 elements); exp_row reads and
+/// writes it back element by element, conflict-free (2 per 32); store_row reads 8 consecutive
+/// elements per lane as two 16-byte loads, lanes 32 bytes apart (2-way: 8 wavefronts per 128
+/// elements): 0.375 wavefronts per element, plus 16 a row for the two block reductions (each warp
+/// stores its value, then loads the 4 back as one broadcast). Nsight Compute's counts on the H200:
+/// tests/data/gpu_time/h200_smem.json (tests/sim/time/smem_wavefronts_test.cpp). 0 for a launch
+/// that is not that softmax.
+double softmax_row_smem_bytes(const Problem& p, const Launch& l);
+
+/// The shared-memory wavefronts, in bytes, that bank conflicts add to split-K warps' reduction of
+/// P~_ij V_j on an r-row tile (kernels/src/common/row_tile.cuh update_chunks, FA1 Alg. 1 line 12):
+/// each thread reads W fp32 partials of its 8 columns as two 16-byte loads, the 8 lanes of a row
+/// 32 bytes apart and the rows d + 8 floats apart, so a warp's load touches 16 of the 32 banks
+/// twice: 2-way, one extra wavefront per ideal one, W r d 4 bytes a tile. Nsight Compute counts
+/// bank conflicts as 23-28% of these kernels' shared-memory wavefronts on the H200
+/// (tests/data/gpu_time/h200_smem.json). 0 for split-Q warps or one warp.
+double split_k_reduction_conflict_bytes(const Problem& p, std::int64_t rows);
+
+/// The shared-memory wavefronts, in bytes, of split-Q warps' P~_ij V_j on its way to O_i in the
+/// row-update kernels (--order kv-outer with split-Q warps, kernels/src/v1.cu: one partial result,
+/// row_tile.cuh partial_pv then update_chunks), which the warp model does not count (it has no
+/// reduction): r d 4 bytes stored, read back with the 2-way conflict above (twice that). 0 for
+/// any other kernel.
+double split_q_row_update_bytes(const Problem& p, std::int64_t rows);
+
+}  // namespace flashlab::time_detail
