@@ -42,7 +42,7 @@ std::vector<std::string> csv_fields(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("h200_wgmma.json: every wgmma rate between mma.sync's measured rate and the dense tensor peak at the file's clock") {
+TEST_CASE("h200_wgmma.json: every wgmma rate between mma.sync's measured rate and the dense peak at the file's clock") {
   const nlohmann::json w = read_test_data("gpu_ceilings/h200_wgmma.json");
   const nlohmann::json mma = read_test_data("gpu_ceilings/h200.json");
   REQUIRE(w.at("sms").get<int>() == 132);
@@ -61,7 +61,7 @@ TEST_CASE("h200_wgmma.json: every wgmma rate between mma.sync's measured rate an
   }
 }
 
-TEST_CASE("h200_wgmma.json: one wgmma's latency is at least its work at the SM's peak, and N = 256 takes longer than 128") {
+TEST_CASE("h200_wgmma.json: one wgmma's latency is at least its work at the SM's peak, and longer for N = 256") {
   const nlohmann::json lat = read_test_data("gpu_ceilings/h200_wgmma.json").at("wgmma_latency_cycles");
   const double n128 = lat.at("ss_n128").get<double>(), n256 = lat.at("ss_n256").get<double>();
   // m64nNk16: 2 x 64 x N x 16 FLOPs at 4,096 per cycle: 64 cycles for N = 128, 128 for N = 256
@@ -83,7 +83,7 @@ TEST_CASE("h200_wgmma.json: meta names the commit, the command, the date and the
   CHECK(first_mhz(smi[3]) * 1e3 == w.at("sm_clock_khz").get<double>());
 }
 
-TEST_CASE("h200_smem.json: a shared-memory load's latency is 15-60 cycles, its ns times the clock, the same in both runs") {
+TEST_CASE("h200_smem.json: a shared-memory load's latency is 15-60 cycles, its ns times the clock, both runs alike") {
   const nlohmann::json s = read_test_data("gpu_latency/h200_smem.json");
   const double clock_ghz = first_mhz(s.at("meta").at("clocks").get<std::string>()) / 1e3;
   CHECK(clock_ghz == doctest::Approx(1.98));
