@@ -62,11 +62,7 @@ void write(const Config& c, const std::string& model, const TraceArgs& a) {
   Trace stats;  // header and statistics, when asked for
   stats.header.config = resolved_config(p);
   stats.header.level = parse_trace_level(a.level);
-  if (stats.header.level == TraceLevel::warp && has_warp_roles(make_schedule(p)))
-    throw ConfigError("level", "warp",
-                      "block with --algo " + std::string(to_string(p.algo)) +
-                          ": the warp model is not modelled for its warp roles (each event names its producer or "
-                          "consumer warpgroup in the agent field, docs/events.md \"V3\")");
+  check_trace_level(stats.header.level, make_schedule(p), p.algo);
   stats.header.command = a.command;
   stats.header.model = model;
   const std::vector<std::int64_t> blocks = a.stats_given ? parse_blocks(a.stats_blocks) : std::vector<std::int64_t>{};

@@ -45,8 +45,9 @@ int main(int argc, char** argv) {
   install_standard_output();
   flashlab::remove_temps_on_signals("flashlab", kExitFailed);  // Ctrl-C mid-output leaves no temporary
   CLI::App app{
-      "flashlab — how standard attention, FlashAttention V1 and V2 move data: exact HBM traffic, FLOPs,\n"
-      "non-matmul work, SRAM and parallelism per configuration, and their numerics.",
+      "flashlab — how standard attention and FlashAttention V1, V2 and V3 (--algo standard|v1|v2|v3; V3:\n"
+      "FA3's Hopper schedule, with count, run and trace) move data: exact HBM traffic, FLOPs, non-matmul\n"
+      "work, SRAM and parallelism per configuration, and their numerics.",
       "flashlab"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "flashlab " FLASHLAB_VERSION, "print the version (flashlab X.Y.Z) and exit");

@@ -30,9 +30,10 @@ std::string config_line(const Problem& p) {
                         p.algo == Algo::v2 ? fmt::format(" ({} form)", to_string(p.backward_form)) : "");
   if (p.algo == Algo::v3) {  // V3's switches (docs/model.md "V3")
     const HopperSwitches& h = p.hopper;
-    line += fmt::format("; {} warps ({} consumer warpgroups{}), {} stage{}, ping-pong {}, intra-warpgroup overlap {}, "
+    line += fmt::format("; {} warps ({} consumer warpgroup{}{}), {} stage{}, ping-pong {}, intra-warpgroup overlap {}, "
                         "{} scheduler",
-                        p.warps, p.consumer_groups(), h.warp_specialize ? " and a producer" : ", no producer",
+                        p.warps, p.consumer_groups(), p.consumer_groups() == 1 ? "" : "s",
+                        h.warp_specialize ? " and a producer" : ", no producer",
                         h.stages, h.stages == 1 ? "" : "s", h.pingpong ? "on" : "off", h.intra_overlap ? "on" : "off",
                         to_string(h.scheduler));
   }

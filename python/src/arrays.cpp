@@ -67,6 +67,7 @@ py::array trace(const py::object& cfg, const std::string& level_text, std::int64
   const Problem& p = c.problem;
   const Schedule s = schedule_arg(schedule).value_or(make_schedule(p));
   const TraceLevel level = parse_trace_level(level_text);  // ConfigError("level", ...)
+  check_trace_level(level, s, p.algo);                     // as `flashlab trace`: no warp level for V3
   if (max_bytes < 1) throw ConfigError("max_bytes", std::to_string(max_bytes), "an integer >= 1 (bytes)");
   TraceHeader h;
   h.config = resolved_config(p);

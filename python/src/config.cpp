@@ -39,14 +39,22 @@ std::string keywords_text() {
   return s + "model";
 }
 
-// A keyword's value as the text a user would type after its flag: str as is, bool as on/off for
-// block_skip (True/False elsewhere, which those flags refuse by name), an integer (int, numpy
-// integers) in decimal, a float (float, numpy floats) as Python's repr (shortest exact form).
+// Whether the keyword's flag is a switch, its values on | off in the field docs table: block_skip
+// and V3's warp_specialize, pingpong, intra_overlap. Such a keyword also takes True / False.
+bool takes_on_off(const std::string& keyword) {
+  for (const FieldDoc& d : field_docs())
+    if (d.flag == "--" + field_of(keyword)) return d.allowed == "on | off";
+  return false;
+}
+
+// A keyword's value as the text a user would type after its flag: str as is, bool as on/off for a
+// switch (takes_on_off; True/False elsewhere, which those flags refuse by name), an integer (int,
+// numpy integers) in decimal, a float (float, numpy floats) as Python's repr (shortest exact form).
 std::string flag_text(const std::string& keyword, const py::handle& v) {
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();
   if (py::isinstance<py::bool_>(v)) {
     const bool b = v.cast<bool>();
-    if (keyword == "block_skip") return b ? "on" : "off";
+    if (takes_on_off(keyword)) return b ? "on" : "off";
     return b ? "True" : "False";
   }
   if (PyType_Check(v.ptr()))  // np.float32, float: a class has __float__ too, as an unbound method
@@ -78,7 +86,6 @@ std::string config_repr(const PyConfig& c) {
 // What a keyword does that its flag does not (the rest of its text is the field docs table's).
 const std::map<std::string, std::string>& python_notes() {
   static const std::map<std::string, std::string> notes{
-      {"block_skip", "also True / False"},
       {"pass_", "the keyword of --pass: `pass` is a Python keyword"},
       {"warp_split", "split=, its former name, still works for a release, with a DeprecationWarning"},
       {"kernel",
@@ -124,6 +131,7 @@ std::string keywords_doc() {
     s += line + wrapped(field_help(d), kColumn) + "\n";
     const auto note = python_notes().find(keyword);
     if (note != python_notes().end()) s += std::string(kColumn, ' ') + wrapped("(" + note->second + ")", kColumn) + "\n";
+    if (takes_on_off(keyword)) s += std::string(kColumn, ' ') + "(also True / False)\n";
   }
   return s;
 }
@@ -145,7 +153,8 @@ Attributes (read-only) are the resolved values, the keys of the config JSON (doc
 algo, n_q, n_k, d, b_r, b_c, t_r, t_c, batch, heads, kv_heads, dtype, e_in, mask, block_skip, scale, warps,
 split, order, grid, rescale, preset (None for standard attention), sram_capacity_bytes, gpu, model, pass_,
 backward_form (None unless V2's backward runs), splits, kernel; warp_split is split (the JSON's key for
-the warp split) under its keyword's name.
+the warp split) under its keyword's name; V3's switches warp_specialize, pingpong, intra_overlap (bool),
+stages (int), scheduler (str), None unless algo is 'v3'.
 )doc";
   return doc;
 }
@@ -173,7 +182,9 @@ constexpr const char* kAttributes[] = {"algo",   "n_q",   "n_k",   "d",         
                                        "t_r",    "t_c",   "batch", "heads",     "kv_heads", "dtype",   "e_in",
                                        "mask",   "block_skip", "scale", "warps", "split", "order",
                                        "grid",   "rescale", "preset", "sram_capacity_bytes", "gpu", "model",
-                                       "pass",   "backward_form", "splits", "kernel"};
+                                       "pass",   "backward_form", "splits", "kernel",
+                                       // V3's switches (config_json: present for --algo v3 only, else None)
+                                       "warp_specialize", "stages", "pingpong", "intra_overlap", "scheduler"};
 
 }  // namespace
 

@@ -380,3 +380,20 @@ TEST_CASE("count --algo v3: V2's bytes on the same tile, the time not modelled, 
   CHECK(r.out.find("the warp model (docs/warps.md) is not modelled for v3") != std::string::npos);
   CHECK(r.out.find("TFLOP/s") == std::string::npos);  // no time, so no rate
 }
+
+// Where the command lists its algorithms it names V3 (issue 27): the top-level --help, and the metric
+// catalogue's per-algorithm rules; V3's header line counts its consumer warpgroups in the right number
+// (B_r / 64 of them: one at B_r = 64, two at 128).
+TEST_CASE("the top-level help and metrics name V3, and count's header says 1 consumer warpgroup, 2 consumer warpgroups") {
+  const CliResult help = run_cli("--help");
+  CHECK(help.code == 0);
+  CHECK(help.out.find("FlashAttention V1, V2 and V3 (--algo standard|v1|v2|v3") != std::string::npos);
+  const CliResult metrics = run_cli("metrics");
+  CHECK(metrics.out.find("V2 and V3 read Q_i once per Q block") != std::string::npos);
+  CHECK(metrics.out.find("V3 as V2 with --scheduler grid and one per SM with persistent") != std::string::npos);
+  const std::string shape = "count --algo v3 --nq 1024 --nk 1024 --d 64 --bc 64 ";
+  const CliResult one = run_cli(shape + "--br 64");
+  CHECK(one.out.find("(1 consumer warpgroup and a producer)") != std::string::npos);
+  const CliResult two = run_cli(shape + "--br 128 --warp-specialize off");
+  CHECK(two.out.find("(2 consumer warpgroups, no producer)") != std::string::npos);
+}

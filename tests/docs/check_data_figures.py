@@ -115,6 +115,23 @@ def latency():
     return l2.pop(), dram.pop()
 
 
+def wgmma():
+    """tests/data/gpu_ceilings/h200_wgmma.json: the slowest and fastest m64n128k16 SS rate over 1-3
+    warpgroups (TFLOP/s), mma.sync's fp16 rate beside it, one wgmma's latency (cycles) for N = 128, 256."""
+    w = data("gpu_ceilings/h200_wgmma.json")
+    ss = [w["wgmma_f16_f32acc"][f"ss_n128_{k}wg"]["tflops"] for k in (1, 2, 3)]
+    lat = w["wgmma_latency_cycles"]
+    return min(ss), max(ss), ceilings("mma_sync_f16_tflops")[0], lat["ss_n128"], lat["ss_n256"]
+
+
+def smem_latency():
+    """tests/data/gpu_latency/h200_smem.json: a shared-memory load's latency, cycles to 0.1."""
+    cycles = {f"{r['smem_cycles']:.1f}" for r in data("gpu_latency/h200_smem.json")["runs"]}
+    if len(cycles) != 1:
+        sys.exit("tests/data/gpu_latency/h200_smem.json: the runs disagree; the docs quote one figure")
+    return (cycles.pop(),)
+
+
 # (doc, sentence with {} fields, the fields)
 FIGURES = [
     ("README.md", "checked against Nsight Compute on {} of PyTorch's calls",
@@ -154,6 +171,10 @@ FIGURES = [
     ("docs/model.md", "plus the launch overhead ({} µs)", lambda: ceilings("launch_us")),
     ("docs/model.md", "streaming stores alone reach {} GB/s (`scripts/gpu/dram_write.cu`", dram_write),
     ("docs/model.md", "an L2 hit takes {} ns and a DRAM access {} ns (`scripts/gpu/latency.cu`", latency),
+    ("docs/model.md", "wgmma m64n128k16 with both operands in shared memory, reaches {}–{} TFLOP/s with one to three "
+                      "warpgroups per SM, against mma.sync's {}, and one wgmma issued, committed and waited for alone "
+                      "takes {} cycles (m64n256k16: {})", wgmma),
+    ("docs/model.md", "a dependent shared-memory load takes {} cycles", smem_latency),
     ("docs/model.md", "runs the model on each of the {} configs measured on the H200",
      lambda: (len(data("gpu_timing/h200.json")["runs"]),)),
     ("docs/model.md", "(tests/data/gpu_ablation/ablation.json, {} runs",

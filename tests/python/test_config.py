@@ -34,6 +34,13 @@ def test_defaults_are_the_commands():
      "--algo v1 --order q-outer --grid qblock --block-skip on"),
     (dict(block_skip="off", scale=0.5, warps=8, warp_split="split-k", batch=2, heads=3, mask="window:4,8"),
      "--block-skip off --scale 0.5 --warps 8 --warp-split split-k --batch 2 --heads 3 --mask window:4,8"),
+    # V3's switches: a bool for on/off as block_skip takes one, or the flag's text
+    (dict(algo="v3", d=64, mask="causal", warp_specialize=False, stages=3, pingpong=False, intra_overlap=False,
+          scheduler="grid"),
+     "--algo v3 --d 64 --mask causal --warp-specialize off --stages 3 --pingpong off --intra-overlap off "
+     "--scheduler grid"),
+    (dict(algo="v3", d=128, warp_specialize="on", stages=1, pingpong=True, intra_overlap="off"),
+     "--algo v3 --d 128 --warp-specialize on --stages 1 --pingpong on --intra-overlap off"),
 ])
 def test_keywords_are_the_flags(kwargs, flags):
     assert flashlab.Config(**kwargs).to_dict() == cli_json("count --json " + flags)["config"]
@@ -46,6 +53,27 @@ def test_split_is_the_former_name_of_warp_split():
     assert old == flashlab.Config(algo="v1", warp_split="split-q")
     assert old.to_dict() == cli_json("count --json --algo v1 --warp-split split-q")["config"]
     assert old.to_dict()["split"] == "split-q"
+
+
+def test_v3_switches_are_attributes_of_their_types():
+    # FA3's defaults (hopper/flash_fwd_launch_template.h, tile_size.h): a producer warp, 2 stages, the
+    # intra-warpgroup overlap, the persistent scheduler; ping-pong where B_r / 64 >= 2 and d <= 128 —
+    # at d = 128 (tile 128 x 176: two consumer warpgroups) on, at d = 256 (128 x 80, but d > 128) off
+    cfg = flashlab.Config(algo="v3", d=128)
+    switches = (cfg.warp_specialize, cfg.stages, cfg.pingpong, cfg.intra_overlap, cfg.scheduler)
+    assert switches == (True, 2, True, True, "persistent")
+    assert [type(x) for x in switches] == [bool, int, bool, bool, str]
+    assert flashlab.Config(algo="v3", d=256).pingpong is False
+    given = flashlab.Config(algo="v3", d=64, mask="causal", warp_specialize=False, stages=3, pingpong=False,
+                            intra_overlap=False, scheduler="grid")
+    assert (given.warp_specialize, given.stages, given.pingpong, given.intra_overlap, given.scheduler) == \
+        (False, 3, False, False, "grid")
+    # a str is the flag's text, as for every keyword (nq="1024"): the attribute is the resolved int
+    assert flashlab.Config(algo="v3", d=128, stages="1").stages == 1
+    assert eval(repr(given), {"flashlab": flashlab}) == given
+    # another algorithm has no V3 switches: None, as preset is for standard attention
+    v2 = flashlab.Config(algo="v2")
+    assert (v2.warp_specialize, v2.stages, v2.pingpong, v2.intra_overlap, v2.scheduler) == (None,) * 5
 
 
 def test_model_preset_fills_heads_d_seq_mask():
@@ -70,6 +98,15 @@ def test_model_preset_fills_heads_d_seq_mask():
     (dict(nq=1.5), "--nq 1.5", "nq"),
     (dict(br=256, bc=256, d=128, sram=65536), "--br 256 --bc 256 --d 128 --sram 65536", "br x bc"),  # tiles over M
     (dict(model="gpt-9"), "--model gpt-9", "model"),
+    (dict(algo="v3", stages=4), "--algo v3 --stages 4", "stages"),
+    (dict(algo="v3", stages=True), "--algo v3 --stages True", "stages"),  # a bool is no stage count
+    (dict(algo="v3", stages=2.0), "--algo v3 --stages 2.0", "stages"),
+    (dict(algo="v3", warp_specialize="maybe"), "--algo v3 --warp-specialize maybe", "warp-specialize"),
+    (dict(algo="v3", pingpong=1), "--algo v3 --pingpong 1", "pingpong"),  # on/off or True/False, not 1
+    (dict(algo="v3", intra_overlap="yes"), "--algo v3 --intra-overlap yes", "intra-overlap"),
+    (dict(algo="v3", scheduler="dynamic"), "--algo v3 --scheduler dynamic", "scheduler"),
+    (dict(algo="v2", stages=2), "--algo v2 --stages 2", "stages"),  # a V3 switch with another algorithm
+    (dict(algo="v3", d=64, stages=3), "--algo v3 --d 64 --stages 3", "br x bc"),  # 3 stages of 192 x 192 over M
 ])
 def test_bad_values_raise_the_commands_error(kwargs, flags, field):
     with pytest.raises(ValueError) as info:
@@ -168,3 +205,23 @@ def test_docstring_and_help_show_each_fields_summary():
         if f["default"] is not None:
             assert "(default: %s)" % f["default"] in help_lines[f["flag"]], f["flag"]
             assert one_line("(default: %s)" % f["default"]) in doc, f["keyword"]
+
+
+def test_docstring_says_which_keywords_also_take_a_bool():
+    # each keyword's entry: its line at two spaces' indent and the lines under it; the switches (on | off:
+    # block_skip and V3's warp_specialize, pingpong, intra_overlap) also take True / False, no other does
+    entries = {}
+    for entry in re.split(r"\n  (?=\S)", flashlab.Config.__doc__):
+        entries[entry.split()[0]] = one_line(entry)
+    switches = set()
+    for f in flashlab.CONFIG_FIELDS:
+        if "(also True / False)" in entries[f["keyword"]]:
+            switches.add(f["keyword"])
+    assert switches == {"block_skip", "warp_specialize", "pingpong", "intra_overlap"}
+    for keyword in switches:  # each as its flag's on and off (V3's with --algo v3, which block skip off is not)
+        algo = "v2" if keyword == "block_skip" else "v3"
+        for value, text in ((True, "on"), (False, "off")):
+            cfg = flashlab.Config(algo=algo, d=128, **{keyword: value})
+            assert getattr(cfg, keyword) is value
+            flag = "--" + keyword.replace("_", "-")
+            assert cfg.to_dict() == cli_json("count --json --algo %s --d 128 %s %s" % (algo, flag, text))["config"]

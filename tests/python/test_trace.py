@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import flashlab
-from conftest import cli
+from conftest import cli, cli_error
 
 CONFIGS = [
     "--algo v2 --nq 1000 --nk 700 --d 64 --br 64 --bc 64 --mask causal-br",
@@ -113,3 +113,19 @@ def test_trace_refuses_past_max_bytes_and_a_bad_level():
     with pytest.raises(ValueError) as info:
         flashlab.trace(seq=256, level="thread")
     assert info.value.field == "level"
+
+
+def test_v3_traces_at_block_level_and_refuses_the_warp_level_as_the_command_does(tmp_path):
+    # V3's events name their warp role (the agent byte); the warp model has no rules for warp roles
+    flags = "--algo v3 --seq 1024 --d 128 --mask causal"
+    path = os.path.join(tmp_path, "v3.trace")
+    cli("trace %s -o %s" % (flags, path))
+    count, records = binary_records(path)
+    ev = flashlab.trace(**kwargs_of(flags))
+    assert len(ev) == count and ev.tobytes() == records
+    assert set(ev["warp"]) == {-1} and ev["agent"].max() > 0  # block level, roles named
+    with pytest.raises(ValueError) as info:
+        flashlab.trace(level="warp", **kwargs_of(flags))
+    assert info.value.field == "level"
+    assert str(info.value) == cli_error("trace %s --level warp -o %s" % (flags, path))
+

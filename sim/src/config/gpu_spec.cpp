@@ -70,7 +70,7 @@ GpuSpec from_datasheet(std::string name, std::string device, int sms, std::int64
 
 // The H200: its datasheet column, and beside it tests/data/gpu_ceilings/h200.json and
 // tests/data/gpu_latency/h200.json. mma.sync is what the project's kernels and FA2 issue; wgmma
-// (Hopper's faster path) is not used and not measured.
+// (Hopper's faster path, V3's) is measured (tests/data/gpu_ceilings/h200_wgmma.json) but not used yet.
 GpuSpec h200() {
   GpuSpec g = from_datasheet("h200", "NVIDIA H200 SXM", 132, 228 * KiB, 227 * KiB, 60 * 1024 * KiB,
                              {"datasheet: NVIDIA H200 SXM", 1.98e9, 128, 989.4 * T, 67 * T, 4.8 * T});

@@ -72,8 +72,8 @@ std::string op_help(OpKind k) {
     case OpKind::exp: return "exp evaluations of the online softmax: P~ = exp(S - m) and the rescaling factors.";
     case OpKind::mul: return "Non-matmul multiplies: the scale of S, and V1 rescales O by l e^(m - m_new) every step.";
     case OpKind::div:
-      return "Divisions: V1 divides every O element by l_new every step (FA1 Alg. 1 line 12), V2 once at the end "
-             "(FA2 Alg. 1 line 12).";
+      return "Divisions: V1 divides every O element by l_new every step (FA1 Alg. 1 line 12), V2 and V3 once at the "
+             "end (FA2 Alg. 1 line 12).";
     default:
       return fmt::format("Non-matmul {} operations of the softmax and the output updates (docs/model.md).",
                          to_string(k));
@@ -101,11 +101,12 @@ auto integer(Get get) {
 void hbm_metrics(const Add& add) {
   add("hbm_read_bytes", "hbm.total_read_bytes", "HBM read", Unit::bytes,
       "Bytes read from HBM, all (batch, head) pairs: V1 re-reads Q_i, O_i, l_i, m_i for every tile (FA1 Alg. 1 "
-      "line 8), V2 reads Q_i once per Q block (FA2 Alg. 1 line 4).",
+      "line 8), V2 and V3 read Q_i once per Q block (FA2 Alg. 1 line 4).",
       integer(hbm_read));
   add("hbm_write_bytes", "hbm.total_write_bytes", "HBM written", Unit::bytes,
       "Bytes written to HBM: V1 initialises O, l, m (FA1 Alg. 1 line 2) and writes them back after every tile "
-      "(lines 12-13), V2 writes O_i and L_i once (FA2 Alg. 1 lines 14-15), standard writes S, P and O (Alg. 0).",
+      "(lines 12-13), V2 and V3 write O_i and L_i once (FA2 Alg. 1 lines 14-15), standard writes S, P and O "
+      "(Alg. 0).",
       integer(hbm_write));
   add("hbm_atomic_bytes", "hbm.total_atomic_bytes", "HBM atomic adds", Unit::bytes,
       "Bytes added to HBM by atomic read-modify-writes (FA2's backward adds dQ_i into the fp32 accumulator "
@@ -166,7 +167,8 @@ void grid_metrics(const Add& add) {
       "SRAM capacity M of one thread block (default: the GPU preset's shared memory per block).",
       integer([](const Figures& f) { return u(f.counters.sram_capacity); }), false);  // a config column
   add("grid_blocks", "grid.blocks", "grid blocks", Unit::items,
-      "Thread blocks launched: V1 one per (batch, head), V2 one per Q block and (batch, head).",
+      "Thread blocks launched: V1 one per (batch, head), V2 one per Q block and (batch, head), V3 as V2 with "
+      "--scheduler grid and one per SM with persistent (its default).",
       integer([](const Figures& f) { return u(f.counters.grid_blocks); }));
   add("blocks_per_sm", "grid.blocks_per_sm", "blocks per SM", Unit::items,
       "Thread blocks resident at once on one SM of the GPU preset (SRAM, warps and the block limit).",
@@ -217,13 +219,13 @@ void level_metrics(const Add& add) {
 // Derived from the above.
 void derived_metrics(const Add& add) {
   add("hbm_s_p_bytes", "derived.hbm_s_p_bytes", "S and P traffic", Unit::bytes,
-      "Bytes of S and P read and written: standard attention's N_q x N_k matrices (FA1 Alg. 0); 0 for V1, V2.",
+      "Bytes of S and P read and written: standard attention's N_q x N_k matrices (FA1 Alg. 0); 0 for V1, V2, V3.",
       integer([](const Figures& f) {
         return hbm(f, Tensor::S, Dir::read) + hbm(f, Tensor::S, Dir::write) + hbm(f, Tensor::P, Dir::read) +
                hbm(f, Tensor::P, Dir::write);
       }));
   add("hbm_o_l_m_read_bytes", "derived.hbm_o_l_m_read_bytes", "O, l, m re-reads", Unit::bytes,
-      "Bytes of O, l and m read back: V1 reads them for every tile (FA1 Alg. 1 line 8); 0 for V2 and standard.",
+      "Bytes of O, l and m read back: V1 reads them for every tile (FA1 Alg. 1 line 8); 0 for V2, V3 and standard.",
       integer([](const Figures& f) {
         return hbm(f, Tensor::O, Dir::read) + hbm(f, Tensor::l, Dir::read) + hbm(f, Tensor::m, Dir::read);
       }));

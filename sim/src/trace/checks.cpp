@@ -78,8 +78,10 @@ void check_trace(const Trace& t) {
                             " has no warp roles)");
     if (roles && e.agent > last_agent)
       throw ConfigError(where("agent"), std::to_string(unsigned(e.agent)),
-                        "1 (producer) to " + std::to_string(last_agent) + " (consumer warpgroups 0 to " +
-                            std::to_string(p.consumer_groups() - 1) + ")");
+                        "1 (producer) to " + std::to_string(last_agent) +
+                            (p.consumer_groups() == 1 ? std::string(" (consumer warpgroup 0)")
+                                                      : " (consumer warpgroups 0 to " +
+                                                            std::to_string(p.consumer_groups() - 1) + ")"));
     if (e.op == Op::skip && e.bytes != 0)
       throw ConfigError(where("bytes"), std::to_string(e.bytes), "0 for a skip event (a skipped tile moves nothing)");
   }

@@ -8,6 +8,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/event_recorder.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "flashlab/schedule/schedule.hpp"
 #include "flashlab/warps/warps.hpp"
 
 namespace flashlab {
@@ -19,6 +20,14 @@ TraceLevel parse_trace_level(std::string_view t) {
   if (t == "block") return TraceLevel::block;
   if (t == "warp") return TraceLevel::warp;
   throw ConfigError("level", std::string(t), "one of block, warp");
+}
+
+void check_trace_level(TraceLevel level, const Schedule& s, Algo algo) {
+  if (level == TraceLevel::warp && has_warp_roles(s))
+    throw ConfigError("level", "warp",
+                      "block with --algo " + std::string(to_string(algo)) +
+                          ": the warp model is not modelled for its warp roles (each event names its producer or "
+                          "consumer warpgroup in the agent field, docs/events.md \"V3\")");
 }
 
 TraceSource parse_trace_source(std::string_view t) {

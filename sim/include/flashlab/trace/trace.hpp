@@ -14,6 +14,7 @@
 #include "flashlab/contract/event.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/numerics/numerics.hpp"
+#include "flashlab/schedule/schedule.hpp"
 
 namespace flashlab {
 
@@ -31,6 +32,12 @@ std::string_view to_string(TraceSource s);
 /// Throw ConfigError(field, text, allowed) for an unknown name.
 TraceLevel parse_trace_level(std::string_view text);
 TraceSource parse_trace_source(std::string_view text);
+
+/// Throws ConfigError("level", "warp", ...) for a warp-level trace of a schedule with warp roles
+/// (schedule.hpp has_warp_roles: V3's producer and consumer warpgroups), which the warp model
+/// (warps.hpp) has no rules for; any other level and schedule pass. `algo` names the schedule's
+/// algorithm in the message. `flashlab trace` and Python's trace() both ask it.
+void check_trace_level(TraceLevel level, const Schedule& s, Algo algo);
 
 /// Facts of a GPU run; all required (non-empty) when the source is gpu.
 struct GpuRunInfo {

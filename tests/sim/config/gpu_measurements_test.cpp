@@ -1,0 +1,102 @@
+// The H200 measurements that no preset takes yet, for V3's time model (issue 27): wgmma's rates and
+// latencies (tests/data/gpu_ceilings/h200_wgmma.json, scripts/gpu/wgmma_ceiling.sh over
+// wgmma_ceiling.cu) and a dependent shared-memory load's latency (tests/data/gpu_latency/h200_smem.json,
+// scripts/gpu/latency.cu). Each figure is held to bounds derived without it: the tensor cores' dense
+// peak at the file's clock, mma.sync's measured rate (tests/data/gpu_ceilings/h200.json), the work
+// of one wgmma at that peak, the cycles implied by the nanoseconds and the clock, the runs' agreement.
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../../common/test_data.hpp"
+
+using flashlab::test::read_test_data;
+
+namespace {
+
+// NVIDIA's H100 SXM datasheet: 989.4 TFLOP/s dense fp16 (fp32 accumulate) at the 1,830 MHz boost
+// clock on 132 SMs — 4,096 FLOP per SM per cycle. The H200 is the same GH100 chip with as many SMs.
+constexpr double kDenseFlopsPerSmCycle = 989.4e12 / (132 * 1830e6);
+
+// The first "<number> MHz" of a text (nvidia-smi's clocks as the files' meta quote them), MHz.
+double first_mhz(const std::string& text) {
+  std::smatch m;
+  REQUIRE(std::regex_search(text, m, std::regex(R"((\d+) MHz)")));
+  return std::stod(m[1].str());
+}
+
+// nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit (ceilings.sh):
+// the comma-separated fields of the line.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = line.find(", ", start)) != std::string::npos; start = comma + 2)
+    out.push_back(line.substr(start, comma - start));
+  out.push_back(line.substr(start));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("h200_wgmma.json: every wgmma rate between mma.sync's measured rate and the dense peak at the file's clock") {
+  const nlohmann::json w = read_test_data("gpu_ceilings/h200_wgmma.json");
+  const nlohmann::json mma = read_test_data("gpu_ceilings/h200.json");
+  REQUIRE(w.at("sms").get<int>() == 132);
+  const double clock_hz = w.at("sm_clock_khz").get<double>() * 1e3;
+  const double peak_tflops = kDenseFlopsPerSmCycle * 132 * clock_hz / 1e12;  // 1,070.5 at 1.98 GHz
+  CHECK(peak_tflops == doctest::Approx(1070.5).epsilon(1e-3));
+  const double mma_sync_tflops = mma.at("mma_sync_f16_tflops").get<double>();
+  // the ten configurations wgmma_ceiling.cu measures: SS and RS, N = 128 (1-3 warpgroups), 256 (1-2)
+  CHECK(w.at("wgmma_f16_f32acc").size() == 10);
+  for (const auto& [name, rate] : w.at("wgmma_f16_f32acc").items()) {
+    CAPTURE(name);
+    REQUIRE(rate.at("tflops").is_number());  // null: the accumulator check or the launch failed
+    const double tflops = rate.at("tflops").get<double>();
+    CHECK(tflops > mma_sync_tflops);  // wgmma is Hopper's faster path
+    CHECK(tflops < peak_tflops);
+  }
+}
+
+TEST_CASE("h200_wgmma.json: one wgmma's latency is at least its work at the SM's peak, and longer for N = 256") {
+  const nlohmann::json lat = read_test_data("gpu_ceilings/h200_wgmma.json").at("wgmma_latency_cycles");
+  const double n128 = lat.at("ss_n128").get<double>(), n256 = lat.at("ss_n256").get<double>();
+  // m64nNk16: 2 x 64 x N x 16 FLOPs at 4,096 per cycle: 64 cycles for N = 128, 128 for N = 256
+  CHECK(n128 >= 2.0 * 64 * 128 * 16 / kDenseFlopsPerSmCycle);
+  CHECK(n256 >= 2.0 * 64 * 256 * 16 / kDenseFlopsPerSmCycle);
+  CHECK(n256 > n128);
+}
+
+TEST_CASE("h200_wgmma.json: meta names the commit, the command, the date and the card at the file's clock") {
+  const nlohmann::json w = read_test_data("gpu_ceilings/h200_wgmma.json");
+  const nlohmann::json& meta = w.at("meta");
+  CHECK(std::regex_match(meta.at("commit").get<std::string>(), std::regex("[0-9a-f]{7,40}")));
+  CHECK(meta.at("command").get<std::string>().find("scripts/gpu/wgmma_ceiling.sh") != std::string::npos);
+  CHECK(std::regex_match(meta.at("date").get<std::string>(), std::regex(R"(\d{4}-\d{2}-\d{2})")));
+  const std::vector<std::string> smi = csv_fields(meta.at("nvidia_smi").get<std::string>());
+  REQUIRE(smi.size() == 5);
+  CHECK(smi[0] == w.at("device").get<std::string>());
+  // the clock the rates are read against is the card's maximum SM clock (clocks.max.sm)
+  CHECK(first_mhz(smi[3]) * 1e3 == w.at("sm_clock_khz").get<double>());
+}
+
+TEST_CASE("h200_smem.json: a shared-memory load's latency is 15-60 cycles, its ns times the clock, both runs alike") {
+  const nlohmann::json s = read_test_data("gpu_latency/h200_smem.json");
+  const double clock_ghz = first_mhz(s.at("meta").at("clocks").get<std::string>()) / 1e3;
+  CHECK(clock_ghz == doctest::Approx(1.98));
+  const nlohmann::json& runs = s.at("runs");
+  REQUIRE(runs.size() == 2);
+  for (const auto& run : runs) {
+    const double cycles = run.at("smem_cycles").get<double>(), ns = run.at("smem_ns").get<double>();
+    CHECK(cycles > 15);
+    CHECK(cycles < 60);
+    CHECK(cycles == doctest::Approx(ns * clock_ghz).epsilon(0.10));  // clock64 and the events agree
+  }
+  for (const char* key : {"smem_cycles", "smem_ns"}) {
+    CAPTURE(key);
+    CHECK(runs[0].at(key).get<double>() == doctest::Approx(runs[1].at(key).get<double>()).epsilon(0.01));
+  }
+}
