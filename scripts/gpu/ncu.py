@@ -24,6 +24,7 @@ NAMES = {
     "dram_rd": "dram__bytes_read.sum",
     "dram_wr": "dram__bytes_write.sum",
     "time_ns": "gpu__time_duration.sum",
+    "smem_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
     "smem_ld_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "smem_st_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "smem_ld_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",

@@ -40,9 +40,9 @@ import time_configs  # noqa: E402
 
 METRICS = {k: ncu.NAMES[k] for k in ("time_ns", "dram_rd", "dram_wr")}
 # --metrics smem: the shared-memory pipe instead of the time (a separate run: more metrics would
-# replay each kernel): wavefronts of loads (ldmatrix included) and stores, the bank conflicts among
-# them, and the warp-instructions executed
-SMEM_METRICS = {k: ncu.NAMES[k] for k in ("smem_ld_wavefronts", "smem_st_wavefronts", "smem_ld_conflicts",
+# replay each kernel): all its wavefronts (cp.async's writes included), those of loads (ldmatrix
+# included) and stores, the bank conflicts among them, and the warp-instructions executed
+SMEM_METRICS = {k: ncu.NAMES[k] for k in ("smem_wavefronts", "smem_ld_wavefronts", "smem_st_wavefronts", "smem_ld_conflicts",
                                           "smem_st_conflicts", "inst_executed")}
 NCU = ncu.command(METRICS, cache_control="all")
 
