@@ -180,7 +180,7 @@ GradLayout grad_layout(const Problem& p) {
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these four numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
 // search from them moves none).
-const TimeParams kFittedTimeParams{.overlap = 0.78, .warp_stream = 0.40, .latency_s = 0.0, .issue_interval = 3.2};
+const TimeParams kFittedTimeParams{.overlap = 0.82, .warp_stream = 0.46, .latency_s = 0.12e-6, .issue_interval = 3.7};
 
 std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -229,6 +229,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   fp32 = double(ops[int(OpKind::max)] + ops[int(OpKind::add)] + ops[int(OpKind::sub)] + ops[int(OpKind::mul)] +
                 ops[int(OpKind::div)]);
   double l2 = 0;
+  bool waits_at_start = false;  // a round trip the step cannot overlap with its own work
   StepWork w;
   for (const Action& a : s.actions) {
     if (a.op == Op::compute) {
@@ -247,7 +248,10 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
     if (a.op == Op::load) {
       w.loads = true;
-      w.round_trip = w.round_trip || s.level == Level::prologue || s.level == Level::outer_begin || stores(l, a.tensor);
+      const bool starts = s.level == Level::prologue || s.level == Level::outer_begin;
+      const bool early = !starts && stores(l, a.tensor) && s.level == Level::inner && !grad_tiles(l);
+      waits_at_start = waits_at_start || starts || (stores(l, a.tensor) && !early);
+      w.round_trip = w.round_trip || starts || stores(l, a.tensor);
     }
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
@@ -280,6 +284,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   w.no_overlap = row;
   if (row) w.trips = row_round_trips(p_, l), w.round_trip = true;
   else if (const double trips = streamed_load_trips(p_, l, s, fraction); trips > 0) w.trips = trips, w.round_trip = true;
+  else w.early_trip = w.round_trip && !waits_at_start;
   return w;
 }
 
@@ -320,7 +325,8 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   const double floor = w.no_overlap ? sum : std::max(alone, w.warp_issue_s * params.issue_interval);
   double time = std::max(k * alone, floor);
   const double wait = w.trips * params.latency_s + w.load_s;
-  if (w.round_trip) time = std::max(time, floor + wait);
+  if (w.early_trip) time = std::max(time, wait);  // issued at the step's start, overlapping its work
+  else if (w.round_trip) time = std::max(time, floor + wait);
   else if (prefetched) time = std::max(time, w.trips * params.latency_s + k * l2);
   else if (w.loads) time = std::max(time, wait);
   const double exposed = time - k * alone;  // the memory latency's part of the step

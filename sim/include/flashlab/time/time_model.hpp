@@ -108,6 +108,9 @@ struct StepWork {
   bool loads = false;      // the step loads from global memory
   bool round_trip = false; // it waits for its loads: they start the block (prologue, outer begin), or
                            // read a tensor its own launch stores (no prefetch possible)
+  bool early_trip = false; // its only waited-for loads are a forward tile's reads of what its launch
+                           // stored (V1's O_i, l_i, m_i), issued at the step's start: their round
+                           // trip overlaps the step's work (kernels/src/common/row_tile.cuh read_rows)
   double trips = 1;        // round trips its loads take in sequence: a row block's per 2 KiB of its
                            // row; a row pass's streamed loads (streams()) after the tile copy's one
   bool issue_from_sass = false;  // the issue unit counts the compiled kernel's tile loop (else estimated)
