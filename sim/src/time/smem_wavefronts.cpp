@@ -3,6 +3,7 @@
 #include "smem_wavefronts.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "flashlab/memory/occupancy.hpp"
 
@@ -36,7 +37,12 @@ double softmax_row_smem_bytes(const Problem& p, const Launch& l) {
 
 double split_k_reduction_conflict_bytes(const Problem& p, std::int64_t rows) {
   if (p.split != WarpSplit::split_k || p.warps <= 1) return 0;
-  return kPartialBytes * double(p.warps) * double(rows) * double(p.tiling.d);
+  const double w = double(p.warps), r = double(rows);
+  const double pv_conflict = kPartialBytes * w * r * double(p.tiling.d);
+  const double row_groups = std::ceil(r / 8);  // stores and loads of 8 rows, a wavefront each
+  const double stat_stores = 2 * w * (row_groups * kWavefrontBytes - r * kPartialBytes);
+  const double max_loads = w * w * (row_groups * kWavefrontBytes - r * kPartialBytes);
+  return pv_conflict + stat_stores + max_loads;
 }
 
 double split_q_row_update_bytes(const Problem& p, std::int64_t rows) {

@@ -20,13 +20,17 @@ namespace flashlab::time_detail {
 /// that is not that softmax.
 double softmax_row_smem_bytes(const Problem& p, const Launch& l);
 
-/// The shared-memory wavefronts, in bytes, that bank conflicts add to split-K warps' reduction of
-/// P~_ij V_j on an r-row tile (kernels/src/common/row_tile.cuh update_chunks, FA1 Alg. 1 line 12):
-/// each thread reads W fp32 partials of its 8 columns as two 16-byte loads, the 8 lanes of a row
-/// 32 bytes apart and the rows d + 8 floats apart, so a warp's load touches 16 of the 32 banks
-/// twice: 2-way, one extra wavefront per ideal one, W r d 4 bytes a tile. Nsight Compute counts
-/// bank conflicts as 23-28% of these kernels' shared-memory wavefronts on the H200
-/// (tests/data/gpu_time/h200_smem.json). 0 for split-Q warps or one warp.
+/// The shared-memory wavefronts, in bytes, that split-K warps' reductions on an r-row tile cost
+/// beyond their bytes (kernels/src/common/row_tile.cuh, FA1 Alg. 1 lines 10-12):
+///  - P~_ij V_j (update_chunks): each thread reads W fp32 partials of its 8 columns as two 16-byte
+///    loads, the 8 lanes of a row 32 bytes apart and the rows d + 8 floats apart, so a warp's load
+///    touches 16 of the 32 banks twice: 2-way, one extra wavefront per ideal one, W r d 4 bytes;
+///  - the row statistics (tile_softmax): a warp stores its r partial maxima and sums from one lane
+///    in four, 8 rows (32 bytes) per store, a wavefront each (2 W r/8 of them for W r 8 bytes), and
+///    every warp reads the W warps' maxima of its r rows 8 rows per load (W^2 r/8 wavefronts for
+///    W^2 r 4 bytes): 24 W r + 12 W^2 r bytes more.
+/// Nsight Compute's loads and stores on the H200 (tests/data/gpu_time/h200_smem.json), checked by
+/// tests/sim/time/smem_wavefronts_test.cpp. 0 for split-Q warps or one warp.
 double split_k_reduction_conflict_bytes(const Problem& p, std::int64_t rows);
 
 /// The shared-memory wavefronts, in bytes, of split-Q warps' P~_ij V_j on its way to O_i in the

@@ -256,7 +256,11 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
     if (a.op == Op::load) w.load_s += fraction * double(b) / (g.l2_bytes_per_s.value() / sms);
-    if (placement_of(l, a.tensor) == Memory::sram) smem += double(b);
+    // a tile stored from SRAM is staged there: written from the registers, read back for the
+    // global stores; a load into SRAM is a cp.async fill, which does not go through the
+    // shared-memory data pipe (Nsight Compute's wavefronts of it stay flat as the copied bytes
+    // grow: tests/data/gpu_time/h200_smem.json)
+    if (placement_of(l, a.tensor) == Memory::sram && a.op != Op::load) smem += 2 * double(b);
   }
   // the softmax row launch: its shared memory in wavefronts, bank conflicts included (its rows'
   // loads and stores above are the bytes, not the wavefronts)

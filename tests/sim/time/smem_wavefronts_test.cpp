@@ -1,10 +1,12 @@
 // The time model's shared-memory unit against Nsight Compute (issue 23): its wavefronts per launch
-// (unit time x the SMs' shared-memory bandwidth / 128 bytes) beside the wavefronts of loads and
-// stores that ncu counted on the H200 for every row of the time data set
-// (tests/data/gpu_time/h200_smem.json: scripts/gpu/time_dataset.py --only sass,ours --metrics smem,
-// the same kernel sources as tests/data/gpu_time/h200.json). The kernels whose access patterns have
-// a rule of their own (sim/src/time/smem_wavefronts.hpp: bank conflicts, narrow accesses) are held to
-// it; every other kernel is reported.
+// (unit time x the SMs' shared-memory bandwidth / 128 bytes) beside the wavefronts of shared loads
+// (ldmatrix included) and stores that ncu counted on the H200 for every row of the time data set
+// (tests/data/gpu_time/h200_smem.json: scripts/gpu/time_dataset.py --only ours --metrics smem, the
+// same kernel sources as tests/data/gpu_time/h200.json). cp.async's fills are not among them: the
+// pipe's total wavefronts exceed loads plus stores by a few per warp and tile whatever the bytes
+// copied (44-116 a tile on V2's tiles), so the model leaves the fills out. Every kernel of the forward
+// is held to it, each launch of the kernels with rules of their own (sim/src/time/smem_wavefronts.hpp:
+// bank conflicts, narrow accesses) and the median of every other; the backward's are reported.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -38,7 +40,7 @@ std::string kernel_of(const std::string& name) {
   return k.substr(k.rfind(':') + 1);
 }
 
-double sum(const nlohmann::json& samples) {
+double mean(const nlohmann::json& samples) {
   double s = 0;
   for (const auto& v : samples) s += v.get<double>();
   return s / double(std::max<std::size_t>(1, samples.size()));
@@ -46,9 +48,10 @@ double sum(const nlohmann::json& samples) {
 
 }  // namespace
 
-TEST_CASE("shared memory: the model's wavefronts within 12% of Nsight Compute's where a kernel's rule is written") {
+TEST_CASE("shared memory: the model's wavefronts within 12% of Nsight Compute's on the forward's kernels") {
   const nlohmann::json smem = read(kSmemData), timed = read(kTimeData);
-  // the same kernels as the timed data set
+  // the same kernels as the timed data set, and the pipe's total beside its loads and stores
+  CHECK(smem.at("meta").at("ncu_flags").get<std::string>().find("wavefronts_mem_shared.sum") != std::string::npos);
   CHECK(smem.at("meta").at("kernel_sources_sha256") == timed.at("meta").at("kernel_sources_sha256"));
   CHECK(smem.at("meta").at("ncu_flags").get<std::string>().find("wavefronts_mem_shared_op_ld") != std::string::npos);
   std::map<std::string, std::vector<double>> ratios;  // per kernel: measured / predicted
@@ -62,7 +65,7 @@ TEST_CASE("shared memory: the model's wavefronts within 12% of Nsight Compute's 
     REQUIRE(launches.size() == m.time.launches.size());
     for (std::size_t x = 0; x < launches.size(); ++x) {
       const std::string kernel = kernel_of(launches[x].at("name"));
-      const double measured = sum(launches[x].at("smem_ld_wavefronts")) + sum(launches[x].at("smem_st_wavefronts"));
+      const double measured = mean(launches[x].at("smem_ld_wavefronts")) + mean(launches[x].at("smem_st_wavefronts"));
       const double predicted =
           m.time.launches[x].unit_s[int(HwUnit::smem)] * p.gpu.smem_bytes_per_s.value() / 128.0;
       if (predicted <= 0 || measured <= 0) continue;
@@ -80,6 +83,9 @@ TEST_CASE("shared memory: the model's wavefronts within 12% of Nsight Compute's 
   CHECK(held >= 80);  // 19 softmax launches, 66 of the row-update kernels
   for (auto& [k, v] : ratios) {
     std::sort(v.begin(), v.end());
+    CAPTURE(k);
+    if (k.find("bwd") == std::string::npos && k.find("backward") == std::string::npos && v.size() >= 5)
+      CHECK(v[v.size() / 2] == doctest::Approx(1.0).epsilon(0.12));
     MESSAGE(fmt::format("{:<22} {:3} launches: Nsight Compute / model {:.2f} (median), {:.2f}-{:.2f}", k, v.size(),
                         v[v.size() / 2], v.front(), v.back()));
   }
