@@ -56,6 +56,15 @@ double walk_trips(const Problem& p, std::int64_t n, double loads, double threads
   return std::ceil(loads / threads) * double(n / 4 + n % 4);
 }
 
+/// Round trips of this project's combine reading every split's L_s of its rows before any O_s
+/// (kernels/src/v2_split.cu fl_v2_combine: a warp loads 32 rows of one split and stores them into
+/// SRAM before its next load, the W warps taking the splits in turn: ceil(n ceil(rows / 32) / W)
+/// one after another, then a barrier); FA2's reads them together (one). 0 for a single copy.
+double lse_walk_trips(const Problem& p, std::int64_t n, double rows, double warps) {
+  if (n <= 1 || p.kernel == Kernel::fa2) return 0;
+  return std::ceil(double(n) * std::ceil(rows / 32.0) / warps);
+}
+
 }  // namespace
 
 /// Round trips of step s's loads when a row pass streams some of them (streams()): a thread has one
@@ -66,7 +75,7 @@ double walk_trips(const Problem& p, std::int64_t n, double loads, double threads
 /// other loads; 0 when nothing streams. `fraction`: the block's share.
 double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s, double fraction) {
   const double threads = 32.0 * double(launch_warps(p, l));
-  double trips = 0;
+  double trips = 0, lse = 0;
   bool copied = false;
   for (const Action& a : s.actions) {
     if (a.op != Op::load) continue;
@@ -79,8 +88,11 @@ double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s,
     const std::int64_t n = a.region == Region::q_block_splits ? copies(p, a.tensor) : 1;
     const double per_row = std::ceil(double(x.cols) * e / std::min(16.0, double(x.cols) * e));
     const double loads = fraction * double(x.rows) / double(n) * per_row;  // one copy's
-    trips = std::max(trips, walk_trips(p, n, loads, threads));
+    if (a.tensor == Tensor::Lacc) lse = lse_walk_trips(p, n, fraction * double(x.rows) / double(n), threads / 32.0);
+    else trips = std::max(trips, walk_trips(p, n, loads, threads));
+    if (a.tensor == Tensor::Lacc && lse == 0) trips = std::max(trips, walk_trips(p, n, loads, threads));
   }
+  trips += lse;  // the combine's L_s walk, then a barrier, then its O_s walk
   return trips > 0 ? trips + (copied ? 1 : 0) : 0;
 }
 

@@ -180,7 +180,7 @@ GradLayout grad_layout(const Problem& p) {
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these four numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
 // search from them moves none).
-const TimeParams kFittedTimeParams{.overlap = 0.82, .warp_stream = 0.46, .latency_s = 0.12e-6, .issue_interval = 3.7};
+const TimeParams kFittedTimeParams{.overlap = 0.90, .warp_stream = 0.50, .latency_s = 0.12e-6, .issue_interval = 3.3};
 
 std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
