@@ -65,6 +65,16 @@ bool whole_step(const StepView& s) {
   });
 }
 
+/// Rows of one of FA2's combine thread blocks (flash_fwd_launch_template.h, the split-KV dispatch:
+/// kBlockM = 4 where d is a multiple of 128, 8 where of 64, else 16, over the flattened batch x head x
+/// query rows); 0 for any other launch. The schedule's combine steps take a Q block of B_r rows: the
+/// time model deals each as ceil(rows / kBlockM) blocks with their share of its work.
+std::int64_t fa2_combine_rows(const Problem& p, const Launch& l) {
+  if (p.kernel != Kernel::fa2 || l.name != "flash_combine") return 0;
+  const std::int64_t d = p.tiling.d;
+  return d % 128 == 0 ? 4 : d % 64 == 0 ? 8 : 16;
+}
+
 bool kv_sequential(const Launch& l) {
   return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.dim == Dim::kv_block && !x.thread_block; });
 }
@@ -380,6 +390,13 @@ void BlockTimer::on_step(const StepView& s) {
     works_[k].push_back(step_work(s, k, 1.0 / (double(blocks) * subs)));
     const int id = int(works_[k].size()) - 1;
     for (std::size_t b = 0; b < blocks; ++b) add(k, b, id, subs);
+    return;
+  }
+  if (const std::int64_t rows = fa2_combine_rows(p_, l); rows > 0 && s.i >= 0) {
+    const std::int64_t per_q_block = (p_.tiling.b_r + rows - 1) / rows, m = (p_.tiling.rows(s.i) + rows - 1) / rows;
+    works_[k].push_back(step_work(s, k, 1.0 / double(m)));
+    const int id = int(works_[k].size()) - 1;
+    for (std::int64_t b = 0; b < m; ++b) add(k, s.dispatch * std::size_t(per_q_block) + std::size_t(b), id, 1.0);
     return;
   }
   int id;
