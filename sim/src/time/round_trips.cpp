@@ -53,7 +53,7 @@ bool streamed(const StepView& s, Tensor x) {
 double walk_trips(const Problem& p, std::int64_t n, double loads, double threads) {
   if (n <= 1) return std::ceil(loads / threads);
   if (p.kernel == Kernel::fa2) return double(n);
-  return std::ceil(loads / threads) * double(n / 4 + n % 4);
+  return std::ceil(loads / threads) * double(n / 4 + (n % 4 > 0 ? 1 : 0));
 }
 
 /// Round trips of this project's combine reading every split's L_s of its rows before any O_s
