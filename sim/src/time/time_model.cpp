@@ -190,7 +190,7 @@ GradLayout grad_layout(const Problem& p) {
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these four numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
 // search from them moves none).
-const TimeParams kFittedTimeParams{.overlap = 0.90, .warp_stream = 0.50, .latency_s = 0.12e-6, .issue_interval = 3.3};
+const TimeParams kFittedTimeParams{.overlap = 0.94, .warp_stream = 0.58, .latency_s = 0.20e-6, .issue_interval = 3.8};
 
 std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -320,7 +320,7 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   }
   // prefetched loads (cp.async a step ahead) move through the L2 while the SM computes: their
   // transfer bounds the step (the wait below), it does not queue behind the other units
-  const bool prefetched = w.loads && !w.round_trip && !w.no_overlap;
+  const bool prefetched = w.loads && (!w.round_trip || w.early_trip) && !w.no_overlap;
   const double l2 = u[int(HwUnit::l2)];
   if (prefetched) u[int(HwUnit::l2)] = 0;
   for (int x = 0; x <= int(HwUnit::issue); ++x) {
@@ -339,7 +339,7 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   const double floor = w.no_overlap ? sum : std::max(alone, w.warp_issue_s * params.issue_interval);
   double time = std::max(k * alone, floor);
   const double wait = w.trips * params.latency_s + w.load_s;
-  if (w.early_trip) time = std::max(time, wait);  // issued at the step's start, overlapping its work
+  if (w.early_trip) time = std::max({time, wait, w.trips * params.latency_s + k * l2});  // issued at the step's start
   else if (w.round_trip) time = std::max(time, floor + wait);
   else if (prefetched) time = std::max(time, w.trips * params.latency_s + k * l2);
   else if (w.loads) time = std::max(time, wait);
