@@ -343,10 +343,14 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   else if (w.round_trip) time = std::max(time, floor + wait);
   else if (prefetched) time = std::max(time, w.trips * params.latency_s + k * l2);
   else if (w.loads) time = std::max(time, wait);
-  const double exposed = time - k * alone;  // the memory latency's part of the step
+  // the units' part of the step (a row launch's: at least its block's chain), the rest the memory
+  // latency's
+  const double units = w.no_overlap ? std::max(k * alone, floor) : k * alone;
+  const double exposed = time - units;
   st.time = time;
-  for (int x = 0; x <= int(HwUnit::issue); ++x) st.share[std::size_t(x)] = k * rho * u[std::size_t(x)];
-  st.share[std::size_t(top_unit)] += k * (1 - rho) * top;
+  const double stretch = alone > 0 ? units / (k * alone) : 1.0;
+  for (int x = 0; x <= int(HwUnit::issue); ++x) st.share[std::size_t(x)] = stretch * k * rho * u[std::size_t(x)];
+  st.share[std::size_t(top_unit)] += stretch * k * (1 - rho) * top;
   st.share[int(HwUnit::latency)] = exposed;
   st.unit[int(HwUnit::latency)] = exposed;
   return st;

@@ -1,5 +1,5 @@
-// The H200 measurements that no preset takes yet, for V3's time model (issue 27): wgmma's rates and
-// latencies (tests/data/gpu_ceilings/h200_wgmma.json, scripts/gpu/wgmma_ceiling.sh over
+// The H200 measurements that no preset takes (issue 27: wgmma; issue 23: block starts, an SM's L2 draw):
+// wgmma's rates and latencies (tests/data/gpu_ceilings/h200_wgmma.json, scripts/gpu/wgmma_ceiling.sh over
 // wgmma_ceiling.cu) and a dependent shared-memory load's latency (tests/data/gpu_latency/h200_smem.json,
 // scripts/gpu/latency.cu). Each figure is held to bounds derived without it: the tensor cores' dense
 // peak at the file's clock, mma.sync's measured rate (tests/data/gpu_ceilings/h200.json), the work
@@ -98,5 +98,49 @@ TEST_CASE("h200_smem.json: a shared-memory load's latency is 15-60 cycles, its n
   for (const char* key : {"smem_cycles", "smem_ns"}) {
     CAPTURE(key);
     CHECK(runs[0].at(key).get<double>() == doctest::Approx(runs[1].at(key).get<double>()).epsilon(0.01));
+  }
+}
+
+// block_dispatch.cu: the slope of the empty launches' time over the blocks per SM, re-derived here by
+// least squares from the points each run wrote (64 blocks per SM and more: the line's part), equals
+// the slope the run printed; the two runs agree within 2%; a block start is more than a cycle and
+// less than a microsecond.
+TEST_CASE("h200_block_dispatch.json: an SM starts an empty thread block every 20-1,000 ns, re-derived from the points") {
+  const nlohmann::json j = read_test_data("gpu_ceilings/h200_block_dispatch.json");
+  std::vector<double> slopes;
+  for (const auto& run : j.at("runs"))
+    for (const char* key : {"threads_128", "threads_256"}) {
+      CAPTURE(key);
+      const auto& s = run.at(key);
+      const auto x = s.at("blocks_per_sm").get<std::vector<double>>(), y = s.at("us").get<std::vector<double>>();
+      REQUIRE(x.size() == y.size());
+      double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (x[i] >= 64) sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i], n += 1;
+      REQUIRE(n >= 3);
+      const double slope_ns = (n * sxy - sx * sy) / (n * sxx - sx * sx) * 1e3;
+      CHECK(slope_ns == doctest::Approx(s.at("ns_per_block_per_sm").get<double>()).epsilon(0.01));
+      CHECK(slope_ns > 20);
+      CHECK(slope_ns < 1000);
+      slopes.push_back(slope_ns);
+    }
+  for (double s : slopes) CHECK(s == doctest::Approx(slopes.front()).epsilon(0.02));
+}
+
+// l2_per_sm.cu: per-SM bandwidth = the total over the blocks in every point; one SM alone draws at
+// most 10% more than 1/SMs of the L2 bandwidth that ceilings.cu measured with every SM reading (the
+// time model's share of an SM), and at least that share less 10%.
+TEST_CASE("h200_l2_per_sm.json: one SM alone draws about 1/132 of the L2's measured bandwidth") {
+  const nlohmann::json j = read_test_data("gpu_ceilings/h200_l2_per_sm.json");
+  const nlohmann::json ceilings = read_test_data("gpu_ceilings/h200.json");
+  const double share = ceilings.at("l2_read_gbps").get<double>() / ceilings.at("sms").get<double>();
+  for (const auto& run : j.at("runs")) {
+    const auto blocks = run.at("blocks").get<std::vector<double>>(), gbps = run.at("gbps").get<std::vector<double>>(),
+               per_sm = run.at("gbps_per_sm").get<std::vector<double>>();
+    REQUIRE(blocks.size() == gbps.size());
+    REQUIRE(blocks.front() == 1);
+    for (std::size_t i = 0; i < blocks.size(); ++i) CHECK(per_sm[i] == doctest::Approx(gbps[i] / blocks[i]).epsilon(0.01));
+    CHECK(per_sm.front() <= 1.10 * share);
+    CHECK(per_sm.front() >= 0.90 * share);
   }
 }
