@@ -5,8 +5,10 @@
 //
 // The walk records, per step of a thread block, its work on each unit of the SM (StepWork): the
 // tensor cores (matmul FLOPs), the special-function unit (exp, log, the reciprocal of a division),
-// FP32 (the other non-matmul operations and the warp model's extra ones), shared memory (tile loads
-// into SRAM, the warps' matmul operand reads, split-K's reductions), the L2 (the step's loads and
+// FP32 (the other non-matmul operations and the warp model's extra ones), shared memory (128-byte
+// wavefronts of the warps' matmul operand reads, tiles staged in SRAM for their stores, split-K's
+// reductions; bank conflicts and narrow accesses where a kernel has them: smem_wavefronts.hpp in
+// sim/src/time; cp.async's fills are not on that pipe), the L2 (the step's loads and
 // stores), barriers and instruction issue (4 schedulers, one warp-instruction per cycle each: a tile
 // step of a compiled kernel issues its tile loop's instructions as its SASS has them, per warp,
 // tests/data/gpu_time/sass_loops.json; any other step an estimate from its work: a warp-instruction
@@ -18,7 +20,8 @@
 //    block are joined at each step's barriers. With s = k (1 + beta (W/4 - 1)) streams per SM a step
 //    takes k (t_max + rho (sum t_u - t_max)), rho = min(1, c / s): units overlap as far as
 //    independent streams are in different phases. A row launch (one 4-warp block per query row:
-//    standard attention's softmax) does not overlap its units (rho = 1). Prefetched loads' L2 transfer
+//    standard attention's softmax) does not overlap its units within a block (its phases are between
+//    barriers): a block's step takes at least their sum. Prefetched loads' L2 transfer
 //    is not among the summed units: it bounds the step (below).
 //  - the latency floor: a step takes at least one warp's instructions times iota cycles (the issue
 //    interval of a warp running alone, its dependences unhidden), however few blocks share the SM.
@@ -29,13 +32,15 @@
 //    config/gpu_spec.hpp), plus lambda, a fitted extra for the queueing of a loaded memory system.
 //    A step with loads lasts at least its wait (its loads, prefetched during the previous step,
 //    arrive no sooner); a step that cannot prefetch its loads — they start the block (a prologue,
-//    the outer loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's O_i,
-//    l_i, m_i; V1's backward dQ_i) — waits it out: max(k w, max(w, floor) + wait) for its work w
+//    the outer loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's
+//    backward dQ_i) — waits it out: max(k w, max(w, floor) + wait) for its work w
 //    alone on the SM, with trips round trips in the wait where its loads take several one after
 //    another (a row block's one per 2 KiB of its row: one 16-byte load per thread in flight; a row
 //    pass's streamed operands, streams() in time_model.cpp, one per threads x 16 bytes after the
-//    tile copy's one; split-KV's combine, one per split where a thread walks the splits, as each
-//    kernel's code does: walk_trips() in round_trips.cpp).
+//    tile copy's one; split-KV's combine, its walks over the splits as each kernel's code does:
+//    walk_trips() and lse_walk_trips() in round_trips.cpp). V1's forward reads O_i, l_i, m_i, which
+//    its launch stored, at the step's start (early_trip): their wait overlaps the step's work and
+//    their transfer moves through the L2 as a prefetched load's does.
 //  - the launch: a thread block's time is the sum of its steps; the blocks are dealt, in dispatch
 //    order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
 //    when the grid is small); the launch takes the latest finish, at least its DRAM bytes over the
