@@ -283,6 +283,11 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     const bool whole = s.cls == TileClass::full && s.i >= 0 && s.j >= 0 && t.rows(s.i) == t.b_r && t.cols(s.j) == t.b_c;
     instructions = double(p_.warps) * double(whole ? loop->full : loop->partial);
     w.issue_from_sass = true;
+  } else if (const TileLoop* kv_loop = !tiles && whole_step(s) && kv_sequential(l) ? tile_loop(p_, l) : nullptr) {
+    // standard attention's tile kernels: a block's share of the step is one pass of their K/V loop
+    // (fraction = 1 / (blocks x T_c)), its instructions the loop's full tile
+    instructions = double(p_.warps) * double(kv_loop->full) / fraction;
+    w.issue_from_sass = true;
   }
   auto& u = w.unit;
   u[int(HwUnit::issue)] = fraction * instructions / (kSchedulers * g.clock_hz.value());
