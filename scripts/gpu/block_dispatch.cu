@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "event_timing.cuh"
 
 namespace {
 
@@ -23,24 +24,7 @@ __global__ void empty_block(int* sink) {
 }
 
 double median_us(int blocks, int threads) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  std::vector<double> t;
-  for (int r = 0; r < 12; ++r) {
-    CHECK(cudaEventRecord(a));
-    empty_block<<<blocks, threads>>>(nullptr);
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    CHECK(cudaGetLastError());
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    if (r >= 3) t.push_back(ms * 1e3);
-  }
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return 1e3 * median_ms([&] { empty_block<<<blocks, threads>>>(nullptr); }, 9, 3);
 }
 
 void series(int sms, int threads, bool last) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "event_timing.cuh"
 
 namespace {
 
@@ -152,29 +153,6 @@ __global__ void barrier_kernel(float* sink) {
 __global__ void empty_kernel() {}
 
 // Median time in milliseconds of `reps` runs of `body`, after `warm` runs.
-double median_ms(const std::function<void()>& body, int reps = 15, int warm = 3) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  for (int k = 0; k < warm; ++k) body();
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
-  std::vector<double> t;
-  for (int k = 0; k < reps; ++k) {
-    CHECK(cudaEventRecord(a));
-    body();
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    CHECK(cudaGetLastError());
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  CHECK(cudaEventDestroy(a));
-  CHECK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 /// The L2 and DRAM rates in GB/s: a 24 MiB buffer (under the 60 MB L2 even with its two
 /// partitions) read 20 times in one launch; 4 GiB read once from DRAM; 2 GiB copied to 2 GiB (the

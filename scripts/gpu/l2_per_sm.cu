@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "event_timing.cuh"
 
 namespace {
 
@@ -33,24 +34,6 @@ __global__ void __launch_bounds__(kThreads) read_l2(const float4* __restrict__ i
   if (acc == 1.2345f) sink[threadIdx.x] = acc + pad[0].x;
 }
 
-double median_ms(const float4* buf, std::size_t n, float* sink, int blocks) {
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  std::vector<double> t;
-  for (int r = 0; r < 12; ++r) {
-    CHECK(cudaEventRecord(a));
-    read_l2<<<blocks, kThreads, 64 * 1024>>>(buf, n, sink);
-    CHECK(cudaEventRecord(b));
-    CHECK(cudaEventSynchronize(b));
-    CHECK(cudaGetLastError());
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    if (r >= 3) t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 }  // namespace
 
@@ -69,7 +52,7 @@ int main() {
   CHECK(cudaDeviceSynchronize());
   std::vector<int> blocks = {1, 2, 4, 8, 16, 33, 66, sms};
   std::vector<double> gbps;
-  for (int g : blocks) gbps.push_back(double(kBytes) * kPasses / (median_ms(buf, n, sink, g) * 1e-3) / 1e9);
+  for (int g : blocks) gbps.push_back(double(kBytes) * kPasses / (median_ms([&] { read_l2<<<g, kThreads, 64 * 1024>>>(buf, n, sink); }, 9, 3) * 1e-3) / 1e9);
   std::printf("{\"sms\": %d, \"bytes\": %zu, \"passes\": %d, \"blocks\": [", sms, kBytes, kPasses);
   for (std::size_t i = 0; i < blocks.size(); ++i) std::printf("%s%d", i ? ", " : "", blocks[i]);
   std::printf("], \"gbps\": [");
