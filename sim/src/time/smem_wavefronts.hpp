@@ -1,9 +1,11 @@
-// smem_wavefronts.hpp — shared-memory traffic where a kernel's access pattern costs more wavefronts
-// than its bytes: the time model's shared-memory unit counts 128-byte wavefronts (one per cycle per
-// SM), and a bank conflict or a narrow access takes a wavefront of its own. Private to sim/src/time.
+// smem_wavefronts.hpp — the time model's shared-memory unit: a step's shared-memory traffic in
+// 128-byte wavefronts (one per cycle per SM), its matmuls' operand reads by each kernel's warp layout,
+// tiles staged in SRAM, and the patterns whose bank conflicts or narrow accesses cost more wavefronts
+// than their bytes. Private to sim/src/time.
 #pragma once
 
 #include "flashlab/config/config.hpp"
+#include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/schedule.hpp"
 
 namespace flashlab::time_detail {
@@ -39,5 +41,17 @@ double split_k_reduction_conflict_bytes(const Problem& p, std::int64_t rows);
 /// reduction): r d 4 bytes stored, read back with the 2-way conflict above (twice that). 0 for
 /// any other kernel.
 double split_q_row_update_bytes(const Problem& p, std::int64_t rows);
+
+/// Whether launch l walks tiles of the backward (its body computes dK_j += dS_ij^T Q_i).
+bool grad_tiles(const Launch& l);
+
+/// The shared-memory wavefronts, in bytes, of step s of launch l (`tiles`: l walks tiles): the warps'
+/// matmul operand reads (split-Q warps each read all of K_j and V_j and their rows of Q_i, split-K
+/// warps all of Q_i and their columns of K_j, V_j, P; a backward tile by its kernel's warp layout,
+/// grad_layout), the patterns above, tiles stored from SRAM (written from the registers, read back:
+/// twice their bytes; a load into SRAM is a cp.async fill, not on the pipe: Nsight Compute's
+/// wavefronts of it stay flat as the bytes copied grow, tests/data/gpu_time/h200_smem.json), plus
+/// `warp_bytes` (the warp model's reductions, step_warp_work); the softmax row's its own rule.
+double step_smem_bytes(const Problem& p, const Launch& l, const StepView& s, bool tiles, double warp_bytes);
 
 }  // namespace flashlab::time_detail

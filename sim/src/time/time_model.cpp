@@ -79,45 +79,8 @@ bool kv_sequential(const Launch& l) {
   return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.dim == Dim::kv_block && !x.thread_block; });
 }
 
-// Shared-memory bytes the warps read as matmul operands for equation `eq` on an r x c tile:
-// split-Q warps each read all of K_j (S = QK^T) and V_j (O += PV) and their own rows of Q_i (and of
-// P when P is in SRAM); split-K warps each read all of Q_i, their columns of K_j and V_j, and
-// their columns of P (in SRAM).
-double operand_bytes(const Problem& p, const Launch& l, Eq eq, double r, double c, bool split_k) {
-  const double d = double(p.tiling.d), e = double(p.e_in), w = double(p.warps);
-  const bool p_in_sram = placement_of(l, Tensor::P) == Memory::sram || placement_of(l, Tensor::S) == Memory::sram;
-  switch (eq) {
-    case Eq::scores: return (split_k ? w * r * d + c * d : r * d + w * c * d) * e;
-    case Eq::output_v1: case Eq::output_v2: case Eq::output_dense:
-      return (split_k ? c * d : w * c * d) * e + (p_in_sram ? r * c * e : 0.0);
-    default: return 0;
-  }
-}
 
-/// Whether launch l walks tiles of the backward (its body computes dK_j += dS_ij^T Q_i): its
-/// shared-memory traffic is grad_operand_bytes'.
-bool grad_tiles(const Launch& l) {
-  return std::any_of(l.body.begin(), l.body.end(), [](const Action& a) { return a.op == Op::compute && a.eq == Eq::grad_k; });
-}
 
-// Shared-memory bytes the warps move for backward equation `eq` on an r x c tile with layout g
-// (grad_layout): S = Q_i K_j^T and dP = dO_i V_j^T on a grid of s_rows x (W / s_rows) warps, each
-// reading its rows of Q_i (or dO_i) and its keys of K_j (or V_j), the keys once per chunk of
-// q_chunk queries; dV_j += P^T dO_i and dK_j += dS^T Q_i on kv_rows x (W / kv_rows) warps (its keys
-// of P^T or dS^T where they are in SRAM, its columns of dO_i or Q_i); P and dS written to SRAM (dS
-// only where P stays in registers); dQ_i = dS_ij K_j on dq_rows x (W / dq_rows) warps.
-double grad_operand_bytes(const Problem& p, const GradLayout& g, Eq eq, double r, double c) {
-  const double d = double(p.tiling.d), e = double(p.e_in), w = double(p.warps);
-  const double chunks = std::ceil(r / double(std::max<std::int64_t>(1, g.q_chunk)));
-  switch (eq) {
-    case Eq::scores: case Eq::grad_p: return (w / double(g.s_rows) * r + double(g.s_rows) * c * chunks) * d * e;
-    case Eq::grad_v: case Eq::grad_k:
-      return (double(g.kv_rows) * r * d + (g.p_in_sram ? w / double(g.kv_rows) * c * r : 0.0)) * e;
-    case Eq::grad_s: return (g.p_in_sram ? 2.0 : 1.0) * r * c * e;
-    case Eq::grad_q: return (w / double(g.dq_rows) * r * c + double(g.dq_rows) * c * d) * e;
-    default: return 0;
-  }
-}
 
 /// The blocks of a launch (`dur`: one (batch, head)'s blocks, repeated bh times) dealt in dispatch
 /// order to the first free of `slots`: the latest finish and the blocks' summed time.
@@ -156,36 +119,6 @@ TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Cou
 
 }  // namespace
 
-GradLayout grad_layout(const Problem& p) {
-  const std::int64_t br = p.tiling.b_r, d = p.tiling.d, w = p.warps;
-  if (p.kernel == Kernel::fa2) {
-    const Fa2BackwardTraits t = fa2_backward_traits(d);
-    return {.s_rows = t.atom_m_sdp, .q_chunk = br, .kv_rows = 4, .dq_rows = t.atom_m_sdp, .p_in_sram = true};
-  }
-  // kernels/src/tiles.hpp backward_dq_row_groups: groups of 32 rows, else 16, such that the W / groups
-  // warps of a group split d into multiples of 16
-  std::int64_t groups = 0;
-  for (std::int64_t rows : {32, 16}) {
-    const std::int64_t m = br / rows;
-    if (m >= 1 && br % rows == 0 && w % m == 0 && d % (w / m) == 0 && (d / (w / m)) % 16 == 0) {
-      groups = m;
-      break;
-    }
-  }
-  groups = std::max<std::int64_t>(1, groups);
-  if (p.algo == Algo::v2) {
-    // grad_grid.cuh GridShape: B_c / 32 groups of 32 keys, the warps of a group along B_r for S^T and
-    // dP^T (one pass over the queries) and along d for dK_j, dV_j; P^T and dS^T through SRAM
-    const std::int64_t key_groups = std::max<std::int64_t>(1, std::min(w, p.tiling.b_c / 32));
-    return {.s_rows = std::max<std::int64_t>(1, w / key_groups), .q_chunk = br, .kv_rows = key_groups,
-            .dq_rows = groups, .p_in_sram = true};
-  }
-  // grad_tile.cuh GradShape kQC (V1's kernel): 16 queries up to d = 64; at d = 128 32 where a warp's
-  // dQ columns are at most 32, else 16
-  const std::int64_t dq_cols = d / std::max<std::int64_t>(1, w / groups);
-  const std::int64_t chunk = d <= 64 ? 16 : dq_cols <= 32 ? 32 : 16;
-  return {.s_rows = 1, .q_chunk = std::min(br, chunk), .kv_rows = w, .dq_rows = groups, .p_in_sram = false};
-}
 
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these four numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
@@ -217,7 +150,6 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   const double sms = double(g.sms);
   const double mma = peak_flops(p_);
   const bool tiles = walks_tiles_[k_launch];
-  const bool split_k = tiles && p_.split == WarpSplit::split_k;
   const bool row = row_launch(l);
 
   // Work of the step (one block's share of it when fraction < 1).
@@ -242,40 +174,19 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   bool waits_at_start = false;  // a round trip the step cannot overlap with its own work
   StepWork w;
   for (const Action& a : s.actions) {
-    if (a.op == Op::compute) {
-      const Extent x = action_extent(p_, a, s.i, s.j);
-      if (tiles && grad_tiles(l)) {
-        smem += grad_operand_bytes(p_, grad_layout(p_), a.eq, double(x.rows), double(x.cols));
-      } else if (tiles || s.i >= 0) {
-        smem += operand_bytes(p_, l, a.eq, double(x.rows), double(x.cols), split_k);
-        if (tiles && (a.eq == Eq::output_v1 || a.eq == Eq::output_v2))
-          smem += time_detail::split_k_reduction_conflict_bytes(p_, x.rows) + time_detail::split_q_row_update_bytes(p_, x.rows);
-      } else {  // a whole-matrix step: its B_r x B_c tiles
-        smem += double(t.t_r() * t.t_c()) * operand_bytes(p_, l, a.eq, double(t.b_r), double(t.b_c), false);
-      }
-      continue;
-    }
     if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
     if (a.op == Op::load) {
       w.loads = true;
       const bool starts = s.level == Level::prologue || s.level == Level::outer_begin;
-      const bool early = !starts && stores(l, a.tensor) && s.level == Level::inner && !grad_tiles(l);
+      const bool early = !starts && stores(l, a.tensor) && s.level == Level::inner && !time_detail::grad_tiles(l);
       waits_at_start = waits_at_start || starts || (stores(l, a.tensor) && !early);
       w.round_trip = w.round_trip || starts || stores(l, a.tensor);
     }
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
     if (a.op == Op::load) w.load_s += fraction * double(b) / (g.l2_bytes_per_s.value() / sms);
-    // a tile stored from SRAM is staged there: written from the registers, read back for the
-    // global stores; a load into SRAM is a cp.async fill, which does not go through the
-    // shared-memory data pipe (Nsight Compute's wavefronts of it stay flat as the copied bytes
-    // grow: tests/data/gpu_time/h200_smem.json)
-    if (placement_of(l, a.tensor) == Memory::sram && a.op != Op::load) smem += 2 * double(b);
   }
-  // the softmax row launch: its shared memory in wavefronts, bank conflicts included (its rows'
-  // loads and stores above are the bytes, not the wavefronts)
-  if (const double row_bytes = time_detail::softmax_row_smem_bytes(p_, l); row_bytes > 0)
-    smem = row_bytes * double(t.n_q);
+  smem = time_detail::step_smem_bytes(p_, l, s, tiles, smem);
   // instruction issue: the compiled tile loop's, or an estimate from the step's work
   double instructions = (double(std::accumulate(ops.begin(), ops.end(), std::uint64_t{0}))) / kLanes + flops / kHmmaFlops +
                         smem / kLdsmBytes;
