@@ -88,7 +88,7 @@ struct TimeParams {
 extern const TimeParams kFittedTimeParams;
 
 /// How the warps of a backward thread block split one tile (i, j): what the shared-memory operand
-/// reads of its matmuls depend on (time_model.cpp grad_operand_bytes).
+/// reads of its matmuls depend on (sim/src/time/smem_wavefronts.cpp grad_operand_bytes).
 struct GradLayout {
   std::int64_t s_rows = 1;    // warps along the B_r rows of S_ij and dP_ij (the rest along the keys)
   std::int64_t q_chunk = 0;   // queries per pass of S^T: a warp's keys of K_j, V_j are read once per pass
