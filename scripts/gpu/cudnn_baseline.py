@@ -58,12 +58,15 @@ def shapes(dtypes):
 
 
 def split_calls(launches, passes):
-    """ncu's launches of one child (cuDNN's warm-up and passes, then FA2's) as {backend: [calls]}: a
-    backend's launches are those whose names are its (cudnn's: no "flash" in the name)."""
-    out = {"cudnn": [], "flash": []}
+    """ncu's launches of one child as {backend: [kernels]}: cuDNN's (names with "cudnn"), FA2's (names
+    with "flash_fwd"), each backend's warm-up call (its first of passes + 1) dropped; "other": the
+    float32 reference's kernels (the check), kept apart."""
+    out = {"cudnn": [], "flash": [], "other": []}
     for k in launches:
-        out["flash" if "flash" in k["name"] else "cudnn"].append(k)
-    return {b: v[len(v) // (passes + 1):] for b, v in out.items()}  # the warm-up call's kernels dropped
+        out["cudnn" if "cudnn" in k["name"] else "flash" if "flash_fwd" in k["name"] else "other"].append(k)
+    for b in ("cudnn", "flash"):
+        out[b] = out[b][len(out[b]) // (passes + 1):]
+    return out
 
 
 def main():

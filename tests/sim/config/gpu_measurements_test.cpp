@@ -6,6 +6,7 @@
 // of one wgmma at that peak, the cycles implied by the nanoseconds and the clock, the runs' agreement.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <vector>
@@ -142,5 +143,40 @@ TEST_CASE("h200_l2_per_sm.json: one SM alone draws about 1/132 of the L2's measu
     for (std::size_t i = 0; i < blocks.size(); ++i) CHECK(per_sm[i] == doctest::Approx(gbps[i] / blocks[i]).epsilon(0.01));
     CHECK(per_sm.front() <= 1.10 * share);
     CHECK(per_sm.front() >= 0.90 * share);
+  }
+}
+
+// cudnn_baseline.py (issue 27 item 5's baseline): every FA3-benchmark shape ran, cuDNN's and FA2's
+// kernels told apart by name, each backend's output within fp16's rounding of the float32 reference
+// (2^-11 relative at |O| <= 1: 1e-3 absolute is 2x that), and cuDNN's throughput — 4 b h N^2 d FLOPs
+// (causal: N (N + 1) / 2 of the N^2 scores) over its median kernel time — below the dense fp16 peak at
+// 1,980 MHz, which only wgmma reaches: each row says cuDNN's and FA2's times for a V3 kernel to beat.
+TEST_CASE("gpu_cudnn/h200.json: cuDNN and FA2 on FA3's shapes, checked, cuDNN under the wgmma peak") {
+  const nlohmann::json j = read_test_data("gpu_cudnn/h200.json");
+  const auto median = [](const nlohmann::json& kernels) {
+    std::vector<double> t;
+    for (const auto& k : kernels) t.push_back(k.at("time_ns").get<double>());
+    std::sort(t.begin(), t.end());
+    return t.at(t.size() / 2) * 1e-9;
+  };
+  REQUIRE(j.at("rows").size() == 12);
+  for (const auto& r : j.at("rows")) {
+    CAPTURE(r.at("n").get<int>());
+    CAPTURE(r.at("d").get<int>());
+    CAPTURE(r.at("mask").get<std::string>());
+    CHECK(r.at("exit").get<int>() == 0);
+    const int passes = r.at("passes").get<int>();
+    const auto& k = r.at("kernels");
+    REQUIRE(k.at("cudnn").size() == std::size_t(passes));
+    REQUIRE(k.at("flash").size() == std::size_t(passes));
+    for (const auto& x : k.at("cudnn")) CHECK(x.at("name").get<std::string>().find("cudnn") != std::string::npos);
+    for (const auto& x : k.at("flash")) CHECK(x.at("name").get<std::string>().find("flash_fwd") != std::string::npos);
+    for (const char* b : {"cudnn", "flash"}) CHECK(r.at("max_abs_error").at(b).get<double>() < 1e-3);
+    const double n = r.at("n").get<double>(), d = r.at("d").get<double>();
+    const double bh = r.at("batch").get<double>() * r.at("heads").get<double>();
+    const double scores = r.at("mask") == "causal" ? n * (n + 1) / 2 : n * n;
+    const double tflops = 4 * bh * scores * d / median(k.at("cudnn")) / 1e12;
+    CHECK(tflops < kDenseFlopsPerSmCycle * 132 * 1980e6 / 1e12);
+    MESSAGE("cuDNN " << tflops << " TFLOP/s, FA2 / cuDNN time " << median(k.at("flash")) / median(k.at("cudnn")));
   }
 }
