@@ -106,14 +106,16 @@ std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, 
 
 /// `params` with launch x's round trip: an L2 hit, or a DRAM access for the launch's share of loads
 /// that miss (the L2 model's DRAM reads over its read requests; both latencies measured,
-/// config/gpu_spec.hpp), plus the fitted lambda. Without the L2 model, lambda alone.
-TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Counters& k, std::size_t x) {
+/// config/gpu_spec.hpp), plus the fitted lambda times the launch's `load` (0 to 1). Without the L2
+/// model, lambda times the load alone.
+TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Counters& k, std::size_t x, double load) {
   TimeParams at = params;
+  at.latency_s = params.latency_s * load;
   if (!k.l2) return at;
   const double requested = double(total(k.launches[x].l2, Dir::read));
   const double miss = requested > 0 ? std::min(1.0, double(total(k.launches[x].dram, Dir::read)) / requested) : 0.0;
   const double hit = g.l2_hit_latency_s.value();
-  at.latency_s = params.latency_s + hit + miss * (g.dram_latency_s.value() - hit);
+  at.latency_s += hit + miss * (g.dram_latency_s.value() - hit);
   return at;
 }
 
@@ -123,7 +125,7 @@ TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Cou
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these four numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
 // search from them moves none).
-const TimeParams kFittedTimeParams{.overlap = 0.94, .warp_stream = 0.58, .latency_s = 0.20e-6, .issue_interval = 3.8};
+const TimeParams kFittedTimeParams{.overlap = 0.90, .warp_stream = 0.56, .latency_s = 1.46e-6, .issue_interval = 3.8};
 
 std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -343,23 +345,31 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     lt.occupancy = b.occ_[x];
     lt.sharing = b.sharing_[x];
     // each block's time, and each unit's time and share summed over the launch's steps
-    const TimeParams at = with_round_trip(params, g, k, x);
-    std::vector<StepTime> times;
-    for (const StepWork& w : b.works_[x]) {
-      times.push_back(step_time(w, at));
-      lt.issue_from_sass = lt.issue_from_sass || w.issue_from_sass;
-    }
-    std::vector<double> dur(b.block_steps_[x].size(), 0.0);
+    std::vector<double> dur;
     std::array<double, kHwUnitCount> unit_sum{}, share_sum{};
-    for (std::size_t blk = 0; blk < dur.size(); ++blk)
-      for (const auto& [id, n] : b.block_steps_[x][blk]) {
-        const StepTime& st = times[std::size_t(id)];
-        dur[blk] += n * st.time;
-        for (int u = 0; u < kHwUnitCount; ++u) {
-          unit_sum[std::size_t(u)] += n * st.unit[std::size_t(u)];
-          share_sum[std::size_t(u)] += n * st.share[std::size_t(u)];
+    const auto walk = [&](const TimeParams& at) {
+      std::vector<StepTime> times;
+      for (const StepWork& w : b.works_[x]) times.push_back(step_time(w, at));
+      dur.assign(b.block_steps_[x].size(), 0.0);
+      unit_sum = {}, share_sum = {};
+      for (std::size_t blk = 0; blk < dur.size(); ++blk)
+        for (const auto& [id, n] : b.block_steps_[x][blk]) {
+          const StepTime& st = times[std::size_t(id)];
+          dur[blk] += n * st.time;
+          for (int u = 0; u < kHwUnitCount; ++u) {
+            unit_sum[std::size_t(u)] += n * st.unit[std::size_t(u)];
+            share_sum[std::size_t(u)] += n * st.share[std::size_t(u)];
+          }
         }
-      }
+    };
+    for (const StepWork& w : b.works_[x]) lt.issue_from_sass = lt.issue_from_sass || w.issue_from_sass;
+    // lambda, the queueing of a loaded memory system, in proportion to the launch's load: the share
+    // of its time (without lambda) that its L2 traffic keeps the L2 busy, all SMs counted (a grid
+    // that leaves SMs idle, or a last wave of few blocks, loads it less)
+    walk(with_round_trip(params, g, k, x, 0.0));
+    const double makespan0 = deal(dur, p.bh(), b.occ_[x].slots).first;
+    const double l2_busy = unit_sum[int(HwUnit::l2)] * bh / sms;
+    walk(with_round_trip(params, g, k, x, makespan0 > 0 ? std::min(1.0, l2_busy / makespan0) : 0.0));
     const std::int64_t per_head = std::int64_t(dur.size()), grid = per_head * p.bh();
     lt.grid = grid;
     const std::int64_t slots = lt.occupancy.slots;

@@ -92,7 +92,11 @@ TEST_CASE("wave quantization: one head more than the GPU holds takes a second wa
   REQUIRE(a.time.launches[0].occupancy.slots == 528);
   CHECK(a.time.launches[0].waves == 1);
   CHECK(b.time.launches[0].waves == 2);
-  CHECK(b.time.launches[0].blocks_s == doctest::Approx(2 * a.time.launches[0].blocks_s));
+  // the second wave's 48 blocks take as long as the first's, less the memory queueing that their
+  // lighter load spares them (lambda scales with the launch's L2 load): between 1.5 and 2 waves' time
+  const double r = b.time.launches[0].blocks_s / a.time.launches[0].blocks_s;
+  CHECK(r > 1.5);
+  CHECK(r <= 2.0 + 1e-9);
 }
 
 TEST_CASE("SMs idle when the grid is smaller than the GPU: V1 with 16 heads takes as long as with 1") {
@@ -160,14 +164,16 @@ TEST_CASE("the row launch: 4-warp blocks holding a row of S as fp32, one latency
     // one block per SM: it waits for ceil(2 N_k / 2048) round trips and for its row's 2 N_k bytes at
     // 1/132 of the L2's 7,729.1 GB/s; a round trip is a DRAM access's (353.1 ns measured,
     // tests/data/gpu_latency/h200.json: every row of S is read once, so every load misses the L2)
-    // plus lambda; unit_s spreads the N_q blocks' latency over 132 SMs (with more blocks per SM the
-    // others' work hides part of it)
-    const double trips = double((2 * c.n + 2047) / 2048);
-    const double wait = trips * (353.1e-9 + kFittedTimeParams.latency_s) + 2.0 * double(c.n) / (7729.1e9 / 132);
-    if (c.blocks_per_sm == 1)
-      CHECK(l.unit_s[int(HwUnit::latency)] == doctest::Approx(double(c.n) * wait / 132));
-    else
-      CHECK(l.unit_s[int(HwUnit::latency)] < double(c.n) * wait / 132);
+    // plus lambda times the launch's L2 load (0 to 1); unit_s spreads the N_q blocks' latency over
+    // 132 SMs (with more blocks per SM the others' work hides part of it)
+    const double trips = double((2 * c.n + 2047) / 2048), transfer = 2.0 * double(c.n) / (7729.1e9 / 132);
+    const double wait_idle = trips * 353.1e-9 + transfer, wait_full = wait_idle + trips * kFittedTimeParams.latency_s;
+    if (c.blocks_per_sm == 1) {
+      CHECK(l.unit_s[int(HwUnit::latency)] >= doctest::Approx(double(c.n) * wait_idle / 132));
+      CHECK(l.unit_s[int(HwUnit::latency)] <= doctest::Approx(double(c.n) * wait_full / 132));
+    } else {
+      CHECK(l.unit_s[int(HwUnit::latency)] < double(c.n) * wait_full / 132);
+    }
   }
   // one block per SM: the block's units do not overlap, its time is their sum plus its latency
   // (with more blocks per SM they overlap one another's)

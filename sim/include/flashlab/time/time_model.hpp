@@ -29,7 +29,8 @@
 //    transfer at the SM's share of the L2 bandwidth: together a step's wait). The round trip is
 //    measured, not fitted: an L2 hit's latency, or a DRAM access's for the launch's share of loads
 //    that miss the L2 (the L2 model's DRAM reads over its read requests; scripts/gpu/latency.cu,
-//    config/gpu_spec.hpp), plus lambda, a fitted extra for the queueing of a loaded memory system.
+//    config/gpu_spec.hpp), plus lambda times the launch's L2 load (the share of its time without
+//    lambda that its L2 traffic keeps the L2 busy): the queueing of a loaded memory system.
 //    A step with loads lasts at least its wait (its loads, prefetched during the previous step,
 //    arrive no sooner); a step that cannot prefetch its loads — they start the block (a prologue,
 //    the outer loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's
@@ -79,7 +80,8 @@ std::string_view to_string(HwUnit u);  // "tensor", "sfu", "fp32", "smem", "barr
 struct TimeParams {
   double overlap = 0;        // c: rho = min(1, c / streams)
   double warp_stream = 0;    // beta: streams per extra warp per scheduler of one block
-  double latency_s = 0;      // lambda: added to each measured round trip (L2 hit or DRAM), seconds
+  double latency_s = 0;      // lambda: added to each measured round trip (L2 hit or DRAM) at a fully
+                             // loaded L2, in proportion to the launch's load, seconds
   double issue_interval = 0; // iota: cycles between two instructions of one warp that runs alone
                              // (its dependent-issue latency: a step takes at least its warp's
                              // instructions times iota, however few blocks share the SM)
