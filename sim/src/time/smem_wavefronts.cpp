@@ -23,7 +23,6 @@ bool softmax_row(const Launch& l) {
   return row_launch(l) && (softmax(l.body) || std::any_of(l.prologue.begin(), l.prologue.end(), softmax));
 }
 
-// (the operand reads: the time model's rules, docs/model.md "Time model")
 // Shared-memory bytes the warps read as matmul operands for equation `eq` on an r x c tile:
 // split-Q warps each read all of K_j (S = QK^T) and V_j (O += PV) and their own rows of Q_i (and of
 // P when P is in SRAM); split-K warps each read all of Q_i, their columns of K_j and V_j, and
