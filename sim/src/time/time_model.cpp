@@ -119,6 +119,41 @@ TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Cou
   return at;
 }
 
+/// The blocks of a launch walked at `at`: each block's time (dur), and each unit's time and share
+/// summed over the blocks' steps.
+struct BlockSums {
+  std::vector<double> dur;
+  std::array<double, kHwUnitCount> unit{}, share{};
+};
+BlockSums sum_blocks(const std::vector<StepWork>& works,
+                     const std::vector<std::vector<std::pair<int, double>>>& block_steps, const TimeParams& at) {
+  std::vector<StepTime> times;
+  for (const StepWork& w : works) times.push_back(step_time(w, at));
+  BlockSums out;
+  out.dur.assign(block_steps.size(), 0.0);
+  for (std::size_t blk = 0; blk < block_steps.size(); ++blk)
+    for (const auto& [id, n] : block_steps[blk]) {
+      const StepTime& st = times[std::size_t(id)];
+      out.dur[blk] += n * st.time;
+      for (int u = 0; u < kHwUnitCount; ++u) {
+        out.unit[std::size_t(u)] += n * st.unit[std::size_t(u)];
+        out.share[std::size_t(u)] += n * st.share[std::size_t(u)];
+      }
+    }
+  return out;
+}
+
+/// Launch x's DRAM bound (0 without the L2 model), its DRAM bytes written into lt: every store costs
+/// the DRAM's write bandwidth within the launch, also those the L2 still holds dirty at its end
+/// (their write-back queues behind the launch's own traffic).
+double dram_bound(const GpuSpec& g, const Counters& k, std::size_t x, LaunchTime& lt) {
+  if (!k.l2) return 0;
+  lt.dram_read_bytes = total(k.launches[x].dram, Dir::read);
+  lt.dram_write_bytes = total(k.launches[x].dram, Dir::write);
+  const double stored = double(lt.dram_write_bytes + total(k.launches[x].l2_dirty_at_end, Dir::write));
+  return double(lt.dram_read_bytes) / g.dram_read_bytes_per_s.value() + stored / g.dram_write_bytes_per_s();
+}
+
 }  // namespace
 
 
@@ -344,32 +379,17 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     lt.name = s.launches[x].name;
     lt.occupancy = b.occ_[x];
     lt.sharing = b.sharing_[x];
-    // each block's time, and each unit's time and share summed over the launch's steps
-    std::vector<double> dur;
-    std::array<double, kHwUnitCount> unit_sum{}, share_sum{};
-    const auto walk = [&](const TimeParams& at) {
-      std::vector<StepTime> times;
-      for (const StepWork& w : b.works_[x]) times.push_back(step_time(w, at));
-      dur.assign(b.block_steps_[x].size(), 0.0);
-      unit_sum = {}, share_sum = {};
-      for (std::size_t blk = 0; blk < dur.size(); ++blk)
-        for (const auto& [id, n] : b.block_steps_[x][blk]) {
-          const StepTime& st = times[std::size_t(id)];
-          dur[blk] += n * st.time;
-          for (int u = 0; u < kHwUnitCount; ++u) {
-            unit_sum[std::size_t(u)] += n * st.unit[std::size_t(u)];
-            share_sum[std::size_t(u)] += n * st.share[std::size_t(u)];
-          }
-        }
-    };
     for (const StepWork& w : b.works_[x]) lt.issue_from_sass = lt.issue_from_sass || w.issue_from_sass;
     // lambda, the queueing of a loaded memory system, in proportion to the launch's load: the share
     // of its time (without lambda) that its L2 traffic keeps the L2 busy, all SMs counted (a grid
     // that leaves SMs idle, or a last wave of few blocks, loads it less)
-    walk(with_round_trip(params, g, k, x, 0.0));
-    const double makespan0 = deal(dur, p.bh(), b.occ_[x].slots).first;
-    const double l2_busy = unit_sum[int(HwUnit::l2)] * bh / sms;
-    walk(with_round_trip(params, g, k, x, makespan0 > 0 ? std::min(1.0, l2_busy / makespan0) : 0.0));
+    const BlockSums idle = sum_blocks(b.works_[x], b.block_steps_[x], with_round_trip(params, g, k, x, 0.0));
+    const double makespan0 = deal(idle.dur, p.bh(), b.occ_[x].slots).first;
+    const double l2_busy = idle.unit[int(HwUnit::l2)] * bh / sms;
+    const BlockSums sums = sum_blocks(b.works_[x], b.block_steps_[x],
+                                      with_round_trip(params, g, k, x, makespan0 > 0 ? std::min(1.0, l2_busy / makespan0) : 0.0));
+    const std::vector<double>& dur = sums.dur;
+    const std::array<double, kHwUnitCount>&unit_sum = sums.unit, &share_sum = sums.share;
     const std::int64_t per_head = std::int64_t(dur.size()), grid = per_head * p.bh();
     lt.grid = grid;
     const std::int64_t slots = lt.occupancy.slots;
@@ -385,15 +405,7 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     for (int u = 0; u < kHwUnitCount; ++u)
       lt.share[std::size_t(u)] = total_share > 0 ? share_sum[std::size_t(u)] / total_share : 0;
     // The DRAM bound (with the L2 model) and the launch overhead.
-    double dram = 0;
-    if (k.l2) {
-      lt.dram_read_bytes = total(k.launches[x].dram, Dir::read);
-      lt.dram_write_bytes = total(k.launches[x].dram, Dir::write);
-      // every store costs the DRAM's write bandwidth within the launch, also those the L2 still
-      // holds dirty at its end (their write-back queues behind the launch's own traffic)
-      const double stored = double(lt.dram_write_bytes + total(k.launches[x].l2_dirty_at_end, Dir::write));
-      dram = double(lt.dram_read_bytes) / g.dram_read_bytes_per_s.value() + stored / g.dram_write_bytes_per_s();
-    }
+    const double dram = dram_bound(g, k, x, lt);
     lt.unit_s[int(HwUnit::dram)] = dram;
     lt.unit_s[int(HwUnit::launch)] = g.launch_s.value();
     lt.time_s = std::max(makespan, dram) + g.launch_s.value();
