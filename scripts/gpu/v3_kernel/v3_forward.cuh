@@ -1,0 +1,412 @@
+// v3_forward.cuh — V3's forward (FlashAttention-3's Hopper schedule, Shah et al. 2024, Algorithms 1-2)
+// for sm_90a: O = softmax(Q K^T * scale [+ causal mask]) V and L = logsumexp of each row.
+//
+// Layout: Q, K, V, O are [B, N, H, D] row-major (PyTorch SDPA's [B, H, N, D] inputs after
+// .transpose(1, 2)), fp16 or bf16; L is [B, H, N] fp32 (natural log, of the scaled scores). Causal
+// is top-left aligned with N_q = N_k: row i sees columns 0..i. N is any length >= 1 (ragged tiles:
+// the copy engine fills rows past N with zeros; columns past N are masked; rows past N not stored).
+//
+// One thread block per tile of B_r = 64 x kConsumerWgs query rows of one (batch, head); with the
+// persistent scheduler, #SM blocks walk the tiles (tile t = blockIdx.x + k * gridDim.x).
+//   producer (warp specialization on): warpgroup 0 gives up registers (setmaxnreg.dec); its thread 0
+//     loads Q once per tile and K_j, V_j into a kStages-deep ring by the bulk tensor copy (TMA),
+//     each completing an mbarrier (full); it reuses a stage once the consumers arrive on its empty
+//     mbarrier. With warp specialization off, consumer thread 0 issues the same loads in line.
+//   consumers: warpgroup w (64 rows) computes S = Q K_j^T by wgmma SS (fp32), the online softmax in
+//     registers (row max and sum across the 4 threads of a row by shuffles, exp2 with log2(e)*scale
+//     folded in), converts P to 16 bits in registers and adds P V_j by wgmma RS (V read N-major:
+//     the transpose bit). Key blocks run from the last to the first, so the masked blocks (the
+//     diagonal ones when causal, the ragged last) come first; blocks above the diagonal are skipped.
+//   pingpong: warpgroups take turns issuing their GEMMs (named barriers), so one's softmax runs under
+//     the other's GEMMs. intra_overlap: S_{j} = Q K_j^T is issued together with O += P_{j+1} V_{j+1}
+//     and the softmax of S_j runs while the latter is in flight (FA3 Algorithm 2).
+// Epilogue: O / l stored from registers (rows < N), L = m * scale + ln(l).
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "layout.cuh"
+#include "ptx.cuh"
+#include "wgmma.cuh"
+
+namespace v3 {
+
+// The switches of issue 27 item 1, as compile-time choices, and the tile sizes.
+template <bool kBf16_, int kD_, int kBr_, int kBc_, int kStages_, bool kCausal_, bool kWarpSpec_, bool kPingpong_,
+          bool kIntraOverlap_, bool kPersistent_>
+struct Cfg {
+  static constexpr bool kBf16 = kBf16_, kCausal = kCausal_, kWarpSpec = kWarpSpec_, kPingpong = kPingpong_,
+                        kIntraOverlap = kIntraOverlap_, kPersistent = kPersistent_;
+  static constexpr int kD = kD_, kBr = kBr_, kBc = kBc_, kStages = kStages_;
+  static constexpr int kConsumerWgs = kBr / 64;
+  static constexpr int kThreads = 128 * (kConsumerWgs + (kWarpSpec ? 1 : 0));
+  static constexpr int kQBytes = tile_bytes(kBr, kD), kKvBytes = tile_bytes(kBc, kD);
+  // shared memory: Q, K ring, V ring (each 1024-aligned), then the mbarriers
+  static constexpr int kOffK = kQBytes, kOffV = kOffK + kStages * kKvBytes, kOffBar = kOffV + kStages * kKvBytes;
+  static constexpr int kNumBars = 2 + 4 * kStages;  // q_full, q_empty, k_full[], k_empty[], v_full[], v_empty[]
+  static constexpr int kSmemBytes = kOffBar + 8 * kNumBars + 1024;  // + 1024: the alignment of the base
+  // registers per thread after setmaxnreg (FA3's choice: 24/240 with 2 consumer warpgroups, 32/160 with 3)
+  static constexpr int kProducerRegs = kConsumerWgs == 2 ? 24 : 32;
+  static constexpr int kConsumerRegs = kConsumerWgs == 2 ? 240 : kConsumerWgs == 3 ? 160 : 240;
+  static_assert(kD == 64 || kD == 128, "D: 64 or 128");
+  static_assert(kBr % 64 == 0 && kConsumerWgs >= 1 && kConsumerWgs <= 3, "B_r: 64, 128 or 192");
+  static_assert(kBc % 16 == 0 && kBc <= 256, "B_c: a multiple of 16, at most 256");
+  static_assert(kStages >= 1 && kStages <= 3, "stages: 1 to 3");
+  static_assert(!kPingpong || kConsumerWgs >= 2, "pingpong needs 2 or more consumer warpgroups");
+  static_assert(kWarpSpec || (!kPingpong && !kPersistent),
+                "warp specialization off: only with pingpong off and the grid scheduler");
+  static_assert(kSmemBytes <= 232448, "shared memory over the 227 KiB a block may have");
+};
+
+struct Params {
+  CUtensorMap tm_q, tm_k, tm_v;  // 4-d maps (D, H, N, B), box (64, 1, rows, 1), 128B swizzle
+  void* o;                       // [B, N, H, D]
+  float* lse;                    // [B, H, N]
+  int b, h, n;
+  int num_m_blocks, num_tiles;
+  float scale, scale_log2;  // 1/sqrt(D) by default; scale * log2(e)
+};
+
+// Tile t -> (m block, batch, head): a head's m blocks are consecutive (its K/V stay in L2 while the
+// blocks in flight share them); causal walks each head's m blocks from the last (longest) to the first.
+template <class C>
+__device__ __forceinline__ void decode_tile(const Params& p, int t, int& mb, int& bi, int& hi) {
+  const int bh = t / p.num_m_blocks, r = t % p.num_m_blocks;
+  mb = C::kCausal ? p.num_m_blocks - 1 - r : r;
+  bi = bh / p.h;
+  hi = bh % p.h;
+}
+
+// Key blocks of m block mb: all ceil(N / B_c), or, when causal, those holding a column <= the block's
+// last row.
+template <class C>
+__device__ __forceinline__ int num_n_blocks(const Params& p, int mb) {
+  int end = p.n;
+  if constexpr (C::kCausal) end = min(end, (mb + 1) * C::kBr);
+  return (end + C::kBc - 1) / C::kBc;
+}
+
+// The loads, shared by the producer warp and the in-line producer (warp specialization off).
+template <class C>
+struct Loader {
+  const Params& p;
+  std::uint32_t smem, bars;
+  __device__ std::uint32_t bar(int i) const { return bars + 8 * i; }
+  __device__ std::uint32_t q_full() const { return bar(0); }
+  __device__ std::uint32_t q_empty() const { return bar(1); }
+  __device__ std::uint32_t k_full(int s) const { return bar(2 + s); }
+  __device__ std::uint32_t k_empty(int s) const { return bar(2 + C::kStages + s); }
+  __device__ std::uint32_t v_full(int s) const { return bar(2 + 2 * C::kStages + s); }
+  __device__ std::uint32_t v_empty(int s) const { return bar(2 + 3 * C::kStages + s); }
+
+  __device__ void load_q(int tile_iter, int mb, int bi, int hi) const {
+    mbar_wait(q_empty(), (tile_iter & 1) ^ 1);
+    mbar_arrive_expect_tx(q_full(), C::kQBytes);
+#pragma unroll
+    for (int c = 0; c < C::kD / 64; ++c)
+      tma_load_4d(smem + c * chunk_bytes(C::kBr), &p.tm_q, q_full(), 64 * c, hi, mb * C::kBr, bi);
+  }
+  // K_j (v = false) or V_j (v = true) into stage it % kStages, once the consumers released it.
+  __device__ void load_kv(bool v, int it, int j, int bi, int hi) const {
+    const int s = it % C::kStages, ph = (it / C::kStages) & 1;
+    const std::uint32_t full = v ? v_full(s) : k_full(s);
+    mbar_wait(v ? v_empty(s) : k_empty(s), ph ^ 1);
+    mbar_arrive_expect_tx(full, C::kKvBytes);
+    const std::uint32_t dst = smem + (v ? C::kOffV : C::kOffK) + s * C::kKvBytes;
+#pragma unroll
+    for (int c = 0; c < C::kD / 64; ++c)
+      tma_load_4d(dst + c * chunk_bytes(C::kBc), v ? &p.tm_v : &p.tm_k, full, 64 * c, hi, j * C::kBc, bi);
+  }
+};
+
+template <bool kBf16>
+__device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
+  if constexpr (kBf16) {
+    __nv_bfloat162 x = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&x);
+  } else {
+    __half2 x = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&x);
+  }
+}
+
+// The consumer warpgroup's state for one tile: O accumulators, row max m and partial row sum l of
+// its two rows (row and row + 8 of Frag).
+template <class C>
+struct Consumer {
+  static constexpr int kSRegs = C::kBc / 2, kPRegs = C::kBc / 4, kORegs = C::kD / 2;
+  const Params& p;
+  const Loader<C>& ld;
+  int wg, tid;  // consumer warpgroup 0..kConsumerWgs-1, thread within it
+  Frag f;
+  float o[kORegs];
+  std::uint32_t pf[kPRegs];  // P, 16-bit pairs, the A fragments of the P V GEMM
+  float m[2], l[2];
+
+  __device__ Consumer(const Params& p_, const Loader<C>& ld_, int wg_, int tid_)
+      : p(p_), ld(ld_), wg(wg_), tid(tid_), f(tid_) {}
+
+  // one thread per warp signals a release (the barriers count 4 per consumer warpgroup)
+  __device__ void release(std::uint32_t bar) const {
+    __syncwarp();
+    if (tid % 32 == 0) mbar_arrive(bar);
+  }
+  __device__ void pp_sync() const {
+    if constexpr (C::kPingpong) named_sync(1 + wg, 256);
+  }
+  __device__ void pp_arrive() const {
+    if constexpr (C::kPingpong) named_arrive(1 + (wg + 1) % C::kConsumerWgs, 256);
+  }
+
+  __device__ void issue_s(float (&s)[kSRegs], int stage) const {
+    const std::uint32_t q = ld.smem + wg * 64 * kRowBytes;
+    const std::uint32_t k = ld.smem + C::kOffK + stage * C::kKvBytes;
+    reg_fence(s);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < C::kD / 16; ++kk) {
+      const int c = kk / 4, off = (kk % 4) * 32;
+      wgmma_ss<C::kBc, C::kBf16, 0, 0>(s, desc_kmajor_sw128(q + c * chunk_bytes(C::kBr) + off),
+                                       desc_kmajor_sw128(k + c * chunk_bytes(C::kBc) + off), kk > 0);
+    }
+    wgmma_commit();
+  }
+  __device__ void issue_pv(int stage) {
+    const std::uint32_t v = ld.smem + C::kOffV + stage * C::kKvBytes;
+    reg_fence(o);
+    reg_fence(pf);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < C::kBc / 16; ++kk)
+      wgmma_rs<C::kD, C::kBf16, 1>(o, &pf[4 * kk], desc_mnmajor_sw128(v + kk * 16 * kRowBytes, chunk_bytes(C::kBc)),
+                                   1);
+    wgmma_commit();
+  }
+
+  // Mask S of key block j where needed (columns >= N; causal: columns > row), then the online
+  // softmax: new row max, P = exp2(S * scale_log2 - m * scale_log2) left in s, l and O rescaled by
+  // the correction (O only when rescale_o; with intra_overlap the caller rescales O later).
+  __device__ void softmax(float (&s)[kSRegs], int j, int row0, float (&corr)[2]) {
+    const int col0 = j * C::kBc;
+    const bool need_mask = col0 + C::kBc > p.n || (C::kCausal && col0 + C::kBc - 1 > row0 - f.row);
+    if (need_mask) {
+#pragma unroll
+      for (int i = 0; i < kSRegs; ++i) {
+        const int col = col0 + 8 * (i / 4) + f.col + (i % 2);
+        const int row = row0 + ((i % 4) >= 2 ? 8 : 0);
+        if (col >= p.n || (C::kCausal && col > row)) s[i] = -INFINITY;
+      }
+    }
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int i = 0; i < kSRegs; ++i) mx[(i % 4) / 2] = fmaxf(mx[(i % 4) / 2], s[i]);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    }
+    float neg[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float use = mx[r] == -INFINITY ? 0.f : mx[r];  // a row fully masked so far: keep P = 0
+      corr[r] = exp2_approx((m[r] - use) * p.scale_log2);
+      neg[r] = -use * p.scale_log2;
+      m[r] = mx[r];
+    }
+    float sum[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < kSRegs; ++i) {
+      const int r = (i % 4) / 2;
+      s[i] = exp2_approx(fmaf(s[i], p.scale_log2, neg[r]));
+      sum[r] += s[i];
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) l[r] = l[r] * corr[r] + sum[r];
+  }
+  __device__ void rescale_o(const float (&corr)[2]) {
+#pragma unroll
+    for (int i = 0; i < kORegs; ++i) o[i] *= corr[(i % 4) / 2];
+  }
+  __device__ void convert_p(const float (&s)[kSRegs]) {
+#pragma unroll
+    for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<C::kBf16>(s[2 * i], s[2 * i + 1]);
+  }
+
+  // O / l to global (rows < N), L = m * scale + ln(l).
+  __device__ void epilogue(int mb, int bi, int hi) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+      l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    }
+    const int row0 = mb * C::kBr + wg * 64 + f.row;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = row0 + 8 * r;
+      if (row >= p.n) continue;
+      const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+      std::uint32_t* out = reinterpret_cast<std::uint32_t*>(
+          static_cast<char*>(p.o) + ((std::size_t(bi) * p.n + row) * p.h + hi) * C::kD * 2);
+#pragma unroll
+      for (int cb = 0; cb < C::kD / 8; ++cb)
+        out[(8 * cb + f.col) / 2] = pack2<C::kBf16>(o[4 * cb + 2 * r] * inv, o[4 * cb + 2 * r + 1] * inv);
+      if (tid % 4 == 0)
+        p.lse[(std::size_t(bi) * p.h + hi) * p.n + row] = l[r] > 0.f ? m[r] * p.scale + logf(l[r]) : -INFINITY;
+    }
+  }
+
+  // One tile; `it` counts the key blocks this block has consumed over all its tiles (the ring's
+  // position). `inline_ld`: this thread issues the loads too (warp specialization off).
+  __device__ void tile(int tile_iter, int& it, int mb, int bi, int hi, bool inline_ld) {
+    const int nb = num_n_blocks<C>(p, mb);
+    const int row0 = mb * C::kBr + wg * 64 + f.row;  // this thread's first row
+#pragma unroll
+    for (int i = 0; i < kORegs; ++i) o[i] = 0.f;
+    m[0] = m[1] = -INFINITY;
+    l[0] = l[1] = 0.f;
+    if (inline_ld) {  // the first kStages blocks
+      ld.load_q(tile_iter, mb, bi, hi);
+      for (int k = 0; k < C::kStages && k < nb; ++k) {
+        ld.load_kv(false, it + k, nb - 1 - k, bi, hi);
+        ld.load_kv(true, it + k, nb - 1 - k, bi, hi);
+      }
+    }
+    mbar_wait(ld.q_full(), tile_iter & 1);
+    float s[kSRegs];
+    float corr[2];
+    if constexpr (C::kIntraOverlap) {
+      int st = it % C::kStages;
+      mbar_wait(ld.k_full(st), (it / C::kStages) & 1);
+      pp_sync();
+      issue_s(s, st);
+      pp_arrive();
+      wgmma_wait<0>();
+      reg_fence(s);
+      release(ld.k_empty(st));
+      if (inline_ld && C::kStages < nb) ld.load_kv(false, it + C::kStages, nb - 1 - C::kStages, bi, hi);
+      softmax(s, nb - 1, row0, corr);
+      convert_p(s);
+      int prev_it = it;
+      ++it;
+      for (int k = 1; k < nb; ++k, ++it) {
+        const int j = nb - 1 - k;
+        st = it % C::kStages;
+        const int pst = prev_it % C::kStages;
+        mbar_wait(ld.k_full(st), (it / C::kStages) & 1);
+        mbar_wait(ld.v_full(pst), (prev_it / C::kStages) & 1);
+        pp_sync();
+        issue_s(s, st);
+        issue_pv(pst);
+        pp_arrive();
+        wgmma_wait<1>();
+        reg_fence(s);
+        release(ld.k_empty(st));
+        if (inline_ld && k + C::kStages < nb) ld.load_kv(false, it + C::kStages, j - C::kStages, bi, hi);
+        softmax(s, j, row0, corr);
+        wgmma_wait<0>();
+        reg_fence(o);
+        reg_fence(pf);
+        release(ld.v_empty(pst));
+        if (inline_ld && k - 1 + C::kStages < nb) ld.load_kv(true, prev_it + C::kStages, j + 1 - C::kStages, bi, hi);
+        rescale_o(corr);
+        convert_p(s);
+        prev_it = it;
+      }
+      release(ld.q_empty());
+      const int pst = prev_it % C::kStages;
+      mbar_wait(ld.v_full(pst), (prev_it / C::kStages) & 1);
+      pp_sync();
+      issue_pv(pst);
+      pp_arrive();
+      wgmma_wait<0>();
+      reg_fence(o);
+      reg_fence(pf);
+      release(ld.v_empty(pst));
+    } else {
+      for (int k = 0; k < nb; ++k, ++it) {
+        const int j = nb - 1 - k, st = it % C::kStages, ph = (it / C::kStages) & 1;
+        mbar_wait(ld.k_full(st), ph);
+        pp_sync();
+        issue_s(s, st);
+        pp_arrive();
+        wgmma_wait<0>();
+        reg_fence(s);
+        release(ld.k_empty(st));
+        if (k == nb - 1) release(ld.q_empty());
+        if (inline_ld && k + C::kStages < nb) ld.load_kv(false, it + C::kStages, j - C::kStages, bi, hi);
+        softmax(s, j, row0, corr);
+        rescale_o(corr);
+        convert_p(s);
+        mbar_wait(ld.v_full(st), ph);
+        issue_pv(st);
+        wgmma_wait<0>();
+        reg_fence(o);
+        reg_fence(pf);
+        release(ld.v_empty(st));
+        if (inline_ld && k + C::kStages < nb) ld.load_kv(true, it + C::kStages, j - C::kStages, bi, hi);
+      }
+    }
+    epilogue(mb, bi, hi);
+  }
+};
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, 1) v3_forward_kernel(const __grid_constant__ Params p) {
+  extern __shared__ unsigned char smem_raw[];
+  const std::uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;
+  const Loader<C> ld{p, base, base + C::kOffBar};
+  const int consumers = 4 * C::kConsumerWgs;  // releasing warps
+  if (threadIdx.x == 0) {
+    prefetch_tmap(&p.tm_q);
+    prefetch_tmap(&p.tm_k);
+    prefetch_tmap(&p.tm_v);
+    mbar_init(ld.q_full(), 1);
+    mbar_init(ld.q_empty(), consumers);
+    for (int s = 0; s < C::kStages; ++s) {
+      mbar_init(ld.k_full(s), 1);
+      mbar_init(ld.v_full(s), 1);
+      mbar_init(ld.k_empty(s), consumers);
+      mbar_init(ld.v_empty(s), consumers);
+    }
+    fence_mbar_init();
+  }
+  __syncthreads();
+  const int first = blockIdx.x, stride = C::kPersistent ? gridDim.x : p.num_tiles;
+  const int wg_all = threadIdx.x / 128;
+  if (C::kWarpSpec && wg_all == 0) {  // producer warpgroup
+    setmaxnreg_dec<C::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      int it = 0, tile_iter = 0;
+      for (int t = first; t < p.num_tiles; t += stride, ++tile_iter) {
+        int mb, bi, hi;
+        decode_tile<C>(p, t, mb, bi, hi);
+        ld.load_q(tile_iter, mb, bi, hi);
+        const int nb = num_n_blocks<C>(p, mb);
+        for (int k = 0; k < nb; ++k, ++it) {
+          ld.load_kv(false, it, nb - 1 - k, bi, hi);
+          ld.load_kv(true, it, nb - 1 - k, bi, hi);
+        }
+      }
+    }
+  } else {
+    if constexpr (C::kWarpSpec) setmaxnreg_inc<C::kConsumerRegs>();
+    const int wg = wg_all - (C::kWarpSpec ? 1 : 0);
+    Consumer<C> cs(p, ld, wg, threadIdx.x % 128);
+    if constexpr (C::kPingpong) {
+      if (wg == C::kConsumerWgs - 1) named_arrive(1, 256);  // warpgroup 0 takes the first turn
+    }
+    const bool inline_ld = !C::kWarpSpec && threadIdx.x == 0;
+    int it = 0, tile_iter = 0;
+    for (int t = first; t < p.num_tiles; t += stride, ++tile_iter) {
+      int mb, bi, hi;
+      decode_tile<C>(p, t, mb, bi, hi);
+      cs.tile(tile_iter, it, mb, bi, hi, inline_ld);
+    }
+  }
+}
+
+}  // namespace v3
