@@ -129,11 +129,17 @@ def main():
         f = lambda x, p: "-" if x is None else f"{x:.{p}f}"  # noqa: E731
         print(f"{r['d']:>4} {r['mask']:>7} {r['n']:>6} {f(r['cudnn_tflops'], 1):>11} {f(r['v3_tflops'], 1):>8} "
               f"{f(r['ratio'], 3):>9}")
-    abl = [r for r in ours if r.get("time_ms") and r["n"] == 16384]
-    if abl:
-        print("ablation at N = 16384 (fp16): variant d mask TFLOP/s")
-        for r in sorted(abl, key=lambda r: (r["d"], r["mask"], r["variant"])):
-            print(f"  {r['variant']:>12} {r['d']:>4} {r['mask']:>7} {r['tflops']:.1f}")
+    timed = [r for r in ours if r.get("time_ms")]
+    if timed:
+        ns = sorted({r["n"] for r in timed})
+        print("V3 variants, fp16, TFLOP/s by N: variant d mask " + " ".join(map(str, ns)))
+        keys = sorted({(r["variant"], r["d"], r["mask"]) for r in timed}, key=lambda k: (k[1], k[2], k[0]))
+        for v, d, m in keys:
+            cells = []
+            for n in ns:
+                x = [r["tflops"] for r in timed if (r["variant"], r["d"], r["mask"], r["n"]) == (v, d, m, n)]
+                cells.append(f"{x[0]:7.1f}" if x else "      -")
+            print(f"  {v:>12} {d:>4} {m:>7} " + " ".join(cells))
     return 0
 
 

@@ -8,7 +8,8 @@
 //
 // Layout [B, N, H, D] (v3_forward.cuh). The check compares every row (--full, or B*N*H <= 65,536) or
 // 512 sampled rows (the first and last rows included) with float64; O is poisoned (all bits set: NaN)
-// before the launch and a guard of 4 KiB after it must stay untouched. --time: the median over 15
+// before the launch and a guard of 4 KiB after it must stay untouched; a second launch (O poisoned
+// again) and the last timed one must give the same bits. --time: the median over 15
 // repetitions of (CUDA event, 5 back-to-back launches of the kernel and nothing else, CUDA event) / 5,
 // after 3 warm-up launches; TFLOP/s = 4 B H N^2 D (halved when causal) / time.
 #include <cuda_runtime.h>
@@ -62,9 +63,9 @@ int cmd_unit() {
 
 int cmd_list() {
   for (const auto& e : all_entries())
-    std::printf("%s %s d%d %s threads %d smem %d Br %d Bc %d stages %d ws %d pp %d ov %d persistent %d\n", e.name.c_str(),
+    std::printf("%s %s d%d %s threads %d smem %d Br %d Bc %d stages %d ws %d pp %d ov %d sched %d\n", e.name.c_str(),
                 e.bf16 ? "bf16" : "fp16", e.d, e.causal ? "causal" : "none", e.threads, e.smem, e.br, e.bc, e.stages,
-                e.warp_spec, e.pingpong, e.intra_overlap, e.persistent);
+                e.warp_spec, e.pingpong, e.intra_overlap, e.sched);
   return 0;
 }
 
@@ -119,7 +120,11 @@ int cmd_run(int argc, char** argv) {
   p.scale_log2 = p.scale * 1.4426950408889634f;
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const int grid = e->persistent ? std::min(p.num_tiles, sms) : p.num_tiles;
+  int* counter;  // the dynamic scheduler's [next tile, blocks finished], zero; the kernel leaves it zero
+  CHECK(cudaMalloc(&counter, 2 * sizeof(int)));
+  CHECK(cudaMemset(counter, 0, 2 * sizeof(int)));
+  p.tile_counter = counter;
+  const int grid = e->sched ? std::min(p.num_tiles, sms) : p.num_tiles;
   e->prepare();
   e->launch(p, grid, 0);
   CHECK(cudaGetLastError());
@@ -147,7 +152,19 @@ int cmd_run(int argc, char** argv) {
   }
   const auto err = v3host::check_rows(hq, hk, hv, ho, hl, B, N, H, d, causal, p.scale, rows);
   const double tol = bf16 ? 2.5e-2 : 4e-3;
-  const bool pass = guard_ok && err.nonfinite == 0 && err.rel_l2 < tol && err.lse_max_abs < 1e-2;
+  // the launch again (O poisoned again), and after the timed launches: O must be the same bits (the
+  // dynamic scheduler's counter is left at zero by each launch; the kernel is deterministic)
+  auto same_again = [&]() {
+    std::vector<std::uint16_t> again(count);
+    CHECK(cudaMemcpy(again.data(), o, count * 2, cudaMemcpyDeviceToHost));
+    return std::equal(again.begin(), again.end(), oraw.begin());
+  };
+  CHECK(cudaMemset(o, 0xFF, count * 2));
+  e->launch(p, grid, 0);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  bool repeat_identical = same_again();
+  const bool pass = guard_ok && err.nonfinite == 0 && err.rel_l2 < tol && err.lse_max_abs < 1e-2 && repeat_identical;
 
   double ms = -1;
   if (time && pass) {
@@ -171,6 +188,8 @@ int cmd_run(int argc, char** argv) {
     }
     std::sort(t.begin(), t.end());
     ms = t[t.size() / 2];
+    repeat_identical = same_again();
+    if (!repeat_identical) ms = -1;  // not the function that was checked
   }
   const double flops = 4.0 * B * H * double(N) * N * d * (causal ? 0.5 : 1.0);
   std::printf(
@@ -178,17 +197,18 @@ int cmd_run(int argc, char** argv) {
       "\"b_r\": %d, \"b_c\": %d, \"stages\": %d, \"warp_specialize\": %s, \"pingpong\": %s, \"intra_overlap\": %s, "
       "\"scheduler\": \"%s\", \"threads\": %d, \"smem\": %d, \"grid\": %d, \"seed\": %llu, "
       "\"check\": {\"rows\": %lld, \"max_abs\": %.4g, \"rel_l2\": %.4g, \"lse_max_abs\": %.4g, \"nonfinite\": %lld, "
-      "\"guard_ok\": %s, \"tol_rel_l2\": %g, \"pass\": %s}, \"time_ms\": %s, \"tflops\": %s}\n",
+      "\"guard_ok\": %s, \"repeat_identical\": %s, \"tol_rel_l2\": %g, \"pass\": %s}, \"time_ms\": %s, \"tflops\": %s}\n",
       name.c_str(), dtype.c_str(), d, mask.c_str(), B, N, H, e->br, e->bc, e->stages, e->warp_spec ? "true" : "false",
-      e->pingpong ? "true" : "false", e->intra_overlap ? "true" : "false", e->persistent ? "persistent" : "grid",
+      e->pingpong ? "true" : "false", e->intra_overlap ? "true" : "false", e->sched == 2 ? "dynamic" : e->sched == 1 ? "static" : "grid",
       e->threads, e->smem, grid, seed, err.rows, err.max_abs, err.rel_l2, err.lse_max_abs, err.nonfinite,
-      guard_ok ? "true" : "false", tol, pass ? "true" : "false", ms > 0 ? std::to_string(ms).c_str() : "null",
+      guard_ok ? "true" : "false", repeat_identical ? "true" : "false", tol, pass ? "true" : "false", ms > 0 ? std::to_string(ms).c_str() : "null",
       ms > 0 ? std::to_string(flops / (ms * 1e-3) / 1e12).c_str() : "null");
   CHECK(cudaFree(q));
   CHECK(cudaFree(k));
   CHECK(cudaFree(v));
   CHECK(cudaFree(o));
   CHECK(cudaFree(lse));
+  CHECK(cudaFree(counter));
   return pass ? 0 : 1;
 }
 

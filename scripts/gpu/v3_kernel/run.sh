@@ -2,7 +2,8 @@
 # run.sh — build V3's staged forward kernel on the H200 and run, in one go: the unit tests, the
 # correctness grid (every "fa3" configuration and every ablation variant on ragged N, float64 check),
 # then the timing of the checked configurations on cuDNN's baseline shapes beside PyTorch's cuDNN
-# attention (compare_cudnn.py, same run, same event method), and the ablation at N = 16,384.
+# attention (compare_cudnn.py, same run, same event method), the ablation at N = 16,384 and the
+# scheduler variants and B_r 128 at d = 64 on all three N.
 #
 #   COMMIT=<sha> bash scripts/gpu/v3_kernel/run.sh [OUTDIR]    (OUTDIR defaults to $OUT)
 #
@@ -48,18 +49,25 @@ for dt in fp16 bf16; do for d in 64 128; do for m in none causal; do
     SEED=$((SEED+1)); run run fa3 $dt $d $m $shape --seed $SEED
   done
 done; done; done
-for v in stages1 no_pingpong no_overlap grid no_ws; do for d in 64 128; do for m in none causal; do
+for v in stages1 no_pingpong no_overlap grid static dynamic no_ws br128; do for d in 64 128; do for m in none causal; do
+  [ $v = br128 ] && [ $d = 128 ] && continue
   SEED=$((SEED+1)); run run $v fp16 $d $m 2 1000 3 --seed $SEED
 done; done; done
 echo "== timing $(date -u +%H:%M:%S)"
 for d in 64 128; do for m in none causal; do for n in 1024 4096 16384; do
   SEED=$((SEED+1)); run run fa3 fp16 $d $m $((16384 / n)) $n $((2048 / d)) --time --seed $SEED
 done; done; done
-for v in stages1 no_pingpong no_overlap grid no_ws; do for d in 64 128; do for m in none causal; do
+for v in stages1 no_pingpong no_overlap no_ws; do for d in 64 128; do for m in none causal; do
   SEED=$((SEED+1)); run run $v fp16 $d $m 1 16384 $((2048 / d)) --time --seed $SEED
 done; done; done
+for v in grid static dynamic br128; do for d in 64 128; do for m in none causal; do for n in 1024 4096 16384; do
+  [ $v = br128 ] && [ $d = 128 ] && continue
+  SEED=$((SEED+1)); run run $v fp16 $d $m $((16384 / n)) $n $((2048 / d)) --time --seed $SEED
+done; done; done; done
 echo "== summary $(date -u +%H:%M:%S)"
-python3 "$HERE/summarize.py" $R | tee $LOG/summary.txt
+python3 "$HERE/summarize.py" $R > $LOG/summary.txt
+echo "checks passed: $(grep -c ' ok' $LOG/summary.txt), failed: $(grep -c 'FAIL' $LOG/summary.txt)"
+grep 'FAIL' $LOG/summary.txt | head -20
 tail -5 $LOG/stderr.txt
 echo "== cudnn $(date -u +%H:%M:%S)"
 PYTHONUNBUFFERED=1 timeout 300 python3 "$HERE/compare_cudnn.py" --ours $R --out $OUTDIR/v3_h200.json \

@@ -6,8 +6,11 @@
 // is top-left aligned with N_q = N_k: row i sees columns 0..i. N is any length >= 1 (ragged tiles:
 // the copy engine fills rows past N with zeros; columns past N are masked; rows past N not stored).
 //
-// One thread block per tile of B_r = 64 x kConsumerWgs query rows of one (batch, head); with the
-// persistent scheduler, #SM blocks walk the tiles (tile t = blockIdx.x + k * gridDim.x).
+// One thread block per tile of B_r = 64 x kConsumerWgs query rows of one (batch, head) (scheduler
+// "grid"), or #SM blocks walking the tiles: "static", tile t = blockIdx.x + k * gridDim.x; "dynamic"
+// (FA3's choice when causal), the producer takes the next tile from a global counter (atomicAdd) and
+// hands it to the consumers through shared memory (an mbarrier pair); the block that finishes last
+// sets the counter back to 0 for the next launch.
 //   producer (warp specialization on): warpgroup 0 gives up registers (setmaxnreg.dec); its thread 0
 //     loads Q once per tile and K_j, V_j into a kStages-deep ring by the bulk tensor copy (TMA),
 //     each completing an mbarrier (full); it reuses a stage once the consumers arrive on its empty
@@ -37,26 +40,33 @@ namespace v3 {
 
 // The switches of issue 27 item 1, as compile-time choices, and the tile sizes.
 template <bool kBf16_, int kD_, int kBr_, int kBc_, int kStages_, bool kCausal_, bool kWarpSpec_, bool kPingpong_,
-          bool kIntraOverlap_, bool kPersistent_>
+          bool kIntraOverlap_, int kSched_>
 struct Cfg {
   static constexpr bool kBf16 = kBf16_, kCausal = kCausal_, kWarpSpec = kWarpSpec_, kPingpong = kPingpong_,
-                        kIntraOverlap = kIntraOverlap_, kPersistent = kPersistent_;
+                        kIntraOverlap = kIntraOverlap_;
+  static constexpr int kSched = kSched_;  // 0 grid, 1 static persistent, 2 dynamic persistent
+  static constexpr bool kPersistent = kSched != 0;
   static constexpr int kD = kD_, kBr = kBr_, kBc = kBc_, kStages = kStages_;
   static constexpr int kConsumerWgs = kBr / 64;
   static constexpr int kThreads = 128 * (kConsumerWgs + (kWarpSpec ? 1 : 0));
   static constexpr int kQBytes = tile_bytes(kBr, kD), kKvBytes = tile_bytes(kBc, kD);
   // shared memory: Q, K ring, V ring (each 1024-aligned), then the mbarriers
   static constexpr int kOffK = kQBytes, kOffV = kOffK + kStages * kKvBytes, kOffBar = kOffV + kStages * kKvBytes;
-  static constexpr int kNumBars = 2 + 4 * kStages;  // q_full, q_empty, k_full[], k_empty[], v_full[], v_empty[]
-  static constexpr int kSmemBytes = kOffBar + 8 * kNumBars + 1024;  // + 1024: the alignment of the base
-  // registers per thread after setmaxnreg (FA3's choice: 24/240 with 2 consumer warpgroups, 32/160 with 3)
-  static constexpr int kProducerRegs = kConsumerWgs == 2 ? 24 : 32;
+  // q_full, q_empty, k_full[], k_empty[], v_full[], v_empty[], sched_full, sched_empty; then the tile slot
+  static constexpr int kNumBars = 4 + 4 * kStages;
+  static constexpr int kOffSlot = kOffBar + 8 * kNumBars;
+  static constexpr int kSmemBytes = kOffSlot + 8 + 1024;  // + 1024: the alignment of the base
+  // registers per thread after setmaxnreg: 32 for the producer (24, FA3's choice with 2 consumer
+  // warpgroups, spilled with the dynamic scheduler), 240 / 160 for 2 / 3 consumer warpgroups
+  // (128 x (32 + 2 x 240) = 65,536, the register file)
+  static constexpr int kProducerRegs = 32;
   static constexpr int kConsumerRegs = kConsumerWgs == 2 ? 240 : kConsumerWgs == 3 ? 160 : 240;
   static_assert(kD == 64 || kD == 128, "D: 64 or 128");
   static_assert(kBr % 64 == 0 && kConsumerWgs >= 1 && kConsumerWgs <= 3, "B_r: 64, 128 or 192");
   static_assert(kBc % 16 == 0 && kBc <= 256, "B_c: a multiple of 16, at most 256");
   static_assert(kStages >= 1 && kStages <= 3, "stages: 1 to 3");
   static_assert(!kPingpong || kConsumerWgs >= 2, "pingpong needs 2 or more consumer warpgroups");
+  static_assert(kSched >= 0 && kSched <= 2, "scheduler: 0 grid, 1 static, 2 dynamic");
   static_assert(kWarpSpec || (!kPingpong && !kPersistent),
                 "warp specialization off: only with pingpong off and the grid scheduler");
   static_assert(kSmemBytes <= 232448, "shared memory over the 227 KiB a block may have");
@@ -68,6 +78,7 @@ struct Params {
   float* lse;                    // [B, H, N]
   int b, h, n;
   int num_m_blocks, num_tiles;
+  int* tile_counter;  // [2]: next tile - gridDim.x, blocks finished (scheduler "dynamic"; zero at launch)
   float scale, scale_log2;  // 1/sqrt(D) by default; scale * log2(e)
 };
 
@@ -102,6 +113,8 @@ struct Loader {
   __device__ std::uint32_t k_empty(int s) const { return bar(2 + C::kStages + s); }
   __device__ std::uint32_t v_full(int s) const { return bar(2 + 2 * C::kStages + s); }
   __device__ std::uint32_t v_empty(int s) const { return bar(2 + 3 * C::kStages + s); }
+  __device__ std::uint32_t sched_full() const { return bar(2 + 4 * C::kStages); }
+  __device__ std::uint32_t sched_empty() const { return bar(3 + 4 * C::kStages); }
 
   __device__ void load_q(int tile_iter, int mb, int bi, int hi) const {
     mbar_wait(q_empty(), (tile_iter & 1) ^ 1);
@@ -366,6 +379,8 @@ __global__ void __launch_bounds__(C::kThreads, 1) v3_forward_kernel(const __grid
     prefetch_tmap(&p.tm_v);
     mbar_init(ld.q_full(), 1);
     mbar_init(ld.q_empty(), consumers);
+    mbar_init(ld.sched_full(), 1);
+    mbar_init(ld.sched_empty(), consumers);
     for (int s = 0; s < C::kStages; ++s) {
       mbar_init(ld.k_full(s), 1);
       mbar_init(ld.v_full(s), 1);
@@ -375,13 +390,22 @@ __global__ void __launch_bounds__(C::kThreads, 1) v3_forward_kernel(const __grid
     fence_mbar_init();
   }
   __syncthreads();
-  const int first = blockIdx.x, stride = C::kPersistent ? gridDim.x : p.num_tiles;
+  volatile int* slot = reinterpret_cast<volatile int*>(smem_raw + (base - smem_addr(smem_raw)) + C::kOffSlot);
+  const int stride = C::kSched == 1 ? gridDim.x : p.num_tiles;
   const int wg_all = threadIdx.x / 128;
   if (C::kWarpSpec && wg_all == 0) {  // producer warpgroup
     setmaxnreg_dec<C::kProducerRegs>();
     if (threadIdx.x == 0) {
-      int it = 0, tile_iter = 0;
-      for (int t = first; t < p.num_tiles; t += stride, ++tile_iter) {
+      int it = 0, t = blockIdx.x;
+      for (int tile_iter = 0;; ++tile_iter) {
+        int next = t + stride;
+        if constexpr (C::kSched == 2) {  // publish t, fetch the next
+          mbar_wait(ld.sched_empty(), (tile_iter & 1) ^ 1);
+          *slot = t;
+          mbar_arrive(ld.sched_full());
+          if (t < p.num_tiles) next = atomicAdd(&p.tile_counter[0], 1) + gridDim.x;
+        }
+        if (t >= p.num_tiles) break;
         int mb, bi, hi;
         decode_tile<C>(p, t, mb, bi, hi);
         ld.load_q(tile_iter, mb, bi, hi);
@@ -389,6 +413,15 @@ __global__ void __launch_bounds__(C::kThreads, 1) v3_forward_kernel(const __grid
         for (int k = 0; k < nb; ++k, ++it) {
           ld.load_kv(false, it, nb - 1 - k, bi, hi);
           ld.load_kv(true, it, nb - 1 - k, bi, hi);
+        }
+        t = next;
+      }
+      if constexpr (C::kSched == 2) {  // the last block to finish fetching resets the counter
+        __threadfence();
+        if (atomicAdd(&p.tile_counter[1], 1) == int(gridDim.x) - 1) {
+          p.tile_counter[0] = 0;
+          p.tile_counter[1] = 0;
+          __threadfence();
         }
       }
     }
@@ -400,8 +433,15 @@ __global__ void __launch_bounds__(C::kThreads, 1) v3_forward_kernel(const __grid
       if (wg == C::kConsumerWgs - 1) named_arrive(1, 256);  // warpgroup 0 takes the first turn
     }
     const bool inline_ld = !C::kWarpSpec && threadIdx.x == 0;
-    int it = 0, tile_iter = 0;
-    for (int t = first; t < p.num_tiles; t += stride, ++tile_iter) {
+    int it = 0;
+    for (int tile_iter = 0;; ++tile_iter) {
+      int t = blockIdx.x + tile_iter * stride;
+      if constexpr (C::kSched == 2) {
+        mbar_wait(ld.sched_full(), tile_iter & 1);
+        t = *slot;
+        cs.release(ld.sched_empty());
+      }
+      if (t >= p.num_tiles) break;
       int mb, bi, hi;
       decode_tile<C>(p, t, mb, bi, hi);
       cs.tile(tile_iter, it, mb, bi, hi, inline_ld);

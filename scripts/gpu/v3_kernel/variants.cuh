@@ -1,8 +1,10 @@
 // variants.cuh — the compiled configurations of V3's forward, by name, and how to launch one.
 //   "fa3": FA3's choices (sim/src/config/fa3.cpp): warp specialization, 2 stages, pingpong, intra-
-//     warpgroup overlap, persistent scheduler; B_r x B_c = 192 x 128 at d = 64 (FA3: 192 x 192 when
-//     not causal; 128 here to keep P in registers), 128 x 176 at d = 128 (128 x 128 causal).
-//   ablation, each "fa3" with one switch changed: "stages1", "no_pingpong", "no_overlap", "grid";
+//     warpgroup overlap, persistent scheduler (static when not causal, dynamic when causal, as FA3);
+//     B_r x B_c = 192 x 128 at d = 64 (FA3: 192 x 192 when not causal; 128 here to keep P in
+//     registers), 128 x 176 at d = 128 (128 x 128 causal).
+//   ablation, each "fa3" with one switch changed: "stages1", "no_pingpong", "no_overlap", the
+//     scheduler "grid", "static" or "dynamic"; "br128": B_r 128 at d = 64 (2 consumer warpgroups);
 //     "no_ws": warp specialization off, which here also forces pingpong off and the grid scheduler.
 // Each .cu of variants_*.cu instantiates some and lists them in a registry (Entry).
 #pragma once
@@ -23,7 +25,8 @@ struct Entry {
   int d;
   bool causal;
   int threads, smem, br, bc, stages;
-  bool warp_spec, pingpong, intra_overlap, persistent;
+  bool warp_spec, pingpong, intra_overlap;
+  int sched;  // 0 grid, 1 static persistent, 2 dynamic persistent
   void (*prepare)();  // raises the dynamic shared-memory limit
   void (*launch)(const Params&, int grid, cudaStream_t);
 };
@@ -39,19 +42,20 @@ void launch_fn(const Params& p, int grid, cudaStream_t s) {
 template <class C>
 Entry entry(const char* name) {
   return {name, C::kBf16, C::kD, C::kCausal, C::kThreads, C::kSmemBytes, C::kBr, C::kBc, C::kStages, C::kWarpSpec,
-          C::kPingpong, C::kIntraOverlap, C::kPersistent, prepare_fn<C>, launch_fn<C>};
+          C::kPingpong, C::kIntraOverlap, C::kSched, prepare_fn<C>, launch_fn<C>};
 }
 
 // FA3's tiles for d and the mask (see the header)
-template <int D, bool kCausal>
+template <int D, bool kCausal, int kBrD64 = 192>
 struct Tiles {
-  static constexpr int kBr = D == 64 ? 192 : 128;
+  static constexpr int kBr = D == 64 ? kBrD64 : 128;
   static constexpr int kBc = D == 64 ? 128 : (kCausal ? 128 : 176);
 };
 
 template <bool kBf16, int D, bool kCausal, int kStages = 2, bool kWs = true, bool kPp = true, bool kOv = true,
-          bool kPers = true>
-using CfgOf = Cfg<kBf16, D, Tiles<D, kCausal>::kBr, Tiles<D, kCausal>::kBc, kStages, kCausal, kWs, kPp, kOv, kPers>;
+          int kSched = kCausal ? 2 : 1, int kBrD64 = 192>
+using CfgOf = Cfg<kBf16, D, Tiles<D, kCausal, kBrD64>::kBr, Tiles<D, kCausal, kBrD64>::kBc, kStages, kCausal, kWs, kPp,
+                  kOv, kSched>;
 
 std::vector<Entry> variants_fa3();
 std::vector<Entry> variants_ablation();
