@@ -218,6 +218,9 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="only the first N rows (a quick try)")
     ap.add_argument("--metrics", choices=("time", "smem"), default="time",
                     help="what the ours step measures: the time and DRAM bytes, or the shared-memory pipe (SMEM_METRICS)")
+    ap.add_argument("--set", choices=("main", "new"), default="main",
+                    help="which rows: the data set's (time_configs.ours, torch_rows) or the new shapes "
+                    "(time_configs.new_shapes, torch_new_shapes: tests/data/gpu_time/h200_new_shapes.json)")
     ap.add_argument("--rows", default=":", help="START:STOP, the rows the ours step times (a run split over "
                     "device calls; time_dataset_merge.py joins them)")
     args = ap.parse_args()
@@ -228,7 +231,8 @@ def main():
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = time_configs.ours()[: args.limit or None]
+    rows = (time_configs.new_shapes() if args.set == "new" else time_configs.ours())[: args.limit or None]
+    torch_rows = time_configs.torch_new_shapes() if args.set == "new" else None
     doc = {"meta": metadata(args.commit, sys.argv[1:]), "ours": [], "torch": [], "checks": [], "errors": {}}
 
     def save():
@@ -239,7 +243,7 @@ def main():
                      ("checks", lambda: doc.__setitem__("checks", checks(args.bin, rows, args.work, logs))),
                      ("ours", lambda: ours(args.bin, rows[slice(*(int(x) if x else None for x in args.rows.split(":")))],
                                            args.work, logs, args.passes, doc["ours"], save)),
-                     ("torch", lambda: doc.__setitem__("torch", pytorch(args.work, logs, args.passes)))]:
+                     ("torch", lambda: doc.__setitem__("torch", pytorch(args.work, logs, args.passes, torch_rows)))]:
         if step not in steps:
             continue
         try:
