@@ -56,11 +56,17 @@ struct Cfg {
   static constexpr int kNumBars = 4 + 4 * kStages;
   static constexpr int kOffSlot = kOffBar + 8 * kNumBars;
   static constexpr int kSmemBytes = kOffSlot + 8 + 1024;  // + 1024: the alignment of the base
-  // registers per thread after setmaxnreg: 32 for the producer (24, FA3's choice with 2 consumer
-  // warpgroups, spilled with the dynamic scheduler), 240 / 160 for 2 / 3 consumer warpgroups
-  // (128 x (32 + 2 x 240) = 65,536, the register file)
-  static constexpr int kProducerRegs = 32;
-  static constexpr int kConsumerRegs = kConsumerWgs == 2 ? 240 : kConsumerWgs == 3 ? 160 : 240;
+  // registers per thread after setmaxnreg. The block holds kEntryRegs x kThreads registers from its
+  // launch (__launch_bounds__(kThreads, 1): 65,536 / kThreads, down to a multiple of 8) and setmaxnreg
+  // only moves them between warpgroups: setmaxnreg.inc waits until the others' .dec freed enough, so
+  // asking for more than the block holds hangs (seen on the H200: 32 + 2 x 240 > 3 x 168). FA3's
+  // choice: 24 / 240 with 2 consumer warpgroups, 32 / 160 with 3; with the dynamic scheduler the
+  // producer needs more than 24 (ptxas spilled), so 40 / 232 there.
+  static constexpr int kEntryRegs = (65536 / kThreads) / 8 * 8 > 255 ? 255 : (65536 / kThreads) / 8 * 8;
+  static constexpr int kProducerRegs = kConsumerWgs == 3 ? 32 : kSched == 2 ? 40 : 24;
+  static constexpr int kConsumerRegs = kConsumerWgs == 3 ? 160 : kSched == 2 ? 232 : 240;
+  static_assert(!kWarpSpec || kProducerRegs + kConsumerWgs * kConsumerRegs <= (kConsumerWgs + 1) * kEntryRegs,
+                "setmaxnreg: more registers than the block holds at launch (setmaxnreg.inc would wait forever)");
   static_assert(kD == 64 || kD == 128, "D: 64 or 128");
   static_assert(kBr % 64 == 0 && kConsumerWgs >= 1 && kConsumerWgs <= 3, "B_r: 64, 128 or 192");
   static_assert(kBc % 16 == 0 && kBc <= 256, "B_c: a multiple of 16, at most 256");
