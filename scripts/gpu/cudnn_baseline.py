@@ -12,7 +12,7 @@ CUDNN_ATTENTION, then with SDPBackend.FLASH_ATTENTION, `--passes` calls each aft
 warm-up call, every attention kernel (names matching fmha, sdpa, flash or cudnn) recorded. The
 warm-up call's output is compared with a float32 reference on the same inputs (two heads of the first
 batch): its max |error| is kept raw, for a test to judge. Writes DIR/cudnn_baseline.json (meta, rows: shape, backend, kernels with their
-durations, check) and DIR/cudnn_logs.tar.gz.
+durations, check) and DIR/cudnn_logs.tar.gz. --backends cudnn leaves FA2 out.
 """
 
 import argparse
@@ -33,6 +33,7 @@ import json, sys, torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 n, d, causal, dtype, passes = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "causal", sys.argv[4], int(sys.argv[5])
+backends = sys.argv[6].split(",")
 dt = torch.bfloat16 if dtype == "bf16" else torch.float16
 b, h = 16384 // n, 2048 // d
 torch.manual_seed(0)
@@ -40,6 +41,8 @@ q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=dt) for _ in range(3))
 ref = F.scaled_dot_product_attention(q[:1, :2].float(), k[:1, :2].float(), v[:1, :2].float(), is_causal=causal)
 checks = {}
 for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+    if name not in backends:
+        continue
     with sdpa_kernel(backend):
         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # untimed warm-up, and the check
         torch.cuda.synchronize()
@@ -76,7 +79,10 @@ def main():
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--dtypes", default="fp16", help="comma-separated: fp16, bf16")
     ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-cudnn"))
+    ap.add_argument("--backends", default="cudnn,flash", help="comma-separated: cudnn, flash (PyTorch's FA2)")
     a = ap.parse_args()
+    if not a.backends or any(x not in ("cudnn", "flash") for x in a.backends.split(",")):
+        ap.error(f"--backends = {a.backends}: cudnn, flash or both, comma-separated")
     if a.passes < 1:
         ap.error(f"--passes = {a.passes}: at least 1")
     dtypes = a.dtypes.split(",")
@@ -95,7 +101,7 @@ def main():
     for n, d, mask, dtype in shapes(dtypes):
         tag = f"n{n}_d{d}_{mask}_{dtype}"
         proc = ncu.run(cmd + ["--kernel-name", "regex:fmha|sdpa|flash|cudnn", sys.executable, str(child), str(n), str(d),
-                              mask, dtype, str(a.passes)], logs / f"{tag}.csv")
+                              mask, dtype, str(a.passes), a.backends], logs / f"{tag}.csv")
         row = {"n": n, "d": d, "mask": mask, "dtype": dtype, "batch": TOKENS // n, "heads": HIDDEN // d,
                "passes": a.passes, "exit": proc.returncode}
         line = next((x for x in proc.stdout.splitlines() if x.startswith("CHECKS ")), None)
