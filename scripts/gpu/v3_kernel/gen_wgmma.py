@@ -2,12 +2,14 @@
 """Writes wgmma.cuh: one inline-PTX wrapper per wgmma shape V3's forward uses (PTX ISA "Warpgroup
 Level Matrix Multiply-Accumulate: wgmma.mma_async"), fp32 accumulators, fp16 or bf16 operands.
 
-    python3 scripts/gpu/v3_kernel/gen_wgmma.py   # rewrites wgmma.cuh beside this file
+    python3 scripts/gpu/v3_kernel/gen_wgmma.py           # rewrites wgmma.cuh beside this file
+    python3 scripts/gpu/v3_kernel/gen_wgmma.py --check   # exit 1 when wgmma.cuh is not its output (CI)
 
 Each wrapper's asm names every accumulator register (N/2 of them for m64nNk16), so the file is long
 and regular; it is generated, not written by hand. SS: A and B through shared-memory descriptors; RS:
 A from four 32-bit registers (the m64k16 fragment), B through a descriptor. The transpose bits and
 scale_d (0: D = A B, 1: D += A B) are arguments."""
+import sys
 from pathlib import Path
 
 NS = (64, 128, 176, 192)
@@ -70,8 +72,16 @@ def func(kind):
 
 def main():
     text = HEAD + "\n" + func("ss") + func("rs") + "}  // namespace v3\n"
-    (Path(__file__).resolve().parent / "wgmma.cuh").write_text(text)
+    path = Path(__file__).resolve().parent / "wgmma.cuh"
+    if "--check" in sys.argv:  # ctest v3_wgmma_generated: the committed file is this script's output
+        if path.read_text() != text:
+            print("gen_wgmma: scripts/gpu/v3_kernel/wgmma.cuh is not gen_wgmma.py's output: run the script")
+            return 1
+        print("gen_wgmma: wgmma.cuh is gen_wgmma.py's output")
+        return 0
+    path.write_text(text)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
