@@ -28,9 +28,8 @@ std::vector<Algo> parse_algo_list(const std::string& field, const std::string& t
 void refuse_algo(const std::string& command, const std::string& text) {
   if (text == "v3")
     throw ConfigError("algo", text,
-                      "not modelled for v3 in " + command + " yet: its table reads the time model, which has no rules for "
-                      "V3's warp roles, stage ring and WGMMA (issue 27 item 2); flashlab count/trace/run --algo v3 give V3's "
-                      "counts, events and numerics");
+                      "not modelled for v3 in " + command + " yet: it is built for standard attention, V1 and V2 (issue "
+                      "27); flashlab count/trace/run --algo v3 give V3's counts, predicted time, events and numerics");
   throw ConfigError("algo", text, "no value: " + command + " runs its own algorithms (standard, v1, v2)");
 }
 

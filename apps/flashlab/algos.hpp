@@ -16,7 +16,7 @@ std::vector<Algo> parse_algo_list(const std::string& field, const std::string& t
 
 /// `--algo` of a command that runs its own algorithms (compare: standard, V1, V2; explain: the walk
 /// from V1 to V2): always throws ConfigError("algo", text, ...) — for v3 saying it is not modelled
-/// there yet (both read the time model, which has no V3 rules: issue 27 item 2), and where to go.
+/// there yet (both are built for standard attention, V1 and V2: issue 27), and where to go.
 [[noreturn]] void refuse_algo(const std::string& command, const std::string& text);
 
 }  // namespace flashlab::cli

@@ -147,7 +147,7 @@ void register_count(CLI::App& app) {
       if (!wrote.empty()) std::cerr << wrote << "\n";  // stdout stays one JSON object
     } else {
       print_table(f, flags->model_description());
-      std::cout << (f.time_model ? predicted_text(p, f.counters, f.time) : not_timed_text(p));
+      std::cout << predicted_text(p, f.counters, f.time);  // every schedule is timed (V3 too)
       if (!wrote.empty()) std::cout << wrote << "\n";
     }
   });

@@ -20,13 +20,6 @@ std::string seconds_text(double s) {
                                                          : fmt::format("{:.1f} us", s * 1e6);
 }
 
-std::string not_timed_text(const Problem& p) {
-  return fmt::format("\nPredicted time: not modelled for {}: the time model has no rules yet for its warp roles, "
-                     "stage ring and asynchronous WGMMA (issue 27 item 2); the counts above are exact; the L2 model's "
-                     "levels (--json) take the thread blocks in grid order, not the persistent scheduler's\n",
-                     to_string(p.algo));
-}
-
 std::string predicted_text(const Problem& p, const Counters& k, const TimePrediction& t) {
   std::string s = fmt::format("\nRequests (hbm), L2 and DRAM (L2 model, {} L2), all {} (batch, head) pairs\n",
                               human_bytes(double(p.gpu.l2_bytes)), p.bh());
@@ -57,9 +50,9 @@ std::string predicted_text(const Problem& p, const Counters& k, const TimePredic
                      "above); the launches below are what one block per SM would take\n",
                      p.gpu.name);
   else
-    s += fmt::format("\nPredicted time on {} ({} ceilings): {}  ({:.1f} TFLOP/s, {:.1f}% of the mma.sync peak); bound: {}\n",
+    s += fmt::format("\nPredicted time on {} ({} ceilings): {}  ({:.1f} TFLOP/s, {:.1f}% of the {} peak); bound: {}\n",
                      p.gpu.name, t.measured ? "measured" : "datasheet", seconds_text(t.time_s),
-                     t.tflops, 100 * t.peak_fraction, to_string(t.bound));
+                     t.tflops, 100 * t.peak_fraction, t.wgmma ? "wgmma" : "mma.sync", to_string(t.bound));
   for (const LaunchTime& l : t.launches) {
     s += fmt::format("  {:<18} {:>10}  bound {:<7} grid {} in {} wave{} ({} blocks/SM, {}-limited, {} regs/thread; "
                      "{} sharing an SM), SMs busy {:.0f}%\n    registers {}, instruction issue {}\n",

@@ -21,8 +21,5 @@ std::string seconds_text(double s);
 /// The text block of `count`: DRAM beside the requests per tensor, then the predicted time per
 /// launch with its bound and the unit breakdown.
 std::string predicted_text(const Problem& p, const Counters& k, const TimePrediction& t);
-/// The line that stands for predicted_text where the time model does not run (Figures::time_model
-/// false: V3's warp roles): "Predicted time: not modelled for v3: ...".
-std::string not_timed_text(const Problem& p);
 
 }  // namespace flashlab::cli

@@ -50,8 +50,9 @@ py::object compare(const py::object& cfg, const py::kwargs& kwargs) {
   const PyConfig c = config_arg(cfg, kwargs, "llama3-8b");
   if (c.problem.algo == Algo::v3)  // as `flashlab compare --algo v3`
     throw ConfigError("algo", "v3",
-                      "standard, v1 or v2: compare's table reads the time model, which has no rules for V3 yet (issue 27 "
-                      "item 2); count(), trace() and run() give V3's counts, events and numerics");
+                      "standard, v1 or v2: compare's table reads the time model and the warp model, which does not take "
+                      "V3's warp roles yet (issue 27); count(), trace() and run() give V3's counts, predicted time, "
+                      "events and numerics");
   std::vector<Problem> problems;
   // each algorithm on its reference kernel's tile unless one is given (reference_tile.hpp), as `flashlab compare`
   for (Algo a : all_algos()) problems.push_back(resolve_algo(compared_config(c.config, a), a));

@@ -27,6 +27,8 @@ constexpr std::string_view kH200Costs = "estimate: the h200's measurement (not p
 // files and checks each one).
 constexpr std::string_view kH200Ceilings =
     "measured: tests/data/gpu_ceilings/h200.json (scripts/gpu/ceilings.sh, 2026-12-01)";
+constexpr std::string_view kH200Wgmma =
+    "measured: tests/data/gpu_ceilings/h200_wgmma.json (scripts/gpu/wgmma_ceiling.sh, 2026-12-04)";
 constexpr std::string_view kH200Latency =
     "measured: tests/data/gpu_latency/h200.json (scripts/gpu/latency.cu, 2026-12-03)";
 
@@ -43,7 +45,8 @@ struct Published {
 Rate datasheet(double value, std::string_view source) { return Rate{Figure{value, source}, Figure{}}; }
 
 // A preset's datasheet column: per-SM rates times SMs times boost clock; the tensor rate as published
-// for mma.sync (an upper bound: the h200 measures 65% of it); L2 bandwidth 2.5x DRAM; DRAM read and
+// for mma.sync (an upper bound: the h200 measures 65% of it) and for wgmma (sm_90's path to it; an
+// sm_80 preset has no wgmma: the same figure stands for its mma.sync); L2 bandwidth 2.5x DRAM; DRAM read and
 // copy at the published bandwidth. Barrier, launch and round-trip costs are not published: left unknown.
 GpuSpec from_datasheet(std::string name, std::string device, int sms, std::int64_t smem_per_sm,
                        std::int64_t smem_per_block, std::int64_t l2_bytes, const Published& d) {
@@ -58,6 +61,7 @@ GpuSpec from_datasheet(std::string name, std::string device, int sms, std::int64
   g.l2_bytes = l2_bytes;
   g.clock_hz = datasheet(d.clock_hz, d.source);
   g.mma_f16_flops = g.mma_bf16_flops = datasheet(d.tensor_flops, d.source);
+  g.wgmma_flops = datasheet(d.tensor_flops, d.source);
   g.fp32_flops = datasheet(d.fp32_flops, d.source);
   g.fp32_fma_per_s = datasheet(double(sms) * d.fma_lanes * d.clock_hz, kFmaRule);
   g.ex2_per_s = datasheet(sms * 16.0 * d.clock_hz, kEx2Rule);
@@ -70,7 +74,9 @@ GpuSpec from_datasheet(std::string name, std::string device, int sms, std::int64
 
 // The H200: its datasheet column, and beside it tests/data/gpu_ceilings/h200.json and
 // tests/data/gpu_latency/h200.json. mma.sync is what the project's kernels and FA2 issue; wgmma
-// (Hopper's faster path, V3's) is measured (tests/data/gpu_ceilings/h200_wgmma.json) but not used yet.
+// (Hopper's faster path, V3's GEMMs) from tests/data/gpu_ceilings/h200_wgmma.json: m64n128k16 with
+// both operands in shared memory at two warpgroups per SM (ss_n128_2wg; one and three measure 953.2
+// and 961.9 TFLOP/s, within 0.7%).
 GpuSpec h200() {
   GpuSpec g = from_datasheet("h200", "NVIDIA H200 SXM", 132, 228 * KiB, 227 * KiB, 60 * 1024 * KiB,
                              {"datasheet: NVIDIA H200 SXM", 1.98e9, 128, 989.4 * T, 67 * T, 4.8 * T});
@@ -79,6 +85,7 @@ GpuSpec h200() {
   measured(g.clock_hz, 1980000.0 * 1e3, kH200Ceilings);
   measured(g.mma_f16_flops, 638.9 * T, kH200Ceilings);
   measured(g.mma_bf16_flops, 641.7 * T, kH200Ceilings);
+  measured(g.wgmma_flops, 959.9 * T, kH200Wgmma);
   measured(g.ex2_per_s, 4144.94 * G, kH200Ceilings);
   measured(g.fp32_fma_per_s, 31840.82 * G, kH200Ceilings);
   measured(g.smem_bytes_per_s, 32918.0 * G, kH200Ceilings);

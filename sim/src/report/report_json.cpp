@@ -69,7 +69,7 @@ namespace {
 // predicted_json of f, with no time where a thread block does not fit on an SM: no wave can run, so
 // time_s, tflops, peak_fraction and bound are null (the per-launch figures stay, as if one block fit).
 nlohmann::json predicted_of(const Figures& f) {
-  if (!f.time_model)  // V3: the time model has no rules for warp roles yet (time_model.hpp Modelled)
+  if (!f.time_model)  // no time computed (Modelled::timed; every schedule is timed today)
     return {{"time_s", nullptr}, {"not_modelled", "the time model has no rules for " + std::string(to_string(f.problem.algo)) +
                                                       "'s warp roles, stage ring and asynchronous WGMMA yet"}};
   nlohmann::json j = predicted_json(f.time);

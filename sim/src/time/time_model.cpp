@@ -10,6 +10,7 @@
 #include "flashlab/executor/action_cost.hpp"
 #include "round_trips.hpp"
 #include "smem_wavefronts.hpp"
+#include "v3_work.hpp"
 #include "flashlab/memory/compiled_registers.hpp"
 #include "flashlab/executor/l2_model.hpp"
 #include "flashlab/executor/sector_counter.hpp"
@@ -104,6 +105,55 @@ std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, 
   return {makespan, busy};
 }
 
+/// A persistent launch's tiles (Launch::persistent: V3 under FA3's persistent scheduler) dealt to its
+/// `ctas` thread blocks, one per SM, as scripts/gpu/v3_kernel/v3_forward.cuh deals them: tile t of the
+/// bh x T_r tiles is (batch, head) t / T_r's Q block t mod T_r, the last Q block first where the
+/// launch walks them descending (`longest_first`: causal, whose longest Q blocks are the last). Without
+/// it thread block c takes tiles c, c + ctas, ... (static); with it each tile goes to the first thread
+/// block free (the kernel's atomic tile counter). `dur`: one (batch, head)'s tile times by Q block;
+/// each thread block's first tile also waits `first_trip` (its Q_i's round trip). The latest finish
+/// and the blocks' summed time.
+std::pair<double, double> deal_persistent(const std::vector<double>& dur, std::int64_t bh, std::int64_t ctas,
+                                          bool longest_first, double first_trip) {
+  const std::int64_t per_head = std::int64_t(dur.size()), tiles = per_head * bh;
+  const auto tile_time = [&](std::int64_t t) {
+    const std::int64_t r = t % per_head;
+    return dur[std::size_t(longest_first ? per_head - 1 - r : r)];
+  };
+  double makespan = 0, busy = 0;
+  if (!longest_first) {
+    std::vector<double> finish(std::size_t(std::min(ctas, tiles)), first_trip);
+    for (std::int64_t t = 0; t < tiles; ++t) finish[std::size_t(t % ctas)] += tile_time(t);
+    for (double f : finish) makespan = std::max(makespan, f), busy += f;
+    return {makespan, busy};
+  }
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free;
+  for (std::int64_t c = 0; c < std::min(ctas, tiles); ++c) free.push(first_trip), busy += first_trip;
+  for (std::int64_t t = 0; t < tiles; ++t) {
+    const double end = free.top() + tile_time(t);
+    free.pop();
+    busy += tile_time(t);
+    makespan = std::max(makespan, end);
+    free.push(end);
+  }
+  return {makespan, busy};
+}
+
+bool descending_q_blocks(const Launch& l) {
+  return std::any_of(l.loops.begin(), l.loops.end(),
+                     [](const Loop& x) { return x.dim == Dim::q_block && x.order == Order::descending; });
+}
+
+/// Launch l's blocks dealt to its slots: deal(), or a persistent launch's deal_persistent (whose
+/// thread blocks each wait one round trip, `trip`, for their first tile's Q_i where the producer
+/// prefetches the later ones: v3_work.hpp v3_step).
+std::pair<double, double> deal_launch(const Problem& p, const Launch& l, const std::vector<double>& dur,
+                                      std::int64_t slots, double trip) {
+  if (!l.persistent) return deal(dur, p.bh(), slots);
+  const double first_trip = p.hopper.warp_specialize ? trip : 0.0;
+  return deal_persistent(dur, p.bh(), std::int64_t(p.gpu.sms), descending_q_blocks(l), first_trip);
+}
+
 /// `params` with launch x's round trip: an L2 hit, or a DRAM access for the launch's share of loads
 /// that miss (the L2 model's DRAM reads over its read requests; both latencies measured,
 /// config/gpu_spec.hpp), plus the fitted lambda times the launch's `load` (0 to 1). Without the L2
@@ -171,10 +221,12 @@ BlockTimer::BlockTimer(const Problem& p, const Schedule& s) : p_(p), s_(&s) {
   for (const Launch& l : s.launches) {
     const Occupancy o = launch_occupancy(p, l);
     occ_.push_back(o);
-    const std::int64_t grid = blocks_per_head(l, p) * p.bh();
+    // a persistent launch runs one thread block per SM (its grid is the GPU's SM count)
+    const std::int64_t grid = l.persistent ? std::int64_t(p.gpu.sms) : blocks_per_head(l, p) * p.bh();
     sharing_.push_back(std::max<std::int64_t>(1, std::min(o.blocks_per_sm, (grid + p.gpu.sms - 1) / p.gpu.sms)));
     block_steps_.emplace_back(std::size_t(blocks_per_head(l, p)));
     walks_tiles_.push_back(!walked_loops(l).empty());
+    roles_.push_back(has_warp_roles(Schedule{{l}}));
   }
   works_.assign(s.launches.size(), {});
 }
@@ -188,6 +240,8 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   const double mma = peak_flops(p_);
   const bool tiles = walks_tiles_[k_launch];
   const bool row = row_launch(l);
+  // V3: the steps as its kernel does them (wgmma, the ring, the consumer warpgroups: v3_work.hpp)
+  if (roles_[k_launch]) return time_detail::v3_step(p_, l, s, double(sharing_[k_launch]));
 
   // Work of the step (one block's share of it when fraction < 1).
   double flops = double(c.flops), sfu = 0, fp32 = 0, smem = 0, barriers = 0;
@@ -283,7 +337,9 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   // what the step reports: each unit alone, where the units do not overlap the time they add up to
   st.unit = w.no_overlap ? u : w.unit;
   const double k = w.sharing;
-  const double streams = k * (1 + params.warp_stream * (w.warps / kSchedulers - 1));
+  const double streams =
+      w.groups > 0 ? k * w.group_streams * (w.groups_apart ? w.groups : 1 + params.warp_stream * (w.groups - 1))
+                   : k * (1 + params.warp_stream * (w.warps / kSchedulers - 1));
   const double rho = std::min(1.0, params.overlap / streams);
   const double alone = top + rho * (sum - top);  // the step of one block with the SM to itself
   // ... unless its warps' own dependences make it longer: the latency floor; where the units do not
@@ -356,6 +412,10 @@ void BlockTimer::on_step(const StepView& s) {
     for (std::int64_t b = 0; b < m; ++b) add(k, s.dispatch * std::size_t(per_q_block) + std::size_t(b), id, 1.0);
     return;
   }
+  if (roles_[k]) {  // V3: a tile's steps by its Q block (deal_persistent orders them as the kernel does)
+    add(k, s.i >= 0 ? std::size_t(s.i) : s.dispatch, work_id(s), 1.0);
+    return;
+  }
   int id;
   if (s.level == Level::prologue) {
     works_[k].push_back(step_work(s, k, 1.0));
@@ -383,18 +443,21 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     // lambda, the queueing of a loaded memory system, in proportion to the launch's load: the share
     // of its time (without lambda) that its L2 traffic keeps the L2 busy, all SMs counted (a grid
     // that leaves SMs idle, or a last wave of few blocks, loads it less)
-    const BlockSums idle = sum_blocks(b.works_[x], b.block_steps_[x], with_round_trip(params, g, k, x, 0.0));
-    const double makespan0 = deal(idle.dur, p.bh(), b.occ_[x].slots).first;
+    const Launch& l = s.launches[x];
+    const TimeParams at0 = with_round_trip(params, g, k, x, 0.0);
+    const BlockSums idle = sum_blocks(b.works_[x], b.block_steps_[x], at0);
+    const double makespan0 = deal_launch(p, l, idle.dur, b.occ_[x].slots, at0.latency_s).first;
     const double l2_busy = idle.unit[int(HwUnit::l2)] * bh / sms;
-    const BlockSums sums = sum_blocks(b.works_[x], b.block_steps_[x],
-                                      with_round_trip(params, g, k, x, makespan0 > 0 ? std::min(1.0, l2_busy / makespan0) : 0.0));
+    const TimeParams at = with_round_trip(params, g, k, x, makespan0 > 0 ? std::min(1.0, l2_busy / makespan0) : 0.0);
+    const BlockSums sums = sum_blocks(b.works_[x], b.block_steps_[x], at);
     const std::vector<double>& dur = sums.dur;
     const std::array<double, kHwUnitCount>&unit_sum = sums.unit, &share_sum = sums.share;
-    const std::int64_t per_head = std::int64_t(dur.size()), grid = per_head * p.bh();
+    const std::int64_t per_head = std::int64_t(dur.size());
+    const std::int64_t grid = l.persistent ? std::int64_t(p.gpu.sms) : per_head * p.bh();
     lt.grid = grid;
     const std::int64_t slots = lt.occupancy.slots;
     lt.waves = (grid + slots - 1) / slots;
-    const auto [makespan, busy] = deal(dur, p.bh(), slots);
+    const auto [makespan, busy] = deal_launch(p, l, dur, slots, at.latency_s);
     // the SMs' time doing work: k blocks share an SM (each block's time holds the sharing), and an
     // SM the grid leaves without a block counts as idle
     lt.sm_busy = makespan > 0 ? busy / (double(p.gpu.sms) * double(lt.sharing) * makespan) : 0;
@@ -421,7 +484,8 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     if (lt.time_s > longest) longest = lt.time_s, out.bound = lt.bound;
     out.launches.push_back(std::move(lt));
   }
-  const double mma = peak_flops(p);
+  out.wgmma = has_warp_roles(s);  // V3's GEMMs are wgmma's (v3_work.hpp)
+  const double mma = out.wgmma ? g.wgmma_flops.value() : peak_flops(p);
   out.tflops = out.time_s > 0 ? double(k.cost.flops) / out.time_s / 1e12 : 0;
   out.peak_fraction = out.tflops * 1e12 / mma;
   return out;
@@ -436,12 +500,11 @@ Modelled model(const Problem& p, const Schedule& s, StepObserver* also) {
   e.add_level(&l2);
   BlockTimer timer(p, e.schedule());
   Modelled m;
-  m.timed = !has_warp_roles(e.schedule());  // not modelled for warp roles (V3): no time at all
-  if (m.timed) e.add_observer(&timer);
+  e.add_observer(&timer);
   if (also) e.add_observer(also);
   e.run();
   m.counters = e.counters();
-  if (m.timed) m.time = predict_time(p, e.schedule(), timer, m.counters);
+  m.time = predict_time(p, e.schedule(), timer, m.counters);
   return m;
 }
 

@@ -1,4 +1,5 @@
-// The H200 measurements that no preset takes (issue 27: wgmma; issue 23: block starts, an SM's L2 draw):
+// H200 measurements held to bounds of their own (issue 27: wgmma, whose ss_n128_2wg rate the h200 preset
+// takes for V3's GEMMs; issue 23: block starts, an SM's L2 draw):
 // wgmma's rates and latencies (tests/data/gpu_ceilings/h200_wgmma.json, scripts/gpu/wgmma_ceiling.sh over
 // wgmma_ceiling.cu) and a dependent shared-memory load's latency (tests/data/gpu_latency/h200_smem.json,
 // scripts/gpu/latency.cu). Each figure is held to bounds derived without it: the tensor cores' dense

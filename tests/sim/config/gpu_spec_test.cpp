@@ -31,6 +31,7 @@ const std::pair<const char*, Rate GpuSpec::*> kRates[] = {
     {"clock_hz", &GpuSpec::clock_hz},
     {"mma_f16_flops", &GpuSpec::mma_f16_flops},
     {"mma_bf16_flops", &GpuSpec::mma_bf16_flops},
+    {"wgmma_flops", &GpuSpec::wgmma_flops},
     {"fp32_flops", &GpuSpec::fp32_flops},
     {"fp32_fma_per_s", &GpuSpec::fp32_fma_per_s},
     {"ex2_per_s", &GpuSpec::ex2_per_s},
@@ -83,6 +84,11 @@ TEST_CASE("the h200 preset's measured figures equal tests/data/gpu_ceilings/h200
     CHECK(g.l2_hit_latency_s.measured.value == doctest::Approx(run.at("l2_hit_ns").get<double>() * 1e-9));
     CHECK(g.dram_latency_s.measured.value == doctest::Approx(run.at("dram_ns").get<double>() * 1e-9).epsilon(1e-3));
   }
+  // wgmma (V3's GEMMs): m64n128k16 SS at two warpgroups per SM, tests/data/gpu_ceilings/h200_wgmma.json
+  const nlohmann::json wgmma = read_json(FLASHLAB_TEST_DATA "/gpu_ceilings/h200_wgmma.json");
+  CHECK(g.wgmma_flops.measured.value ==
+        doctest::Approx(wgmma.at("wgmma_f16_f32acc").at("ss_n128_2wg").at("tflops").get<double>() * 1e12));
+  CHECK(g.wgmma_flops.measured.source.find("tests/data/gpu_ceilings/h200_wgmma.json") != std::string_view::npos);
   for (const Rate* r : {&g.l2_hit_latency_s, &g.dram_latency_s})
     CHECK(r->measured.source.find("tests/data/gpu_latency/h200.json") != std::string_view::npos);
 }

@@ -49,6 +49,9 @@ struct GpuSpec {
   Rate mma_f16_flops;           // fp16 -> fp32 tensor rate, FLOP/s (datasheet: dense tensor rate;
                                 // measured: mma.sync m16n8k16)
   Rate mma_bf16_flops;          // the same for bf16, FLOP/s
+  Rate wgmma_flops;             // fp16/bf16 -> fp32 rate of Hopper's asynchronous wgmma (V3's GEMMs),
+                                // FLOP/s (datasheet: the dense tensor rate; measured: m64n128k16 SS,
+                                // fp16, two warpgroups per SM; bf16 taken as the same, not measured)
   Rate fp32_flops;              // fp32 (non-tensor) FLOP/s as published (the metrics' lower bound)
   Rate fp32_fma_per_s;          // FP32 FMA instructions per second, one per lane (what the time model uses)
   Rate ex2_per_s;               // ex2.approx.f32 (the special-function unit), results/s

@@ -41,7 +41,7 @@ struct Figures {
   bool warp_model = false;      // the schedule has a tile loop, which the warp model splits (V1, V2; not
                                 // V3's warp roles)
   std::vector<WarpWork> warps;  // per warp, summed over every thread block, times batch * heads
-  bool time_model = false;      // `time` was computed (measure(); not for V3: Modelled::timed)
+  bool time_model = false;      // `time` was computed (measure(); Modelled::timed, true for every schedule)
   TimePrediction time;          // the time model's prediction (time/time_model.hpp)
 };
 

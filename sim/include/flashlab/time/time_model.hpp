@@ -46,6 +46,14 @@
 //    order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
 //    when the grid is small); the launch takes the latest finish, at least its DRAM bytes over the
 //    DRAM bandwidth, plus the launch overhead.
+// V3 (FA3's Hopper forward, warp roles) goes through the same rules with its steps costed as its
+// kernel does them (sim/src/time/v3_work.hpp, docs/model.md "Time model", V3): the tensor cores at
+// wgmma's measured rate (GpuSpec::wgmma_flops), the operands wgmma reads from shared memory once
+// per warpgroup per GEMM, one ex2 per score element, the softmax's instructions estimated from the
+// kernel's source, the producer's TMA loads prefetched through the `stages`-deep ring (one round
+// trip shared by the loads in flight), the consumer warpgroups as the overlap rule's streams
+// (StepWork::groups: independent with ping-pong, 1.5 each with intra-warpgroup overlap), and the
+// persistent scheduler's 132 thread blocks walking their tiles (the launch: the busiest block).
 // c, beta, lambda and iota are fitted on the training rows of the committed H200 data set
 // (tests/data/gpu_time/h200.json) by tools/fit_time_model (kFittedTimeParams); the CI test
 // tests/sim/time/time_dataset_test.cpp scores the model on the held-out half and checks that they
@@ -124,6 +132,12 @@ struct StepWork {
   double warp_issue_s = 0; // one warp's instructions in the step at one per cycle (seconds): the
                            // latency floor is iota times this
   double load_s = 0;       // the step's loads at the SM's share of the L2 bandwidth (their transfer)
+  // V3 (warp roles): the consumer warpgroups are the overlap rule's streams instead of the block's
+  // warps: per block groups_apart ? groups : 1 + beta (groups - 1), times group_streams
+  // (sim/src/time/v3_work.hpp v3_step). groups = 0: any other schedule.
+  double groups = 0;          // consumer warpgroups (B_r / 64)
+  bool groups_apart = false;  // ping-pong: the warpgroups in different phases, independent streams
+  double group_streams = 1;   // streams per warpgroup: 1.5 with intra-warpgroup overlap
 };
 
 /// How one step's time splits (step_time).
@@ -157,7 +171,9 @@ struct LaunchTime {
 struct TimePrediction {
   double time_s = 0;
   double tflops = 0;             // matmul FLOPs / time
-  double peak_fraction = 0;      // tflops over the rate of its dtype (GpuSpec: mma.sync, measured on the h200)
+  double peak_fraction = 0;      // tflops over the rate of its dtype (GpuSpec: mma.sync, measured on the h200;
+                                 // wgmma's for a schedule with warp roles, V3)
+  bool wgmma = false;            // peak_fraction is over wgmma's rate (V3), else mma.sync's
   HwUnit bound = HwUnit::tensor;  // the bound of the launch that takes longest
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
   std::vector<LaunchTime> launches;
@@ -183,6 +199,7 @@ class BlockTimer : public StepObserver {
   std::vector<Occupancy> occ_;
   std::vector<std::int64_t> sharing_;
   std::vector<bool> walks_tiles_;                                      // [launch] has tile loops
+  std::vector<bool> roles_;                                            // [launch] has warp roles (V3)
   std::vector<std::vector<StepWork>> works_;                           // [launch] distinct step works
   std::vector<std::vector<std::vector<std::pair<int, double>>>> block_steps_;  // [launch][block] (work, count)
   using Key = std::tuple<std::uint16_t, int, std::int64_t, std::int64_t, int, const void*>;
@@ -199,13 +216,12 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
 
 /// Counters (sectors and L2 model on) and predicted time of schedule `s` on problem p; `also`,
 /// when given, observes the same walk (a progress bar, the warp counter).
-/// A schedule with warp roles (schedule.hpp has_warp_roles: V3) is not timed: the rules above have
-/// no producer warp, stage ring or asynchronous WGMMA yet (issue 27 item 2), so `timed` is false
-/// and `time` is left empty rather than estimated as if the thread block were V2's.
+/// Every schedule is timed, V3 (warp roles, schedule.hpp has_warp_roles) included since issue 27
+/// item 2: its steps by the rules above, costed as its kernel does them (sim/src/time/v3_work.hpp).
 struct Modelled {
   Counters counters;
   TimePrediction time;
-  bool timed = true;
+  bool timed = true;  // always true (the reports still read it)
 };
 Modelled model(const Problem& p, const Schedule& s, StepObserver* also = nullptr);
 /// The same for the schedule p runs (make_schedule(p): its algorithm and switches).

@@ -1,0 +1,93 @@
+// v3_work.cpp — V3's step work as its kernel does it (v3_work.hpp).
+#include "v3_work.hpp"
+
+#include <numeric>
+
+#include "flashlab/executor/action_cost.hpp"
+#include "flashlab/memory/occupancy.hpp"
+
+namespace flashlab::time_detail {
+namespace {
+
+constexpr double kLanes = 32;           // lanes of one warp-instruction
+constexpr double kWarpsPerGroup = 4;    // warps of one warpgroup
+constexpr double kSchedulers = 4;       // warp schedulers per SM, one warp-instruction per cycle each
+constexpr double kWgmmaK = 16;          // K of one wgmma (fp16/bf16): m64nNk16
+constexpr double kMaskLaneOps = 4;      // a masked score element: column and row index, compare, select
+constexpr double kWarpOverhead = 24;    // per warp per tile: shuffles, row statistics, fences, waits
+constexpr double kCorrEx2PerRow = 4;    // each of a row's 4 threads computes its correction
+
+std::int64_t consumer_groups(const Problem& p) { return p.tiling.b_r / 64; }
+
+}  // namespace
+
+V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s) {
+  const Tiling& t = p.tiling;
+  V3StepWork w;
+  const double groups = double(consumer_groups(p));
+  const double consumer_warps = kWarpsPerGroup * groups;
+  if (s.level == Level::inner) {
+    const double br = double(t.b_r), bc = double(t.b_c), d = double(t.d), e = double(p.e_in);
+    const double scores = br * bc, o_elems = br * d;
+    w.flops = 2 * 2 * br * bc * d;  // GEMM0 S = Q K_j^T and GEMM1 O += P V_j, the whole tile
+    w.ex2 = scores + kCorrEx2PerRow * br;
+    const bool masked = s.cls != TileClass::full || (s.j >= 0 && t.cols(s.j) < t.b_c);
+    w.fp32 = 3.5 * scores + o_elems;  // FMNMX, FFMA, FADD, F2FP / 2 per score; FMUL per O element
+    const double lanes = w.fp32 + w.ex2 + (masked ? kMaskLaneOps * scores : 0.0);
+    const double wgmmas = groups * kWarpsPerGroup * (d / kWgmmaK + bc / kWgmmaK);
+    w.instructions = lanes / kLanes + wgmmas + consumer_warps * kWarpOverhead;
+    // SS GEMM0 reads each warpgroup's 64 rows of Q_i and all of K_j; GEMM1 reads V_j (P from
+    // registers, RS), or P's rows too from SRAM where P lives there, after the warpgroup stores them
+    const bool p_sram = placement_of(l, Tensor::P) == Memory::sram;
+    w.smem_bytes = groups * (64 * d + bc * d) * e + groups * bc * d * e + (p_sram ? 2 * scores * e : 0.0);
+    w.barriers = p.hopper.pingpong && groups >= 2 ? 1 : 0;
+  } else {
+    const auto& ops = s.cost->ops;
+    w.flops = double(s.cost->flops);
+    w.ex2 = double(ops[int(OpKind::exp)] + ops[int(OpKind::log)] + ops[int(OpKind::div)]);
+    const double all = double(std::accumulate(ops.begin(), ops.end(), std::uint64_t{0}));
+    w.fp32 = all - w.ex2;
+    w.instructions = all / kLanes;
+  }
+  w.warp_instructions = w.instructions / consumer_warps;
+  return w;
+}
+
+StepWork v3_step(const Problem& p, const Launch& l, const StepView& s, double sharing) {
+  const GpuSpec& g = p.gpu;
+  const double sms = double(g.sms), clock = g.clock_hz.value();
+  const V3StepWork v = v3_step_work(p, l, s);
+  StepWork w;
+  double l2 = 0;
+  const bool persistent_producer = l.persistent && p.hopper.warp_specialize;
+  for (const Action& a : s.actions) {
+    if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
+    const double b = double(action_cost(p, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))]);
+    l2 += b;
+    if (a.op != Op::load) continue;
+    w.loads = true;
+    w.load_s += b / (g.l2_bytes_per_s.value() / sms);
+    if (s.level == Level::outer_begin && !persistent_producer) w.round_trip = true;  // Q_i starts the tile
+  }
+  if (s.level == Level::inner && w.loads) w.trips = 1.0 / double(p.hopper.stages);  // the ring's loads in flight
+  auto& u = w.unit;
+  u[int(HwUnit::tensor)] = v.flops / (g.wgmma_flops.value() / sms);
+  u[int(HwUnit::sfu)] = v.ex2 / (g.ex2_per_s.value() / sms);
+  u[int(HwUnit::fp32)] = v.fp32 / (g.fp32_fma_per_s.value() / sms);
+  u[int(HwUnit::smem)] = v.smem_bytes / (g.smem_bytes_per_s.value() / sms);
+  u[int(HwUnit::l2)] = l2 / (g.l2_bytes_per_s.value() / sms);
+  u[int(HwUnit::issue)] = v.instructions / (kSchedulers * clock);
+  w.warps = double(launch_warps(p, l));
+  // ping-pong's named barrier joins two consumer warpgroups (8 warps)
+  u[int(HwUnit::barrier)] = v.barriers * g.barrier_cycles(8) / clock;
+  w.warp_issue_s = v.warp_instructions / clock;
+  w.sharing = sharing;
+  // the consumer warpgroups as the overlap rule's streams (StepWork::groups; v3_work.hpp)
+  const double groups = double(consumer_groups(p));
+  w.groups = groups;
+  w.groups_apart = p.hopper.pingpong && groups >= 2;
+  w.group_streams = p.hopper.intra_overlap ? 1.0 + 0.5 : 1.0;  // GEMM1: half the tile's wgmma FLOPs
+  return w;
+}
+
+}  // namespace flashlab::time_detail

@@ -1,0 +1,59 @@
+// v3_work.hpp — the time model's work of one V3 step (FA3's Hopper forward, --algo v3) as its kernel
+// does it (scripts/gpu/v3_kernel/v3_forward.cuh): wgmma GEMMs at wgmma's rate, the operands the
+// tensor core reads from shared memory, one ex2 per score element, the consumer warpgroups'
+// softmax instructions, the producer's TMA loads through the K/V stage ring, and the streams the
+// overlap rule sees. docs/model.md "Time model", "V3". Private to sim/src/time.
+#pragma once
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/executor/executor.hpp"
+#include "flashlab/schedule/schedule.hpp"
+#include "flashlab/time/time_model.hpp"
+
+namespace flashlab::time_detail {
+
+/// What one V3 step does on the SM, one (batch, head)'s thread block (units in the names).
+/// An inner step (tile (i, j)): both GEMMs of the tile (GEMM1 counted at its tile, as the walk
+/// counts it, also where intra-warpgroup overlap issues it a step later), each wgmma on the whole
+/// B_r x B_c tile (the copy engine zero-fills ragged rows and columns; the kernel computes them);
+/// the softmax of the tile as v3_forward.cuh's `softmax`, `rescale_o` and `convert_p` do it, per
+/// score element: FMNMX (row max), FFMA (scale and subtract), MUFU.EX2, FADD (row sum), half an
+/// F2FP (two per pack), and four integer/select instructions where the tile needs its mask (a
+/// causal diagonal tile or ragged columns); per O element one FMUL (the rescale); per thread two
+/// ex2 for its rows' correction; per warp an estimate of 24 instructions for the shuffles, the
+/// row statistics, fences, commits and waits; per warpgroup d/16 + B_c/16 wgmma instructions,
+/// issued by each of its 4 warps. No SASS was read (cuobjdump is not installed here): the mix is
+/// estimated from the source.
+/// An outer begin or end (Q_i's load and the init; the finalize and the stores of O_i, L_i): the
+/// walk's operations of the step, one lane each.
+struct V3StepWork {
+  double flops = 0;              // matmul FLOPs on the tensor cores (wgmma)
+  double ex2 = 0;                // special-function results (ex2, and an outer end's log and 1/l)
+  double fp32 = 0;               // FP32-pipe lane operations
+  double instructions = 0;       // warp-instructions of all consumer warps
+  double warp_instructions = 0;  // those of one consumer warp
+  double smem_bytes = 0;         // shared-memory bytes the tensor cores read (P's store and read
+                                 // where P is in SRAM); TMA's fills are not on that pipe
+  double barriers = 0;           // named-barrier syncs (ping-pong: one per step)
+};
+V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s);
+
+/// The whole StepWork of V3's step s of launch l (time_model.cpp BlockTimer::step_work for a schedule
+/// with warp roles), `sharing` thread blocks per SM. Streams for the overlap rule (StepWork::groups):
+/// each consumer warpgroup is one in-order stream; with ping-pong its named barriers put the
+/// warpgroups in different phases (one's GEMMs under another's softmax): B_r / 64 independent
+/// streams, as thread blocks are; without ping-pong they are the warps of one block, joined at the
+/// ring's barriers (1 + beta (B_r / 64 - 1)). With intra-warpgroup overlap GEMM1 of block j is in
+/// flight while the warpgroup issues block j + 1's softmax (GEMM0 it still waits for): each
+/// warpgroup counts 1 + GEMM1's share of the tile's wgmma FLOPs, one half (both GEMMs take
+/// 2 B_r B_c d). The producer warp issues no work of the SM's units and counts none. Loads: the producer's (or, without warp
+/// specialization, consumer warpgroup 0's) TMA loads of K_j, V_j run `stages` deep through the ring:
+/// prefetched, their transfer at the SM's share of the L2 bandwidth bounds the step, and one round
+/// trip is shared by the stages' loads in flight (trips = 1 / stages). Q_i's load starts a thread
+/// block's tile (a round trip it waits out), except under the persistent scheduler with warp
+/// specialization, where the producer loads the next tile's Q_i while the consumers finish the
+/// last (v3_forward.cuh: load_q after the consumers release Q): prefetched, and only a thread
+/// block's first tile waits for it (predict_time adds that round trip once per thread block).
+StepWork v3_step(const Problem& p, const Launch& l, const StepView& s, double sharing);
+
+}  // namespace flashlab::time_detail
