@@ -17,7 +17,7 @@ bool has(const std::string& text, const std::string& s) { return text.find(s) !=
 
 }  // namespace
 
-TEST_CASE("compare (default): V1 on its kernel's 32 x 64 x 4 at d = 128, V2 on FA2's 128 x 64 x 4, named with grids") {
+TEST_CASE("compare (default): standard on its kernels' 128 x 64 x 8, V1 on its kernel's 32 x 64 x 4 at d = 128, V2 on FA2's 128 x 64 x 4, named with grids") {
   const nlohmann::json j = run_json("compare --json");
   const nlohmann::json& v1 = j.at("algos").at("v1").at("config");
   const nlohmann::json& v2 = j.at("algos").at("v2").at("config");
@@ -26,6 +26,11 @@ TEST_CASE("compare (default): V1 on its kernel's 32 x 64 x 4 at d = 128, V2 on F
   CHECK(v1.at("warps") == 4);
   CHECK(v2.at("b_r") == 128);
   CHECK(v2.at("b_c") == 64);
+  // standard: the larger of its kernels' two compiled tiles (kernels/src/tiles.hpp), 128 x 64 x 8
+  const nlohmann::json& st = j.at("algos").at("standard").at("config");
+  CHECK(st.at("b_r") == 128);
+  CHECK(st.at("b_c") == 64);
+  CHECK(st.at("warps") == 8);
   const CliResult r = run_cli("compare");
   REQUIRE(r.code == 0);
   CHECK(has(r.out, "tiles B_r x B_c x warps (each algorithm on its reference kernel's):"));
@@ -35,7 +40,7 @@ TEST_CASE("compare (default): V1 on its kernel's 32 x 64 x 4 at d = 128, V2 on F
   // V2: T_r = 64 Q blocks per head, 32 x 64 = 2,048 blocks
   CHECK(has(r.out, "  V2        128 x 64  x 4  T_r = 64, T_c = 128; grid 2,048, one thread block per (batch, head, Q block); "
                    "FA2's forward kernel (PyTorch's flash backend): FA2's tile for d = 128"));
-  CHECK(has(r.out, "  standard  128 x 64  x 4"));
+  CHECK(has(r.out, "  standard  128 x 64  x 8"));
 }
 
 TEST_CASE("compare (default): the note on V1's bytes above standard attention's, with its figures by closed form") {

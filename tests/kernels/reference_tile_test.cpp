@@ -1,6 +1,6 @@
 // The simulator's reference tiles (sim/include/flashlab/config/reference_tile.hpp: what `compare`
 // runs V1 and V2 on) are tiles the kernels compile (kernels/src/tiles.hpp listed_tiles and fits):
-// V1's is the largest of its list that fits at each head dim the kernels are built for, V2's is
+// standard's and V1's are the largest of their lists that fit at each head dim the kernels are built for, V2's is
 // FA2's, among V2's compiled tiles; the default backward tile and warps are FA2's backward kernel's,
 // compiled for the backward. Built with flashlab-gpu (tiles.hpp names CUDA types).
 #include <doctest/doctest.h>
@@ -23,17 +23,20 @@ flashlab::gpu::TileShape shape_of(const flashlab::ReferenceTile& t) { return {in
 
 }  // namespace
 
-TEST_CASE("reference tiles: V1's and V2's are compiled at d = 32, 64, 128, V1's is the largest V1 tile that fits") {
+TEST_CASE("reference tiles: standard's, V1's and V2's are compiled at d = 32, 64, 128; standard's and V1's the largest that fit") {
   for (int d : flashlab::gpu::kHeadDims) {
     CAPTURE(d);
     const flashlab::ReferenceTile v1 = flashlab::reference_tile(flashlab::Algo::v1, d);
     const flashlab::ReferenceTile v2 = flashlab::reference_tile(flashlab::Algo::v2, d);
     CHECK(compiled(flashlab::Algo::v1, shape_of(v1), d));
     CHECK(compiled(flashlab::Algo::v2, shape_of(v2), d));
-    const flashlab::gpu::TileList list = flashlab::gpu::listed_tiles(flashlab::Algo::v1);
-    for (int k = 0; k < list.count; ++k)
-      if (flashlab::gpu::fits(flashlab::Algo::v1, list.shape[k], d))
-        CHECK(list.shape[k].b_r * list.shape[k].b_c <= v1.b_r * v1.b_c);
+    const flashlab::ReferenceTile st = flashlab::reference_tile(flashlab::Algo::standard, d);
+    CHECK(compiled(flashlab::Algo::standard, shape_of(st), d));
+    for (const auto& [a, ref] : {std::pair{flashlab::Algo::v1, v1}, std::pair{flashlab::Algo::standard, st}}) {
+      const flashlab::gpu::TileList list = flashlab::gpu::listed_tiles(a);
+      for (int k = 0; k < list.count; ++k)
+        if (flashlab::gpu::fits(a, list.shape[k], d)) CHECK(list.shape[k].b_r * list.shape[k].b_c <= ref.b_r * ref.b_c);
+    }
   }
 }
 
