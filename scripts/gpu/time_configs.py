@@ -263,6 +263,30 @@ def torch_new_shapes():
             ("backward", 4, 12, 12, 2560, 2560, 64, True, "fp16"), ("backward", 1, 20, 20, 5120, 5120, 128, False, "bf16")]
 
 
+# Issue 23's "flashlab compare ... every time within 10% of the H200 on the committed data for that
+# config": the configurations `flashlab compare` prints for its model presets (its default,
+# --model llama3-8b, and --model gpt2-small, --model mistral-7b), each algorithm on the tile of its
+# reference kernel (sim/src/config/reference_tile.cpp: standard 128 x 64 x 8, V1 32 x 64 x 4 at
+# d = 128 and 64 x 64 x 4 at d = 64, V2 FA2's tile), as `flashlab compare --json` gives them
+# (tests/sim/time/compare_times_test.cpp checks that the rows are those configurations):
+# scripts/gpu/time_dataset.py --set compare -> tests/data/gpu_time/h200_compare.json.
+def compare_shapes():
+    """flashlab-gpu configurations of compare's model presets, in order."""
+    rows = []
+    for n, d, heads, kv, mask, tiles in [
+            (8192, 128, 32, 8, "causal-br", {"standard": "128x64x8", "v1": "32x64x4", "v2": "128x64x4"}),
+            (1024, 64, 12, None, "causal-br", {"standard": "128x64x8", "v1": "64x64x4", "v2": "128x128x4"}),
+            (8192, 128, 32, 8, "window:4095,0", {"standard": "128x64x8", "v1": "32x64x4", "v2": "128x64x4"})]:
+        for algo, shape in tiles.items():
+            rows.append(f"--algo {algo} {tile_flags(shape)} {problem_flags(n, n, d, 1, heads, mask, 'fp16', kv)}")
+    return rows
+
+
+def torch_compare_shapes():
+    """PyTorch's FA2 forward at compare's causal presets (torch_rows' tuples; SDPA has no window)."""
+    return [("forward", 1, 32, 8, 8192, 8192, 128, True, "fp16"), ("forward", 1, 12, 12, 1024, 1024, 64, True, "fp16")]
+
+
 def torch_key(row):
     p, b, h, hk, nq, nk, d, causal, dtype = row
     return (f"torch --pass {p} --batch {b} --heads {h} --kv-heads {hk} --nq {nq} --nk {nk} --d {d} "

@@ -218,9 +218,10 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="only the first N rows (a quick try)")
     ap.add_argument("--metrics", choices=("time", "smem"), default="time",
                     help="what the ours step measures: the time and DRAM bytes, or the shared-memory pipe (SMEM_METRICS)")
-    ap.add_argument("--set", choices=("main", "new"), default="main",
-                    help="which rows: the data set's (time_configs.ours, torch_rows) or the new shapes "
-                    "(time_configs.new_shapes, torch_new_shapes: tests/data/gpu_time/h200_new_shapes.json)")
+    ap.add_argument("--set", choices=("main", "new", "compare"), default="main",
+                    help="which rows: the data set's (time_configs.ours, torch_rows), the new shapes "
+                    "(time_configs.new_shapes, torch_new_shapes: tests/data/gpu_time/h200_new_shapes.json) or "
+                    "compare's presets (time_configs.compare_shapes, torch_compare_shapes: tests/data/gpu_time/h200_compare.json)")
     ap.add_argument("--rows", default=":", help="START:STOP, the rows the ours step times (a run split over "
                     "device calls; time_dataset_merge.py joins them)")
     args = ap.parse_args()
@@ -231,8 +232,10 @@ def main():
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = (time_configs.new_shapes() if args.set == "new" else time_configs.ours())[: args.limit or None]
-    torch_rows = time_configs.torch_new_shapes() if args.set == "new" else None
+    sets = {"main": (time_configs.ours, lambda: None), "new": (time_configs.new_shapes, time_configs.torch_new_shapes),
+            "compare": (time_configs.compare_shapes, time_configs.torch_compare_shapes)}
+    rows = sets[args.set][0]()[: args.limit or None]
+    torch_rows = sets[args.set][1]()
     doc = {"meta": metadata(args.commit, sys.argv[1:]), "ours": [], "torch": [], "checks": [], "errors": {}}
 
     def save():
