@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -19,24 +18,13 @@
 #include "flashlab/config/reference_tile.hpp"
 
 #include "same_run_checks.hpp"
-#include "time_data.hpp"
+#include "time_data_files.hpp"
 
 using namespace flashlab;
 
 namespace {
 
-const std::string kCompare = std::string(FLASHLAB_TEST_DATA) + "/gpu_time/h200_compare.json";
-
-nlohmann::json read(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
-
-const std::vector<timefit::Row>& rows() {
-  static const std::vector<timefit::Row> r = timefit::load_rows(kCompare);  // walked once per binary
-  return r;
-}
+const std::vector<timefit::Row>& rows() { return test::time_data_rows("h200_compare.json"); }
 
 // The flashlab-gpu flags of algorithm a as `flashlab compare --model name` runs it: the preset's
 // layer at its context, batch 1, fp16, on a's reference tile (reference_tile.hpp) — built here from
@@ -52,7 +40,7 @@ std::string compared_flags(const ModelSpec& m, Algo a) {
 }  // namespace
 
 TEST_CASE("compare's presets: measured on the H200 at the main data set's kernel sources, every row checked in the same run") {
-  const nlohmann::json d = read(kCompare), main = read(std::string(FLASHLAB_TEST_DATA) + "/gpu_time/h200.json");
+  const nlohmann::json d = test::time_data_json("h200_compare.json"), main = test::time_data_json("h200.json");
   CHECK(d["meta"]["gpu"] == "NVIDIA H200");
   CHECK(d["meta"]["kernel_sources_sha256"] == main["meta"]["kernel_sources_sha256"]);
   test::check_same_run_checks(d);

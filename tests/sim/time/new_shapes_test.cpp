@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,30 +19,18 @@
 #include "../../common/generated_doc.hpp"
 
 #include "same_run_checks.hpp"
-#include "time_data.hpp"
+#include "time_data_files.hpp"
 
 using namespace flashlab;
 
 namespace {
 
-const std::string kNew = std::string(FLASHLAB_TEST_DATA) + "/gpu_time/h200_new_shapes.json";
-const std::string kMain = std::string(FLASHLAB_TEST_DATA) + "/gpu_time/h200.json";
-
-nlohmann::json read(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
-
-const std::vector<timefit::Row>& rows() {
-  static const std::vector<timefit::Row> r = timefit::load_rows(kNew);  // walked once per binary
-  return r;
-}
+const std::vector<timefit::Row>& rows() { return test::time_data_rows("h200_new_shapes.json"); }
 
 }  // namespace
 
 TEST_CASE("new shapes: measured on the H200 at the main data set's kernel sources, none of them in it, all checked") {
-  const nlohmann::json d = read(kNew), main = read(kMain);
+  const nlohmann::json d = test::time_data_json("h200_new_shapes.json"), main = test::time_data_json("h200.json");
   CHECK(d["meta"]["gpu"] == "NVIDIA H200");
   CHECK(d["meta"]["kernel_sources_sha256"] == main["meta"]["kernel_sources_sha256"]);
   std::set<std::string> seen;
@@ -80,7 +67,7 @@ TEST_CASE("new shapes: predicted within the held-out bounds (median 8%, 95th per
 }
 
 TEST_CASE("new shapes: docs/validation/time_model_new_shapes_h200.md is this test's page (FLASHLAB_WRITE_DOCS=1 rewrites it)") {
-  const nlohmann::json d = read(kNew);
+  const nlohmann::json d = test::time_data_json("h200_new_shapes.json");
   const nlohmann::json& m = d["meta"];
   std::string doc = fmt::format(
       "# Time model on new shapes (H200)\n\n"

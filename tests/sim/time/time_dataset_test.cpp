@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,13 +19,11 @@
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/trace/trace.hpp"
 #include "same_run_checks.hpp"
-#include "time_data.hpp"
+#include "time_data_files.hpp"
 
 using namespace flashlab;
 
 namespace {
-
-const std::string kData = std::string(FLASHLAB_TEST_DATA) + "/gpu_time/h200.json";
 
 // The fit's round predicts every training row 389 times (half a minute in the release build): the
 // sanitizer run, which finds memory errors and not numbers, leaves it and the L2 model's score out.
@@ -36,16 +33,9 @@ constexpr bool kSanitized = true;
 constexpr bool kSanitized = false;
 #endif
 
-nlohmann::json data() {
-  std::ifstream in(kData);
-  REQUIRE(in);
-  return nlohmann::json::parse(in);
-}
+nlohmann::json data() { return test::time_data_json("h200.json"); }
 
-const std::vector<timefit::Row>& rows() {
-  static const std::vector<timefit::Row> r = timefit::load_rows(kData);  // walked once per binary
-  return r;
-}
+const std::vector<timefit::Row>& rows() { return test::time_data_rows("h200.json"); }
 
 struct Score {
   std::size_t n = 0;
