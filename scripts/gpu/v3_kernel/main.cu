@@ -4,8 +4,10 @@
 //
 //   v3 unit
 //   v3 list
-//   v3 run VARIANT fp16|bf16 D none|causal B N H [--time] [--seed S] [--full]
+//   v3 run VARIANT fp16|bf16 D none|causal B N H [--time] [--seed S] [--full] [--br 128|192]
 //
+// "fa3" at d = 64 runs the B_r that v3::fa3_rows picks for N and the mask (variants.cuh); --br forces
+// one (the tile sweep that measures the rule). Other variants have one B_r; --br must then match it.
 // Layout [B, N, H, D] (v3_forward.cuh). The check compares every row (--full, or B*N*H <= 65,536) or
 // 512 sampled rows (the first and last rows included) with float64; O is poisoned (all bits set: NaN)
 // before the launch and a guard of 4 KiB after it must stay untouched; a second launch (O poisoned
@@ -40,7 +42,7 @@ std::vector<Entry> all_entries() {
 void usage(const char* why) {
   std::fprintf(stderr,
                "error: %s\nusage: v3 unit | v3 list | v3 run VARIANT fp16|bf16 D none|causal B N H [--time] [--seed S] "
-               "[--full]\n",
+               "[--full] [--br 128|192]\n",
                why);
   std::exit(2);
 }
@@ -78,18 +80,27 @@ int cmd_run(int argc, char** argv) {
   if (B < 1 || N < 1 || H < 1) usage("B, N, H: at least 1");
   bool time = false, full = false;
   unsigned long long seed = 1;
+  int br_forced = 0;
   for (int i = 9; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--time")) time = true;
     else if (!std::strcmp(argv[i], "--full")) full = true;
     else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--br") && i + 1 < argc) {
+      br_forced = std::atoi(argv[++i]);
+      if (br_forced != 128 && br_forced != 192) usage((std::string("--br = ") + argv[i] + ": 128 or 192").c_str());
+    }
     else usage((std::string("unknown argument ") + argv[i]).c_str());
   }
   const bool bf16 = dtype == "bf16", causal = mask == "causal";
   const Entry* e = nullptr;
   const auto entries = all_entries();
+  // "fa3": the B_r of the launch rule unless --br forces one; any other variant: its only B_r
+  const int want_br = br_forced ? br_forced : name == "fa3" ? v3::fa3_rows(d, causal, N) : 0;
   for (const auto& x : entries)
-    if (x.name == name && x.bf16 == bf16 && x.d == d && x.causal == causal) e = &x;
-  if (!e) usage(("no variant " + name + " " + dtype + " d" + std::to_string(d) + " " + mask + " (see v3 list)").c_str());
+    if (x.name == name && x.bf16 == bf16 && x.d == d && x.causal == causal && (!want_br || x.br == want_br)) e = &x;
+  if (!e)
+    usage(("no variant " + name + " " + dtype + " d" + std::to_string(d) + " " + mask +
+           (want_br ? " B_r " + std::to_string(want_br) : std::string()) + " (see v3 list)").c_str());
 
   const std::size_t count = std::size_t(B) * N * H * d, guard = 4096;
   void *q, *k, *v, *o;

@@ -48,21 +48,26 @@ def sources_sha256(root=HERE):
     return h.hexdigest()
 
 
-def v3_row(binary, d, mask, n, launches, logs):
-    b, h = TOKENS // n, HIDDEN // d
-    cmd = ncu.command(METRICS, cache_control="all") + [
+def v3_row(binary, d, mask, n, launches, logs, variant="fa3", extra=(), metrics=METRICS, batch=None, tag=""):
+    """One ncu process: `binary run VARIANT fp16 D MASK B N H --time [extra]`, the checked launch and its
+    repeat skipped, `launches` recorded with `metrics` (dict key -> ncu name). B = 16,384 // N unless
+    `batch`; H = 2,048 // D. Returns the row: shape, exit, the run's JSON line, the kernels' values."""
+    b, h = batch or TOKENS // n, HIDDEN // d
+    cmd = ncu.command(metrics, cache_control="all") + [
         "--kernel-name", "regex:v3_forward_kernel", "--launch-skip", "2", "--launch-count", str(launches),
-        str(binary), "run", "fa3", "fp16", str(d), mask, str(b), str(n), str(h), "--time"]
+        str(binary), "run", variant, "fp16", str(d), mask, str(b), str(n), str(h), "--time", *extra]
+    row = {"variant": variant, "extra": list(extra), "d": d, "mask": mask, "n": n, "batch": b, "heads": h}
     try:  # a hung kernel costs 120 s and its row, not the call
         proc = common.sh(cmd, timeout=120)
     except subprocess.TimeoutExpired:
-        return {"d": d, "mask": mask, "n": n, "batch": b, "heads": h, "exit": "timeout", "run": None, "kernels": []}
-    (logs / f"ncu_v3_d{d}_{mask}_n{n}.csv").write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+        return row | {"exit": "timeout", "run": None, "kernels": []}
+    name = f"ncu_v3{tag}_{variant}{''.join(extra).replace('--', '_')}_d{d}_{mask}_n{n}.csv"
+    (logs / name).write_text(" ".join(cmd) + "\n\n" + proc.stdout + "\n--- stderr ---\n" + proc.stderr)
     lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
-    ks = ncu.launches(proc.stdout, METRICS, strict=False) if proc.returncode == 0 else []
-    return {"d": d, "mask": mask, "n": n, "batch": b, "heads": h, "exit": proc.returncode,
-            "run": lines[-1] if lines else None,
-            "kernels": [{"name": k["name"][:200], "grid": k["grid"], "block": k["block"], "time_ns": k["time_ns"]} for k in ks]}
+    ks = ncu.launches(proc.stdout, metrics, strict=False) if proc.returncode == 0 else []
+    return row | {"exit": proc.returncode, "run": lines[-1] if lines else None,
+                  "kernels": [{"name": k["name"][:200], "grid": k["grid"], "block": k["block"]}
+                              | {m: k.get(m) for m in metrics} for k in ks]}
 
 
 def main():
@@ -81,7 +86,8 @@ def main():
     meta["v3_sources_sha256"] = sources_sha256()
     rows = []
     for d, mask, n in SHAPES:
-        rows.append(v3_row(args.bin, d, mask, n, args.launches, logs))
+        rows.append({k: v for k, v in v3_row(args.bin, d, mask, n, args.launches, logs).items()
+                     if k not in ("variant", "extra")})
         r = rows[-1]
         t = sorted(k["time_ns"] for k in r["kernels"])
         print(f"v3 d={d} {mask:6} N={n:5}: exit {r['exit']}, {len(t)} launches, median "
