@@ -8,6 +8,7 @@
 #include <queue>
 
 #include "flashlab/executor/action_cost.hpp"
+#include "launch_blocks.hpp"
 #include "round_trips.hpp"
 #include "smem_wavefronts.hpp"
 #include "v3_work.hpp"
@@ -202,6 +203,19 @@ double dram_bound(const GpuSpec& g, const Counters& k, std::size_t x, LaunchTime
   lt.dram_write_bytes = total(k.launches[x].dram, Dir::write);
   const double stored = double(lt.dram_write_bytes + total(k.launches[x].l2_dirty_at_end, Dir::write));
   return double(lt.dram_read_bytes) / g.dram_read_bytes_per_s.value() + stored / g.dram_write_bytes_per_s();
+}
+
+/// `params` with launch x's round trip at its load (with_round_trip): the load is the share of the
+/// launch's time, computed without lambda, that its L2 traffic keeps the L2 busy, all SMs counted
+/// (a grid that leaves SMs idle, or a last wave of few blocks, loads it less).
+TimeParams loaded_params(const Problem& p, const Launch& l, const std::vector<StepWork>& works,
+                         const std::vector<std::vector<std::pair<int, double>>>& block_steps, std::int64_t slots,
+                         const Counters& k, std::size_t x, const TimeParams& params) {
+  const TimeParams at0 = with_round_trip(params, p.gpu, k, x, 0.0);
+  const BlockSums idle = sum_blocks(works, block_steps, at0);
+  const double makespan0 = deal_launch(p, l, idle.dur, slots, at0.latency_s).first;
+  const double l2_busy = idle.unit[int(HwUnit::l2)] * double(p.bh()) / double(p.gpu.sms);
+  return with_round_trip(params, p.gpu, k, x, makespan0 > 0 ? std::min(1.0, l2_busy / makespan0) : 0.0);
 }
 
 }  // namespace
@@ -444,11 +458,7 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     // of its time (without lambda) that its L2 traffic keeps the L2 busy, all SMs counted (a grid
     // that leaves SMs idle, or a last wave of few blocks, loads it less)
     const Launch& l = s.launches[x];
-    const TimeParams at0 = with_round_trip(params, g, k, x, 0.0);
-    const BlockSums idle = sum_blocks(b.works_[x], b.block_steps_[x], at0);
-    const double makespan0 = deal_launch(p, l, idle.dur, b.occ_[x].slots, at0.latency_s).first;
-    const double l2_busy = idle.unit[int(HwUnit::l2)] * bh / sms;
-    const TimeParams at = with_round_trip(params, g, k, x, makespan0 > 0 ? std::min(1.0, l2_busy / makespan0) : 0.0);
+    const TimeParams at = loaded_params(p, l, b.works_[x], b.block_steps_[x], b.occ_[x].slots, k, x, params);
     const BlockSums sums = sum_blocks(b.works_[x], b.block_steps_[x], at);
     const std::vector<double>& dur = sums.dur;
     const std::array<double, kHwUnitCount>&unit_sum = sums.unit, &share_sum = sums.share;
@@ -509,5 +519,55 @@ Modelled model(const Problem& p, const Schedule& s, StepObserver* also) {
 }
 
 Modelled model(const Problem& p, StepObserver* also) { return model(p, make_schedule(p), also); }
+
+namespace time_detail {
+
+LaunchBlocks launch_blocks(const Problem& p, const Schedule& s, const BlockTimer& b, const Counters& k, std::size_t x,
+                           const TimeParams& params) {
+  LaunchBlocks out;
+  const Launch& l = s.launches[x];
+  out.at = loaded_params(p, l, b.works_[x], b.block_steps_[x], b.occ_[x].slots, k, x, params);
+  out.works = b.works_[x];
+  for (const StepWork& w : out.works) out.times.push_back(step_time(w, out.at));
+  out.steps = b.block_steps_[x];
+  out.dur = sum_blocks(out.works, out.steps, out.at).dur;
+  out.sharing = b.sharing_[x];
+  out.persistent = l.persistent;
+  // the deal of deal_launch, keeping which slot takes which block (ties: the lowest slot)
+  const std::int64_t per_head = std::int64_t(out.dur.size()), bh = p.bh();
+  const std::int64_t blocks = per_head * bh;
+  const bool longest_first = l.persistent && descending_q_blocks(l);
+  const std::int64_t slots = l.persistent ? std::int64_t(p.gpu.sms) : b.occ_[x].slots;
+  out.first_trip = l.persistent && p.hopper.warp_specialize ? out.at.latency_s : 0.0;
+  const auto block_of = [&](std::int64_t g) -> std::pair<std::int64_t, std::int64_t> {
+    const std::int64_t r = g % per_head;
+    return {g / per_head, longest_first ? per_head - 1 - r : r};
+  };
+  const std::size_t used = std::size_t(std::min(slots, blocks));
+  out.slot_blocks.assign(used, {});
+  out.slot_finish.assign(used, out.first_trip);
+  if (blocks <= slots || (l.persistent && !longest_first)) {
+    for (std::int64_t g = 0; g < blocks; ++g) {
+      const std::size_t q = std::size_t(g % slots);
+      out.slot_blocks[q].push_back(block_of(g));
+      out.slot_finish[q] += out.dur[std::size_t(block_of(g).second)];
+    }
+  } else {
+    using Free = std::pair<double, std::size_t>;
+    std::priority_queue<Free, std::vector<Free>, std::greater<Free>> free;
+    for (std::size_t q = 0; q < used; ++q) free.push({out.first_trip, q});
+    for (std::int64_t g = 0; g < blocks; ++g) {
+      const auto [t, q] = free.top();
+      free.pop();
+      out.slot_blocks[q].push_back(block_of(g));
+      out.slot_finish[q] = t + out.dur[std::size_t(block_of(g).second)];
+      free.push({out.slot_finish[q], q});
+    }
+  }
+  for (double f : out.slot_finish) out.makespan = std::max(out.makespan, f);
+  return out;
+}
+
+}  // namespace time_detail
 
 }  // namespace flashlab

@@ -39,7 +39,9 @@ V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s) {
     // SS GEMM0 reads each warpgroup's 64 rows of Q_i and all of K_j; GEMM1 reads V_j (P from
     // registers, RS), or P's rows too from SRAM where P lives there, after the warpgroup stores them
     const bool p_sram = placement_of(l, Tensor::P) == Memory::sram;
-    w.smem_bytes = groups * (64 * d + bc * d) * e + groups * bc * d * e + (p_sram ? 2 * scores * e : 0.0);
+    w.gemm0_flops = w.flops / 2;
+    w.gemm0_smem_bytes = groups * (64 * d + bc * d) * e;
+    w.smem_bytes = w.gemm0_smem_bytes + groups * bc * d * e + (p_sram ? 2 * scores * e : 0.0);
     w.barriers = p.hopper.pingpong && groups >= 2 ? 1 : 0;
   } else {
     const auto& ops = s.cost->ops;

@@ -35,6 +35,9 @@ struct V3StepWork {
   double smem_bytes = 0;         // shared-memory bytes the tensor cores read (P's store and read
                                  // where P is in SRAM); TMA's fills are not on that pipe
   double barriers = 0;           // named-barrier syncs (ping-pong: one per step)
+  // the split the timeline needs (timeline.cpp): GEMM0's part of flops and smem_bytes (the rest GEMM1's)
+  double gemm0_flops = 0;        // S = Q_i K_j^T, the whole tile
+  double gemm0_smem_bytes = 0;   // its operand reads: each warpgroup's 64 rows of Q_i and all of K_j
 };
 V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s);
 

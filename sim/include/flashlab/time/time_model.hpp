@@ -181,6 +181,13 @@ struct TimePrediction {
   std::string_view rates_source;  // where those rates come from (GpuSpec::rates_source, a static string)
 };
 
+class BlockTimer;
+namespace time_detail {
+struct LaunchBlocks;  // sim/src/time/launch_blocks.hpp: a launch's blocks for the timeline (timeline.hpp)
+LaunchBlocks launch_blocks(const Problem&, const Schedule&, const BlockTimer&, const Counters&, std::size_t,
+                           const TimeParams&);
+}  // namespace time_detail
+
 /// An observer of the walk: the time of each thread block of each launch, one (batch, head).
 class BlockTimer : public StepObserver {
  public:
@@ -190,6 +197,8 @@ class BlockTimer : public StepObserver {
  private:
   friend TimePrediction predict_time(const Problem&, const Schedule&, const BlockTimer&, const Counters&,
                                      const TimeParams&);
+  friend time_detail::LaunchBlocks time_detail::launch_blocks(const Problem&, const Schedule&, const BlockTimer&,
+                                                              const Counters&, std::size_t, const TimeParams&);
   StepWork step_work(const StepView& s, std::size_t launch, double fraction) const;
   int work_id(const StepView& s);
   void add(std::size_t launch, std::size_t block, int id, double count);

@@ -1,0 +1,390 @@
+// v3_timeline.cpp — one SM's V3 thread block, event by event (timeline_detail.hpp lay_v3).
+//
+// Each agent (the producer warp, each consumer warpgroup) is an in-order list of operations: work on
+// the SM's units (shared FIFO queues, one job at a time each), a TMA load (the L2 queue, then one round
+// trip), an arrive on or a wait for an mbarrier / named barrier. The engine runs, at each turn, the
+// runnable agent whose next operation is ready first. Work is V3StepWork's (v3_work.cpp) at the SM's
+// share of GpuSpec's rates, split evenly over the consumer warpgroups.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "flashlab/contract/event.hpp"
+#include "timeline_detail.hpp"
+
+namespace flashlab::time_detail {
+namespace {
+
+constexpr double kSchedulers = 4;  // warp schedulers per SM, one warp-instruction per cycle each
+
+enum class OpKind : std::uint8_t { exec, wait, arrive, load };
+
+struct Op {
+  OpKind kind = OpKind::exec;
+  Phase what = Phase::step;
+  std::int64_t i = -1, j = -1, bh = -1;
+  char tensor = 0;
+  std::array<double, kTimelineUnitCount> dur{};  // exec: seconds on each unit (kTimelineUnits order)
+  double floor = 0;     // exec: the agent's latency floor, seconds
+  bool async = false;   // exec: issued, its completion arrives on `ev` (wgmma)
+  int ev = -1;          // the event waited for, arrived on, or completed
+  double transfer = 0;  // load: seconds on the L2 queue
+  int ring = 0;         // +1: a K load's issue takes a stage; -1: V's empty arrive releases it
+};
+
+struct Event {
+  int needed = 1, got = 0;
+  double time = 0;
+  bool done() const { return got >= needed; }
+};
+
+struct Work {  // one consumer warpgroup's share of a step, seconds per unit
+  std::array<double, kTimelineUnitCount> gemm0{}, gemm1{}, softmax{};
+  double floor = 0;
+};
+
+constexpr int kTensor = 0, kSfu = 1, kIssue = 2, kSmem = 3, kL2 = 4;
+
+Work group_work(const Problem& p, const V3StepWork& w, double groups, double iota) {
+  const GpuSpec& g = p.gpu;
+  const double sms = double(g.sms), clock = g.clock_hz.value();
+  Work out;
+  const double tensor = g.wgmma_flops.value() / sms, smem = g.smem_bytes_per_s.value() / sms;
+  out.gemm0[kTensor] = w.gemm0_flops / groups / tensor;
+  out.gemm0[kSmem] = w.gemm0_smem_bytes / groups / smem;
+  out.gemm1[kTensor] = (w.flops - w.gemm0_flops) / groups / tensor;
+  out.gemm1[kSmem] = (w.smem_bytes - w.gemm0_smem_bytes) / groups / smem;
+  out.softmax[kSfu] = w.ex2 / groups / (g.ex2_per_s.value() / sms);
+  // the issue unit holds FP32's time (step_time: max of the two)
+  out.softmax[kIssue] = std::max(w.instructions / groups / (kSchedulers * clock),
+                                 w.fp32 / groups / (g.fp32_fma_per_s.value() / sms));
+  out.floor = w.warp_instructions * iota / clock;
+  return out;
+}
+
+class Builder {
+ public:
+  Builder(const Problem& p, bool persistent, const V3Tiles& tiles,
+          const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double iota)
+      : p_(p), persistent_(persistent), tiles_(tiles), blocks_(blocks), iota_(iota) {
+    groups_ = int(p.tiling.b_r / 64);
+    ws_ = p.hopper.warp_specialize;
+    stages_ = int(p.hopper.stages);
+    agents_ = groups_ + (ws_ ? 1 : 0);
+    progs_.assign(std::size_t(agents_), {});
+  }
+
+  void build() {
+    std::int64_t it = 0, block_ti = 0, block_it = 0;
+    int done_ev = -1;
+    for (std::size_t ti = 0; ti < blocks_.size(); ++ti) {
+      const auto [bh, i] = blocks_[ti];
+      const std::vector<V3TileStep>& steps = tiles_[std::size_t(i)];
+      std::vector<const V3TileStep*> inner;
+      const V3TileStep* begin = nullptr;
+      const V3TileStep* end = nullptr;
+      for (const V3TileStep& s : steps) {
+        if (s.level == Level::inner) inner.push_back(&s);
+        else if (s.level == Level::outer_begin) begin = &s;
+        else if (s.level == Level::outer_end) end = &s;
+      }
+      const bool new_block = !persistent_ && ti > 0;
+      if (new_block) {  // grid: a thread block per tile, once the last one has finished
+        for (int a = 0; a < agents_; ++a) push(a, {.kind = OpKind::arrive, .ev = done_ev});
+        const int wait = done_ev;
+        for (int a = 0; a < agents_; ++a) push(a, {.kind = OpKind::wait, .what = Phase::wait_barrier, .ev = wait});
+        block_ti = std::int64_t(ti), block_it = it, turn_.clear(), ++block_;
+      }
+      if (!persistent_) {
+        events_.push_back({.needed = agents_});
+        done_ev = int(events_.size()) - 1;
+      }
+      const std::int64_t nb = std::int64_t(inner.size());
+      // the tile's barriers
+      qf_.push_back(new_event(1));
+      qe_.push_back(new_event(groups_));
+      for (std::int64_t k = 0; k < nb; ++k) {
+        kf_.push_back(new_event(1)), ke_.push_back(new_event(groups_));
+        vf_.push_back(new_event(1)), ve_.push_back(new_event(groups_));
+      }
+      cur_ = {bh, i, std::int64_t(ti), block_ti, block_it};
+      const double q_bytes = begin ? begin->q_bytes : 0.0;
+      if (ws_) {  // the producer warp (agent 0): Q_i, then K_j, V_j of each block through the ring
+        load_q(0, q_bytes);
+        for (std::int64_t k = 0; k < nb; ++k) {
+          const V3TileStep& st = *inner[std::size_t(k)];
+          load_kv(0, false, it + k, st.j, st.kv_bytes), load_kv(0, true, it + k, st.j, st.kv_bytes);
+        }
+      }
+      for (int g = 0; g < groups_; ++g) consumer(g, inner, end, it, q_bytes);
+      it += nb;
+    }
+    if (!persistent_ && done_ev >= 0)
+      for (int a = 0; a < agents_; ++a) push(a, {.kind = OpKind::arrive, .ev = done_ev});
+  }
+
+  std::vector<std::vector<Op>> progs_;
+  std::vector<Event> events_;
+  int agents_ = 0, groups_ = 1;
+  bool ws_ = true;
+
+ private:
+  struct Cur {
+    std::int64_t bh, i, ti, block_ti, block_it;
+  };
+  int new_event(int needed) {
+    events_.push_back({.needed = needed});
+    return int(events_.size()) - 1;
+  }
+  void push(int agent, Op op) { progs_[std::size_t(agent)].push_back(op); }
+  Op tagged(Op op) const {
+    op.i = cur_.i, op.bh = cur_.bh;
+    return op;
+  }
+  void load_q(int a, double bytes) {
+    if (cur_.ti > cur_.block_ti)
+      push(a, tagged({.kind = OpKind::wait, .what = Phase::wait_empty, .tensor = 'Q', .ev = qe_[std::size_t(cur_.ti - 1)]}));
+    push(a, tagged({.kind = OpKind::load, .what = Phase::load_q, .tensor = 'Q', .ev = qf_[std::size_t(cur_.ti)],
+                    .transfer = bytes / l2_rate()}));
+  }
+  void load_kv(int a, bool v, std::int64_t it, std::int64_t j, double bytes) {
+    if (it - stages_ >= cur_.block_it) {
+      Op w = tagged({.kind = OpKind::wait, .what = Phase::wait_empty, .tensor = v ? 'V' : 'K',
+                     .ev = (v ? ve_ : ke_)[std::size_t(it - stages_)]});
+      w.j = j;
+      push(a, w);
+    }
+    Op l = tagged({.kind = OpKind::load, .what = v ? Phase::load_v : Phase::load_k, .tensor = v ? 'V' : 'K',
+                   .ev = (v ? vf_ : kf_)[std::size_t(it)], .transfer = bytes / l2_rate(), .ring = v ? 0 : 1});
+    l.j = j;
+    push(a, l);
+  }
+  double l2_rate() const { return p_.gpu.l2_bytes_per_s.value() / double(p_.gpu.sms); }
+  void wait(int g, Phase what, int ev, std::int64_t j, char tensor = 0) {
+    Op w = tagged({.kind = OpKind::wait, .what = what, .tensor = tensor, .ev = ev});
+    w.j = j;
+    push(g + (ws_ ? 1 : 0), w);
+  }
+  void arrive(int g, int ev, int ring = 0) { push(g + (ws_ ? 1 : 0), {.kind = OpKind::arrive, .ev = ev, .ring = ring}); }
+  void exec(int g, Phase what, const std::array<double, kTimelineUnitCount>& dur, std::int64_t j, double floor, int ev) {
+    Op e = tagged({.kind = OpKind::exec, .what = what, .dur = dur, .floor = floor, .async = ev >= 0, .ev = ev});
+    e.j = j;
+    push(g + (ws_ ? 1 : 0), e);
+  }
+  // ping-pong: warpgroup g's m-th turn waits for warpgroup g - 1's m-th (warpgroup 0: the last one's
+  // (m - 1)-th; its first turn is free: the last warpgroup arrives at the start)
+  int turn_event(int g, int m) {
+    const auto key = std::make_tuple(block_, g, m);
+    auto it = turn_.find(key);
+    if (it != turn_.end()) return it->second;
+    const int ev = new_event(1);
+    if (g == 0 && m == 0) events_[std::size_t(ev)].got = 1;
+    turn_.emplace(key, ev);
+    return ev;
+  }
+  void pp_sync(int g) {
+    if (!p_.hopper.pingpong || groups_ < 2) return;
+    wait(g, Phase::wait_barrier, turn_event(g, turns_[g]), -1);
+  }
+  void pp_arrive(int g) {
+    if (!p_.hopper.pingpong || groups_ < 2) return;
+    const int m = turns_[g]++;
+    const int next = (g + 1) % groups_;
+    arrive(g, turn_event(next, next == 0 ? m + 1 : m));
+  }
+  int gemm(int g, Phase what, const Work& w, std::int64_t j) {
+    const int ev = new_event(1);
+    exec(g, what, what == Phase::gemm0 ? w.gemm0 : w.gemm1, j, 0.0, ev);
+    return ev;
+  }
+  // consumer warpgroup g's tile: v3_forward.cuh Consumer::tile, with the loads issued in line by
+  // warpgroup 0 where there is no producer
+  void consumer(int g, const std::vector<const V3TileStep*>& inner, const V3TileStep* end, std::int64_t it0,
+                double q_bytes) {
+    const bool inline_ld = !ws_ && g == 0;
+    const int a = g + (ws_ ? 1 : 0);
+    const std::int64_t nb = std::int64_t(inner.size());
+    const auto jj = [&](std::int64_t k) { return inner[std::size_t(k)]->j; };
+    const auto kv_bytes = [&](std::int64_t k) { return inner[std::size_t(k)]->kv_bytes; };
+    if (turns_.size() < std::size_t(groups_) || (!persistent_ && cur_.ti == cur_.block_ti && g == 0))
+      turns_.assign(std::size_t(groups_), 0);
+    if (inline_ld) {
+      load_q(a, q_bytes);
+      for (std::int64_t k = 0; k < stages_ && k < nb; ++k)
+        load_kv(a, false, it0 + k, jj(k), kv_bytes(k)), load_kv(a, true, it0 + k, jj(k), kv_bytes(k));
+    }
+    wait(g, Phase::wait_full, qf_[std::size_t(cur_.ti)], -1, 'Q');
+    std::vector<Work> work;
+    for (const V3TileStep* s : inner) work.push_back(group_work(p_, s->work, double(groups_), iota_));
+    std::int64_t it = it0;
+    if (nb > 0 && p_.hopper.intra_overlap) {
+      wait(g, Phase::wait_full, kf_[std::size_t(it)], jj(0), 'K');
+      pp_sync(g);
+      int ev_s = gemm(g, Phase::gemm0, work[0], jj(0));
+      pp_arrive(g);
+      wait(g, Phase::wait_mma, ev_s, jj(0));
+      arrive(g, ke_[std::size_t(it)]);
+      if (inline_ld && stages_ < nb) load_kv(a, false, it + stages_, jj(stages_), kv_bytes(stages_));
+      exec(g, Phase::softmax, work[0].softmax, jj(0), work[0].floor, -1);
+      std::int64_t prev = it++;
+      for (std::int64_t k = 1; k < nb; ++k, ++it) {
+        wait(g, Phase::wait_full, kf_[std::size_t(it)], jj(k), 'K');
+        wait(g, Phase::wait_full, vf_[std::size_t(prev)], jj(k - 1), 'V');
+        pp_sync(g);
+        ev_s = gemm(g, Phase::gemm0, work[std::size_t(k)], jj(k));
+        const int ev_o = gemm(g, Phase::gemm1, work[std::size_t(k - 1)], jj(k - 1));
+        pp_arrive(g);
+        wait(g, Phase::wait_mma, ev_s, jj(k));
+        arrive(g, ke_[std::size_t(it)]);
+        if (inline_ld && k + stages_ < nb) load_kv(a, false, it + stages_, jj(k + stages_), kv_bytes(k + stages_));
+        exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), work[std::size_t(k)].floor, -1);
+        wait(g, Phase::wait_mma, ev_o, jj(k - 1));
+        arrive(g, ve_[std::size_t(prev)], -1);
+        if (inline_ld && k - 1 + stages_ < nb) load_kv(a, true, prev + stages_, jj(k - 1 + stages_), kv_bytes(k - 1 + stages_));
+        prev = it;
+      }
+      arrive(g, qe_[std::size_t(cur_.ti)]);
+      wait(g, Phase::wait_full, vf_[std::size_t(prev)], jj(nb - 1), 'V');
+      pp_sync(g);
+      const int ev_o = gemm(g, Phase::gemm1, work[std::size_t(nb - 1)], jj(nb - 1));
+      pp_arrive(g);
+      wait(g, Phase::wait_mma, ev_o, jj(nb - 1));
+      arrive(g, ve_[std::size_t(prev)], -1);
+    } else {
+      for (std::int64_t k = 0; k < nb; ++k, ++it) {
+        wait(g, Phase::wait_full, kf_[std::size_t(it)], jj(k), 'K');
+        pp_sync(g);
+        const int ev_s = gemm(g, Phase::gemm0, work[std::size_t(k)], jj(k));
+        pp_arrive(g);
+        wait(g, Phase::wait_mma, ev_s, jj(k));
+        arrive(g, ke_[std::size_t(it)]);
+        if (k == nb - 1) arrive(g, qe_[std::size_t(cur_.ti)]);
+        if (inline_ld && k + stages_ < nb) load_kv(a, false, it + stages_, jj(k + stages_), kv_bytes(k + stages_));
+        exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), work[std::size_t(k)].floor, -1);
+        wait(g, Phase::wait_full, vf_[std::size_t(it)], jj(k), 'V');
+        const int ev_o = gemm(g, Phase::gemm1, work[std::size_t(k)], jj(k));
+        wait(g, Phase::wait_mma, ev_o, jj(k));
+        arrive(g, ve_[std::size_t(it)], -1);
+        if (inline_ld && k + stages_ < nb) load_kv(a, true, it + stages_, jj(k + stages_), kv_bytes(k + stages_));
+      }
+      if (nb == 0) arrive(g, qe_[std::size_t(cur_.ti)]);
+    }
+    // the epilogue: the finalize (1 / l, log) and O_i's, L_i's stores (issued; the L2 queue moves them)
+    if (end) {
+      const Work w = group_work(p_, end->work, double(groups_), iota_);
+      exec(g, Phase::store_o, w.softmax, -1, w.floor, -1);
+      push(a, tagged({.kind = OpKind::load, .what = Phase::store_o, .tensor = 'O',
+                      .transfer = end->store_bytes / double(groups_) / l2_rate()}));
+    }
+  }
+
+  const Problem& p_;
+  bool persistent_;
+  const V3Tiles& tiles_;
+  const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks_;
+  double iota_;
+  int stages_ = 2, block_ = 0;
+  Cur cur_{};
+  std::vector<int> qf_, qe_, kf_, ke_, vf_, ve_;
+  std::vector<int> turns_;
+  std::map<std::tuple<int, int, int>, int> turn_;
+};
+
+}  // namespace
+
+Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
+            const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s, double iota) {
+  Builder b(p, persistent, tiles, blocks, iota);
+  b.build();
+  Laid out;
+  if (b.ws_) out.lanes.push_back({.kind = LaneKind::agent, .name = "producer", .agent = kAgentProducer});
+  for (int g = 0; g < b.groups_; ++g)
+    out.lanes.push_back({.kind = LaneKind::agent, .name = "consumer " + std::to_string(g),
+                         .agent = std::uint8_t(kAgentConsumer + g)});
+  const std::int32_t unit0 = std::int32_t(out.lanes.size());
+  for (HwUnit u : kTimelineUnits) out.lanes.push_back({.kind = LaneKind::unit, .name = std::string(to_string(u)), .unit = u});
+
+  std::vector<Event>& ev = b.events_;
+  const std::size_t agents = std::size_t(b.agents_);
+  std::vector<std::size_t> pc(agents, 0);
+  std::vector<double> t(agents, 0.0);
+  std::array<double, kTimelineUnitCount> free{};
+  const auto span = [&](std::int32_t lane, double s, double e, const Op& op, std::int32_t by) {
+    out.spans.push_back({.iv = {.start_s = s, .end_s = e, .lane = lane, .what = op.what, .i = op.i, .j = op.j, .bh = op.bh},
+                         .by = by,
+                         .tensor = op.tensor});
+  };
+  for (;;) {
+    std::size_t best = agents;
+    double best_t = std::numeric_limits<double>::infinity();
+    bool left = false;
+    for (std::size_t a = 0; a < agents; ++a) {
+      if (pc[a] >= b.progs_[a].size()) continue;
+      left = true;
+      const Op& op = b.progs_[a][pc[a]];
+      double r = t[a];
+      if (op.kind == OpKind::wait) {
+        if (!ev[std::size_t(op.ev)].done()) continue;
+        r = std::max(r, ev[std::size_t(op.ev)].time);
+      }
+      if (r < best_t) best_t = r, best = a;
+    }
+    if (!left) break;
+    if (best == agents) throw std::logic_error("timeline: V3's agents wait for each other (no runnable agent)");
+    const Op& op = b.progs_[best][pc[best]++];
+    const std::int32_t lane = std::int32_t(best);
+    double& now = t[best];
+    switch (op.kind) {
+      case OpKind::wait: {
+        const double until = std::max(now, ev[std::size_t(op.ev)].time);
+        if (until > now) span(lane, now, until, op, -1);
+        now = until;
+        break;
+      }
+      case OpKind::arrive: {
+        Event& e = ev[std::size_t(op.ev)];
+        e.got += 1, e.time = std::max(e.time, now);
+        if (op.ring < 0 && e.done()) out.ring_deltas.emplace_back(e.time, -1);
+        break;
+      }
+      case OpKind::load: {
+        const double s = std::max(now, free[kL2]), e = s + op.transfer;
+        free[kL2] = e;
+        if (e > s) span(unit0 + kL2, s, e, op, lane);
+        if (op.ev >= 0) {
+          Event& x = ev[std::size_t(op.ev)];
+          x.got += 1, x.time = std::max(x.time, e + latency_s);
+        }
+        if (op.ring > 0) out.ring_deltas.emplace_back(now, +1);
+        break;
+      }
+      case OpKind::exec: {
+        double end = now + op.floor;
+        for (int u = 0; u < kTimelineUnitCount; ++u) {
+          if (op.dur[std::size_t(u)] <= 0) continue;
+          const double s = std::max(now, free[std::size_t(u)]), e = s + op.dur[std::size_t(u)];
+          free[std::size_t(u)] = e;
+          span(unit0 + u, s, e, op, lane);
+          end = std::max(end, e);
+        }
+        if (op.async) {
+          Event& x = ev[std::size_t(op.ev)];
+          x.got += 1, x.time = std::max(x.time, end);
+        } else {
+          if (end > now) span(lane, now, end, op, -1);
+          now = end;
+        }
+        break;
+      }
+    }
+  }
+  for (const Span& s : out.spans) out.time_s = std::max(out.time_s, s.iv.end_s);
+  for (double x : t) out.time_s = std::max(out.time_s, x);
+  return out;
+}
+
+}  // namespace flashlab::time_detail
