@@ -22,6 +22,14 @@ durations on the same shapes, same flags, same call).
    fp16 and bf16, d 64 and 128, none and causal, N 1000, 3000, 1 and 1024.
 3. Every timed shape's run checked the same way in the same process, 5 V3 kernel durations and 5
    cuDNN ones; cuDNN's output within 2e-3 of float32 (max |error|).
+4. The B_r sweep (v3_sweep.json: "fa3" at d = 64 with B_r 128 and 192 forced, none and causal, N 1k-16k),
+   the ablation (v3_ablation.json: six switches at d 64 / 128, none / causal, N 16k and 4k) and the unit
+   counters (v3_units.json) come from the same run (commit, sources), every row checked and timed (5
+   durations; the counters 1 launch); the sweep and ablation complete, the counters complete at N =
+   16,384 (FA3's ablation shape); every busy fraction recomputed here at most 1.
+5. fa3's launch rule (variants.cuh fa3_rows: B_r 128 when the 192-row tile issues more than 1.2x the
+   128-row tile's work), restated here from its definition, picks the B_r that every timed "fa3" run
+   used, and at every sweep point the tile it picks is not slower than the other by more than 2%.
 --target: V3's speed at least 0.85 of cuDNN's on every shape (issue 27 item 5): median cuDNN time over
 median V3 time, kernel for kernel.
 Exit 0 when they hold, 1 listing what does not.
@@ -30,6 +38,7 @@ Exit 0 when they hold, 1 listing what does not.
 import copy
 import hashlib
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -52,10 +61,87 @@ def sources_sha256(root=SOURCES):
     return h.hexdigest()
 
 
+EXTRA = ("sweep", "ablation", "units")  # v3_PART.json from ncu_ablation.py
+SWEEP_N = (1024, 1536, 2048, 3072, 4096, 8192, 16384)
+ABL_SHAPES = [(d, m, n) for n in (16384, 4096) for d in (128, 64) for m in ("none", "causal")]
+BR128_GAIN = 1.2  # variants.cuh kBr128Gain
+RULE_SLACK = 1.02  # the picked tile may be this much slower than the other (run-to-run spread)
+
+
+def ablation_variants(mask):
+    return ["stages1", "no_pingpong", "no_overlap", "no_ws", "grid", "static" if mask == "causal" else "dynamic"]
+
+
 def load():
     return {"checks": [json.loads(x) for x in (DATA / "checks.jsonl").read_text().splitlines() if x.strip()],
             "v3": json.loads((DATA / "v3_ncu.json").read_text()),
-            "cudnn": json.loads((DATA / "cudnn_ncu.json").read_text())}
+            "cudnn": json.loads((DATA / "cudnn_ncu.json").read_text())} | {
+            p: json.loads((DATA / f"v3_{p}.json").read_text()) for p in EXTRA}
+
+
+def issued_work(n, br, bc, causal):
+    """Score entries the tiles compute (B_r x B_c per tile run): ceil(N / B_r) m blocks, each over
+    ceil(N / B_c) key blocks, or causal over the key blocks up to min((m + 1) B_r, N)."""
+    return sum(br * bc * math.ceil((min((m + 1) * br, n) if causal else n) / bc) for m in range(math.ceil(n / br)))
+
+
+def rule_rows(d, mask, n):
+    """fa3's B_r by the launch rule (variants.cuh fa3_rows), restated from its comment."""
+    if d != 64:
+        return 128
+    c = mask == "causal"
+    return 128 if issued_work(n, 192, 128, c) > BR128_GAIN * issued_work(n, 128, 128, c) else 192
+
+
+def median_ns(r):
+    return statistics.median(k["time_ns"] for k in r["kernels"])
+
+
+def sweep_table(data):
+    """(mask, n) -> {128: median ns, 192: median ns} over the sweep's rows with 5 durations."""
+    out = {}
+    for r in data["sweep"]["rows"]:
+        if r["run"] and len(r["kernels"]) >= 5:
+            out.setdefault((r["mask"], r["n"]), {})[r["run"]["b_r"]] = median_ns(r)
+    return out
+
+
+def ablation_table(data):
+    """(d, mask, n) -> {variant: median ns}, fa3 from v3_ncu.json (the same run)."""
+    out = {}
+    for r in data["v3"]["rows"]:
+        if (r["d"], r["mask"], r["n"]) in ABL_SHAPES and r["kernels"]:
+            out.setdefault((r["d"], r["mask"], r["n"]), {})["fa3"] = median_ns(r)
+    for r in data["ablation"]["rows"]:
+        if r["kernels"]:
+            out.setdefault((r["d"], r["mask"], r["n"]), {})[r["variant"]] = median_ns(r)
+    return out
+
+
+# unit -> (counter key, cycles key, cycles of the unit per counted event): busy = counter x per / cycles.
+# tensor, FMA and ALU pipes count per SM sub-partition (SMSP): over smsp__cycles_elapsed. XU (MUFU:
+# ex2, rcp) counts warp instructions: 8 SMSP cycles each at 16 results / clock / SM (CUDA C++
+# Programming Guide, arithmetic instruction throughput, cc 9.0), a documented rate, not measured.
+# Shared memory: LSU wavefronts (ld/st/stmatrix; not wgmma's or TMA's reads) over L1 cycles. L2: sectors
+# over slice cycles (one sector per slice per cycle). DRAM: its active cycles.
+BUSY = {
+    "SM active": ("sm_cycles_active", "sm_cycles_elapsed", 1),
+    "tensor pipe": ("tensor_cycles", "smsp_cycles_elapsed", 1),
+    "XU (MUFU)": ("xu_inst", "smsp_cycles_elapsed", 8),
+    "FMA pipe": ("fma_cycles", "smsp_cycles_elapsed", 1),
+    "ALU pipe": ("alu_cycles", "smsp_cycles_elapsed", 1),
+    "shared memory (LSU)": ("smem_wavefronts", "l1tex_cycles_elapsed", 1),
+    "L2 sectors": ("l2_sectors", "l2_cycles_elapsed", 1),
+    "DRAM": ("dram_cycles_active", "dram_cycles_elapsed", 1),
+}
+
+
+MISSING_NAMES = {"tensor_gmma_cycles": "sm__pipe_tensor_op_gmma_cycles_active", "xu_cycles": "sm__pipe_xu_cycles_active"}
+
+
+def busy(k):
+    """Busy fraction per unit of one profiled launch (its raw counters), recomputed."""
+    return {u: k[c] * per / k[cy] for u, (c, cy, per) in BUSY.items()}
 
 
 def run_problems(r, where):
@@ -116,6 +202,59 @@ def problems(data, sources=SOURCES):
                        f"error {r['max_abs_error']}")
     if set(table(data)) != SHAPES:
         out.append(f"timed shapes: {sorted(table(data))}, want the 12 of cudnn_baseline.py")
+    out += extra_problems(data)
+    return out
+
+
+def extra_problems(data):
+    """Items 4 and 5 of the docstring: the sweep, the ablation, the counters, the launch rule."""
+    out, meta = [], data["v3"]["meta"]
+    for part in EXTRA:
+        pm = data[part]["meta"]
+        if pm["v3_sources_sha256"] != meta["v3_sources_sha256"] or pm["commit"] != meta["commit"] or "H200" not in pm["gpu"]:
+            out.append(f"v3_{part}.json: not the run of v3_ncu.json ({pm['gpu']}, commit {pm['commit'][:12]}, "
+                       f"sources {pm['v3_sources_sha256'][:12]})")
+        want = 1 if part == "units" else 5
+        for r in data[part]["rows"]:
+            where = f"{part} {r['variant']} {' '.join(r['extra'])} d={r['d']} {r['mask']} N={r['n']}"
+            if r["run"] is None or r["exit"] != 0:
+                out.append(f"{where}: exit {r['exit']}, no checked run")
+                continue
+            out += run_problems(r["run"], where)
+            if r["run"]["variant"] != r["variant"] or len(r["kernels"]) < want:
+                out.append(f"{where}: ran {r['run']['variant']}, {len(r['kernels'])} launches, {want} wanted")
+    sw = sweep_table(data)
+    want_sw = {(m, n) for m in ("none", "causal") for n in SWEEP_N}
+    if {k for k, v in sw.items() if set(v) == {128, 192}} != want_sw:
+        out.append(f"sweep incomplete: {sorted(want_sw - {k for k, v in sw.items() if set(v) == {128, 192}})}")
+    for (m, n), t in sw.items():
+        pick = rule_rows(64, m, n)
+        if len(t) == 2 and t[pick] > RULE_SLACK * t[320 - pick]:
+            out.append(f"launch rule: d=64 {m} N={n} picks B_r {pick} ({t[pick] / 1e3:.1f} us), "
+                       f"B_r {320 - pick} ran {t[320 - pick] / 1e3:.1f} us")
+    for r in data["v3"]["rows"]:  # the 12 timed "fa3" runs, none forced
+        run = r["run"]
+        if run and run["b_r"] != rule_rows(run["d"], run["mask"], run["n"]):
+            out.append(f"fa3 d={run['d']} {run['mask']} N={run['n']}: ran B_r {run['b_r']}, the launch rule says "
+                       f"{rule_rows(run['d'], run['mask'], run['n'])}")
+    ab = ablation_table(data)
+    for shape in ABL_SHAPES:
+        miss = {"fa3", *ablation_variants(shape[1])} - set(ab.get(shape, {}))
+        if miss:
+            out.append(f"ablation d={shape[0]} {shape[1]} N={shape[2]}: no {sorted(miss)}")
+    units = {(r["variant"], r["d"], r["mask"], r["n"]): r for r in data["units"]["rows"] if r["kernels"]}
+    need = [(v, d, m, n) for d, m, n in ABL_SHAPES if n == 16384 for v in ["fa3", *ablation_variants(m)]]
+    if any(x not in units for x in need):
+        out.append(f"unit counters missing at N = 16,384: {[x for x in need if x not in units]}")
+    for key, r in units.items():
+        k = r["kernels"][0]
+        gaps = [c for c, cy, _ in BUSY.values() for c in (c, cy) if not isinstance(k.get(c), (int, float))]
+        if gaps:
+            out.append(f"units {key}: no {sorted(set(gaps))}")
+            continue
+        over = {u: round(f, 3) for u, f in busy(k).items() if not 0 <= f <= 1}
+        if over:
+            out.append(f"units {key}: busy fractions outside [0, 1]: {over}")
     return out
 
 
@@ -186,13 +325,80 @@ def page(data):
                    f"{flops(d, mk, n) / v / 1e3:.0f} | {c / v:.3f} | {a / v if a else float('nan'):.2f} |")
     misses = target_misses(data)
     out += ["", f"{len(table(data)) - len(misses)} of {len(table(data))} shapes meet the bar" +
-            (": not " + "; ".join(misses) + "." if misses else "."), "",
-            "## Not on this page yet\n",
+            (": not " + "; ".join(misses) + "." if misses else "."), ""]
+    out += rule_section(data) + ablation_section(data) + units_section(data)
+    out += ["## Not on this page yet\n",
             "Events against the simulator's, Nsight Compute bytes against the sector level and the sanitizers come",
-            "when flashlab-gpu runs the kernel; the predicted-against-measured timeline with the event-by-event time",
-            "model (issue 27 items 2 and 3). The switches' ablation, timed with CUDA events in the kernel's first run,",
-            "is in [scripts/gpu/v3_kernel/README.md](../../scripts/gpu/v3_kernel/README.md)."]
+            "when flashlab-gpu runs the kernel; the time model's predicted busy fractions and ablation beside the",
+            "measured ones (issue 27 items 2 and 5); the unit counters at N = 4,096 beyond those listed."]
     return "\n".join(out) + "\n"
+
+
+def rule_section(data):
+    sw = sweep_table(data)
+    out = ["## fa3's tile at d = 64: the launch rule, measured\n",
+           "\"fa3\" at d = 64 runs B_r = 192 rows (3 consumer warpgroups) or 128 (2), chosen per launch in the host",
+           "code (scripts/gpu/v3_kernel/variants.cuh, fa3_rows): 128 when the 192-row tile issues more than",
+           f"{BR128_GAIN}x the score entries of the 128-row one (padded rows past N and, causal, the masked parts of the",
+           "diagonal tiles are computed all the same). The sweep below forced each B_r (`--br`), same run, same",
+           "flags, B = 16,384 // N, 32 heads, fp16: per unit of issued work the 192-row tile ran 1.10-1.23x",
+           "faster, so it loses only where it issues over about 1.2x the work (causal N = 1,024: 1.33x).\n",
+           "| mask | N | work 192 / work 128 | B_r 128 us | B_r 192 us | 128 / 192 time | 192's speed per work | rule | faster |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for (m, n), t in sorted(sw.items(), key=lambda x: (x[0][0] != "none", x[0][1])):
+        if len(t) < 2:
+            continue
+        w = issued_work(n, 192, 128, m == "causal") / issued_work(n, 128, 128, m == "causal")
+        out.append(f"| {m} | {n} | {w:.3f} | {t[128] / 1e3:.1f} | {t[192] / 1e3:.1f} | {t[128] / t[192]:.3f} | "
+                   f"{t[128] / t[192] * w:.3f} | {rule_rows(64, m, n)} | {128 if t[128] < t[192] else 192} |")
+    return out + [""]
+
+
+def ablation_section(data):
+    ab = ablation_table(data)
+    shapes = [s for s in ABL_SHAPES if s in ab]
+    out = ["## Ablation: \"fa3\" with one switch changed\n",
+           "fp16, the same shapes' batch and heads as above, each variant timed like the rows above (5 launches under",
+           "ncu, checked in the profiled process); \"fa3\" is the row above. TFLOP/s, and in brackets the speed",
+           "relative to \"fa3\" (its time over the variant's). The other persistent scheduler: dynamic without a",
+           "mask, static with. FA3's own ablation (paper, H100, d = 128, no mask, N = 16k): 661 TFLOP/s with",
+           "everything, 582 without the intra-warpgroup overlap, 570 without warp specialization.\n",
+           "| variant | " + " | ".join(f"d {d} {m} {n // 1024}k" for d, m, n in shapes) + " |",
+           "|---|" + "---|" * len(shapes)]
+    for v in ["fa3", "stages1", "no_pingpong", "no_overlap", "no_ws", "grid", "dynamic / static"]:
+        cells = []
+        for d, m, n in shapes:
+            key = v if "/" not in v else ("static" if m == "causal" else "dynamic")
+            t = ab[(d, m, n)].get(key)
+            cells.append(f"{flops(d, m, n) / t / 1e3:.0f} ({ab[(d, m, n)]['fa3'] / t:.3f})" if t else "-")
+        out.append(f"| {v} | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
+def units_section(data):
+    rows = [r for r in data["units"]["rows"] if r["kernels"]]
+    out = ["## Busy fraction per unit (for the timeline model, issue 27 item 2)\n",
+           "One launch of each variant under Nsight Compute's counters (same flags otherwise), after the two",
+           "checked ones; v3_units.json holds the raw counters and the cycles they are fractions of, recomputed",
+           "here. SM active: sm__cycles_active / sm__cycles_elapsed. Tensor, FMA, ALU: sm__pipe_{tensor,fma,alu}",
+           "_cycles_active over smsp__cycles_elapsed (they count per SM sub-partition). XU (MUFU: ex2, rcp):",
+           "sm__inst_executed_pipe_xu x 8 cycles (16 results / clock / SM, the CUDA Programming Guide's rate for",
+           "cc 9.0, not measured) over smsp__cycles_elapsed. Shared memory: LSU wavefronts",
+           "(l1tex__data_pipe_lsu_wavefronts_mem_shared: ld/st, not wgmma's or TMA's reads) over L1 cycles. L2:",
+           "lts__t_sectors over slice cycles (a sector per slice per cycle). DRAM: dram__cycles_active over",
+           "elapsed. Not on this ncu: " + ", ".join(MISSING_NAMES.get(k, k) for k in data["units"]["meta"]["missing_metrics"]) +
+           " (sm__pipe_tensor_cycles_active stands in for the first; sm__pipe_shared_cycles_active, the fp16 /",
+           "tensor shared pipe, not shared memory, " + ("equals it in every row" if all(
+               r["kernels"][0].get("shared_cycles") == r["kernels"][0].get("tensor_cycles") for r in rows) else
+               "is in v3_units.json") + "). Rows the call did not reach (its deadline): " +
+           (f"{len(data['units']['meta']['skipped'])}, from {data['units']['meta']['skipped'][0]} on"
+            if data["units"]["meta"]["skipped"] else "none") + ".\n",
+           "| variant | d | mask | N | us | " + " | ".join(BUSY) + " |", "|---|---|---|---|---|" + "---|" * len(BUSY)]
+    for r in rows:
+        k = r["kernels"][0]
+        out.append(f"| {r['variant']} | {r['d']} | {r['mask']} | {r['n']} | {k['time_ns'] / 1e3:.1f} | " +
+                   " | ".join(f"{f:.3f}" for f in busy(k).values()) + " |")
+    return out + [""]
 
 
 def selftest():
@@ -214,6 +420,29 @@ def selftest():
     for k in bad["v3"]["rows"][0]["kernels"]:
         k["time_ns"] *= 2
     cases.append(("V3 twice as slow on one shape (target)", [x for x in target_misses(bad) if x not in target_misses(data)]))
+    bad = copy.deepcopy(data)
+    bad["sweep"]["rows"][0]["run"]["check"]["rel_l2"] = 0.5
+    cases.append(("a sweep row over its tolerance", problems(bad)))
+    bad = copy.deepcopy(data)
+    r = next(r for r in bad["sweep"]["rows"] if r["mask"] == "causal" and r["n"] == 1024 and r["run"]["b_r"] == 128)
+    for k in r["kernels"]:
+        k["time_ns"] *= 1.2
+    cases.append(("the rule's tile slower than the other", problems(bad)))
+    bad = copy.deepcopy(data)
+    bad["v3"]["rows"][3]["run"]["b_r"] = 192
+    cases.append(("a timed fa3 run on a B_r the rule does not pick", problems(bad)))
+    bad = copy.deepcopy(data)
+    bad["ablation"]["rows"] = [r for r in bad["ablation"]["rows"] if r["variant"] != "no_ws"]
+    cases.append(("an ablation variant missing", problems(bad)))
+    bad = copy.deepcopy(data)
+    bad["ablation"]["meta"]["commit"] = "0" * 40
+    cases.append(("the ablation from another run", problems(bad)))
+    bad = copy.deepcopy(data)
+    bad["units"]["rows"][0]["kernels"][0]["tensor_cycles"] = 2 * bad["units"]["rows"][0]["kernels"][0]["smsp_cycles_elapsed"]
+    cases.append(("a unit busy over its cycles", problems(bad)))
+    bad = copy.deepcopy(data)
+    del bad["units"]["rows"][0]["kernels"][0]["dram_cycles_active"]
+    cases.append(("a unit counter missing", problems(bad)))
     for name, found in cases:
         if not found:
             print(f"selftest: {name} was not reported")
