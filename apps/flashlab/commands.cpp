@@ -15,6 +15,7 @@ void register_commands(CLI::App& app, const std::string& command) {
   register_trace(app, command);
   register_diff(app);
   register_metrics(app);
+  register_timeline(app);
   // the commands that report progress on long work (progress.hpp) can be silenced
   for (const char* name : {"count", "compare", "explain", "run", "sweep", "trace"})
     app.get_subcommand(name)->add_flag("--quiet", quiet_progress(),

@@ -52,6 +52,7 @@ void register_sweep(CLI::App& app);    // cmd_sweep.cpp: a grid over N, d, B_r, 
 void register_trace(CLI::App& app, const std::string& command);
 void register_diff(CLI::App& app);     // cmd_diff.cpp: two traces compared step by step
 void register_metrics(CLI::App& app);  // cmd_metrics.cpp: the catalogue of metrics as a table
+void register_timeline(CLI::App& app); // cmd_timeline.cpp: one SM's thread blocks event by event
 
 /// Every command above on `app`, then the value rules of flags/values.hpp on all their options
 /// (an empty value is an error naming the flag). `command` as for register_trace. The one

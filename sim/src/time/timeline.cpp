@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "flashlab/contract/error.hpp"
 #include "flashlab/contract/event.hpp"
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/executor/executor.hpp"
@@ -164,8 +165,7 @@ std::vector<CriticalPart> critical_parts(const Laid& l, const std::vector<std::v
 Timeline timeline(const Problem& p, const Schedule& sched, const TimelineOptions& o) {
   const std::int64_t sms = std::int64_t(p.gpu.sms);
   if (o.sm < -1 || o.sm >= sms)
-    throw std::invalid_argument("sm: " + std::to_string(o.sm) + " (allowed: 0 to " + std::to_string(sms - 1) +
-                                ", or -1 for the busiest)");
+    throw ConfigError("sm", std::to_string(o.sm), "0 to " + std::to_string(sms - 1) + ", or -1 for the busiest");
   Executor e(p, sched);
   const Schedule& s = e.schedule();
   std::size_t x = 0;

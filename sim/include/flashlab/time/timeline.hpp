@@ -119,8 +119,8 @@ struct Timeline {
 };
 
 /// One SM's timeline of schedule s on problem p (the first launch with tiles; V3: its forward launch).
-/// Bad options (sm outside 0 .. SMs - 1) throw std::invalid_argument naming the field, value and allowed
-/// range. Sources: FA3 (arXiv 2407.08608) §3.1 (warp specialization, ping-pong), §3.2 and Algorithm 2
+/// Bad options (sm outside 0 .. SMs - 1) throw ConfigError (a std::invalid_argument: contract/error.hpp)
+/// naming the field, value and allowed range. Sources: FA3 (arXiv 2407.08608) §3.1 (warp specialization, ping-pong), §3.2 and Algorithm 2
 /// (intra-warpgroup overlap), Algorithm 1 (producer / consumer); the rates: config/gpu_spec.hpp.
 Timeline timeline(const Problem& p, const Schedule& s, const TimelineOptions& o = {});
 

@@ -1,0 +1,107 @@
+// cmd_timeline.cpp — `flashlab timeline`: one SM's thread blocks event by event (flashlab/time/timeline.hpp,
+// docs/model.md "Timeline, event by event"): each unit's busy fraction and idle time by cause, the
+// critical path's parts, the SM's time beside the analytic rule's; `--json FILE` / `--csv FILE` write
+// the intervals (and lanes, ring occupancy) through the project's output helper (command_output.hpp).
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "command_output.hpp"
+#include "commands.hpp"
+#include "flashlab/contract/error.hpp"
+#include "flashlab/flags/config_flags.hpp"
+#include "flashlab/schedule/resolve.hpp"
+#include "flashlab/time/timeline.hpp"
+#include "report.hpp"
+
+namespace flashlab::cli {
+namespace {
+
+void print_summary(const Problem& p, const Timeline& t) {
+  std::cout << config_line(p) << "\n";
+  std::cout << fmt::format("Timeline of SM {} ({}): {} tiles, {:.3f} us{}\n", t.sm,
+                           t.v3 ? "event by event" : "step by step", t.tiles, t.time_s * 1e6,
+                           t.v3 ? fmt::format(" (the analytic rule: {:.3f} us)", t.analytic_s * 1e6) : std::string());
+  std::cout << "Units (busy, then idle by cause, fractions of the SM's time):\n";
+  for (const UnitUse& u : t.units) {
+    std::cout << fmt::format("  {:<7} busy {:5.1f}%\n", to_string(u.unit), 100 * u.busy);
+    for (const IdleCause& c : u.idle)
+      if (c.fraction >= 0.001) std::cout << fmt::format("          idle {:5.1f}%: {}\n", 100 * c.fraction, c.cause);
+  }
+  std::cout << "Critical path (the agent that finishes last):\n";
+  for (const CriticalPart& c : t.critical_path)
+    if (c.fraction >= 0.001) std::cout << fmt::format("  {:5.1f}%  {}\n", 100 * c.fraction, c.what);
+  if (!t.note.empty()) std::cout << "Note: " << t.note << "\n";
+}
+
+std::string to_json(const Timeline& t) {
+  nlohmann::json j;
+  j["sm"] = t.sm;
+  j["v3"] = t.v3;
+  j["time_s"] = t.time_s;
+  j["analytic_s"] = t.analytic_s;
+  j["tiles"] = t.tiles;
+  j["stages"] = t.stages;
+  j["truncated"] = t.truncated;
+  j["note"] = t.note;
+  for (const TimelineLane& l : t.lanes)
+    j["lanes"].push_back({{"name", l.name}, {"kind", l.kind == LaneKind::agent ? "agent" : "unit"}});
+  for (const UnitUse& u : t.units) {
+    nlohmann::json idle = nlohmann::json::array();
+    for (const IdleCause& c : u.idle) idle.push_back({{"cause", c.cause}, {"fraction", c.fraction}});
+    j["units"].push_back({{"unit", to_string(u.unit)}, {"busy", u.busy}, {"idle", idle}});
+  }
+  for (const CriticalPart& c : t.critical_path)
+    j["critical_path"].push_back({{"what", c.what}, {"seconds", c.seconds}, {"fraction", c.fraction}});
+  j["ring"] = nlohmann::json::array();
+  for (const RingSample& r : t.ring) j["ring"].push_back({r.t_s, r.full});
+  j["intervals"] = nlohmann::json::array();
+  for (const TimelineInterval& iv : t.intervals)
+    j["intervals"].push_back({iv.start_s, iv.end_s, iv.lane, to_string(iv.what), iv.i, iv.j, iv.bh});
+  return j.dump() + "\n";
+}
+
+std::string to_csv(const Timeline& t) {
+  std::ostringstream out;
+  out << "start_s,end_s,lane,what,i,j,bh\n";
+  for (const TimelineInterval& iv : t.intervals)
+    out << fmt::format("{:.9g},{:.9g},{},{},{},{},{}\n", iv.start_s, iv.end_s, t.lanes[std::size_t(iv.lane)].name,
+                       to_string(iv.what), iv.i, iv.j, iv.bh);
+  return out.str();
+}
+
+}  // namespace
+
+void register_timeline(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "timeline", "One SM's thread blocks event by event: units busy and idle by cause, the critical path");
+  auto flags = add_config_flags(*cmd);
+  auto sm = std::make_shared<std::int64_t>(-1);
+  cmd->add_option("--sm", *sm, "which SM (0 to SMs - 1; default -1: the busiest)");
+  auto max_intervals = std::make_shared<std::int64_t>(200'000);
+  cmd->add_option("--max-intervals", *max_intervals, "intervals written at most (the first in time; default 200000)");
+  auto json_path = std::make_shared<std::string>();
+  auto csv_path = std::make_shared<std::string>();
+  CLI::Option* json_opt = cmd->add_option("--json", *json_path, "write lanes, intervals, ring, units to this JSON file");
+  json_opt->type_name("FILE");
+  CLI::Option* csv_opt = cmd->add_option("--csv", *csv_path, "write the intervals to this CSV file");
+  csv_opt->type_name("FILE");
+  cmd->callback([flags, sm, max_intervals, json_path, csv_path, json_opt, csv_opt] {
+    std::optional<OutputFile> json, csv;  // destinations checked before any work
+    if (json_opt->count()) json.emplace(*json_path);
+    if (csv_opt->count()) csv.emplace(*csv_path);
+    if (*max_intervals < 0)
+      throw ConfigError("max-intervals", std::to_string(*max_intervals), "0 or more");
+    const Problem p = resolve(flags->build());
+    const Timeline t = timeline(p, make_schedule(p), {.sm = *sm, .max_intervals = std::size_t(*max_intervals)});
+    print_summary(p, t);
+    if (json) json->write(to_json(t)), std::cout << "wrote " << json->path() << "\n";
+    if (csv) csv->write(to_csv(t)), std::cout << "wrote " << csv->path() << "\n";
+  });
+}
+
+}  // namespace flashlab::cli
