@@ -33,7 +33,7 @@ struct Op {
   bool async = false;   // exec: issued, its completion arrives on `ev` (wgmma)
   int ev = -1;          // the event waited for, arrived on, or completed
   double transfer = 0;  // load: seconds on the L2 queue
-  int ring = 0;         // +1: a K load's issue takes a stage; -1: V's empty arrive releases it
+  int ring = 0;         // +1: a K or V load's issue takes a buffer; -1: its empty barrier's last arrive frees it
 };
 
 struct Event {
@@ -159,7 +159,7 @@ class Builder {
       push(a, w);
     }
     Op l = tagged({.kind = OpKind::load, .what = v ? Phase::load_v : Phase::load_k, .tensor = v ? 'V' : 'K',
-                   .ev = (v ? vf_ : kf_)[std::size_t(it)], .transfer = bytes / l2_rate(), .ring = v ? 0 : 1});
+                   .ev = (v ? vf_ : kf_)[std::size_t(it)], .transfer = bytes / l2_rate(), .ring = 1});
     l.j = j;
     push(a, l);
   }
@@ -227,7 +227,7 @@ class Builder {
       int ev_s = gemm(g, Phase::gemm0, work[0], jj(0));
       pp_arrive(g);
       wait(g, Phase::wait_mma, ev_s, jj(0));
-      arrive(g, ke_[std::size_t(it)]);
+      arrive(g, ke_[std::size_t(it)], -1);
       if (inline_ld && stages_ < nb) load_kv(a, false, it + stages_, jj(stages_), kv_bytes(stages_));
       exec(g, Phase::softmax, work[0].softmax, jj(0), work[0].floor, -1);
       std::int64_t prev = it++;
@@ -239,7 +239,7 @@ class Builder {
         const int ev_o = gemm(g, Phase::gemm1, work[std::size_t(k - 1)], jj(k - 1));
         pp_arrive(g);
         wait(g, Phase::wait_mma, ev_s, jj(k));
-        arrive(g, ke_[std::size_t(it)]);
+        arrive(g, ke_[std::size_t(it)], -1);
         if (inline_ld && k + stages_ < nb) load_kv(a, false, it + stages_, jj(k + stages_), kv_bytes(k + stages_));
         exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), work[std::size_t(k)].floor, -1);
         wait(g, Phase::wait_mma, ev_o, jj(k - 1));
@@ -261,7 +261,7 @@ class Builder {
         const int ev_s = gemm(g, Phase::gemm0, work[std::size_t(k)], jj(k));
         pp_arrive(g);
         wait(g, Phase::wait_mma, ev_s, jj(k));
-        arrive(g, ke_[std::size_t(it)]);
+        arrive(g, ke_[std::size_t(it)], -1);
         if (k == nb - 1) arrive(g, qe_[std::size_t(cur_.ti)]);
         if (inline_ld && k + stages_ < nb) load_kv(a, false, it + stages_, jj(k + stages_), kv_bytes(k + stages_));
         exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), work[std::size_t(k)].floor, -1);

@@ -67,8 +67,9 @@ struct TimelineInterval {
   std::int64_t bh = -1;         // the (batch, head) of the tile, -1 where none
 };
 
-/// The K/V stage ring's occupancy (V3): from t_s on, `full` of its `stages` stages hold a K_j or V_j
-/// the consumers have not released (a stage counts from its load's issue to its empty arrive).
+/// The K/V stage ring's occupancy (V3): from t_s on, `full` of its 2 x `stages` buffers (a K_j and a V_j
+/// per stage, each with its own full and empty mbarrier) hold a block the consumers have not released
+/// (a buffer counts from its load's issue to the last consumer warpgroup's empty arrive): 0 to 2 stages.
 struct RingSample {
   double t_s = 0;
   std::int32_t full = 0;
