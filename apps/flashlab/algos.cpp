@@ -29,7 +29,8 @@ void refuse_algo(const std::string& command, const std::string& text) {
   if (text == "v3")
     throw ConfigError("algo", text,
                       "not modelled for v3 in " + command + " yet: it is built for standard attention, V1 and V2 (issue "
-                      "27); flashlab count/trace/run --algo v3 give V3's counts, predicted time, events and numerics");
+                      "27); flashlab count/trace/run --algo v3 give V3's counts, predicted time, events and numerics, "
+                      "explain --algo v3 the walk from V2 to V3");
   throw ConfigError("algo", text, "no value: " + command + " runs its own algorithms (standard, v1, v2)");
 }
 

@@ -14,9 +14,10 @@ namespace flashlab::cli {
 /// unknown name, an empty list or a repeated name.
 std::vector<Algo> parse_algo_list(const std::string& field, const std::string& text);
 
-/// `--algo` of a command that runs its own algorithms (compare: standard, V1, V2; explain: the walk
-/// from V1 to V2): always throws ConfigError("algo", text, ...) — for v3 saying it is not modelled
-/// there yet (both are built for standard attention, V1 and V2: issue 27), and where to go.
+/// `--algo` of a command that runs its own algorithms (compare: standard, V1, V2): always throws
+/// ConfigError("algo", text, ...) — for v3 saying it is not modelled there yet (it is built for
+/// standard attention, V1 and V2: issue 27), and where to go. (explain takes --algo v2 | v3: the
+/// walk's end, cmd_explain.cpp.)
 [[noreturn]] void refuse_algo(const std::string& command, const std::string& text);
 
 }  // namespace flashlab::cli

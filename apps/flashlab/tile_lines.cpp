@@ -1,4 +1,4 @@
-// tile_lines.cpp — the tiles of compare's algorithms and of explain's walk (tile_lines.hpp).
+// tile_lines.cpp — the tiles of compare's algorithms and of explain's walks (tile_lines.hpp).
 #include "tile_lines.hpp"
 
 #include <fmt/format.h>
@@ -55,6 +55,23 @@ std::string walk_tile_line(const Problem& p, bool reference) {
   return line + fmt::format(": {} ({}), so that each step changes its switch only; {} runs {} x {} x {} ({}): "
                             "flashlab compare puts each algorithm on its own\n",
                             v2.why, v2.kernel, v1.kernel, v1.b_r, v1.b_c, v1.warps, v1.why);
+}
+
+std::string hopper_walk_tile_lines(const Problem& v2, const Problem& v3_off, const Problem& fa3, bool reference) {
+  const Tiling &t2 = v2.tiling, &t3 = fa3.tiling;
+  std::string out = fmt::format("V2 on B_r x B_c x warps = {} x {} x {}, T_r = {}, T_c = {}", t2.b_r, t2.b_c, v2.warps,
+                                t2.t_r(), t2.t_c());
+  if (reference) {
+    const ReferenceTile r = reference_tile(Algo::v2, t2.d);
+    out += fmt::format(": {} ({})", r.why, r.kernel);
+  }
+  out += fmt::format("\nV3 on B_r x B_c = {} x {}, T_r = {}, T_c = {}", t3.b_r, t3.b_c, t3.t_r(), t3.t_c());
+  out += reference ? fmt::format(": FA3's tile for d = {} with mask {} (hopper/tile_size.h)", t3.d, to_string(fa3.mask))
+                   : std::string(" (as given)");
+  const std::int64_t groups = fa3.consumer_groups();
+  out += fmt::format("; {} consumer warpgroup{} of 64 rows, {} warps", groups, groups == 1 ? "" : "s", v3_off.warps);
+  if (fa3.warps != v3_off.warps) out += fmt::format(", {} from warp specialization on (the producer warpgroup)", fa3.warps);
+  return out + "\n";
 }
 
 }  // namespace flashlab::cli

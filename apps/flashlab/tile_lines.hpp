@@ -1,6 +1,7 @@
 // tile_lines.hpp — the tile each side-by-side report runs on and why: compare's algorithms, each
-// with its tile (B_r x B_c x warps), grid and the kernel it stands for (reference_tile.hpp), and
-// explain's walk, all of it on one tile.
+// with its tile (B_r x B_c x warps), grid and the kernel it stands for (reference_tile.hpp),
+// explain's walk from V1 to V2, all of it on one tile, and its walk from V2 to V3, V2 on FA2's tile and
+// V3 on FA3's.
 #pragma once
 
 #include <string>
@@ -24,5 +25,11 @@ std::string tile_lines(const std::vector<report::Figures>& cols, bool reference)
 /// p, and which kernel that is (`reference`: FA2's tile for d, V2's reference kernel, while V1's own
 /// kernel runs reference_tile(v1, d)), or that it is the one given.
 std::string walk_tile_line(const Problem& p, bool reference);
+
+/// explain --algo v3's two lines under the problem: V2's tile (B_r x B_c x warps of v2) and V3's
+/// (B_r x B_c of v3_off, the walk's first V3 step, with its warps and those of fa3, its last), and
+/// whose they are (`reference`: FA2's tile for d, and FA3's for d and the mask, hopper/tile_size.h),
+/// or that the tile is the one given. Ends in a newline.
+std::string hopper_walk_tile_lines(const Problem& v2, const Problem& v3_off, const Problem& fa3, bool reference);
 
 }  // namespace flashlab::cli

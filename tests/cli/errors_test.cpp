@@ -70,7 +70,7 @@ TEST_CASE("bad config values: exit 2, the field, the value and what is allowed")
       // command-line parse errors in the same form: a flag the command does not take, a missing one
       {"compare --algo v1", 2, {"flashlab: error: algo = v1: no value: compare runs its own algorithms"}},
       {"compare --algo v3", 2, {"flashlab: error: algo = v3: not modelled for v3 in compare yet"}},
-      {"explain --algo v3", 2, {"flashlab: error: algo = v3: not modelled for v3 in explain yet"}},
+      {"explain --algo v1", 2, {"flashlab: error: algo = v1: v2 (the walk from V1 to V2, the default) or v3"}},
       {"count --algo v2 --stages 2", 2, {"flashlab: error: stages = 2: none with --algo v2: it is a switch of --algo v3 only"}},
       {"count --algo v3 --stages 4", 2, {"flashlab: error: stages = 4: one of 1, 2, 3"}},
       {"count --algo v3 --pingpong yes", 2, {"flashlab: error: pingpong = yes: one of on, off"}},
