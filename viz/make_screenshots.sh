@@ -22,6 +22,10 @@ shot viewer-mistral-window --model mistral-7b --seq 16384 --select 40,81 --hover
 shot viewer-v1-vs-v2 --mask causal --nq 1024 --nk 1024 --br 64 --bc 64 --tab compare --step 70
 # V1 playback: Q_6 with K_3, V_3 on chip, HBM bytes per tensor so far, m and l of Q block 6.
 shot viewer-playback-v1 --algo v1 --mask causal --nq 1024 --nk 1024 --br 64 --bc 64 --tab playback --step 60 --numerics
+# One SM's timeline, V3 (FA3's warp roles, 128 x 176 tiles) over V2 (128 x 64) on one time axis at
+# d = 128, N = 4096, no mask; the playback 40 steps in outlines the intervals on Q block 0's K/V
+# block 38 (V2's thread block, V3's tile holding those keys).
+shot viewer-timeline --d 128 --nq 4096 --nk 4096 --tab timeline --step 40
 # A trace recorded on an H200 (tests/data/gpu/, its flags in manifest.json) as trace A, its
 # simulator twin written by `flashlab trace` as trace B: the Traces tab reads both and finds they
 # agree. Run from a scratch folder so that the picture shows the short names gpu/ and sim/.

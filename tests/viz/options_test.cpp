@@ -97,7 +97,7 @@ TEST_CASE("viz options: unknown flags, stray arguments and bad numbers exit 2 na
   refused({"--speed", "nan"}, "speed = nan: a number of steps per second from 1 to 1000000");
   refused({"--width", "399"}, "width = 399: an integer from 400 to 8192 pixels");
   refused({"--height", "8193"}, "height = 8193: an integer from 300 to 8192 pixels");
-  refused({"--tab", "map"}, "tab = map: one of compare playback sweep tile traces");
+  refused({"--tab", "map"}, "tab = map: one of compare playback sweep tile timeline traces");
   refused({"--nq", "abc"}, "nq = abc: an integer from 1 to 2147483647");
   // A CLI11 parse error (a flag without its value) keeps CLI11's text, which starts with the flag.
   const ParseOutcome missing = parse({"--frames"});

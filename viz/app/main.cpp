@@ -131,6 +131,7 @@ int run_frames(GLFWwindow* window, const AppOptions& opt, Viewer& viewer, bool b
       viewer.sweep.wait();
       viewer.compare.wait();
       viewer.playback.wait_numerics();
+      viewer.timeline.wait();
     }
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();

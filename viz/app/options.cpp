@@ -84,7 +84,7 @@ struct CommandLine {
     option("--layout", out.layout, "FILE", "write where the map's tiles are on screen to FILE.json (for tests)");
     option("--width", width, "PX", "window width in pixels, 400 to 8192 (default 1280)");
     option("--height", height, "PX", "window height in pixels, 300 to 8192 (default 720)");
-    option("--tab", tab, "TAB", "inspector tab: tile | playback | compare | sweep | traces (default tile)");
+    option("--tab", tab, "TAB", "inspector tab: tile | playback | compare | sweep | traces | timeline (default tile)");
     option("--map", map, "MAP", "map colours: classes | heat (default classes)");
     option("--metric", metric, "METRIC", "heat-map metric: hbm | flops | exp | visit | atomic (default hbm)");
     option("--select", select, "I,J", "select tile I,J (0 <= I < T_r, 0 <= J < T_c)");
@@ -144,17 +144,18 @@ ParseOutcome parse_options(int argc, const char* const* argv, AppOptions& out) {
     out.config = cl.flags->build();
     out.model = cl.flags->model();
     const Problem p = resolve(out.config);
-    if (p.algo == Algo::v3)  // its panels (warp ownership, the timeline) have no V3 yet
+    if (p.algo == Algo::v3)  // its tile and playback panels (warp ownership) have no V3 yet
       throw ConfigError("algo", "v3",
-                        "standard, v1 or v2 in the viewer: v3 is not modelled in its panels yet (issue 27 item 3); "
-                        "flashlab count/trace/run --algo v3 give V3's counts, events and numerics");
+                        "standard, v1 or v2 in the viewer: its tile and playback panels do not model v3's warp roles "
+                        "yet; --tab timeline lays V3 out beside the config's algorithm, and flashlab count/trace/run "
+                        "--algo v3 give V3's counts, events and numerics");
     // Values are never empty here (refuse_empty_values): an empty text means "not given".
     if (!cl.frames.empty()) out.frames = int(cli::parse_int_in("frames", cl.frames, 1, 1000000));
     if (!cl.width.empty()) out.width = int(cli::parse_int_in("width", cl.width, 400, 8192, " pixels"));
     if (!cl.height.empty()) out.height = int(cli::parse_int_in("height", cl.height, 300, 8192, " pixels"));
     if (!cl.speed.empty())
       out.speed = number_in("speed", cl.speed, 1, 1e6, "a number of steps per second from 1 to 1000000");
-    out.tab = pick<Tab>("tab", cl.tab, {{"tile", Tab::tile}, {"playback", Tab::playback}, {"compare", Tab::compare}, {"sweep", Tab::sweep}, {"traces", Tab::traces}});
+    out.tab = pick<Tab>("tab", cl.tab, {{"tile", Tab::tile}, {"playback", Tab::playback}, {"compare", Tab::compare}, {"sweep", Tab::sweep}, {"traces", Tab::traces}, {"timeline", Tab::timeline}});
     out.map_mode = pick<MapMode>("map", cl.map, {{"classes", MapMode::classes}, {"heat", MapMode::heat}});
     out.metric = pick<Metric>("metric", cl.metric, {{"hbm", Metric::hbm_bytes}, {"flops", Metric::flops},
                                                    {"exp", Metric::exp_ops}, {"visit", Metric::visit_order},

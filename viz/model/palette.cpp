@@ -45,4 +45,26 @@ std::uint32_t algo_colour(Algo a) {
   return rgba(255, 255, 255);
 }
 
+std::uint32_t phase_colour(Phase ph) {
+  switch (ph) {
+    case Phase::gemm0: return rgba(66, 133, 244);
+    case Phase::softmax: return rgba(251, 188, 5);
+    case Phase::gemm1: return rgba(0, 172, 193);
+    case Phase::load_q: return rgba(52, 168, 83);
+    case Phase::load_k: return rgba(124, 179, 66);
+    case Phase::load_v: return rgba(0, 121, 107);
+    case Phase::store_o: return rgba(171, 71, 188);
+    case Phase::wait_full: return rgba(234, 67, 53);
+    case Phase::wait_empty: return rgba(255, 112, 67);
+    case Phase::wait_barrier: return rgba(236, 64, 122);
+    case Phase::wait_mma: return rgba(158, 157, 36);
+    case Phase::step: return rgba(120, 144, 156);
+  }
+  return rgba(255, 255, 255);
+}
+
+bool is_wait(Phase ph) {
+  return ph == Phase::wait_full || ph == Phase::wait_empty || ph == Phase::wait_barrier || ph == Phase::wait_mma;
+}
+
 }  // namespace flashlab::viz::palette

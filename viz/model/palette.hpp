@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "flashlab/config/config.hpp"
+#include "flashlab/time/timeline.hpp"
 #include "model/image.hpp"
 
 namespace flashlab::viz::palette {
@@ -29,5 +30,16 @@ std::uint32_t warp_colour(int w);
 
 /// Lines of the HBM plot: standard, V1, V2.
 std::uint32_t algo_colour(Algo a);
+
+/// The timeline's intervals (flashlab/time/timeline.hpp Phase): work in blues (the GEMMs), amber
+/// (softmax), greens (the loads), purple (O's store), grey (a V1/V2 step); the waits, the bubbles,
+/// each cause its own warm colour (full: red, empty: orange, named barrier: pink, wgmma: olive).
+std::uint32_t phase_colour(Phase ph);
+/// Whether `ph` is a wait (a bubble of its agent's stream).
+bool is_wait(Phase ph);
+/// The ring's row: stages holding data.
+inline constexpr std::uint32_t ring_full = rgba(141, 110, 99);
+/// The playback's current tile, and the selected tile, on the timeline: outlines.
+inline constexpr std::uint32_t timeline_cursor = rgba(255, 255, 255);
 
 }  // namespace flashlab::viz::palette

@@ -17,6 +17,8 @@
 #include "model/session.hpp"
 #include "model/stat_history.hpp"
 #include "model/time_walk.hpp"
+#include "model/timeline_layout.hpp"
+#include "model/timeline_pair.hpp"
 #include "model/trace_view.hpp"
 #include "panels/grid_view.hpp"
 #include "panels/texture.hpp"
@@ -110,6 +112,30 @@ class SweepPanel {
  private:
   std::uint64_t generation_ = ~std::uint64_t(0);
   SweepAxis job_axis_ = SweepAxis::block;
+};
+
+/// One SM's timeline of V3 over that of the config's algorithm, on one time axis (timeline_panel.cpp).
+class TimelinePanel {
+ public:
+  /// Draws both panes. `selected`: the block map's selected tile; the intervals on its tokens are
+  /// outlined, and a click on an interval selects the map's tile holding the interval's first token;
+  /// `track`: the playback, the intervals on its current tile's tokens outlined (nullptr: none).
+  void draw(const Session& s, TileRef& selected, const Track* track);
+  /// Starts laying out both timelines when the config or the SM changed (off the UI thread).
+  void sync(const Session& s);
+  /// Blocks until both timelines are laid out (screenshots, tests).
+  void wait() { job.wait(); }
+  Background<TimelinePair> job;
+  TimeView view;        // the time window both panes show
+  int sm = -1;          // the SM laid out; -1: each algorithm's busiest
+  std::string tooltip;  // the tooltip shown in the last frame
+
+ private:
+  bool pane(const TimelineSide& side, const Session& s, TileRef& selected, const Track* track, int index);
+  const TimelinePair* result_ = nullptr;
+  std::uint64_t generation_ = ~std::uint64_t(0);
+  int job_sm_ = -2;
+  bool fitted_ = false;  // view set to the whole range of the current result
 };
 
 /// Trace files: open, play, compare two, write one (trace_panel.cpp).

@@ -40,7 +40,8 @@ void Viewer::frame(ImVec2 size, double dt) {
   playback.advance(dt, sync_playback());
 
   const float rest = std::max(200.0f, size.x - kConfigWidth);
-  const float map_w = std::floor(rest * 0.5f);
+  // the timeline's two panes want width: the map gives it up on that tab
+  const float map_w = std::floor(rest * (tab_ == Tab::timeline ? 0.3f : 0.5f));
   if (begin_fixed("Configuration", {0, 0}, {kConfigWidth, size.y})) config.draw(session);
   ImGui::End();
   if (begin_fixed("Block-skip map", {kConfigWidth, 0}, {map_w, size.y}))
@@ -63,6 +64,7 @@ void Viewer::inspector() {
       {Tab::compare, "V1 vs V2", "FA1 Algorithm 1 and FA2 Algorithm 1 on the same config, in step."},
       {Tab::sweep, "HBM vs block size", "HBM traffic of this config as the block size or SRAM size changes."},
       {Tab::traces, "Traces", "Open a trace file (simulator or GPU) and play it; open two and see where they diverge."},
+      {Tab::timeline, "Timeline", "One SM's timeline, V3 over V2: each agent's and unit's intervals, the K/V ring, the waits by cause."},
   };
   for (const Item& it : items) {
     const ImGuiTabItemFlags flags = select_tab_ && it.tab == tab_ ? ImGuiTabItemFlags_SetSelected : 0;
@@ -77,6 +79,7 @@ void Viewer::inspector() {
       case Tab::compare: compare.draw(session, playback.clock, sink_); break;
       case Tab::sweep: sweep.draw(session); break;
       case Tab::traces: traces.draw(session, sink_); break;
+      case Tab::timeline: timeline.draw(session, map.selected, playback.clock.position() > 0 ? playback.track() : nullptr); break;
     }
     ImGui::EndTabItem();
   }

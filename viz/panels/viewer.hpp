@@ -10,7 +10,7 @@
 
 namespace flashlab::viz {
 
-enum class Tab : std::uint8_t { tile = 0, playback, compare, sweep, traces };
+enum class Tab : std::uint8_t { tile = 0, playback, compare, sweep, traces, timeline };
 
 class Viewer {
  public:
@@ -38,6 +38,7 @@ class Viewer {
   ComparePanel compare;
   SweepPanel sweep;
   TracePanel traces;
+  TimelinePanel timeline;
 
  private:
   void inspector();
