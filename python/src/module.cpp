@@ -1,11 +1,12 @@
-// module.cpp — the extension flashlab._flashlab: the error type, count(), compare() and
-// v1_to_v2_walk(); the
+// module.cpp — the extension flashlab._flashlab: the error type, count(), compare(),
+// v1_to_v2_walk() and v2_to_v3_walk(); the
 // Config class (config.cpp), trace() and tile_map() (arrays.cpp) and run() (run.cpp) are bound
 // from their own files. python/README.md documents the API; flashlab/__init__.py re-exports it.
 #include <vector>
 
 #include "bindings.hpp"
 #include "interrupt.hpp"
+#include "flashlab/config/hopper_walk.hpp"
 #include "flashlab/config/reference_tile.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/report/metrics.hpp"
@@ -88,6 +89,33 @@ py::list walk() {
   return out;
 }
 
+// The steps of `flashlab explain --algo v3` (config/hopper_walk.hpp v2_to_v3_walk) for cfg's V3
+// problem, each with its switches as Config keywords.
+py::list hopper_walk(const py::object& cfg, const py::kwargs& kwargs) {
+  const PyConfig c = config_arg(cfg, kwargs);
+  if (c.problem.algo != Algo::v3)
+    throw ConfigError("algo", std::string(to_string(c.problem.algo)),
+                      "v3: the walk from V2 to V3 starts from the V3 configuration it ends at");
+  py::list out;
+  for (const HopperWalkStep& s : v2_to_v3_walk(c.problem).steps) {
+    py::dict switches;
+    switches["algo"] = std::string(to_string(s.algo));
+    if (s.algo == Algo::v3) {
+      switches["stages"] = s.hopper.stages;
+      switches["warp_specialize"] = s.hopper.warp_specialize;
+      switches["pingpong"] = s.hopper.pingpong;
+      switches["intra_overlap"] = s.hopper.intra_overlap;
+      switches["scheduler"] = std::string(to_string(s.hopper.scheduler));
+    }
+    py::dict step;
+    step["key"] = s.key;
+    step["what"] = s.what;
+    step["switches"] = switches;
+    out.append(step);
+  }
+  return out;
+}
+
 }  // namespace
 
 }  // namespace flashlab::python
@@ -135,6 +163,20 @@ six steps, each a dict with "key" ('v1', 'order', 'grid', 'rescale', 'warp_split
 "what" (the change, as explain prints it) and "switches", the Config keywords of that step
 (algo='v1', order, grid, rescale, warp_split, block_skip), so that count(cfg, **step["switches"]) is
 the step's count; the last step's switches are V2's (FA2 Alg. 1).
+)doc");
+  m.def("v2_to_v3_walk", &fp::hopper_walk, fp::py::arg("cfg") = fp::py::none(), R"doc(
+v2_to_v3_walk(cfg=None, **kwargs) -> list of dict
+
+The walk of `flashlab explain --algo v3` from V2 to V3, one switch at a time (docs/model.md "From V2
+to V3 one switch at a time"; FA3 §3.1, §3.2): V2 on FA2's kernel, V3 with every switch off, then the
+stage ring, warp specialization, ping-pong, intra-warpgroup overlap and the persistent scheduler as
+FA3's defaults for cfg set them (a switch FA3 leaves off there, e.g. ping-pong at d > 128, is not a
+step). Each step a dict with "key", "what" (as explain prints it) and "switches", the Config keywords
+of that step (algo, and for V3 stages, warp_specialize, pingpong, intra_overlap, scheduler), so that
+count(cfg, **step["switches"]) is the step's count; the last step's switches are FA3's.
+
+cfg: a flashlab.Config with algo='v3' (keyword arguments make one or replace some of cfg's).
+Raises ValueError (flashlab.ConfigError) for another algorithm or an invalid configuration.
 )doc");
   fp::bind_arrays(m);
   fp::bind_run(m);
