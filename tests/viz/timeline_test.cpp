@@ -3,6 +3,7 @@
 // timeline() of V3 and V2 on one config (headless ImGui).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -248,6 +249,40 @@ TEST_CASE("the timeline panel lays out V3 over V2 from the simulator, off the UI
   // one view over both: the whole range is the longer SM's time
   CHECK(panel.view.end_s == doctest::Approx(std::max(pair->sides[0].timeline->time_s, pair->sides[1].timeline->time_s)));
   CHECK(panel.view.t1_s == doctest::Approx(panel.view.end_s));
+  // hover a softmax of V3's consumer warpgroup 0 on tile (i, j): its tooltip; a click selects the map's
+  // tile holding the tile's first token, (i 192 / B_r, j 192 / B_c) of V2's tiling
+  const Timeline& v3 = *pair->sides[0].timeline;
+  const IntervalRect* soft = nullptr;
+  for (const IntervalRect& r : panel.layouts[0].rects)
+    if (v3.intervals[r.interval].what == Phase::softmax && v3.lanes[std::size_t(v3.intervals[r.interval].lane)].name == "consumer 0" &&
+        r.x1 - r.x0 >= 3 && r.merged == 1) {
+      soft = &r;
+      break;
+    }
+  REQUIRE(soft);
+  const TimelineInterval iv = v3.intervals[soft->interval];
+  const ImVec2 at{std::floor((soft->x0 + soft->x1) / 2), std::floor((soft->y0 + soft->y1) / 2)};
+  ImGui::GetIO().MousePos = at;
+  ui.frame(draw);
+  const std::string tile = "tile (" + std::to_string(iv.i) + ", " + std::to_string(iv.j) + ")";
+  CHECK(panel.tooltip.rfind("softmax on consumer 0, " + tile, 0) == 0);
+  const Tiling& map = s.problem().tiling;
+  const TileRef expect{iv.i * 192 / map.b_r, iv.j * 192 / map.b_c};
+  CHECK(panel.tooltip.find("click: select tile (" + std::to_string(expect.i) + ", " + std::to_string(expect.j) + ")") !=
+        std::string::npos);
+  ImGui::GetIO().MouseDown[0] = true;
+  ui.frame(draw);
+  ImGui::GetIO().MouseDown[0] = false;
+  ui.frame(draw);
+  CHECK(selected == expect);
+  // the mouse wheel zooms both panes about the mouse: 1.25 x narrower, the time under it kept
+  const double before = panel.view.span_s(), t_at = panel.view.t_of(at.x);
+  ImGui::GetIO().MouseWheel = 1;
+  ui.frame(draw);
+  ImGui::GetIO().MouseWheel = 0;
+  CHECK(panel.view.span_s() == doctest::Approx(before / 1.25));
+  CHECK(panel.view.t_of(at.x) == doctest::Approx(t_at));
+
   // a changed config starts a new job; the SM out of range is clamped to the last
   c.n_q = c.n_k = 2048;
   REQUIRE(s.apply(c));

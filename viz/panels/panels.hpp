@@ -129,10 +129,10 @@ class TimelinePanel {
   TimeView view;        // the time window both panes show
   int sm = -1;          // the SM laid out; -1: each algorithm's busiest
   std::string tooltip;  // the tooltip shown in the last frame
+  TimelineLayout layouts[2];  // where the last frame put each pane's lanes and intervals (tests)
 
  private:
   bool pane(const TimelineSide& side, const Session& s, TileRef& selected, const Track* track, int index);
-  const TimelinePair* result_ = nullptr;
   std::uint64_t generation_ = ~std::uint64_t(0);
   int job_sm_ = -2;
   bool fitted_ = false;  // view set to the whole range of the current result

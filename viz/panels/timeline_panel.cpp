@@ -129,6 +129,7 @@ void TimelinePanel::sync(const Session& s) {
 bool TimelinePanel::pane(const TimelineSide& side, const Session& s, TileRef& selected, const Track* track, int index) {
   ImGui::TextUnformatted(algo_title(side.algo));
   if (!side.timeline) {
+    layouts[index] = {};
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
     ImGui::TextWrapped("not laid out: %s", side.error.c_str());
@@ -145,7 +146,8 @@ bool TimelinePanel::pane(const TimelineSide& side, const Session& s, TileRef& se
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
-  const TimelineLayout lay = layout_timeline(t, view, o.y, kRowHeight);
+  layouts[index] = layout_timeline(t, view, o.y, kRowHeight);
+  const TimelineLayout& lay = layouts[index];
   const ImU32 band = ImGui::GetColorU32(ImGuiCol_FrameBg), text = ImGui::GetColorU32(ImGuiCol_Text);
   const float right = view.x0 + view.width;
   std::vector<std::string> tips(lay.rows.size());
@@ -253,7 +255,6 @@ void TimelinePanel::draw(const Session& s, TileRef& selected, const Track* track
     ImGui::TextDisabled("laying out the SM's timelines with the simulator...");
     return;
   }
-  result_ = pair;
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float width = std::max(40.0f, ImGui::GetContentRegionAvail().x - kLabelWidth - 4);
   if (!fitted_) {
