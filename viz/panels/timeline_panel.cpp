@@ -20,7 +20,7 @@
 namespace flashlab::viz {
 namespace {
 
-constexpr float kLabelWidth = 96, kRowHeight = 15, kAxisHeight = 16;
+constexpr float kLabelWidth = 112, kRowHeight = 15, kAxisHeight = 16;
 
 const char* algo_title(Algo a) {
   switch (a) {
@@ -154,7 +154,11 @@ bool TimelinePanel::pane(const TimelineSide& side, const Session& s, TileRef& se
   for (std::size_t r = 0; r < lay.rows.size(); ++r) {
     const LaneRow& row = lay.rows[r];
     if (r % 2 == 0) dl->AddRectFilled({view.x0, row.y0}, {right, row.y1}, band);
-    std::string label = row.label;
+    // the issue lane holds the FP32 pipe's time as well (time_model.hpp HwUnit): say so
+    std::string label = row.lane >= 0 && t.lanes[std::size_t(row.lane)].kind == LaneKind::unit &&
+                                t.lanes[std::size_t(row.lane)].unit == HwUnit::issue
+                            ? "fp32/issue"
+                            : row.label;
     if (row.lane >= 0 && t.lanes[std::size_t(row.lane)].kind == LaneKind::unit) tips[r] = unit_tip(t, row.lane, &label);
     else if (row.lane < 0) tips[r] = "The K/V stage ring (" + std::to_string(t.stages) + " stages): stages holding data over time.";
     dl->AddText({o.x, row.y0}, text, label.c_str());
