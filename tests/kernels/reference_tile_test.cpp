@@ -23,7 +23,7 @@ flashlab::gpu::TileShape shape_of(const flashlab::ReferenceTile& t) { return {in
 
 }  // namespace
 
-TEST_CASE("reference tiles: standard's, V1's and V2's are compiled at d = 32, 64, 128; standard's and V1's the largest that fit") {
+TEST_CASE("reference tiles: standard's, V1's and V2's are compiled at d = 32, 64, 128, standard's and V1's the largest that fit") {
   for (int d : flashlab::gpu::kHeadDims) {
     CAPTURE(d);
     const flashlab::ReferenceTile v1 = flashlab::reference_tile(flashlab::Algo::v1, d);
