@@ -8,12 +8,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "command_output.hpp"
 #include "commands.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/flags/config_flags.hpp"
+#include "flashlab/report/timeline_json.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/timeline.hpp"
 #include "report.hpp"
@@ -36,33 +35,6 @@ void print_summary(const Problem& p, const Timeline& t) {
   for (const CriticalPart& c : t.critical_path)
     if (c.fraction >= 0.001) std::cout << fmt::format("  {:5.1f}%  {}\n", 100 * c.fraction, c.what);
   if (!t.note.empty()) std::cout << "Note: " << t.note << "\n";
-}
-
-std::string to_json(const Timeline& t) {
-  nlohmann::json j;
-  j["sm"] = t.sm;
-  j["v3"] = t.v3;
-  j["time_s"] = t.time_s;
-  j["analytic_s"] = t.analytic_s;
-  j["tiles"] = t.tiles;
-  j["stages"] = t.stages;
-  j["truncated"] = t.truncated;
-  j["note"] = t.note;
-  for (const TimelineLane& l : t.lanes)
-    j["lanes"].push_back({{"name", l.name}, {"kind", l.kind == LaneKind::agent ? "agent" : "unit"}});
-  for (const UnitUse& u : t.units) {
-    nlohmann::json idle = nlohmann::json::array();
-    for (const IdleCause& c : u.idle) idle.push_back({{"cause", c.cause}, {"fraction", c.fraction}});
-    j["units"].push_back({{"unit", to_string(u.unit)}, {"busy", u.busy}, {"idle", idle}});
-  }
-  for (const CriticalPart& c : t.critical_path)
-    j["critical_path"].push_back({{"what", c.what}, {"seconds", c.seconds}, {"fraction", c.fraction}});
-  j["ring"] = nlohmann::json::array();
-  for (const RingSample& r : t.ring) j["ring"].push_back({r.t_s, r.full});
-  j["intervals"] = nlohmann::json::array();
-  for (const TimelineInterval& iv : t.intervals)
-    j["intervals"].push_back({iv.start_s, iv.end_s, iv.lane, to_string(iv.what), iv.i, iv.j, iv.bh});
-  return j.dump() + "\n";
 }
 
 std::string to_csv(const Timeline& t) {
@@ -99,7 +71,7 @@ void register_timeline(CLI::App& app) {
     const Problem p = resolve(flags->build());
     const Timeline t = timeline(p, make_schedule(p), {.sm = *sm, .max_intervals = std::size_t(*max_intervals)});
     print_summary(p, t);
-    if (json) json->write(to_json(t)), std::cout << "wrote " << json->path() << "\n";
+    if (json) json->write(report::timeline_json(t).dump() + "\n"), std::cout << "wrote " << json->path() << "\n";
     if (csv) csv->write(to_csv(t)), std::cout << "wrote " << csv->path() << "\n";
   });
 }

@@ -7,7 +7,7 @@
     flashlab.plot_tile_map(cfg)                       # the block-skip map on matplotlib
 
 The functions wrap the C++ library (the extension flashlab._flashlab; no subprocess): Config,
-ConfigError, CONFIG_FIELDS, count, compare, sweep, trace, tile_map, run, schedule, v1_to_v2_walk, v2_to_v3_walk. python/README.md documents each with its shapes
+ConfigError, CONFIG_FIELDS, count, compare, sweep, trace, tile_map, run, schedule, timeline, v1_to_v2_walk, v2_to_v3_walk. python/README.md documents each with its shapes
 and units; docs/model.md gives every counting rule with its algorithm line.
 """
 import sys as _sys
@@ -37,6 +37,7 @@ from ._flashlab import (
     sweep,
     tile_map,
     trace,
+    timeline,
     v1_to_v2_walk,
     v2_to_v3_walk,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "plot_tile_map",
     "plot_sweep",
     "tile_map_image",
+    "timeline",
     "v1_to_v2_walk",
     "v2_to_v3_walk",
     "CONFIG_FIELDS",

@@ -1,4 +1,4 @@
-// module.cpp — the extension flashlab._flashlab: the error type, count(), compare(),
+// module.cpp — the extension flashlab._flashlab: the error type, count(), compare(), timeline(),
 // v1_to_v2_walk() and v2_to_v3_walk(); the
 // Config class (config.cpp), trace() and tile_map() (arrays.cpp) and run() (run.cpp) are bound
 // from their own files. python/README.md documents the API; flashlab/__init__.py re-exports it.
@@ -11,7 +11,9 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/report/report_json.hpp"
+#include "flashlab/report/timeline_json.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "flashlab/time/timeline.hpp"
 
 namespace flashlab::python {
 namespace {
@@ -65,6 +67,16 @@ py::object compare(const py::object& cfg, const py::kwargs& kwargs) {
       cols.push_back(report::measure(p, &poll));
     }
     return report::compare_json(cols, c.model);
+  });
+  return to_python(j);
+}
+
+py::object timeline_of(const py::object& cfg, std::int64_t sm, std::int64_t max_intervals, const py::kwargs& kwargs) {
+  const PyConfig c = config_arg(cfg, kwargs);
+  if (max_intervals < 0) throw ConfigError("max_intervals", std::to_string(max_intervals), "0 or more");
+  const nlohmann::json j = without_gil([&] {
+    return report::timeline_json(
+        timeline(c.problem, make_schedule(c.problem), {.sm = sm, .max_intervals = std::size_t(max_intervals)}));
   });
   return to_python(j);
 }
@@ -154,6 +166,21 @@ Llama-3-8B layer (model='llama3-8b': 32 heads, d = 128, 8192 tokens, causal).
 
 Raises ValueError (flashlab.ConfigError) for a configuration some algorithm refuses (its field
 names that algorithm, e.g. "sram (algo v1)"), TypeError for an unknown keyword.
+)doc");
+  m.def("timeline", &fp::timeline_of, fp::py::arg("cfg") = fp::py::none(), fp::py::kw_only(),
+        fp::py::arg("sm") = -1, fp::py::arg("max_intervals") = 200'000, R"doc(
+timeline(cfg=None, *, sm=-1, max_intervals=200000, **kwargs) -> dict
+
+One SM's thread blocks laid out in time (flashlab/time/timeline.hpp, docs/model.md "Timeline, event by
+event"), the dict `flashlab timeline --json FILE` writes: V3 event by event (the producer warp and each
+consumer warpgroup as in-order streams, the SM's units as queues; FA3 §3.1, §3.2, Alg. 1-2), standard
+attention, V1 and V2 step by step. Keys: sm, v3, time_s and analytic_s (seconds), tiles, stages,
+truncated, note, lanes (name, kind), units (unit, busy, idle: fractions of time_s by cause),
+critical_path, ring ([t_s, stages full]), intervals ([start_s, end_s, lane index, what, i, j, bh]).
+
+sm: which SM, 0 to SMs - 1, or -1 for the busiest; max_intervals: intervals kept (the first in time).
+Raises ValueError (flashlab.ConfigError) for an invalid configuration, sm outside 0 .. SMs - 1 (or -1)
+or a negative max_intervals.
 )doc");
   m.def("v1_to_v2_walk", &fp::walk, R"doc(
 v1_to_v2_walk() -> list of dict
