@@ -81,6 +81,15 @@ py::object timeline_of(const py::object& cfg, std::int64_t sm, std::int64_t max_
   return to_python(j);
 }
 
+// One step of a walk as Python sees it: {"key", "what", "switches"}.
+py::dict walk_step(const std::string& key, const std::string& what, const py::dict& switches) {
+  py::dict step;
+  step["key"] = key;
+  step["what"] = what;
+  step["switches"] = switches;
+  return step;
+}
+
 // The steps of `flashlab explain` (v1_to_v2_walk()), each with its switches as Config keywords.
 py::list walk() {
   py::list out;
@@ -92,11 +101,7 @@ py::list walk() {
     switches["rescale"] = std::string(to_string(s.switches.rescale));
     switches["warp_split"] = std::string(to_string(s.switches.split));
     switches["block_skip"] = s.switches.block_skip;
-    py::dict step;
-    step["key"] = s.key;
-    step["what"] = s.what;
-    step["switches"] = switches;
-    out.append(step);
+    out.append(walk_step(s.key, s.what, switches));
   }
   return out;
 }
@@ -119,11 +124,7 @@ py::list hopper_walk(const py::object& cfg, const py::kwargs& kwargs) {
       switches["intra_overlap"] = s.hopper.intra_overlap;
       switches["scheduler"] = std::string(to_string(s.hopper.scheduler));
     }
-    py::dict step;
-    step["key"] = s.key;
-    step["what"] = s.what;
-    step["switches"] = switches;
-    out.append(step);
+    out.append(walk_step(s.key, s.what, switches));
   }
   return out;
 }
