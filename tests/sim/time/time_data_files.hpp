@@ -16,6 +16,9 @@ namespace flashlab::test {
 std::string time_data_path(const std::string& name);
 /// Data set `name` as JSON (meta, ours, torch, checks); a doctest REQUIRE fails when it cannot be read.
 nlohmann::json time_data_json(const std::string& name);
+/// What a generated page says of the run that wrote the data set with meta `m`: "`COMMAND`, DATE, GPU
+/// with driver DRIVER; kernel sources `SHA-256's first 12 digits`".
+std::string data_set_source(const nlohmann::json& m);
 /// Its rows, each walked once per test binary (timefit::load_rows) and kept for the binary's life.
 const std::vector<timefit::Row>& time_data_rows(const std::string& name);
 
