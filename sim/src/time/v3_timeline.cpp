@@ -2,8 +2,8 @@
 //
 // Each agent (the producer warp, each consumer warpgroup) is an in-order list of operations: work on
 // the SM's units (shared FIFO queues, one job at a time each), a TMA load (the L2 queue, then one round
-// trip), an arrive on or a wait for an mbarrier / named barrier. The engine runs, at each turn, the
-// runnable agent whose next operation is ready first. Work is V3StepWork's (v3_work.cpp) at the SM's
+// trip; the queue runs at the SM's port rate under a token bucket of its L2 share), an arrive on or a
+// wait for an mbarrier / named barrier. The engine runs, at each turn, the runnable agent whose next operation is ready first. Work is V3StepWork's (v3_work.cpp) at the SM's
 // share of GpuSpec's rates, split evenly over the consumer warpgroups.
 #include <algorithm>
 #include <array>
@@ -20,6 +20,11 @@ namespace flashlab::time_detail {
 namespace {
 
 constexpr double kSchedulers = 4;  // warp schedulers per SM, one warp-instruction per cycle each
+// One SM's L2 read port over its 1/SMs share of the L2's bandwidth: one thread block alone on the
+// H200 read 62.95 GB/s from the L2 (tests/data/gpu_ceilings/h200_l2_per_sm.json, blocks = 1, mean of
+// its two runs; scripts/gpu/l2_per_sm.cu: ld.global.cg, 64 KiB in flight), the L2 ceiling's share is
+// 7,729.1 / 132 = 58.55 GB/s (h200.json). Not measured for TMA's bulk copies; taken for every preset.
+constexpr double kPortOverShare = 62.95 / (7729.1 / 132.0);
 
 enum class OpKind : std::uint8_t { exec, wait, arrive, load };
 
@@ -32,7 +37,7 @@ struct Op {
   double floor = 0;     // exec: the agent's latency floor, seconds
   bool async = false;   // exec: issued, its completion arrives on `ev` (wgmma)
   int ev = -1;          // the event waited for, arrived on, or completed
-  double transfer = 0;  // load: seconds on the L2 queue
+  double bytes = 0;     // load: bytes moved through the SM's L2 port
   int ring = 0;         // +1: a K or V load's issue takes a buffer; -1: its empty barrier's last arrive frees it
 };
 
@@ -127,6 +132,9 @@ class Builder {
       for (int a = 0; a < agents_; ++a) push(a, {.kind = OpKind::arrive, .ev = done_ev});
   }
 
+  /// The stage ring's bytes: stages x (the largest K_j + the largest V_j), bytes.
+  double ring_bytes() const { return double(stages_) * 2.0 * max_kv_; }
+
   std::vector<std::vector<Op>> progs_;
   std::vector<Event> events_;
   int agents_ = 0, groups_ = 1;
@@ -149,9 +157,10 @@ class Builder {
     if (cur_.ti > cur_.block_ti)
       push(a, tagged({.kind = OpKind::wait, .what = Phase::wait_empty, .tensor = 'Q', .ev = qe_[std::size_t(cur_.ti - 1)]}));
     push(a, tagged({.kind = OpKind::load, .what = Phase::load_q, .tensor = 'Q', .ev = qf_[std::size_t(cur_.ti)],
-                    .transfer = bytes / l2_rate()}));
+                    .bytes = bytes}));
   }
   void load_kv(int a, bool v, std::int64_t it, std::int64_t j, double bytes) {
+    max_kv_ = std::max(max_kv_, bytes);
     if (it - stages_ >= cur_.block_it) {
       Op w = tagged({.kind = OpKind::wait, .what = Phase::wait_empty, .tensor = v ? 'V' : 'K',
                      .ev = (v ? ve_ : ke_)[std::size_t(it - stages_)]});
@@ -159,11 +168,10 @@ class Builder {
       push(a, w);
     }
     Op l = tagged({.kind = OpKind::load, .what = v ? Phase::load_v : Phase::load_k, .tensor = v ? 'V' : 'K',
-                   .ev = (v ? vf_ : kf_)[std::size_t(it)], .transfer = bytes / l2_rate(), .ring = 1});
+                   .ev = (v ? vf_ : kf_)[std::size_t(it)], .bytes = bytes, .ring = 1});
     l.j = j;
     push(a, l);
   }
-  double l2_rate() const { return p_.gpu.l2_bytes_per_s.value() / double(p_.gpu.sms); }
   void wait(int g, Phase what, int ev, std::int64_t j, char tensor = 0) {
     Op w = tagged({.kind = OpKind::wait, .what = what, .tensor = tensor, .ev = ev});
     w.j = j;
@@ -278,7 +286,7 @@ class Builder {
       const Work w = group_work(p_, end->work, double(groups_), iota_);
       exec(g, Phase::store_o, w.softmax, -1, w.floor, -1);
       push(a, tagged({.kind = OpKind::load, .what = Phase::store_o, .tensor = 'O',
-                      .transfer = end->store_bytes / double(groups_) / l2_rate()}));
+                      .bytes = end->store_bytes / double(groups_)}));
     }
   }
 
@@ -288,6 +296,7 @@ class Builder {
   const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks_;
   double iota_;
   int stages_ = 2, block_ = 0;
+  double max_kv_ = 0;
   Cur cur_{};
   std::vector<int> qf_, qe_, kf_, ke_, vf_, ve_;
   std::vector<int> turns_;
@@ -313,6 +322,14 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
   std::vector<std::size_t> pc(agents, 0);
   std::vector<double> t(agents, 0.0);
   std::array<double, kTimelineUnitCount> free{};
+  // The L2 queue: each transfer moves at the SM's own port rate, while the SM's draw over time is held
+  // to its share of the L2's bandwidth by a token bucket as deep as the stage ring (the bytes the SM can
+  // have asked for ahead of its use): share_end is when the share-rate pipe would finish what was
+  // asked so far; a transfer ends no earlier than share_end less the bucket's depth in time.
+  const double share = p.gpu.l2_bytes_per_s.value() / double(p.gpu.sms);
+  const double port = share * kPortOverShare;
+  const double burst_s = b.ring_bytes() / share;
+  double share_end = 0;
   const auto span = [&](std::int32_t lane, double s, double e, const Op& op, std::int32_t by) {
     out.spans.push_back({.iv = {.start_s = s, .end_s = e, .lane = lane, .what = op.what, .i = op.i, .j = op.j, .bh = op.bh},
                          .by = by,
@@ -352,7 +369,9 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
         break;
       }
       case OpKind::load: {
-        const double s = std::max(now, free[kL2]), e = s + op.transfer;
+        const double s = std::max(now, free[kL2]);
+        share_end = std::max(share_end, s) + op.bytes / share;
+        const double e = std::max(s + op.bytes / port, share_end - burst_s);
         free[kL2] = e;
         if (e > s) span(unit0 + kL2, s, e, op, lane);
         if (op.ev >= 0) {
