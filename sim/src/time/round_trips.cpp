@@ -1,4 +1,4 @@
-// round_trips.cpp — the round trips a step waits for one after another (round_trips.hpp).
+// round_trips.cpp — the memory round trips a step waits for, and their latency (round_trips.hpp).
 #include "round_trips.hpp"
 
 #include <algorithm>
@@ -110,6 +110,18 @@ bool stores(const Launch& l, Tensor x) {
     return std::any_of(v.begin(), v.end(), [x](const Action& a) { return a.op == Op::store && a.tensor == x; });
   };
   return in(l.body) || in(l.outer_begin) || in(l.outer_end) || std::any_of(l.prologue.begin(), l.prologue.end(), in);
+}
+
+/// `params` with launch x's round trip, measured latencies plus lambda at the launch's load (round_trips.hpp).
+TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Counters& k, std::size_t x, double load) {
+  TimeParams at = params;
+  at.latency_s = params.latency_s * load;
+  if (!k.l2) return at;
+  const double requested = double(total(k.launches[x].l2, Dir::read));
+  const double miss = requested > 0 ? std::min(1.0, double(total(k.launches[x].dram, Dir::read)) / requested) : 0.0;
+  const double hit = g.l2_hit_latency_s.value();
+  at.latency_s += hit + miss * (g.dram_latency_s.value() - hit);
+  return at;
 }
 
 }  // namespace flashlab::time_detail

@@ -1,4 +1,4 @@
-// round_trips.hpp — how many memory round trips one step of a launch waits for, one after another
+// round_trips.hpp — how many memory round trips one step of a launch waits for, one after another, and how long one lasts
 // (the time model's wait, time_model.hpp "memory latency"): a row launch's, a row pass's streamed
 // operands, split-KV's combine walking the splits. Private to sim/src/time.
 #pragma once
@@ -6,8 +6,10 @@
 #include <cstdint>
 
 #include "flashlab/config/config.hpp"
+#include "flashlab/executor/counters.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/schedule/schedule.hpp"
+#include "flashlab/time/time_model.hpp"
 
 namespace flashlab::time_detail {
 
@@ -23,5 +25,11 @@ bool stores(const Launch& l, Tensor x);
 /// Round trips of step s's loads when a row pass streams some of them; 0 when nothing streams
 /// (round_trips.cpp). `fraction`: the block's share of the step.
 double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s, double fraction);
+
+/// `params` with launch x's round trip (TimeParams::latency_s, seconds): an L2 hit, or a DRAM access
+/// for the launch's share of loads that miss (the L2 model's DRAM reads over its read requests; both
+/// latencies measured, config/gpu_spec.hpp), plus the fitted lambda times the launch's `load` (0 to
+/// 1). Without the L2 model (k.l2 unset), lambda times the load alone.
+TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Counters& k, std::size_t x, double load);
 
 }  // namespace flashlab::time_detail

@@ -8,6 +8,7 @@
 #include <queue>
 
 #include "flashlab/executor/action_cost.hpp"
+#include "block_deal.hpp"
 #include "launch_blocks.hpp"
 #include "round_trips.hpp"
 #include "smem_wavefronts.hpp"
@@ -20,7 +21,10 @@
 namespace flashlab {
 namespace {
 
+using time_detail::deal_launch;
+using time_detail::descending_q_blocks;
 using time_detail::row_round_trips;
+using time_detail::with_round_trip;
 using time_detail::stores;
 using time_detail::streamed_load_trips;
 
@@ -83,92 +87,6 @@ bool kv_sequential(const Launch& l) {
 
 
 
-
-/// The blocks of a launch (`dur`: one (batch, head)'s blocks, repeated bh times) dealt in dispatch
-/// order to the first free of `slots`: the latest finish and the blocks' summed time.
-std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, std::int64_t slots) {
-  const std::int64_t per_head = std::int64_t(dur.size()), grid = per_head * bh;
-  double makespan = 0, busy = 0;
-  if (grid <= slots) {
-    for (double d : dur) makespan = std::max(makespan, d), busy += d;
-    return {makespan, double(bh) * busy};
-  }
-  std::priority_queue<double, std::vector<double>, std::greater<double>> free;
-  for (std::int64_t q = 0; q < slots; ++q) free.push(0.0);
-  for (std::int64_t g = 0; g < grid; ++g) {
-    const double start = free.top();
-    free.pop();
-    const double end = start + dur[std::size_t(g % per_head)];
-    busy += dur[std::size_t(g % per_head)];
-    makespan = std::max(makespan, end);
-    free.push(end);
-  }
-  return {makespan, busy};
-}
-
-/// A persistent launch's tiles (Launch::persistent: V3 under FA3's persistent scheduler) dealt to its
-/// `ctas` thread blocks, one per SM, as scripts/gpu/v3_kernel/v3_forward.cuh deals them: tile t of the
-/// bh x T_r tiles is (batch, head) t / T_r's Q block t mod T_r, the last Q block first where the
-/// launch walks them descending (`longest_first`: causal, whose longest Q blocks are the last). Without
-/// it thread block c takes tiles c, c + ctas, ... (static); with it each tile goes to the first thread
-/// block free (the kernel's atomic tile counter). `dur`: one (batch, head)'s tile times by Q block;
-/// each thread block's first tile also waits `first_trip` (its Q_i's round trip). The latest finish
-/// and the blocks' summed time.
-std::pair<double, double> deal_persistent(const std::vector<double>& dur, std::int64_t bh, std::int64_t ctas,
-                                          bool longest_first, double first_trip) {
-  const std::int64_t per_head = std::int64_t(dur.size()), tiles = per_head * bh;
-  const auto tile_time = [&](std::int64_t t) {
-    const std::int64_t r = t % per_head;
-    return dur[std::size_t(longest_first ? per_head - 1 - r : r)];
-  };
-  double makespan = 0, busy = 0;
-  if (!longest_first) {
-    std::vector<double> finish(std::size_t(std::min(ctas, tiles)), first_trip);
-    for (std::int64_t t = 0; t < tiles; ++t) finish[std::size_t(t % ctas)] += tile_time(t);
-    for (double f : finish) makespan = std::max(makespan, f), busy += f;
-    return {makespan, busy};
-  }
-  std::priority_queue<double, std::vector<double>, std::greater<double>> free;
-  for (std::int64_t c = 0; c < std::min(ctas, tiles); ++c) free.push(first_trip), busy += first_trip;
-  for (std::int64_t t = 0; t < tiles; ++t) {
-    const double end = free.top() + tile_time(t);
-    free.pop();
-    busy += tile_time(t);
-    makespan = std::max(makespan, end);
-    free.push(end);
-  }
-  return {makespan, busy};
-}
-
-bool descending_q_blocks(const Launch& l) {
-  return std::any_of(l.loops.begin(), l.loops.end(),
-                     [](const Loop& x) { return x.dim == Dim::q_block && x.order == Order::descending; });
-}
-
-/// Launch l's blocks dealt to its slots: deal(), or a persistent launch's deal_persistent (whose
-/// thread blocks each wait one round trip, `trip`, for their first tile's Q_i where the producer
-/// prefetches the later ones: v3_work.hpp v3_step).
-std::pair<double, double> deal_launch(const Problem& p, const Launch& l, const std::vector<double>& dur,
-                                      std::int64_t slots, double trip) {
-  if (!l.persistent) return deal(dur, p.bh(), slots);
-  const double first_trip = p.hopper.warp_specialize ? trip : 0.0;
-  return deal_persistent(dur, p.bh(), std::int64_t(p.gpu.sms), descending_q_blocks(l), first_trip);
-}
-
-/// `params` with launch x's round trip: an L2 hit, or a DRAM access for the launch's share of loads
-/// that miss (the L2 model's DRAM reads over its read requests; both latencies measured,
-/// config/gpu_spec.hpp), plus the fitted lambda times the launch's `load` (0 to 1). Without the L2
-/// model, lambda times the load alone.
-TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Counters& k, std::size_t x, double load) {
-  TimeParams at = params;
-  at.latency_s = params.latency_s * load;
-  if (!k.l2) return at;
-  const double requested = double(total(k.launches[x].l2, Dir::read));
-  const double miss = requested > 0 ? std::min(1.0, double(total(k.launches[x].dram, Dir::read)) / requested) : 0.0;
-  const double hit = g.l2_hit_latency_s.value();
-  at.latency_s += hit + miss * (g.dram_latency_s.value() - hit);
-  return at;
-}
 
 /// The blocks of a launch walked at `at`: each block's time (dur), and each unit's time and share
 /// summed over the blocks' steps.

@@ -1,0 +1,68 @@
+// block_deal.cpp — a launch's thread blocks dealt to the SMs' slots (block_deal.hpp).
+#include "block_deal.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+
+namespace flashlab::time_detail {
+
+std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, std::int64_t slots) {
+  const std::int64_t per_head = std::int64_t(dur.size()), grid = per_head * bh;
+  double makespan = 0, busy = 0;
+  if (grid <= slots) {
+    for (double d : dur) makespan = std::max(makespan, d), busy += d;
+    return {makespan, double(bh) * busy};
+  }
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free;
+  for (std::int64_t q = 0; q < slots; ++q) free.push(0.0);
+  for (std::int64_t g = 0; g < grid; ++g) {
+    const double start = free.top();
+    free.pop();
+    const double end = start + dur[std::size_t(g % per_head)];
+    busy += dur[std::size_t(g % per_head)];
+    makespan = std::max(makespan, end);
+    free.push(end);
+  }
+  return {makespan, busy};
+}
+
+std::pair<double, double> deal_persistent(const std::vector<double>& dur, std::int64_t bh, std::int64_t ctas,
+                                          bool longest_first, double first_trip) {
+  const std::int64_t per_head = std::int64_t(dur.size()), tiles = per_head * bh;
+  const auto tile_time = [&](std::int64_t t) {
+    const std::int64_t r = t % per_head;
+    return dur[std::size_t(longest_first ? per_head - 1 - r : r)];
+  };
+  double makespan = 0, busy = 0;
+  if (!longest_first) {
+    std::vector<double> finish(std::size_t(std::min(ctas, tiles)), first_trip);
+    for (std::int64_t t = 0; t < tiles; ++t) finish[std::size_t(t % ctas)] += tile_time(t);
+    for (double f : finish) makespan = std::max(makespan, f), busy += f;
+    return {makespan, busy};
+  }
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free;
+  for (std::int64_t c = 0; c < std::min(ctas, tiles); ++c) free.push(first_trip), busy += first_trip;
+  for (std::int64_t t = 0; t < tiles; ++t) {
+    const double end = free.top() + tile_time(t);
+    free.pop();
+    busy += tile_time(t);
+    makespan = std::max(makespan, end);
+    free.push(end);
+  }
+  return {makespan, busy};
+}
+
+bool descending_q_blocks(const Launch& l) {
+  return std::any_of(l.loops.begin(), l.loops.end(),
+                     [](const Loop& x) { return x.dim == Dim::q_block && x.order == Order::descending; });
+}
+
+std::pair<double, double> deal_launch(const Problem& p, const Launch& l, const std::vector<double>& dur,
+                                      std::int64_t slots, double trip) {
+  if (!l.persistent) return deal(dur, p.bh(), slots);
+  const double first_trip = p.hopper.warp_specialize ? trip : 0.0;
+  return deal_persistent(dur, p.bh(), std::int64_t(p.gpu.sms), descending_q_blocks(l), first_trip);
+}
+
+}  // namespace flashlab::time_detail

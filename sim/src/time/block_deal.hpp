@@ -1,0 +1,39 @@
+// block_deal.hpp — how the time model deals a launch's thread blocks to the SMs' slots (private to
+// sim/src/time; docs/model.md "Time model", the launch rule): dispatch order to the first free slot,
+// or FA3's persistent scheduler (one thread block per SM walking its tiles, static or longest first).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "flashlab/config/config.hpp"
+#include "flashlab/schedule/schedule.hpp"
+
+namespace flashlab::time_detail {
+
+/// The blocks of a launch (`dur`: one (batch, head)'s blocks in seconds, repeated bh times) dealt in
+/// dispatch order to the first free of `slots`: the latest finish and the blocks' summed time (seconds).
+std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, std::int64_t slots);
+
+/// A persistent launch's tiles (Launch::persistent: V3 under FA3's persistent scheduler) dealt to its
+/// `ctas` thread blocks, one per SM, as scripts/gpu/v3_kernel/v3_forward.cuh deals them: tile t of the
+/// bh x T_r tiles is (batch, head) t / T_r's Q block t mod T_r, the last Q block first where the
+/// launch walks them descending (`longest_first`: causal, whose longest Q blocks are the last). Without
+/// it thread block c takes tiles c, c + ctas, ... (static); with it each tile goes to the first thread
+/// block free (the kernel's atomic tile counter). `dur`: one (batch, head)'s tile times by Q block;
+/// each thread block's first tile also waits `first_trip` (its Q_i's round trip). The latest finish
+/// and the blocks' summed time.
+std::pair<double, double> deal_persistent(const std::vector<double>& dur, std::int64_t bh, std::int64_t ctas,
+                                          bool longest_first, double first_trip);
+
+/// Whether launch l walks its Q blocks from the last down (V3 causal: the longest first).
+bool descending_q_blocks(const Launch& l);
+
+/// Launch l's blocks dealt to its slots: deal(), or a persistent launch's deal_persistent (whose
+/// thread blocks each wait one round trip, `trip`, for their first tile's Q_i where the producer
+/// prefetches the later ones: v3_work.hpp v3_step).
+std::pair<double, double> deal_launch(const Problem& p, const Launch& l, const std::vector<double>& dur,
+                                      std::int64_t slots, double trip);
+
+}  // namespace flashlab::time_detail
