@@ -105,6 +105,9 @@ UnitUse unit_use(const Laid& l, std::int32_t lane, const std::vector<std::vector
   u.unit = l.lanes[std::size_t(lane)].unit;
   std::map<std::string, double> idle;
   const std::vector<const Span*>& jobs = by_lane[std::size_t(lane)];
+  // per agent lane, the first of its intervals (by start) that may end after `last`: `last` only grows,
+  // so the intervals before it overlap no later gap either (linear, not a scan per gap)
+  std::vector<std::size_t> from(by_lane.size(), 0);
   double busy = 0, last = 0;
   for (const Span* s : jobs) {
     busy += s->iv.end_s - s->iv.start_s;
@@ -112,7 +115,11 @@ UnitUse unit_use(const Laid& l, std::int32_t lane, const std::vector<std::vector
       // the gap [last, start): the issuing agent's intervals over it
       double covered = 0;
       const std::string& agent = l.lanes[std::size_t(s->by)].name;
-      for (const Span* a : by_lane[std::size_t(s->by)]) {
+      const std::vector<const Span*>& spans = by_lane[std::size_t(s->by)];
+      std::size_t& k = from[std::size_t(s->by)];
+      while (k < spans.size() && spans[k]->iv.end_s <= last) ++k;
+      for (std::size_t x = k; x < spans.size() && spans[x]->iv.start_s < s->iv.start_s; ++x) {
+        const Span* a = spans[x];
         const double lo = std::max(last, a->iv.start_s), hi = std::min(s->iv.start_s, a->iv.end_s);
         if (hi <= lo) continue;
         idle[wait_cause(*a, agent)] += hi - lo;
