@@ -71,13 +71,14 @@ TEST_CASE("explain --algo v3 at d = 128: V2, V3 all off, then stages, warp speci
 }
 
 TEST_CASE("explain --algo v3 skips a switch FA3 leaves off: ping-pong at d = 256, and with one consumer warpgroup") {
-  // FA3 turns ping-pong on with two or more consumer warpgroups and d <= 128 only (UseSchedulerBarrier)
+  // FA3 turns ping-pong on with two or more consumer warpgroups and d <= 128 only (UseSchedulerBarrier):
+  // both configs walk the same steps without it
+  const std::vector<std::string> keys = {"v2", "v3_off", "stages", "warp_specialize", "intra_overlap", "scheduler"};
+  const std::vector<std::string> flags = {"--algo v2", v3("off", 1, "off", "off", "grid"), v3("off", 2, "off", "off", "grid"),
+                                          v3("on", 2, "off", "off", "grid"), v3("on", 2, "off", "on", "grid"), "--algo v3"};
   const std::string d256 = " --seq 1024 --heads 2 --d 256";
   const nlohmann::json e = run_json("explain --algo v3" + d256 + " --json");
-  check_steps(e, {"v2", "v3_off", "stages", "warp_specialize", "intra_overlap", "scheduler"},
-              {"--algo v2", v3("off", 1, "off", "off", "grid"), v3("off", 2, "off", "off", "grid"),
-               v3("on", 2, "off", "off", "grid"), v3("on", 2, "off", "on", "grid"), "--algo v3"},
-              d256);
+  check_steps(e, keys, flags, d256);
   REQUIRE(e.at("skipped").size() == 1);
   CHECK(e.at("skipped")[0].at("step") == "pingpong");
   CHECK(has(e.at("skipped")[0].at("why").get<std::string>(), "d <= 128"));
@@ -87,10 +88,7 @@ TEST_CASE("explain --algo v3 skips a switch FA3 leaves off: ping-pong at d = 256
   // A tile given: V2 and V3 both run it; B_r = 64 is one consumer warpgroup, no ping-pong
   const std::string br64 = " --seq 1024 --heads 2 --d 64 --br 64 --bc 128 --mask causal";
   const nlohmann::json g = run_json("explain --algo v3" + br64 + " --json");
-  check_steps(g, {"v2", "v3_off", "stages", "warp_specialize", "intra_overlap", "scheduler"},
-              {"--algo v2", v3("off", 1, "off", "off", "grid"), v3("off", 2, "off", "off", "grid"),
-               v3("on", 2, "off", "off", "grid"), v3("on", 2, "off", "on", "grid"), "--algo v3"},
-              br64);
+  check_steps(g, keys, flags, br64);
   REQUIRE(g.at("skipped").size() == 1);
   CHECK(has(g.at("skipped")[0].at("why").get<std::string>(), "one consumer warpgroup at B_r = 64"));
   for (const nlohmann::json& s : g.at("steps")) CHECK(s.at("switches").at("b_r") == 64);

@@ -167,6 +167,57 @@ std::vector<CriticalPart> critical_parts(const Laid& l, const std::vector<std::v
   return out;
 }
 
+/// Step by step (standard, V1, V2): each unit's busy fraction as its time within the SM's steps
+/// (step_time's per-unit work; issue holds the FP32 pipe's time), the rest the steps' overlap rule.
+void step_unit_busy(const time_detail::LaunchBlocks& lb, const std::vector<std::size_t>& slots, Timeline& out) {
+  for (UnitUse& u : out.units) {
+    double busy = 0;
+    for (std::size_t q : slots)
+      for (const auto& [bh, block] : lb.slot_blocks[q])
+        for (const auto& [id, n] : lb.steps[std::size_t(block)]) {
+          const StepTime& st = lb.times[std::size_t(id)];
+          double t = st.unit[std::size_t(u.unit)];
+          if (u.unit == HwUnit::issue) t = std::max(t, st.unit[int(HwUnit::fp32)]);
+          busy += n * t;
+        }
+    u.busy = out.time_s > 0 ? std::min(1.0, busy / out.time_s) : 0.0;
+    u.idle.push_back({"other units and waits within the steps (step_time's overlap rule)", 1.0 - u.busy});
+  }
+}
+
+/// The stage ring's occupancy over time from the laid-out +1 / -1 changes (V3 starts at 0 full).
+std::vector<RingSample> ring_occupancy(Laid& laid, bool v3) {
+  std::vector<RingSample> ring;
+  std::sort(laid.ring_deltas.begin(), laid.ring_deltas.end());
+  std::int32_t full = 0;
+  if (v3) ring.push_back({0.0, 0});
+  for (const auto& [t, d] : laid.ring_deltas) {
+    full += d;
+    if (!ring.empty() && ring.back().t_s == t) ring.back().full = full;
+    else ring.push_back({t, full});
+  }
+  return ring;
+}
+
+/// The intervals kept in out: the first `max` in time (out.truncated and a note when some are left
+/// out), ordered by lane, then by start.
+void keep_intervals(const Laid& laid, std::size_t max, Timeline& out) {
+  std::vector<TimelineInterval> all;
+  all.reserve(laid.spans.size());
+  for (const Span& sp : laid.spans) all.push_back(sp.iv);
+  if (all.size() > max) {
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.start_s < b.start_s; });
+    out.note += "truncated: the first " + std::to_string(max) + " of " + std::to_string(all.size()) +
+                " intervals in time kept (the summary counts all); ";
+    all.resize(max);
+    out.truncated = true;
+  }
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.lane != b.lane ? a.lane < b.lane : a.start_s < b.start_s;
+  });
+  out.intervals = std::move(all);
+}
+
 }  // namespace
 
 Timeline timeline(const Problem& p, const Schedule& sched, const TimelineOptions& o) {
@@ -225,48 +276,10 @@ Timeline timeline(const Problem& p, const Schedule& sched, const TimelineOptions
     if (laid.lanes[lane].kind != LaneKind::unit) continue;
     out.units.push_back(unit_use(laid, std::int32_t(lane), by_lane, !v3));
   }
-  if (!v3) {  // step by step: each unit's time within the SM's steps (step_time's per-unit work)
-    for (UnitUse& u : out.units) {
-      double busy = 0;
-      for (std::size_t q : slots)
-        for (const auto& [bh, block] : lb.slot_blocks[q])
-          for (const auto& [id, n] : lb.steps[std::size_t(block)]) {
-            const StepTime& st = lb.times[std::size_t(id)];
-            double t = st.unit[std::size_t(u.unit)];
-            if (u.unit == HwUnit::issue) t = std::max(t, st.unit[int(HwUnit::fp32)]);
-            busy += n * t;
-          }
-      u.busy = out.time_s > 0 ? std::min(1.0, busy / out.time_s) : 0.0;
-      u.idle.push_back({"other units and waits within the steps (step_time's overlap rule)", 1.0 - u.busy});
-    }
-  }
+  if (!v3) step_unit_busy(lb, slots, out);
   out.critical_path = critical_parts(laid, by_lane);
-
-  // the ring's occupancy
-  std::sort(laid.ring_deltas.begin(), laid.ring_deltas.end());
-  std::int32_t full = 0;
-  if (v3) out.ring.push_back({0.0, 0});
-  for (const auto& [t, d] : laid.ring_deltas) {
-    full += d;
-    if (!out.ring.empty() && out.ring.back().t_s == t) out.ring.back().full = full;
-    else out.ring.push_back({t, full});
-  }
-
-  // the intervals kept: the first max_intervals in time, then by lane
-  std::vector<TimelineInterval> all;
-  all.reserve(laid.spans.size());
-  for (const Span& sp : laid.spans) all.push_back(sp.iv);
-  if (all.size() > o.max_intervals) {
-    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.start_s < b.start_s; });
-    out.note += "truncated: the first " + std::to_string(o.max_intervals) + " of " + std::to_string(all.size()) +
-                " intervals in time kept (the summary counts all); ";
-    all.resize(o.max_intervals);
-    out.truncated = true;
-  }
-  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-    return a.lane != b.lane ? a.lane < b.lane : a.start_s < b.start_s;
-  });
-  out.intervals = std::move(all);
+  out.ring = ring_occupancy(laid, v3);
+  keep_intervals(laid, o.max_intervals, out);
   if (!out.note.empty()) out.note.resize(out.note.size() - 2);
   return out;
 }
