@@ -114,6 +114,98 @@ void time_axis(ImDrawList* dl, const TimeView& v, float y) {
   }
 }
 
+// The pane's lane labels (with each unit's busy share) over alternating bands. Returns each row's
+// tooltip (a unit's idle time by cause; the ring's meaning).
+std::vector<std::string> draw_labels(ImDrawList* dl, const Timeline& t, const TimelineLayout& lay, const TimeView& view,
+                                     ImVec2 o) {
+  const ImU32 band = ImGui::GetColorU32(ImGuiCol_FrameBg), text = ImGui::GetColorU32(ImGuiCol_Text);
+  const float right = view.x0 + view.width;
+  std::vector<std::string> tips(lay.rows.size());
+  for (std::size_t r = 0; r < lay.rows.size(); ++r) {
+    const LaneRow& row = lay.rows[r];
+    if (r % 2 == 0) dl->AddRectFilled({view.x0, row.y0}, {right, row.y1}, band);
+    // the issue lane holds the FP32 pipe's time as well (time_model.hpp HwUnit): say so
+    std::string label = row.lane >= 0 && t.lanes[std::size_t(row.lane)].kind == LaneKind::unit &&
+                                t.lanes[std::size_t(row.lane)].unit == HwUnit::issue
+                            ? "fp32/issue"
+                            : row.label;
+    if (row.lane >= 0 && t.lanes[std::size_t(row.lane)].kind == LaneKind::unit) tips[r] = unit_tip(t, row.lane, &label);
+    else if (row.lane < 0) tips[r] = "The K/V stage ring (" + std::to_string(t.stages) + " stages): stages holding data over time.";
+    dl->AddText({o.x, row.y0}, text, label.c_str());
+  }
+  return tips;
+}
+
+// The pane's intervals, the note on unit lanes that have none, the ring's fill.
+void draw_intervals(ImDrawList* dl, const Timeline& t, const TimelineLayout& lay, const TimeView& view) {
+  // each rectangle 4 pixels wide or more edged in a darker line, so that back-to-back steps stay apart
+  for (const IntervalRect& r : lay.rects) {
+    dl->AddRectFilled({r.x0, r.y0}, {std::max(r.x1, r.x0 + 1), r.y1}, r.colour);
+    if (r.x1 - r.x0 >= 4) dl->AddRect({r.x0, r.y0}, {r.x1, r.y1}, IM_COL32(0, 0, 0, 110));
+  }
+  // a unit lane without intervals (V1/V2: a step overlaps its units inside; only their shares are known)
+  std::vector<bool> drawn(t.lanes.size(), false);
+  for (const TimelineInterval& iv : t.intervals)
+    if (iv.lane >= 0 && std::size_t(iv.lane) < drawn.size()) drawn[std::size_t(iv.lane)] = true;
+  for (const LaneRow& row : lay.rows)
+    if (row.lane >= 0 && !drawn[std::size_t(row.lane)] && t.lanes[std::size_t(row.lane)].kind == LaneKind::unit)
+      dl->AddText({view.x0 + 4, row.y0}, ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                  "inside each step (busy share on the left)");
+  for (const RingBar& b : lay.ring) dl->AddRectFilled({b.x0, b.y0}, {std::max(b.x1, b.x0 + 1), b.y1}, palette::ring_full);
+}
+
+// Outlines the intervals that work on the tokens of the playback's current tile (white) or of the block
+// map's selected tile (green): the map's tiles and this side's meet by token ranges (V3's are FA3's).
+void outline_tiles(ImDrawList* dl, const TimelineSide& side, const TimelineLayout& lay, const Tiling& map,
+                   const TileRef& selected, const Track* track) {
+  const Timeline& t = *side.timeline;
+  const StepView* step = track ? track->last() : nullptr;
+  const bool at_tile = step && step->i >= 0;
+  const TokenBox now = at_tile ? tile_tokens(step->i, step->j, map.b_r, map.b_c) : TokenBox{};
+  const TokenBox sel = selected.valid() ? tile_tokens(selected.i, selected.j, map.b_r, map.b_c) : TokenBox{};
+  for (const IntervalRect& r : lay.rects) {
+    const TimelineInterval& iv = t.intervals[r.interval];
+    if (!side.q_blocks || iv.i < 0 || iv.bh > 0) continue;  // the playback walks (batch, head) 0
+    const TokenBox box = tile_tokens(iv.i, iv.j, side.b_r, side.b_c);
+    if (at_tile && overlap(box, now)) dl->AddRect({r.x0 - 1, r.y0 - 1}, {r.x1 + 1, r.y1 + 1}, palette::timeline_cursor, 0, 0, 2);
+    else if (selected.valid() && overlap(box, sel)) dl->AddRect({r.x0 - 1, r.y0 - 1}, {r.x1 + 1, r.y1 + 1}, palette::selected, 0, 0, 2);
+  }
+}
+
+// The hovered interval's tooltip; a click selects the block map's tile that holds the interval's
+// tile's first token.
+void interval_tooltip(const TimelineSide& side, const TimelineLayout& lay, std::size_t hit, const Tiling& map,
+                      TileRef& selected, std::string& tooltip) {
+  const Timeline& t = *side.timeline;
+  const IntervalRect& r = lay.rects[hit];
+  const TimelineInterval& iv = t.intervals[r.interval];
+  tooltip = interval_summary(t, r.interval, r.merged);
+  std::optional<TileRef> pick;
+  if (side.q_blocks && iv.i >= 0 && iv.j >= 0) {
+    const TokenBox box = tile_tokens(iv.i, iv.j, side.b_r, side.b_c);
+    const TileRef m{box.q0 / map.b_r, box.k0 / map.b_c};
+    if (m.i < map.t_r() && m.j < map.t_c()) pick = m;
+  }
+  if (pick)
+    tooltip.append("\n(click: select tile (").append(std::to_string(pick->i)).append(", ").append(std::to_string(pick->j))
+        .append(") of the block map, which holds its first token)");
+  ImGui::SetTooltip("%s", tooltip.c_str());
+  if (pick && ImGui::IsItemClicked(ImGuiMouseButton_Left)) selected = *pick;
+}
+
+// The chain of intervals that ends last, by kind of work or wait, under the pane.
+void critical_path_line(const Timeline& t) {
+  if (t.critical_path.empty()) return;
+  std::string path = "critical path:";
+  for (const CriticalPart& c : t.critical_path)
+    if (c.fraction >= 0.01) path += " " + c.what + " " + percent(c.fraction) + ",";
+  path.pop_back();
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("%s", path.c_str());
+  ImGui::PopTextWrapPos();
+  item_help("The chain of intervals that ends last, walked back through what each waited for, by kind of work or wait.");
+}
+
 }  // namespace
 
 void TimelinePanel::sync(const Session& s) {
@@ -148,50 +240,11 @@ bool TimelinePanel::pane(const TimelineSide& side, const Session& s, TileRef& se
   const ImVec2 o = ImGui::GetCursorScreenPos();
   layouts[index] = layout_timeline(t, view, o.y, kRowHeight);
   const TimelineLayout& lay = layouts[index];
-  const ImU32 band = ImGui::GetColorU32(ImGuiCol_FrameBg), text = ImGui::GetColorU32(ImGuiCol_Text);
   const float right = view.x0 + view.width;
-  std::vector<std::string> tips(lay.rows.size());
-  for (std::size_t r = 0; r < lay.rows.size(); ++r) {
-    const LaneRow& row = lay.rows[r];
-    if (r % 2 == 0) dl->AddRectFilled({view.x0, row.y0}, {right, row.y1}, band);
-    // the issue lane holds the FP32 pipe's time as well (time_model.hpp HwUnit): say so
-    std::string label = row.lane >= 0 && t.lanes[std::size_t(row.lane)].kind == LaneKind::unit &&
-                                t.lanes[std::size_t(row.lane)].unit == HwUnit::issue
-                            ? "fp32/issue"
-                            : row.label;
-    if (row.lane >= 0 && t.lanes[std::size_t(row.lane)].kind == LaneKind::unit) tips[r] = unit_tip(t, row.lane, &label);
-    else if (row.lane < 0) tips[r] = "The K/V stage ring (" + std::to_string(t.stages) + " stages): stages holding data over time.";
-    dl->AddText({o.x, row.y0}, text, label.c_str());
-  }
+  const std::vector<std::string> tips = draw_labels(dl, t, lay, view, o);
   dl->PushClipRect({view.x0, o.y}, {right, o.y + lay.height}, true);
-  // each rectangle 4 pixels wide or more edged in a darker line, so that back-to-back steps stay apart
-  for (const IntervalRect& r : lay.rects) {
-    dl->AddRectFilled({r.x0, r.y0}, {std::max(r.x1, r.x0 + 1), r.y1}, r.colour);
-    if (r.x1 - r.x0 >= 4) dl->AddRect({r.x0, r.y0}, {r.x1, r.y1}, IM_COL32(0, 0, 0, 110));
-  }
-  // a unit lane without intervals (V1/V2: a step overlaps its units inside; only their shares are known)
-  std::vector<bool> drawn(t.lanes.size(), false);
-  for (const TimelineInterval& iv : t.intervals)
-    if (iv.lane >= 0 && std::size_t(iv.lane) < drawn.size()) drawn[std::size_t(iv.lane)] = true;
-  for (const LaneRow& row : lay.rows)
-    if (row.lane >= 0 && !drawn[std::size_t(row.lane)] && t.lanes[std::size_t(row.lane)].kind == LaneKind::unit)
-      dl->AddText({view.x0 + 4, row.y0}, ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                  "inside each step (busy share on the left)");
-  for (const RingBar& b : lay.ring) dl->AddRectFilled({b.x0, b.y0}, {std::max(b.x1, b.x0 + 1), b.y1}, palette::ring_full);
-  // the intervals that work on the tokens of the playback's current tile (white) or of the block map's
-  // selected tile (green): the map's tiles and this side's meet by token ranges (V3's are FA3's)
-  const Tiling& map = s.problem().tiling;
-  const StepView* step = track ? track->last() : nullptr;
-  const bool at_tile = step && step->i >= 0;
-  const TokenBox now = at_tile ? tile_tokens(step->i, step->j, map.b_r, map.b_c) : TokenBox{};
-  const TokenBox sel = selected.valid() ? tile_tokens(selected.i, selected.j, map.b_r, map.b_c) : TokenBox{};
-  for (const IntervalRect& r : lay.rects) {
-    const TimelineInterval& iv = t.intervals[r.interval];
-    if (!side.q_blocks || iv.i < 0 || iv.bh > 0) continue;  // the playback walks (batch, head) 0
-    const TokenBox box = tile_tokens(iv.i, iv.j, side.b_r, side.b_c);
-    if (at_tile && overlap(box, now)) dl->AddRect({r.x0 - 1, r.y0 - 1}, {r.x1 + 1, r.y1 + 1}, palette::timeline_cursor, 0, 0, 2);
-    else if (selected.valid() && overlap(box, sel)) dl->AddRect({r.x0 - 1, r.y0 - 1}, {r.x1 + 1, r.y1 + 1}, palette::selected, 0, 0, 2);
-  }
+  draw_intervals(dl, t, lay, view);
+  outline_tiles(dl, side, lay, s.problem().tiling, selected, track);
   dl->PopClipRect();
   time_axis(dl, view, o.y + lay.height);
 
@@ -209,34 +262,11 @@ bool TimelinePanel::pane(const TimelineSide& side, const Session& s, TileRef& se
           ImGui::SetTooltip("%s", tooltip.c_str());
         }
     } else if (const auto hit = rect_at(lay, m.x, m.y)) {
-      const IntervalRect& r = lay.rects[*hit];
-      const TimelineInterval& iv = t.intervals[r.interval];
-      tooltip = interval_summary(t, r.interval, r.merged);
-      // a click selects the block map's tile that holds the interval's tile's first token
-      std::optional<TileRef> pick;
-      if (side.q_blocks && iv.i >= 0 && iv.j >= 0) {
-        const TokenBox box = tile_tokens(iv.i, iv.j, side.b_r, side.b_c);
-        const TileRef m{box.q0 / map.b_r, box.k0 / map.b_c};
-        if (m.i < map.t_r() && m.j < map.t_c()) pick = m;
-      }
-      if (pick)
-        tooltip.append("\n(click: select tile (").append(std::to_string(pick->i)).append(", ").append(std::to_string(pick->j))
-            .append(") of the block map, which holds its first token)");
-      ImGui::SetTooltip("%s", tooltip.c_str());
-      if (pick && ImGui::IsItemClicked(ImGuiMouseButton_Left)) selected = *pick;
+      interval_tooltip(side, lay, *hit, s.problem().tiling, selected, tooltip);
     }
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2)) view.pan(-double(ImGui::GetIO().MouseDelta.x));
-  if (!t.critical_path.empty()) {
-    std::string path = "critical path:";
-    for (const CriticalPart& c : t.critical_path)
-      if (c.fraction >= 0.01) path += " " + c.what + " " + percent(c.fraction) + ",";
-    path.pop_back();
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("%s", path.c_str());
-    ImGui::PopTextWrapPos();
-    item_help("The chain of intervals that ends last, walked back through what each waited for, by kind of work or wait.");
-  }
+  critical_path_line(t);
   return true;
 }
 
