@@ -72,12 +72,13 @@ UNITS = {
 }
 
 
-def known_units():
-    """UNITS whose base name (before the first '.') this ncu lists for the GPU; and the missing keys."""
+def known_units(units=UNITS):
+    """The entries of `units` (key -> ncu name) whose base name (before the first '.') this ncu lists for
+    the GPU; the missing keys; ncu --query-metrics' listing."""
     proc = common.sh(["ncu", "--query-metrics"])
     listed = {w.split()[0] for w in proc.stdout.splitlines() if w.strip()}
-    have = {k: v for k, v in UNITS.items() if v.split(".")[0] in listed}
-    return have, sorted(set(UNITS) - set(have)), proc.stdout
+    have = {k: v for k, v in units.items() if v.split(".")[0] in listed}
+    return have, sorted(set(units) - set(have)), proc.stdout
 
 
 def main():

@@ -1,58 +1,116 @@
 #!/usr/bin/env bash
-# ncu_run.sh — one device call for V3's staged kernel, kernel for kernel against cuDNN: builds the
-# program (sm_90a), runs the unit tests and the "fa3" correctness grid (fp16/bf16, d 64/128, none and
-# causal, N 1000 / 3000 / 1 / 1024: float64 check of O and L, poisoned output, guard, repeat
-# bit-identical), then ncu_vs_cudnn.py (V3 and PyTorch's cuDNN attention under the same Nsight
-# Compute flags, same run), then ncu_ablation.py's parts: the B_r sweep behind fa3's launch rule, the
-# switch ablation and the per-unit counters. Each program run gets 30 s (a hung kernel costs 30 s, not
-# the call); the ablation parts stop starting rows DEADLINE seconds after the script began (default 560).
+# ncu_run.sh — the one device call behind V3's GPU evidence (docs/validation/v3_h200.md, issue 27):
+# builds the program (sm_90a), then runs the PARTS asked for, in order:
+#   checks     the unit tests and the "fa3" correctness grid (fp16/bf16, d 64/128, none and causal,
+#              N 1000 / 3000 / 1 / 1024: float64 check of O and L, poisoned output, guard, repeat
+#              bit-identical; d 64 also with each B_r forced) -> checks.jsonl
+#   sanitizer  sanitize.py: compute-sanitizer memcheck, racecheck, synccheck on small "fa3" configs and
+#              one per ablation variant -> v3_sanitizer.json
+#   bytes      ncu_bytes.py: DRAM bytes and L2 sectors of "fa3" on a grid (dtype, d, mask, ragged N),
+#              for the simulator's sector and DRAM levels -> v3_bytes.json
+#   speed      ncu_vs_cudnn.py: V3, cuDNN and FA2 (PyTorch's SDPA backends) under the same Nsight
+#              Compute flags, fp16 N 1k-32k and bf16 -> v3_ncu.json, cudnn_ncu.json
+#   hooks      events_check.py (`v3 trace`'s events against the simulator's, EVENTS_GRID quick|full,
+#              default quick) -> v3_events.jsonl, and timeline_compare.py (the %globaltimer stamps
+#              against `flashlab timeline --json`) -> v3_timeline.json, each only where its file exists;
+#              they need the CMake build (v3 with V3_TRACE, and flashlab), started in the background
+#              at the beginning (CMake, Ninja; /tmp/v3_cmake)
+#   sweep, ablation, units   ncu_ablation.py's parts: the B_r sweep behind fa3's launch rule, the
+#              switch ablation, the per-unit counters -> v3_sweep.json, v3_ablation.json, v3_units.json
+#   main       checks and speed (the earlier runs' PARTS word)
+# Each program run is bounded (30 s plain, 120 s under ncu, 180 s under a sanitizer): a hung kernel
+# costs its row, not the call; the parts stop starting rows DEADLINE seconds after the script began.
+# Everything written (data, logs, console) is packed into OUTDIR/gpu_v3_run.tar.gz, one file (the
+# device tool brings back at most 8): `tar xzf gpu_v3_run.tar.gz -C tests/data/gpu_v3`.
 #
-#   COMMIT=<sha> [PARTS="main sweep ablation units"] [DEADLINE=560] bash scripts/gpu/v3_kernel/ncu_run.sh OUTDIR
+#   COMMIT=<sha> [PARTS="checks sanitizer bytes speed hooks"] [DEADLINE=540] bash scripts/gpu/v3_kernel/ncu_run.sh OUTDIR
 #
-# Writes OUTDIR/checks.jsonl, OUTDIR/v3_ncu.json, OUTDIR/cudnn_baseline.json, OUTDIR/ncu_logs.tar.gz,
-# OUTDIR/cudnn_logs.tar.gz, OUTDIR/build_logs.tar.gz (part main); OUTDIR/v3_sweep.json,
-# v3_ablation.json, v3_units.json and their ncu_logs_PART.tar.gz.
+# The default PARTS fill one call (about 420 s measured? see README "Validation run"); the second call
+# is PARTS="sweep ablation units".
 set -u -o pipefail
 START=$(date +%s)
-PARTS=${PARTS:-main sweep ablation units}
-DEADLINE=${DEADLINE:-560}
+PARTS=${PARTS:-checks sanitizer bytes speed hooks}
+PARTS=${PARTS//main/checks speed}
+DEADLINE=${DEADLINE:-540}
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUTDIR=${1:?usage: ncu_run.sh OUTDIR}
+COMMIT=${COMMIT:-unknown}
 W=/tmp/v3_ncu_work
-mkdir -p "$OUTDIR" "$W/logs"
+D=$W/data  # everything that goes into the bundle
+rm -rf "$W" && mkdir -p "$D" "$W/logs" "$OUTDIR"
 export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
+exec > >(tee "$D/console.log") 2>&1
+left() { echo $((DEADLINE - ($(date +%s) - START))); }
+echo "== build $(date -u +%H:%M:%S) (PARTS: $PARTS; commit $COMMIT)"
+ROOT=$(cd "$HERE/../../.." && pwd)
+CB=/tmp/v3_cmake  # the hooks' build: flashlab and v3 with `v3 trace`
+CMAKE_PID=""
+if [[ " $PARTS " == *" hooks "* ]] && { [ -f "$HERE/events_check.py" ] || [ -f "$HERE/timeline_compare.py" ]; }; then
+  ( cmake -S "$ROOT" -B "$CB" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHLAB_VIEWER=OFF -DFLASHLAB_BENCH=OFF \
+      -DFLASHLAB_TESTS=OFF -DFLASHLAB_PYTHON=OFF -DCMAKE_CUDA_ARCHITECTURES=90 && \
+    ninja -C "$CB" -j12 flashlab flashlab_v3_staged ) > "$W/logs/build_cmake.log" 2>&1 &
+  CMAKE_PID=$!
+fi
 ARCH="-gencode=arch=compute_90a,code=sm_90a"
-echo "== build $(date -u +%H:%M:%S)"
+PIDS=""
 for f in variants_fa3 variants_ablation main; do
   nvcc $ARCH -O3 -std=c++17 -Xptxas -v -c "$HERE/$f.cu" -o "$W/$f.o" > "$W/logs/build_$f.log" 2>&1 &
+  PIDS="$PIDS $!"
 done
-wait
+wait $PIDS  # these only: a bare wait would wait for the console's tee too
 nvcc $ARCH "$W"/*.o -o "$W/v3" -lcuda > "$W/logs/build_link.log" 2>&1 || { tail -40 "$W"/logs/build_*.log; exit 1; }
-tar czf "$OUTDIR/build_logs.tar.gz" -C "$W" logs
+tar czf "$D/build_logs.tar.gz" -C "$W" logs
 for part in $PARTS; do
-if [ "$part" != main ]; then
-  echo "== $part $(date -u +%H:%M:%S)"
-  python3 "$HERE/ncu_ablation.py" --bin "$W/v3" --out "$OUTDIR" --commit "${COMMIT:-unknown}" --part "$part" \
-    --deadline $((DEADLINE - ($(date +%s) - START)))
-  continue
-fi
-C=$OUTDIR/checks.jsonl
-: > "$C"
-echo "== checks $(date -u +%H:%M:%S)"
-timeout 30 "$W/v3" unit >> "$C" || echo "unit: exit $?"
-SEED=100
-for dt in fp16 bf16; do for d in 64 128; do for m in none causal; do
-  for shape in "2 1000 3" "1 3000 2" "3 1 2" "1 1024 2"; do
-    SEED=$((SEED + 1))
-    timeout 30 "$W/v3" run fa3 $dt $d $m $shape --seed $SEED >> "$C" || echo "exit $?: fa3 $dt $d $m $shape"
-    # d = 64: both B_r of fa3's launch rule, each forced (the rule picks one per N)
-    [ $d = 64 ] && for br in 128 192; do
-      timeout 30 "$W/v3" run fa3 $dt $d $m $shape --seed $SEED --br $br >> "$C" || echo "exit $?: fa3 $dt $d $m $shape --br $br"
-    done
-  done
-done; done; done
-echo "checks: $(grep -c '"pass": true' "$C") passed, $(grep -c '"pass": false' "$C") failed"
-echo "== ncu $(date -u +%H:%M:%S)"
-python3 "$HERE/ncu_vs_cudnn.py" --bin "$W/v3" --out "$OUTDIR" --commit "${COMMIT:-unknown}"
+  echo "== $part $(date -u +%H:%M:%S), $(left) s left"
+  case $part in
+  checks)
+    C=$D/checks.jsonl
+    : > "$C"
+    timeout 30 "$W/v3" unit >> "$C" || echo "unit: exit $?"
+    SEED=100
+    for dt in fp16 bf16; do for d in 64 128; do for m in none causal; do
+      for shape in "2 1000 3" "1 3000 2" "3 1 2" "1 1024 2"; do
+        SEED=$((SEED + 1))
+        timeout 30 "$W/v3" run fa3 $dt $d $m $shape --seed $SEED >> "$C" || echo "exit $?: fa3 $dt $d $m $shape"
+        # d = 64: both B_r of fa3's launch rule, each forced (the rule picks one per N)
+        [ $d = 64 ] && for br in 128 192; do
+          timeout 30 "$W/v3" run fa3 $dt $d $m $shape --seed $SEED --br $br >> "$C" || echo "exit $?: fa3 $dt $d $m $shape --br $br"
+        done
+      done
+    done; done; done
+    echo "checks: $(grep -c '"pass": true' "$C") passed, $(grep -c '"pass": false' "$C") failed";;
+  sanitizer)
+    python3 "$HERE/sanitize.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)";;
+  bytes)
+    python3 "$HERE/ncu_bytes.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)";;
+  speed)
+    # the hooks' time kept back when they are there
+    keep=0; for h in events_check timeline_compare; do [ -f "$HERE/$h.py" ] && keep=$((keep + 40)); done
+    python3 "$HERE/ncu_vs_cudnn.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(( $(left) - keep ))";;
+  hooks)
+    if [ -z "$CMAKE_PID" ]; then echo "-- no events_check.py nor timeline_compare.py here: skipped"; continue; fi
+    wait $CMAKE_PID || { echo "-- CMake build failed:"; tail -30 "$W/logs/build_cmake.log"; tar czf "$D/build_logs.tar.gz" -C "$W" logs; continue; }
+    tar czf "$D/build_logs.tar.gz" -C "$W" logs
+    V3T=$(find "$CB/scripts" -name v3 -type f -perm -u+x | head -1) FL=$CB/sim/cli/flashlab
+    echo "-- built: $V3T, $FL ($(left) s left)"
+    if [ -f "$HERE/events_check.py" ]; then
+      timeout "$(( $(left) > 20 ? $(left) : 20 ))" python3 "$HERE/events_check.py" --v3 "$V3T" --flashlab "$FL" \
+        --out "$W/events" --grid "${EVENTS_GRID:-quick}" --commit "$COMMIT" || echo "events_check.py: exit $?"
+      cp "$W/events/events_check.jsonl" "$D/v3_events.jsonl" 2>/dev/null
+      tar czf "$D/events_logs.tar.gz" -C "$W" events 2>/dev/null
+    fi
+    if [ -f "$HERE/timeline_compare.py" ]; then
+      timeout "$(( $(left) > 20 ? $(left) : 20 ))" python3 "$HERE/timeline_compare.py" --v3 "$V3T" --flashlab "$FL" \
+        --out "$W/timeline" || echo "timeline_compare.py: exit $?"
+      cp "$W/timeline/timeline_compare.json" "$D/v3_timeline.json" 2>/dev/null
+      tar czf "$D/timeline_logs.tar.gz" -C "$W" timeline 2>/dev/null
+    fi;;
+  sweep|ablation|units)
+    python3 "$HERE/ncu_ablation.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --part "$part" --deadline "$(left)";;
+  *) echo "unknown part $part (checks sanitizer bytes speed hooks sweep ablation units main)";;
+  esac
 done
-echo "== done $(date -u +%H:%M:%S)"
+echo "== done $(date -u +%H:%M:%S), $(( $(date +%s) - START )) s"
+ls -la "$D"
+sleep 1  # the console's last lines through tee
+tar czf "$OUTDIR/gpu_v3_run.tar.gz" -C "$D" .

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""V3's bytes on the H200 as Nsight Compute counts them, for the simulator's sector and DRAM levels
+(issue 27: "events/numbers/bytes on a grid of configs (masks, ragged N, d, dtype)").
+
+    python3 scripts/gpu/v3_kernel/ncu_bytes.py --bin V3 --out DIR --commit SHA [--deadline SECONDS]
+
+Grid (GRID): "fa3", fp16 and bf16, d 64 and 128, no mask and causal, N 1,000 / 3,000 / 4,096 (ragged
+and whole tiles), B = 2, H = 4. Each row is one ncu process on `V3 run fa3 DTYPE D MASK 2 N 4` (no
+--time: the checked launch and its repeat); the first launch — the one whose O and L the program
+checks against float64 — is profiled, after ncu flushes the caches (--cache-control all, clocks left
+as they are) under BYTES: DRAM bytes read and written, L2 sectors by operation (all units, and those
+from the SMs' L1/TEX, where TMA's requests come from), the LSU's global load/store bytes.
+What the kernel moves is set by its tile (B_r x B_c), kept in the run's JSON line; the CI check
+(scripts/check/v3_kernel_extra.py) runs `flashlab count --algo v3 ... --br B_r --bc B_c --json` for the
+same config and compares. Writes DIR/v3_bytes.json (meta: gpu, driver, ncu, commit, command, date, ncu
+flags, the V3 sources' SHA-256, the metrics this ncu knows and the missing ones, skipped rows; rows:
+ncu_vs_cudnn.v3_row's, one launch each) and DIR/ncu_logs_bytes.tar.gz.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+import common  # noqa: E402
+import ncu  # noqa: E402
+from ncu_ablation import known_units  # noqa: E402
+from ncu_vs_cudnn import sources_sha256, v3_row  # noqa: E402
+
+GRID = [(dt, d, m, n) for dt in ("fp16", "bf16") for d in (64, 128) for m in ("none", "causal") for n in (1000, 3000, 4096)]
+BATCH, HEADS = 2, 4
+
+# key -> ncu name; a sector is 32 bytes
+BYTES = {
+    "time_ns": "gpu__time_duration.sum",
+    "dram_rd": "dram__bytes_read.sum",
+    "dram_wr": "dram__bytes_write.sum",
+    "l2_sectors": "lts__t_sectors.sum",
+    "l2_rd": "lts__t_sectors_op_read.sum",
+    "l2_wr": "lts__t_sectors_op_write.sum",
+    "l2_atom": "lts__t_sectors_op_atom.sum",
+    "l2_red": "lts__t_sectors_op_red.sum",
+    "l2_tex_rd": "lts__t_sectors_srcunit_tex_op_read.sum",
+    "l2_tex_wr": "lts__t_sectors_srcunit_tex_op_write.sum",
+    "lsu_ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
+    "lsu_st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", required=True, type=Path)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--deadline", type=float, default=1e9, help="seconds from the start after which no row starts")
+    args = ap.parse_args()
+    t0 = time.time()
+    args.out.mkdir(parents=True, exist_ok=True)
+    logs = Path("/tmp/v3_ncu_logs_bytes")
+    logs.mkdir(parents=True, exist_ok=True)
+    metrics, missing, listing = known_units(BYTES)
+    (logs / "query_metrics.txt").write_text(listing)
+    meta = common.metadata(("gpu", "driver", "ncu", "commit", "command", "date"), commit=args.commit,
+                           command="python3 scripts/gpu/v3_kernel/ncu_bytes.py " + " ".join(sys.argv[1:]))
+    meta |= {"ncu_flags": " ".join(ncu.command(metrics, cache_control="all")[1:]), "launches": 1,
+             "v3_sources_sha256": sources_sha256(), "metrics": metrics, "missing_metrics": missing, "skipped": []}
+    rows, out = [], args.out / "v3_bytes.json"
+    for dt, d, m, n in GRID:
+        if time.time() - t0 > args.deadline:
+            meta["skipped"].append(f"{dt} d={d} {m} N={n}")
+            continue
+        rows.append(v3_row(args.bin, d, m, n, 1, logs, metrics=metrics, batch=BATCH, heads=HEADS, tag="_bytes",
+                           dtype=dt, skip=0, time=False))
+        r, k = rows[-1], (rows[-1]["kernels"] or [{}])[0]
+        print(f"bytes {dt} d={d} {m:6} N={n:5}: exit {r['exit']}, B_r {(r['run'] or {}).get('b_r')}, "
+              f"DRAM rd {k.get('dram_rd')}, L2 rd/wr sectors {k.get('l2_rd')}/{k.get('l2_wr')}, "
+              f"check {(r['run'] or {}).get('check', {}).get('pass')}", flush=True)
+        out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    common.sh(["tar", "czf", str(args.out / "ncu_logs_bytes.tar.gz"), "-C", str(logs.parent), logs.name])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
