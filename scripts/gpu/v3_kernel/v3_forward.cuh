@@ -31,9 +31,11 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "layout.cuh"
 #include "ptx.cuh"
+#include "record.cuh"
 #include "wgmma.cuh"
 
 namespace v3 {
@@ -122,23 +124,53 @@ struct Loader {
   __device__ std::uint32_t sched_full() const { return bar(2 + 4 * C::kStages); }
   __device__ std::uint32_t sched_empty() const { return bar(3 + 4 * C::kStages); }
 
-  __device__ void load_q(int tile_iter, int mb, int bi, int hi) const {
+  // rows(i), cols(j) of the simulator's tiling (docs/events.md "Block level")
+  __device__ int rows_of(int i) const { return min(C::kBr, p.n - i * C::kBr); }
+  __device__ int cols_of(int j) const { return min(C::kBc, p.n - j * C::kBc); }
+
+  // Q_i of the tile into its buffer (once the consumers released the last tile's). rec: the
+  // instrumented build's recorder (record.cuh), `step` the tile's first step (events: load Q,
+  // arrive Q stage_full; the wait for Q's empty barrier is no event of the simulator's stream).
+  template <class R>
+  __device__ void load_q(int tile_iter, int mb, int bi, int hi, R& rec, std::uint32_t step) const {
+    std::uint64_t t0 = rec.now();
     mbar_wait(q_empty(), (tile_iter & 1) ^ 1);
+    rec.stamp(What::wait_q_empty, t0, step, mb, -1);
+    t0 = rec.now();
     mbar_arrive_expect_tx(q_full(), C::kQBytes);
 #pragma unroll
     for (int c = 0; c < C::kD / 64; ++c)
       tma_load_4d(smem + c * chunk_bytes(C::kBr), &p.tm_q, q_full(), 64 * c, hi, mb * C::kBr, bi);
+    rec.stamp(What::load_q, t0, step, mb, -1);
+    V3_EV(rec, step, flashlab::Op::load, flashlab::Tensor::Q, flashlab::Eq::none, mb, -1, rows_of(mb), C::kD,
+          std::uint64_t(rows_of(mb)) * C::kD * 2, rec.agent);
+    V3_EV(rec, step, flashlab::Op::arrive, flashlab::Tensor::Q, flashlab::Eq::stage_full, mb, -1, 0, tile_iter & 1, 0,
+          rec.agent);
   }
   // K_j (v = false) or V_j (v = true) into stage it % kStages, once the consumers released it.
-  __device__ void load_kv(bool v, int it, int j, int bi, int hi) const {
+  // Events (tile (i, j), step `step`): wait stage_empty (stage, the other phase), load, arrive
+  // stage_full (the arrive.expect_tx comes before the copies it counts; the barrier completes when
+  // their bytes land, so the event follows the load as in the simulator's stream).
+  template <class R>
+  __device__ void load_kv(bool v, int it, int j, int bi, int hi, R& rec, std::uint32_t step, int i) const {
     const int s = it % C::kStages, ph = (it / C::kStages) & 1;
     const std::uint32_t full = v ? v_full(s) : k_full(s);
+    std::uint64_t t0 = rec.now();
     mbar_wait(v ? v_empty(s) : k_empty(s), ph ^ 1);
+    rec.stamp(v ? What::wait_v_empty : What::wait_k_empty, t0, step, i, j);
+    t0 = rec.now();
     mbar_arrive_expect_tx(full, C::kKvBytes);
     const std::uint32_t dst = smem + (v ? C::kOffV : C::kOffK) + s * C::kKvBytes;
 #pragma unroll
     for (int c = 0; c < C::kD / 64; ++c)
       tma_load_4d(dst + c * chunk_bytes(C::kBc), v ? &p.tm_v : &p.tm_k, full, 64 * c, hi, j * C::kBc, bi);
+    rec.stamp(v ? What::load_v : What::load_k, t0, step, i, j);
+#define V3_KV (v ? flashlab::Tensor::V : flashlab::Tensor::K)
+    V3_EV(rec, step, flashlab::Op::wait, V3_KV, flashlab::Eq::stage_empty, i, j, s, ph ^ 1, 0, rec.agent);
+    V3_EV(rec, step, flashlab::Op::load, V3_KV, flashlab::Eq::none, i, j, cols_of(j), C::kD,
+          std::uint64_t(cols_of(j)) * C::kD * 2, rec.agent);
+    V3_EV(rec, step, flashlab::Op::arrive, V3_KV, flashlab::Eq::stage_full, i, j, s, ph, 0, rec.agent);
+#undef V3_KV
   }
 };
 
@@ -279,107 +311,207 @@ struct Consumer {
   }
 
   // One tile; `it` counts the key blocks this block has consumed over all its tiles (the ring's
-  // position). `inline_ld`: this thread issues the loads too (warp specialization off).
-  __device__ void tile(int tile_iter, int& it, int mb, int bi, int hi, bool inline_ld) {
+  // position). `inline_ld`: this thread issues the loads too (warp specialization off). rec: the
+  // recorder (record.cuh; Rec<false> in the plain kernel: no code), `step0` the tile's first step
+  // (tile (i, j) at step0 + 1 + (T_c - 1 - j), the last step0 + 1 + T_c: docs/events.md "V3").
+  // The events follow this code's order where it differs from the simulator's (the V wait of the
+  // previous block before the named barrier; the named barrier around the last deferred GEMM1);
+  // init_stats is recorded after the wait for Q (zeroing registers has no order of its own).
+  template <class R>
+  __device__ void tile(int tile_iter, int& it, int mb, int bi, int hi, bool inline_ld, R& rec, std::uint32_t step0) {
     const int nb = num_n_blocks<C>(p, mb);
+    const int tc = (p.n + C::kBc - 1) / C::kBc;
     const int row0 = mb * C::kBr + wg * 64 + f.row;  // this thread's first row
+    const std::uint32_t wrows = std::uint32_t(max(0, min(64, ld.rows_of(mb) - 64 * wg)));  // this warpgroup's rows
+    const std::uint8_t me = rec.agent;
+    auto step_of = [&](int j) { return step0 + 1 + std::uint32_t(tc - 1 - j); };
+    // one consumer event of tile (mb, j), 0 bytes (flashlab::Op / Tensor / Eq names without the namespace)
+#define V3_CEV(step, op, x, eq, j, rows, cols)                                                            \
+  V3_EV(rec, step, flashlab::Op::op, flashlab::Tensor::x, flashlab::Eq::eq, mb, j, std::uint32_t(rows), \
+        std::uint32_t(cols), 0, me)
+    auto pp_wait = [&](std::uint32_t step, int j) {
+      const std::uint64_t t0 = rec.now();
+      pp_sync();
+      rec.stamp(What::pp_wait, t0, step, mb, j);
+      if constexpr (C::kPingpong) V3_CEV(step, wait, none, none, j, wg, 0);
+    };
+    auto pp_post = [&](std::uint32_t step, int j) {
+      pp_arrive();
+      if constexpr (C::kPingpong) V3_CEV(step, arrive, none, none, j, (wg + 1) % C::kConsumerWgs, 0);
+    };
+    // wait for a full K/V stage (position n)
+    auto wait_full = [&](bool v, int n, std::uint32_t step, int j) {
+      const int st = n % C::kStages, ph = (n / C::kStages) & 1;
+      const std::uint64_t t0 = rec.now();
+      mbar_wait(v ? ld.v_full(st) : ld.k_full(st), ph);
+      rec.stamp(v ? What::wait_v_full : What::wait_k_full, t0, step, mb, j);
+      V3_EV(rec, step, flashlab::Op::wait, v ? flashlab::Tensor::V : flashlab::Tensor::K, flashlab::Eq::stage_full,
+            mb, j, st, ph, 0, me);
+    };
+    auto release_kv = [&](bool v, int n, std::uint32_t step, int j) {
+      const int st = n % C::kStages, ph = (n / C::kStages) & 1;
+      release(v ? ld.v_empty(st) : ld.k_empty(st));
+      V3_EV(rec, step, flashlab::Op::arrive, v ? flashlab::Tensor::V : flashlab::Tensor::K, flashlab::Eq::stage_empty,
+            mb, j, st, ph, 0, me);
+    };
+    auto gemm0 = [&](float (&s)[kSRegs], int n, std::uint32_t step, int j) {
+      const std::uint64_t t0 = rec.now();
+      issue_s(s, n % C::kStages);
+      rec.stamp(What::issue_s, t0, step, mb, j);
+      V3_CEV(step, compute, none, scores, j, wrows, ld.cols_of(j));
+      V3_CEV(step, commit, none, scores, j, 0, 0);
+    };
+    auto gemm1 = [&](int n, std::uint32_t step, int j) {
+      const std::uint64_t t0 = rec.now();
+      issue_pv(n % C::kStages);
+      rec.stamp(What::issue_pv, t0, step, mb, j);
+      V3_CEV(step, compute, none, output_v2, j, wrows, ld.cols_of(j));
+      V3_CEV(step, commit, none, output_v2, j, 0, 0);
+    };
+    // wgmma.wait_group<N> for GEMM eq of block j (S: N = 1 with overlap, the P V group still in flight)
+    auto wait_gemm = [&](auto n_c, bool s_group, std::uint32_t step, int j) {
+      const std::uint64_t t0 = rec.now();
+      wgmma_wait<decltype(n_c)::value>();
+      rec.stamp(s_group ? What::wait_s : What::wait_pv, t0, step, mb, j);
+      V3_EV(rec, step, flashlab::Op::wait, flashlab::Tensor::none, s_group ? flashlab::Eq::scores : flashlab::Eq::output_v2,
+            mb, j, 0, 0, 0, me);
+    };
+    auto do_softmax = [&](float (&s)[kSRegs], float (&corr)[2], std::uint32_t step, int j) {
+      const std::uint64_t t0 = rec.now();
+      softmax(s, j, row0, corr);
+      rec.stamp(What::softmax, t0, step, mb, j);
+      V3_CEV(step, compute, none, softmax_v2, j, wrows, ld.cols_of(j));
+    };
+    using W0 = std::integral_constant<int, 0>;
+    using W1 = std::integral_constant<int, 1>;
+
 #pragma unroll
     for (int i = 0; i < kORegs; ++i) o[i] = 0.f;
     m[0] = m[1] = -INFINITY;
     l[0] = l[1] = 0.f;
     if (inline_ld) {  // the first kStages blocks
-      ld.load_q(tile_iter, mb, bi, hi);
+      for (int j = tc - 1; j >= nb; --j)  // the skipped blocks' events (the thread block's)
+        V3_EV(rec, step_of(j), flashlab::Op::skip, flashlab::Tensor::none, flashlab::Eq::none, mb, j, ld.rows_of(mb),
+              ld.cols_of(j), 0, 0);
+      ld.load_q(tile_iter, mb, bi, hi, rec, step0);
       for (int k = 0; k < C::kStages && k < nb; ++k) {
-        ld.load_kv(false, it + k, nb - 1 - k, bi, hi);
-        ld.load_kv(true, it + k, nb - 1 - k, bi, hi);
+        ld.load_kv(false, it + k, nb - 1 - k, bi, hi, rec, step_of(nb - 1 - k), mb);
+        ld.load_kv(true, it + k, nb - 1 - k, bi, hi, rec, step_of(nb - 1 - k), mb);
       }
     }
-    mbar_wait(ld.q_full(), tile_iter & 1);
+    {
+      const std::uint64_t t0 = rec.now();
+      mbar_wait(ld.q_full(), tile_iter & 1);
+      rec.stamp(What::wait_q_full, t0, step0, mb, -1);
+      V3_CEV(step0, wait, Q, stage_full, -1, 0, tile_iter & 1);
+      V3_CEV(step0, compute, none, init_stats, -1, wrows, C::kD);
+    }
     float s[kSRegs];
     float corr[2];
     if constexpr (C::kIntraOverlap) {
-      int st = it % C::kStages;
-      mbar_wait(ld.k_full(st), (it / C::kStages) & 1);
-      pp_sync();
-      issue_s(s, st);
-      pp_arrive();
-      wgmma_wait<0>();
+      int j = nb - 1;
+      std::uint32_t step = step_of(j);
+      wait_full(false, it, step, j);
+      pp_wait(step, j);
+      gemm0(s, it, step, j);
+      pp_post(step, j);
+      wait_gemm(W0{}, true, step, j);
       reg_fence(s);
-      release(ld.k_empty(st));
-      if (inline_ld && C::kStages < nb) ld.load_kv(false, it + C::kStages, nb - 1 - C::kStages, bi, hi);
-      softmax(s, nb - 1, row0, corr);
+      release_kv(false, it, step, j);
+      if (inline_ld && C::kStages < nb)
+        ld.load_kv(false, it + C::kStages, nb - 1 - C::kStages, bi, hi, rec, step_of(nb - 1 - C::kStages), mb);
+      do_softmax(s, corr, step, j);
       convert_p(s);
       int prev_it = it;
       ++it;
       for (int k = 1; k < nb; ++k, ++it) {
-        const int j = nb - 1 - k;
-        st = it % C::kStages;
-        const int pst = prev_it % C::kStages;
-        mbar_wait(ld.k_full(st), (it / C::kStages) & 1);
-        mbar_wait(ld.v_full(pst), (prev_it / C::kStages) & 1);
-        pp_sync();
-        issue_s(s, st);
-        issue_pv(pst);
-        pp_arrive();
-        wgmma_wait<1>();
+        j = nb - 1 - k;
+        step = step_of(j);
+        wait_full(false, it, step, j);
+        wait_full(true, prev_it, step, j + 1);
+        pp_wait(step, j);
+        gemm0(s, it, step, j);
+        gemm1(prev_it, step, j + 1);
+        pp_post(step, j);
+        wait_gemm(W1{}, true, step, j);
         reg_fence(s);
-        release(ld.k_empty(st));
-        if (inline_ld && k + C::kStages < nb) ld.load_kv(false, it + C::kStages, j - C::kStages, bi, hi);
-        softmax(s, j, row0, corr);
-        wgmma_wait<0>();
+        release_kv(false, it, step, j);
+        if (inline_ld && k + C::kStages < nb)
+          ld.load_kv(false, it + C::kStages, j - C::kStages, bi, hi, rec, step_of(j - C::kStages), mb);
+        do_softmax(s, corr, step, j);
+        wait_gemm(W0{}, false, step, j + 1);
         reg_fence(o);
         reg_fence(pf);
-        release(ld.v_empty(pst));
-        if (inline_ld && k - 1 + C::kStages < nb) ld.load_kv(true, prev_it + C::kStages, j + 1 - C::kStages, bi, hi);
+        release_kv(true, prev_it, step, j + 1);
+        if (inline_ld && k - 1 + C::kStages < nb)
+          ld.load_kv(true, prev_it + C::kStages, j + 1 - C::kStages, bi, hi, rec, step_of(j + 1 - C::kStages), mb);
+        const std::uint64_t t0 = rec.now();
         rescale_o(corr);
         convert_p(s);
+        rec.stamp(What::rescale, t0, step, mb, j);
         prev_it = it;
       }
       release(ld.q_empty());
-      const int pst = prev_it % C::kStages;
-      mbar_wait(ld.v_full(pst), (prev_it / C::kStages) & 1);
-      pp_sync();
-      issue_pv(pst);
-      pp_arrive();
-      wgmma_wait<0>();
+      step = step0 + 1 + tc;  // the last step: the last block's deferred GEMM1 (its j = 0)
+      wait_full(true, prev_it, step, 0);
+      pp_wait(step, 0);
+      gemm1(prev_it, step, 0);
+      pp_post(step, 0);
+      wait_gemm(W0{}, false, step, 0);
       reg_fence(o);
       reg_fence(pf);
-      release(ld.v_empty(pst));
+      release_kv(true, prev_it, step, 0);
     } else {
       for (int k = 0; k < nb; ++k, ++it) {
-        const int j = nb - 1 - k, st = it % C::kStages, ph = (it / C::kStages) & 1;
-        mbar_wait(ld.k_full(st), ph);
-        pp_sync();
-        issue_s(s, st);
-        pp_arrive();
-        wgmma_wait<0>();
+        const int j = nb - 1 - k;
+        const std::uint32_t step = step_of(j);
+        wait_full(false, it, step, j);
+        pp_wait(step, j);
+        gemm0(s, it, step, j);
+        pp_post(step, j);
+        wait_gemm(W0{}, true, step, j);
         reg_fence(s);
-        release(ld.k_empty(st));
+        release_kv(false, it, step, j);
         if (k == nb - 1) release(ld.q_empty());
-        if (inline_ld && k + C::kStages < nb) ld.load_kv(false, it + C::kStages, j - C::kStages, bi, hi);
-        softmax(s, j, row0, corr);
+        if (inline_ld && k + C::kStages < nb)
+          ld.load_kv(false, it + C::kStages, j - C::kStages, bi, hi, rec, step_of(j - C::kStages), mb);
+        do_softmax(s, corr, step, j);
+        const std::uint64_t t0 = rec.now();
         rescale_o(corr);
         convert_p(s);
-        mbar_wait(ld.v_full(st), ph);
-        issue_pv(st);
-        wgmma_wait<0>();
+        rec.stamp(What::rescale, t0, step, mb, j);
+        wait_full(true, it, step, j);
+        gemm1(it, step, j);
+        wait_gemm(W0{}, false, step, j);
         reg_fence(o);
         reg_fence(pf);
-        release(ld.v_empty(st));
-        if (inline_ld && k + C::kStages < nb) ld.load_kv(true, it + C::kStages, j - C::kStages, bi, hi);
+        release_kv(true, it, step, j);
+        if (inline_ld && k + C::kStages < nb)
+          ld.load_kv(true, it + C::kStages, j - C::kStages, bi, hi, rec, step_of(j - C::kStages), mb);
       }
     }
+    const std::uint32_t last = step0 + 1 + tc;
+    const std::uint64_t t0 = rec.now();
     epilogue(mb, bi, hi);
+    rec.stamp(What::epilogue, t0, last, mb, -1);
+    V3_CEV(last, compute, none, finalize_v2, -1, wrows, C::kD);
+    V3_EV(rec, last, flashlab::Op::store, flashlab::Tensor::O, flashlab::Eq::none, mb, -1, wrows, C::kD,
+          std::uint64_t(wrows) * C::kD * 2, me);
+    V3_EV(rec, last, flashlab::Op::store, flashlab::Tensor::L, flashlab::Eq::none, mb, -1, wrows, 1,
+          std::uint64_t(wrows) * 4, me);
+#undef V3_CEV
   }
 };
 
-template <class C>
-__global__ void __launch_bounds__(C::kThreads, 1) v3_forward_kernel(const __grid_constant__ Params p) {
+// The kernel's body; kRec: the instrumented build (record.cuh), rb its buffers (unused otherwise).
+template <class C, bool kRec>
+__device__ __forceinline__ void forward_body(const Params& p, const RecBuffers& rb) {
   extern __shared__ unsigned char smem_raw[];
   const std::uint32_t base = (smem_addr(smem_raw) + 1023) & ~1023u;
   const Loader<C> ld{p, base, base + C::kOffBar};
   const int consumers = 4 * C::kConsumerWgs;  // releasing warps
   if (threadIdx.x == 0) {
+    if constexpr (kRec) rb.smid[blockIdx.x] = smid();
     prefetch_tmap(&p.tm_q);
     prefetch_tmap(&p.tm_k);
     prefetch_tmap(&p.tm_v);
@@ -399,27 +531,38 @@ __global__ void __launch_bounds__(C::kThreads, 1) v3_forward_kernel(const __grid
   volatile int* slot = reinterpret_cast<volatile int*>(smem_raw + (base - smem_addr(smem_raw)) + C::kOffSlot);
   const int stride = C::kSched == 1 ? gridDim.x : p.num_tiles;
   const int wg_all = threadIdx.x / 128;
+  const int tc = (p.n + C::kBc - 1) / C::kBc;  // steps per tile: tc + 2 (docs/events.md "V3")
   if (C::kWarpSpec && wg_all == 0) {  // producer warpgroup
     setmaxnreg_dec<C::kProducerRegs>();
     if (threadIdx.x == 0) {
+      Rec<kRec> rec(rb, 0, true);
       int it = 0, t = blockIdx.x;
+      std::uint32_t step0 = 0;
       for (int tile_iter = 0;; ++tile_iter) {
         int next = t + stride;
         if constexpr (C::kSched == 2) {  // publish t, fetch the next
+          const std::uint64_t t0 = rec.now();
           mbar_wait(ld.sched_empty(), (tile_iter & 1) ^ 1);
           *slot = t;
           mbar_arrive(ld.sched_full());
           if (t < p.num_tiles) next = atomicAdd(&p.tile_counter[0], 1) + gridDim.x;
+          rec.stamp(What::sched, t0, step0, -1, -1);
         }
         if (t >= p.num_tiles) break;
         int mb, bi, hi;
         decode_tile<C>(p, t, mb, bi, hi);
-        ld.load_q(tile_iter, mb, bi, hi);
+        rec.tile(bi * p.h + hi);
         const int nb = num_n_blocks<C>(p, mb);
+        for (int j = tc - 1; j >= nb; --j)  // the skipped blocks (causal: above the diagonal): the thread block's
+          V3_EV(rec, step0 + 1 + (tc - 1 - j), flashlab::Op::skip, flashlab::Tensor::none, flashlab::Eq::none, mb, j,
+                ld.rows_of(mb), ld.cols_of(j), 0, 0);
+        ld.load_q(tile_iter, mb, bi, hi, rec, step0);
         for (int k = 0; k < nb; ++k, ++it) {
-          ld.load_kv(false, it, nb - 1 - k, bi, hi);
-          ld.load_kv(true, it, nb - 1 - k, bi, hi);
+          const int j = nb - 1 - k;
+          ld.load_kv(false, it, j, bi, hi, rec, step0 + 1 + (tc - 1 - j), mb);
+          ld.load_kv(true, it, j, bi, hi, rec, step0 + 1 + (tc - 1 - j), mb);
         }
+        step0 += tc + 2;
         t = next;
       }
       if constexpr (C::kSched == 2) {  // the last block to finish fetching resets the counter
@@ -435,24 +578,42 @@ __global__ void __launch_bounds__(C::kThreads, 1) v3_forward_kernel(const __grid
     if constexpr (C::kWarpSpec) setmaxnreg_inc<C::kConsumerRegs>();
     const int wg = wg_all - (C::kWarpSpec ? 1 : 0);
     Consumer<C> cs(p, ld, wg, threadIdx.x % 128);
+    Rec<kRec> rec(rb, 1 + wg, threadIdx.x % 128 == 0);
     if constexpr (C::kPingpong) {
       if (wg == C::kConsumerWgs - 1) named_arrive(1, 256);  // warpgroup 0 takes the first turn
     }
     const bool inline_ld = !C::kWarpSpec && threadIdx.x == 0;
     int it = 0;
+    std::uint32_t step0 = 0;
     for (int tile_iter = 0;; ++tile_iter) {
       int t = blockIdx.x + tile_iter * stride;
       if constexpr (C::kSched == 2) {
+        const std::uint64_t t0 = rec.now();
         mbar_wait(ld.sched_full(), tile_iter & 1);
         t = *slot;
         cs.release(ld.sched_empty());
+        rec.stamp(What::sched_wait, t0, step0, -1, -1);
       }
       if (t >= p.num_tiles) break;
       int mb, bi, hi;
       decode_tile<C>(p, t, mb, bi, hi);
-      cs.tile(tile_iter, it, mb, bi, hi, inline_ld);
+      rec.tile(bi * p.h + hi);
+      cs.tile(tile_iter, it, mb, bi, hi, inline_ld, rec, step0);
+      step0 += tc + 2;
     }
   }
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, 1) v3_forward_kernel(const __grid_constant__ Params p) {
+  forward_body<C, false>(p, RecBuffers{});
+}
+
+// The instrumented build: the same body recording events and stamps into rb (record.cuh).
+template <class C>
+__global__ void __launch_bounds__(C::kThreads, 1)
+    v3_forward_traced_kernel(const __grid_constant__ Params p, const __grid_constant__ RecBuffers rb) {
+  forward_body<C, true>(p, rb);
 }
 
 }  // namespace v3

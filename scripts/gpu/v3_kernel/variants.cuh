@@ -31,6 +31,10 @@ struct Entry {
   int sched;  // 0 grid, 1 static persistent, 2 dynamic persistent
   void (*prepare)();  // raises the dynamic shared-memory limit
   void (*launch)(const Params&, int grid, cudaStream_t);
+  // the instrumented kernel (record.cuh), compiled only with V3_TRACE (the CMake target); nullptr
+  // in the plain nvcc build (ncu_run.sh), which has no `v3 trace`
+  void (*prepare_traced)();
+  void (*launch_traced)(const Params&, const RecBuffers&, int grid, cudaStream_t);
 };
 
 template <class C>
@@ -41,10 +45,25 @@ template <class C>
 void launch_fn(const Params& p, int grid, cudaStream_t s) {
   v3_forward_kernel<C><<<grid, C::kThreads, C::kSmemBytes, s>>>(p);
 }
+#ifdef V3_TRACE
+template <class C>
+void prepare_traced_fn() {
+  CHECK(cudaFuncSetAttribute(v3_forward_traced_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
+}
+template <class C>
+void launch_traced_fn(const Params& p, const RecBuffers& rb, int grid, cudaStream_t s) {
+  v3_forward_traced_kernel<C><<<grid, C::kThreads, C::kSmemBytes, s>>>(p, rb);
+}
+#endif
 template <class C>
 Entry entry(const char* name) {
+#ifdef V3_TRACE
   return {name, C::kBf16, C::kD, C::kCausal, C::kThreads, C::kSmemBytes, C::kBr, C::kBc, C::kStages, C::kWarpSpec,
-          C::kPingpong, C::kIntraOverlap, C::kSched, prepare_fn<C>, launch_fn<C>};
+          C::kPingpong, C::kIntraOverlap, C::kSched, prepare_fn<C>, launch_fn<C>, prepare_traced_fn<C>, launch_traced_fn<C>};
+#else
+  return {name, C::kBf16, C::kD, C::kCausal, C::kThreads, C::kSmemBytes, C::kBr, C::kBc, C::kStages, C::kWarpSpec,
+          C::kPingpong, C::kIntraOverlap, C::kSched, prepare_fn<C>, launch_fn<C>, nullptr, nullptr};
+#endif
 }
 
 // FA3's tiles for d and the mask (see the header)
