@@ -1,6 +1,14 @@
 // record.cuh — the instrumented build of V3's forward (issue 27 item 4): the simulator's block-level
 // Event records (sim/include/flashlab/contract/event.hpp; the V3 stream of docs/events.md "V3") and
-// per-warpgroup %globaltimer stamps (PTX ISA "Special registers: %globaltimer", ns; %smid).
+// per-warpgroup timestamps on %globaltimer's time base (PTX ISA "Special registers": %globaltimer,
+// ns; %clock64, the SM's cycle counter; %smid).
+//
+// Why two clocks: on the H200 one %globaltimer read took about 64 ns (`v3 clock`, 2026-12-04: its
+// value changes at every read, steps of 32-96 ns), and two reads per stamp slowed a traced tile of
+// N = 3,000, d = 128 about 2x (kernel span 87 us, against ~37 us per tile for the plain kernel's
+// rate). Stamps therefore read %clock64 (a few cycles), and each recording thread reads the pair
+// (%globaltimer, %clock64) once when it starts and once when it ends (RecBuffers::sync); the host
+// maps a stamp's cycles c to ns by that line: g0 + (c - c0) (g1 - g0) / (c1 - c0).
 //
 // Rec<false> is empty and every call on it compiles to nothing: v3_forward_kernel<C> (the timed,
 // plain kernel) instantiates the body with it. Rec<true> is v3_forward_traced_kernel<C>'s.
@@ -50,7 +58,7 @@ enum class What : std::uint8_t {
 };
 
 struct Stamp {
-  std::uint64_t t0 = 0, t1 = 0;  // %globaltimer, ns
+  std::uint64_t t0 = 0, t1 = 0;  // %clock64 of the SM, cycles (the host converts: sync)
   std::int32_t i = -1, j = -1;   // Q block (m block) and K/V block
   std::uint32_t step = 0;        // the event stream's step of the action
   What what = What::wait_q_empty;
@@ -67,6 +75,7 @@ struct RecBuffers {
   unsigned* st_count = nullptr;
   unsigned st_cap = 0;
   unsigned* smid = nullptr;  // [gridDim.x]
+  std::uint64_t* sync = nullptr;  // [slots][4]: globaltimer, clock64 at the agent's start, then at its end
   int agents = 0;            // buffer slots per CTA: 1 + consumer warpgroups
   int traced_bh = 0;         // the (batch, head) b * H + h whose events are recorded
   int t_c = 0;               // K/V blocks of the simulator's tiling (steps per tile: t_c + 2)
@@ -75,6 +84,11 @@ struct RecBuffers {
 __device__ __forceinline__ std::uint64_t globaltimer() {
   std::uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ std::uint64_t clock64_now() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
   return t;
 }
 __device__ __forceinline__ unsigned smid() {
@@ -92,6 +106,7 @@ struct Rec {
   __device__ bool events_on() const { return false; }
   __device__ std::uint64_t now() const { return 0; }
   __device__ void stamp(What, std::uint64_t, std::uint32_t, int, int) {}
+  __device__ void finish() {}
 };
 
 #ifdef V3_TRACE
@@ -106,14 +121,26 @@ struct Rec<true> {
   // warpgroup k (agent 2 + k); `on`: this thread records
   __device__ Rec(const RecBuffers& b_, int idx, bool on_)
       : b(b_), slot(blockIdx.x * b_.agents + idx),
-        agent(std::uint8_t(idx == 0 ? flashlab::kAgentProducer : flashlab::kAgentConsumer + idx - 1)), on(on_) {}
+        agent(std::uint8_t(idx == 0 ? flashlab::kAgentProducer : flashlab::kAgentConsumer + idx - 1)), on(on_) {
+    if (on) {
+      b.sync[4 * slot + 0] = globaltimer();
+      b.sync[4 * slot + 1] = clock64_now();
+    }
+  }
+  // the end of this agent's work: the second (globaltimer, clock64) pair
+  __device__ void finish() {
+    if (on) {
+      b.sync[4 * slot + 3] = clock64_now();
+      b.sync[4 * slot + 2] = globaltimer();
+    }
+  }
   // the tile's (batch, head): events on for the traced one
   __device__ void tile(int bh) { ev_on = on && bh == b.traced_bh; }
   __device__ bool events_on() const { return ev_on; }
-  __device__ std::uint64_t now() const { return on ? globaltimer() : 0; }
+  __device__ std::uint64_t now() const { return on ? clock64_now() : 0; }
   __device__ void stamp(What w, std::uint64_t t0, std::uint32_t step, int i, int j) {
     if (!on) return;
-    const std::uint64_t t1 = globaltimer();
+    const std::uint64_t t1 = clock64_now();
     const unsigned n = b.st_count[slot]++;
     if (n >= b.st_cap) return;
     Stamp s;

@@ -52,7 +52,7 @@ def measured(stamps_path):
     with open(stamps_path) as f:
         for r in csv.DictReader(f):
             c = per_cta.setdefault(int(r["cta"]), {"sm": int(r["sm"]), "t0": None, "t1": None, "agents": {}})
-            t0, t1 = int(r["t_begin_ns"]), int(r["t_end_ns"])
+            t0, t1 = float(r["t_begin_ns"]), float(r["t_end_ns"])
             c["t0"] = t0 if c["t0"] is None else min(c["t0"], t0)
             c["t1"] = t1 if c["t1"] is None else max(c["t1"], t1)
             ag = c["agents"].setdefault(agent_name(int(r["agent"])), {})

@@ -3,8 +3,10 @@
 //
 //   v3 clock
 //     %globaltimer (PTX ISA "Special registers", ns) read back to back by one thread for 2^20 reads:
-//     how often it changes (updates), its steps between changes (min / median / max ns), whether it
-//     never goes back. pass: monotonic and at least 2 updates. Exit 0 pass, 1 not.
+//     how often it changes (updates), its steps between changes (min / median / max ns, the first
+//     65,536), whether it never goes back, the ns and %clock64 cycles one read takes (read_ns,
+//     globaltimer_read_cycles), the cycles of one %clock64 read, and the SM's cycles per ns over the
+//     loop. pass: monotonic and at least 2 updates. Exit 0 pass, 1 not.
 //   v3 trace VARIANT fp16|bf16 D none|causal B N H --events FILE --stamps FILE
 //           [--events-format text|binary] [--stamp-ctas all|C,C,...] [--commit SHA] [--seed S] [--full]
 //           [--br 128|192]
@@ -15,10 +17,13 @@
 //         simulator's writer, config resolved by the simulator for this variant; text by default);
 //       --stamps FILE: CSV, one row per stamp: sm,cta,agent,step,i,j,what,t_begin_ns,t_end_ns (agent 1
 //         the producer, 2 + k consumer warpgroup k, as Event::agent; what: record.cuh What's names;
-//         times relative to the earliest stamp written), every CTA or those of --stamp-ctas.
+//         %clock64 stamps mapped to %globaltimer ns by each agent's two (globaltimer, clock64) pairs,
+//         record.cuh; times relative to the earliest stamp written), every CTA or those of --stamp-ctas.
 //     The JSON line: the variant, the check, events (written), events_dropped, stamps, stamps_dropped
 //     (past the buffers' capacity: the counts say), t_r, t_c, sim_flags (the `flashlab trace` flags of
-//     the same config), kernel_span_ns (last stamp end - first stamp begin, all CTAs).
+//     the same config), kernel_span_ns (last stamp end - first stamp begin, all CTAs),
+//     sm_cycles_per_ns (median over the agents of (c1 - c0) / (g1 - g0)), clock_pairs_bad (agents
+//     with stamps whose pairs do not increase: their stamps are written at g0).
 //     Exit 0 pass, 3 the check failed (or records were dropped), 2 bad input (also: this build has no
 //     trace: the plain nvcc build of ncu_run.sh; the CMake target flashlab_v3_staged has it).
 #pragma once
@@ -39,8 +44,13 @@
 
 namespace v3cli {
 
-__global__ void clock_kernel(std::uint64_t* steps, unsigned* n_steps, unsigned cap, unsigned reads, int* back) {
-  std::uint64_t prev = v3::globaltimer();
+// out[0]: globaltimer span of the reads (ns), out[1]: their clock64 cycles, out[2]: clock64 cycles of
+// as many clock64 reads, out[3]: a value that keeps the second loop
+__global__ void clock_kernel(std::uint64_t* steps, unsigned* n_steps, unsigned cap, unsigned reads, int* back,
+                             std::uint64_t* out) {
+  const std::uint64_t c0 = v3::clock64_now();
+  const std::uint64_t first = v3::globaltimer();
+  std::uint64_t prev = first;
   unsigned n = 0;
   for (unsigned r = 0; r < reads; ++r) {
     const std::uint64_t t = v3::globaltimer();
@@ -51,37 +61,49 @@ __global__ void clock_kernel(std::uint64_t* steps, unsigned* n_steps, unsigned c
       prev = t;
     }
   }
+  const std::uint64_t c1 = v3::clock64_now();
+  std::uint64_t x = 0;
+  for (unsigned r = 0; r < reads; ++r) x ^= v3::clock64_now();
+  const std::uint64_t c2 = v3::clock64_now();
   *n_steps = n;
+  out[0] = prev - first;
+  out[1] = c1 - c0;
+  out[2] = c2 - c1;
+  out[3] = x;
 }
 
 inline int cmd_clock() {
   const unsigned cap = 1u << 16, reads = 1u << 20;
-  std::uint64_t* steps;
+  std::uint64_t *steps, *out;
   unsigned* n;
   int* back;
   CHECK(cudaMalloc(&steps, cap * 8));
+  CHECK(cudaMalloc(&out, 4 * 8));
   CHECK(cudaMalloc(&n, 4));
   CHECK(cudaMalloc(&back, 4));
   CHECK(cudaMemset(back, 0, 4));
-  clock_kernel<<<1, 1>>>(steps, n, cap, reads, back);
+  clock_kernel<<<1, 1>>>(steps, n, cap, reads, back, out);
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   unsigned hn = 0;
   int hb = 0;
+  std::uint64_t ho[4];
   CHECK(cudaMemcpy(&hn, n, 4, cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(&hb, back, 4, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(ho, out, 4 * 8, cudaMemcpyDeviceToHost));
   std::vector<std::uint64_t> h(std::min(hn, cap));
   CHECK(cudaMemcpy(h.data(), steps, h.size() * 8, cudaMemcpyDeviceToHost));
-  std::uint64_t span = 0;
-  for (auto x : h) span += x;
   std::sort(h.begin(), h.end());
   const bool pass = !hb && hn >= 2;
   std::printf("{\"clock\": \"globaltimer\", \"reads\": %u, \"updates\": %u, \"min_step_ns\": %llu, \"median_step_ns\": %llu, "
-              "\"max_step_ns\": %llu, \"span_ns\": %llu, \"monotonic\": %s, \"pass\": %s}\n",
+              "\"max_step_ns\": %llu, \"span_ns\": %llu, \"read_ns\": %.2f, \"globaltimer_read_cycles\": %.2f, "
+              "\"clock64_read_cycles\": %.2f, \"sm_cycles_per_ns\": %.4f, \"monotonic\": %s, \"pass\": %s}\n",
               reads, hn, h.empty() ? 0ull : (unsigned long long)h.front(),
               h.empty() ? 0ull : (unsigned long long)h[h.size() / 2], h.empty() ? 0ull : (unsigned long long)h.back(),
-              (unsigned long long)span, hb ? "false" : "true", pass ? "true" : "false");
+              (unsigned long long)ho[0], double(ho[0]) / reads, double(ho[1]) / reads, double(ho[2]) / reads,
+              ho[0] ? double(ho[1]) / double(ho[0]) : 0.0, hb ? "false" : "true", pass ? "true" : "false");
   CHECK(cudaFree(steps));
+  CHECK(cudaFree(out));
   CHECK(cudaFree(n));
   CHECK(cudaFree(back));
   return pass ? 0 : 1;
@@ -202,10 +224,11 @@ inline int cmd_trace(int argc, char** argv) {
   DevArray<flashlab::Event> events(std::size_t(slots) * ev_cap);
   DevArray<v3::Stamp> stamps(std::size_t(slots) * st_cap);
   DevArray<unsigned> ev_count(slots), st_count(slots), smids(u.grid);
+  DevArray<std::uint64_t> sync(std::size_t(slots) * 4);
   v3::RecBuffers rb;
   rb.events = events.p, rb.ev_count = ev_count.p, rb.ev_cap = ev_cap;
   rb.stamps = stamps.p, rb.st_count = st_count.p, rb.st_cap = st_cap;
-  rb.smid = smids.p, rb.agents = agents, rb.traced_bh = 0, rb.t_c = t_c;
+  rb.smid = smids.p, rb.sync = sync.p, rb.agents = agents, rb.traced_bh = 0, rb.t_c = t_c;
 
   e.prepare_traced();
   e.launch_traced(u.p, rb, u.grid, 0);
@@ -215,6 +238,7 @@ inline int cmd_trace(int argc, char** argv) {
   u.poison_o();
   ev_count.zero();
   st_count.zero();
+  sync.zero();
   e.launch_traced(u.p, rb, u.grid, 0);
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
@@ -239,12 +263,27 @@ inline int cmd_trace(int argc, char** argv) {
     return 4;
   }
 
-  // stamps
+  // stamps: each agent's clock64 cycles to globaltimer ns by its two (globaltimer, clock64) pairs
   const auto stc = st_count.get();
   const auto sts = stamps.get();
   const auto sm = smids.get();
+  const auto sy = sync.get();
+  std::vector<double> rate;
+  int pairs_bad = 0;
+  auto to_ns = [&](int sl, std::uint64_t c) {
+    const std::uint64_t g0 = sy[4 * sl], c0 = sy[4 * sl + 1], g1 = sy[4 * sl + 2], c1 = sy[4 * sl + 3];
+    if (c1 <= c0 || g1 < g0) return double(g0);
+    return double(g0) + (double(c) - double(c0)) * double(g1 - g0) / double(c1 - c0);
+  };
+  for (int sl = 0; sl < slots; ++sl) {
+    if (!stc[sl]) continue;
+    const std::uint64_t g0 = sy[4 * sl], c0 = sy[4 * sl + 1], g1 = sy[4 * sl + 2], c1 = sy[4 * sl + 3];
+    if (c1 <= c0 || g1 <= g0) ++pairs_bad;
+    else rate.push_back(double(c1 - c0) / double(g1 - g0));
+  }
+  std::sort(rate.begin(), rate.end());
   unsigned long long st_dropped = 0, n_stamps = 0;
-  std::uint64_t t_min = ~0ull, t_max = 0, w_min = ~0ull;
+  double t_min = 1e300, t_max = -1e300, w_min = 1e300;
   auto chosen = [&](int cta) {
     return cta_list.empty() || std::find(cta_list.begin(), cta_list.end(), cta) != cta_list.end();
   };
@@ -253,9 +292,9 @@ inline int cmd_trace(int argc, char** argv) {
     st_dropped += stc[sl] - n;
     for (unsigned k = 0; k < n; ++k) {
       const v3::Stamp& x = sts[std::size_t(sl) * st_cap + k];
-      t_min = std::min(t_min, x.t0);
-      t_max = std::max(t_max, x.t1);
-      if (chosen(sl / agents)) w_min = std::min(w_min, x.t0);
+      t_min = std::min(t_min, to_ns(sl, x.t0));
+      t_max = std::max(t_max, to_ns(sl, x.t1));
+      if (chosen(sl / agents)) w_min = std::min(w_min, to_ns(sl, x.t0));
     }
   }
   std::FILE* f = std::fopen(stamps_path.c_str(), "w");
@@ -269,8 +308,8 @@ inline int cmd_trace(int argc, char** argv) {
     const unsigned n = std::min(stc[sl], st_cap);
     for (unsigned k = 0; k < n; ++k) {
       const v3::Stamp& x = sts[std::size_t(sl) * st_cap + k];
-      std::fprintf(f, "%u,%d,%u,%u,%d,%d,%s,%llu,%llu\n", sm[sl / agents], sl / agents, unsigned(x.agent), x.step, x.i,
-                   x.j, what_name(x.what), (unsigned long long)(x.t0 - w_min), (unsigned long long)(x.t1 - w_min));
+      std::fprintf(f, "%u,%d,%u,%u,%d,%d,%s,%.1f,%.1f\n", sm[sl / agents], sl / agents, unsigned(x.agent), x.step, x.i,
+                   x.j, what_name(x.what), to_ns(sl, x.t0) - w_min, to_ns(sl, x.t1) - w_min);
       ++n_stamps;
     }
   }
@@ -281,11 +320,12 @@ inline int cmd_trace(int argc, char** argv) {
 
   const bool pass = c.numbers_ok() && repeat_identical && ev_dropped == 0 && st_dropped == 0;
   std::printf("{%s, \"check\": %s, \"events\": %zu, \"events_dropped\": %llu, \"stamps\": %llu, \"stamps_dropped\": %llu, "
-              "\"t_r\": %d, \"t_c\": %d, \"sim_flags\": \"%s\", \"kernel_span_ns\": %llu, \"events_file\": \"%s\", "
-              "\"stamps_file\": \"%s\"}\n",
+              "\"t_r\": %d, \"t_c\": %d, \"sim_flags\": \"%s\", \"kernel_span_ns\": %.0f, \"sm_cycles_per_ns\": %.4f, "
+              "\"clock_pairs_bad\": %d, \"events_file\": \"%s\", \"stamps_file\": \"%s\"}\n",
               variant_json(s, e, u.grid).c_str(), check_json(c, repeat_identical, pass).c_str(), n_events, ev_dropped,
               n_stamps, st_dropped, t_r, t_c, v3trace::sim_flags(spec).c_str(),
-              (unsigned long long)(t_max >= t_min ? t_max - t_min : 0), events_path.c_str(), stamps_path.c_str());
+              t_max >= t_min ? t_max - t_min : 0.0, rate.empty() ? 0.0 : rate[rate.size() / 2], pairs_bad,
+              events_path.c_str(), stamps_path.c_str());
   return pass ? 0 : 3;
 }
 #endif

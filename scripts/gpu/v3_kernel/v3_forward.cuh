@@ -565,6 +565,7 @@ __device__ __forceinline__ void forward_body(const Params& p, const RecBuffers& 
         step0 += tc + 2;
         t = next;
       }
+      rec.finish();
       if constexpr (C::kSched == 2) {  // the last block to finish fetching resets the counter
         __threadfence();
         if (atomicAdd(&p.tile_counter[1], 1) == int(gridDim.x) - 1) {
@@ -601,6 +602,7 @@ __device__ __forceinline__ void forward_body(const Params& p, const RecBuffers& 
       cs.tile(tile_iter, it, mb, bi, hi, inline_ld, rec, step0);
       step0 += tc + 2;
     }
+    rec.finish();
   }
 }
 
