@@ -20,18 +20,21 @@
 #   main       checks and speed (the earlier runs' PARTS word)
 # Each program run is bounded (30 s plain, 120 s under ncu, 180 s under a sanitizer): a hung kernel
 # costs its row, not the call; the parts stop starting rows DEADLINE seconds after the script began.
-# Everything written (data, logs, console) is packed into OUTDIR/gpu_v3_run.tar.gz, one file (the
-# device tool brings back at most 8): `tar xzf gpu_v3_run.tar.gz -C tests/data/gpu_v3`.
+# Everything written (data, logs, console_PARTS.log) is packed into OUTDIR/gpu_v3_run.tar.gz, one file
+# (the device tool brings back at most 8), after each part and at the end:
+# `tar xzf gpu_v3_run.tar.gz -C tests/data/gpu_v3`.
 #
-#   COMMIT=<sha> [PARTS="checks sanitizer bytes speed hooks"] [DEADLINE=540] bash scripts/gpu/v3_kernel/ncu_run.sh OUTDIR
+#   COMMIT=<sha> [PARTS="checks sanitizer bytes speed"] [DEADLINE=550] [EVENTS_GRID=quick] bash scripts/gpu/v3_kernel/ncu_run.sh OUTDIR
 #
-# The default PARTS fill one call (about 420 s measured? see README "Validation run"); the second call
-# is PARTS="sweep ablation units".
+# Two calls make the whole data set (README "Validation run"): the default PARTS (about 500 s by the
+# earlier runs' per-row times), then PARTS="sweep hooks ablation units" (the hooks' CMake build runs
+# while the sweep does). The check (scripts/check/v3_kernel_data.py) takes parts of two calls when they
+# ran the same kernel sources.
 set -u -o pipefail
 START=$(date +%s)
-PARTS=${PARTS:-checks sanitizer bytes speed hooks}
+PARTS=${PARTS-checks sanitizer bytes speed}  # PARTS="" builds only
 PARTS=${PARTS//main/checks speed}
-DEADLINE=${DEADLINE:-540}
+DEADLINE=${DEADLINE:-550}
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUTDIR=${1:?usage: ncu_run.sh OUTDIR}
 COMMIT=${COMMIT:-unknown}
@@ -39,7 +42,8 @@ W=/tmp/v3_ncu_work
 D=$W/data  # everything that goes into the bundle
 rm -rf "$W" && mkdir -p "$D" "$W/logs" "$OUTDIR"
 export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
-exec > >(tee "$D/console.log") 2>&1
+TAG=${PARTS// /-}  # names this call's console and build logs (two calls unpack into one folder)
+exec > >(tee "$D/console_$TAG.log") 2>&1
 left() { echo $((DEADLINE - ($(date +%s) - START))); }
 echo "== build $(date -u +%H:%M:%S) (PARTS: $PARTS; commit $COMMIT)"
 ROOT=$(cd "$HERE/../../.." && pwd)
@@ -59,8 +63,9 @@ for f in variants_fa3 variants_ablation main; do
 done
 wait $PIDS  # these only: a bare wait would wait for the console's tee too
 nvcc $ARCH "$W"/*.o -o "$W/v3" -lcuda > "$W/logs/build_link.log" 2>&1 || { tail -40 "$W"/logs/build_*.log; exit 1; }
-tar czf "$D/build_logs.tar.gz" -C "$W" logs
+tar czf "$D/build_logs_$TAG.tar.gz" -C "$W" logs
 for part in $PARTS; do
+  tar czf "$OUTDIR/gpu_v3_run.tar.gz" -C "$D" .  # what the parts so far wrote, should the call be cut short
   echo "== $part $(date -u +%H:%M:%S), $(left) s left"
   case $part in
   checks)
@@ -79,18 +84,18 @@ for part in $PARTS; do
       done
     done; done; done
     echo "checks: $(grep -c '"pass": true' "$C") passed, $(grep -c '"pass": false' "$C") failed";;
-  sanitizer)
-    python3 "$HERE/sanitize.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)";;
-  bytes)
-    python3 "$HERE/ncu_bytes.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)";;
+  sanitizer)  # no run starts after SANITIZER_S (default 80) seconds of this part, nor after DEADLINE
+    python3 "$HERE/sanitize.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --jobs 6 \
+      --deadline "$(( $(left) < ${SANITIZER_S:-80} ? $(left) : ${SANITIZER_S:-80} ))";;
+  bytes)  # likewise BYTES_S (default 75)
+    python3 "$HERE/ncu_bytes.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" \
+      --deadline "$(( $(left) < ${BYTES_S:-75} ? $(left) : ${BYTES_S:-75} ))";;
   speed)
-    # the hooks' time kept back when they are there
-    keep=0; for h in events_check timeline_compare; do [ -f "$HERE/$h.py" ] && keep=$((keep + 40)); done
-    python3 "$HERE/ncu_vs_cudnn.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(( $(left) - keep ))";;
+    python3 "$HERE/ncu_vs_cudnn.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)";;
   hooks)
     if [ -z "$CMAKE_PID" ]; then echo "-- no events_check.py nor timeline_compare.py here: skipped"; continue; fi
-    wait $CMAKE_PID || { echo "-- CMake build failed:"; tail -30 "$W/logs/build_cmake.log"; tar czf "$D/build_logs.tar.gz" -C "$W" logs; continue; }
-    tar czf "$D/build_logs.tar.gz" -C "$W" logs
+    wait $CMAKE_PID || { echo "-- CMake build failed:"; tail -30 "$W/logs/build_cmake.log"; tar czf "$D/build_logs_$TAG.tar.gz" -C "$W" logs; continue; }
+    tar czf "$D/build_logs_$TAG.tar.gz" -C "$W" logs
     V3T=$(find "$CB/scripts" -name v3 -type f -perm -u+x | head -1) FL=$CB/sim/cli/flashlab
     echo "-- built: $V3T, $FL ($(left) s left)"
     if [ -f "$HERE/events_check.py" ]; then
@@ -103,7 +108,7 @@ for part in $PARTS; do
       timeout "$(( $(left) > 20 ? $(left) : 20 ))" python3 "$HERE/timeline_compare.py" --v3 "$V3T" --flashlab "$FL" \
         --out "$W/timeline" || echo "timeline_compare.py: exit $?"
       cp "$W/timeline/timeline_compare.json" "$D/v3_timeline.json" 2>/dev/null
-      tar czf "$D/timeline_logs.tar.gz" -C "$W" timeline 2>/dev/null
+      tar czf "$D/timeline_logs.tar.gz" --exclude='*.fltrace' --exclude='*.timeline.json' -C "$W" timeline 2>/dev/null
     fi;;
   sweep|ablation|units)
     python3 "$HERE/ncu_ablation.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --part "$part" --deadline "$(left)";;
