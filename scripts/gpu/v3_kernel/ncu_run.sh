@@ -18,7 +18,7 @@
 #   sweep, ablation, units   ncu_ablation.py's parts: the B_r sweep behind fa3's launch rule, the
 #              switch ablation, the per-unit counters -> v3_sweep.json, v3_ablation.json, v3_units.json
 #   main       checks and speed (the earlier runs' PARTS word)
-# Each program run is bounded (30 s plain, 120 s under ncu, 180 s under a sanitizer): a hung kernel
+# Each program run is bounded (30 s plain, 120 s under ncu, 60 s under a sanitizer): a hung kernel
 # costs its row, not the call; the parts stop starting rows DEADLINE seconds after the script began.
 # Everything written (data, logs, console_PARTS.log) is packed into OUTDIR/gpu_v3_run.tar.gz, one file
 # (the device tool brings back at most 8), after each part and at the end:
@@ -85,7 +85,7 @@ for part in $PARTS; do
     done; done; done
     echo "checks: $(grep -c '"pass": true' "$C") passed, $(grep -c '"pass": false' "$C") failed";;
   sanitizer)  # no run starts after SANITIZER_S (default 80) seconds of this part, nor after DEADLINE
-    python3 "$HERE/sanitize.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --jobs 6 \
+    python3 "$HERE/sanitize.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --jobs 6 --timeout 60 \
       --deadline "$(( $(left) < ${SANITIZER_S:-80} ? $(left) : ${SANITIZER_S:-80} ))";;
   bytes)  # likewise BYTES_S (default 75)
     python3 "$HERE/ncu_bytes.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" \
