@@ -92,20 +92,22 @@ for part in $PARTS; do
       --deadline "$(( $(left) < ${BYTES_S:-75} ? $(left) : ${BYTES_S:-75} ))";;
   speed)
     python3 "$HERE/ncu_vs_cudnn.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)";;
-  hooks)
+  hooks)  # HOOKS_S (default 150) seconds at most from here, the build's wait included; timeline_compare 40 of them
+    HOOKS_END=$(( $(date +%s) + ($(left) < ${HOOKS_S:-150} ? $(left) : ${HOOKS_S:-150}) ))
+    until_end() { local t=$(( HOOKS_END - $(date +%s) - $1 )); echo $(( t > 20 ? t : 20 )); }
     if [ -z "$CMAKE_PID" ]; then echo "-- no events_check.py nor timeline_compare.py here: skipped"; continue; fi
     wait $CMAKE_PID || { echo "-- CMake build failed:"; tail -30 "$W/logs/build_cmake.log"; tar czf "$D/build_logs_$TAG.tar.gz" -C "$W" logs; continue; }
     tar czf "$D/build_logs_$TAG.tar.gz" -C "$W" logs
     V3T=$(find "$CB/scripts" -name v3 -type f -perm -u+x | head -1) FL=$CB/sim/cli/flashlab
     echo "-- built: $V3T, $FL ($(left) s left)"
     if [ -f "$HERE/events_check.py" ]; then
-      timeout "$(( $(left) > 20 ? $(left) : 20 ))" python3 "$HERE/events_check.py" --v3 "$V3T" --flashlab "$FL" \
+      timeout "$(until_end 40)" python3 "$HERE/events_check.py" --v3 "$V3T" --flashlab "$FL" \
         --out "$W/events" --grid "${EVENTS_GRID:-quick}" --commit "$COMMIT" || echo "events_check.py: exit $?"
       cp "$W/events/events_check.jsonl" "$D/v3_events.jsonl" 2>/dev/null
       tar czf "$D/events_logs.tar.gz" -C "$W" events 2>/dev/null
     fi
     if [ -f "$HERE/timeline_compare.py" ]; then
-      timeout "$(( $(left) > 20 ? $(left) : 20 ))" python3 "$HERE/timeline_compare.py" --v3 "$V3T" --flashlab "$FL" \
+      timeout "$(until_end 0)" python3 "$HERE/timeline_compare.py" --v3 "$V3T" --flashlab "$FL" \
         --out "$W/timeline" || echo "timeline_compare.py: exit $?"
       cp "$W/timeline/timeline_compare.json" "$D/v3_timeline.json" 2>/dev/null
       tar czf "$D/timeline_logs.tar.gz" --exclude='*.fltrace' --exclude='*.timeline.json' -C "$W" timeline 2>/dev/null
