@@ -3,7 +3,8 @@
 `v3 trace`) beside the simulator's predicted one (`flashlab timeline --json`), as per-agent fractions
 of time (issue 27 item 4; sim/include/flashlab/time/timeline.hpp).
 
-    # run both, then compare (one config; stamps of the CTAs listed, default 0-15):
+    # run both, then compare (one config; stamps of the CTAs listed, default 0-3; the events file
+    # v3 trace writes is removed: the stamps CSV and the timeline JSON stay in DIR):
     python3 scripts/gpu/v3_kernel/timeline_compare.py --v3 BIN --flashlab BIN --out DIR \\
         [--config "fa3 fp16 128 none 1 16384 16"] [--stamp-ctas 0,1,...] [--timeout 30]
     # or compare files already written:
@@ -18,7 +19,10 @@ interval names, timeline.hpp):
             load (load_q + load_k + load_v: the TMA issue), sched (dynamic scheduler), the rest idle
   consumer k: wait_full = wait_q_full + wait_k_full + wait_v_full ("wait-full"); wait_mma = wait_s +
             wait_pv ("wait-mma"); softmax = softmax + rescale ("softmax"); epilogue ("store O");
-            issue = issue_s + issue_pv; pp_wait (named barrier); sched_wait
+            issue = issue_s + issue_pv; pp_wait (named barrier); sched_wait; gemm_issue_and_wait = issue +
+            wait_mma (beside "wait-mma" too: wgmma issue stalls while the tensor cores are busy)
+  every agent: unstamped = 1 - the sum of its categories (time no stamp covers: the stamps' own cost,
+            barrier arrives, fences)
 Predicted: the timeline JSON's agent lanes (producer, consumer k), each interval name's summed
 duration / time_s (one SM: the busiest by default).
 Stamps are taken by thread 0 of each warpgroup; %globaltimer's resolution (`v3 clock`) bounds each
@@ -39,8 +43,12 @@ GROUPS = {
                  "softmax": ["softmax", "rescale"], "epilogue": ["epilogue"], "issue": ["issue_s", "issue_pv"],
                  "pp_wait": ["pp_wait"], "sched_wait": ["sched_wait"]},
 }
+# derived rows: the GEMMs' issue and wait together (wgmma issue stalls while the tensor cores are busy,
+# so part of the GEMM time shows as issue), and the time no stamp covers (the instrumentation itself,
+# barrier arrives, fences)
+DERIVED = {"consumer": {"gemm_issue_and_wait": ["issue", "wait_mma"]}}
 SIM_NAMES = {"wait_empty": "wait-empty", "wait_full": "wait-full", "wait_mma": "wait-mma", "softmax": "softmax",
-             "epilogue": "store O"}
+             "epilogue": "store O", "gemm_issue_and_wait": "wait-mma"}
 
 
 def agent_name(a):
@@ -65,7 +73,11 @@ def measured(stamps_path):
         fr[cta] = {"span_ns": span, "sm": c["sm"], "agents": {}}
         for ag, whats in c["agents"].items():
             groups = GROUPS["producer" if ag == "producer" else "consumer"]
-            fr[cta]["agents"][ag] = {g: sum(whats.get(w, 0) for w in ws) / span for g, ws in groups.items()}
+            f = {g: sum(whats.get(w, 0) for w in ws) / span for g, ws in groups.items()}
+            f["unstamped"] = 1.0 - sum(f.values())
+            for g, parts in DERIVED.get("producer" if ag == "producer" else "consumer", {}).items():
+                f[g] = sum(f[x] for x in parts)
+            fr[cta]["agents"][ag] = f
     longest = max(fr, key=lambda k: fr[k]["span_ns"])
     agents = sorted({a for v in fr.values() for a in v["agents"]})
     median = {}
@@ -114,7 +126,7 @@ def main():
     ap.add_argument("--v3")
     ap.add_argument("--flashlab")
     ap.add_argument("--config", default="fa3 fp16 128 none 1 16384 16")
-    ap.add_argument("--stamp-ctas", default=",".join(str(c) for c in range(16)))
+    ap.add_argument("--stamp-ctas", default="0,1,2,3")
     ap.add_argument("--out", default=".")
     ap.add_argument("--timeout", type=int, default=30)
     a = ap.parse_args()
@@ -143,6 +155,7 @@ def main():
             print(f"error: v3 trace {a.config}: exit {rc}\n{so}{se}", file=sys.stderr)
             return 1
         extra["v3"] = rec
+        os.remove(os.path.join(a.out, name + ".gpu.fltrace"))  # (tens of MB at N = 16k; events_check.py checks events)
         rc, so, se = run([a.flashlab, "timeline", *rec["sim_flags"].split(), "--json", a.timeline], a.timeout)
         if rc != 0:
             print(f"error: flashlab timeline: exit {rc}\n{se}", file=sys.stderr)
@@ -162,11 +175,11 @@ def main():
     m = r["measured"]
     print(f"measured: {m['ctas']} CTAs, span median {m['span_ns_median'] / 1e3:.1f} us; "
           f"timeline: SM {r['predicted']['sm']}, {r['predicted']['time_s'] * 1e6:.1f} us, {r['predicted']['tiles']} tiles")
-    print(f"{'agent':<12} {'category':<13} {'measured':>9} {'longest':>9} {'timeline':>9}")
+    print(f"{'agent':<12} {'category':<20} {'measured':>9} {'longest':>9} {'timeline':>9}")
     for x in r["rows"]:
         tl = "" if x["timeline"] is None else f"{x['timeline']:.3f}"
         lg = "" if x["measured_longest_cta"] is None else f"{x['measured_longest_cta']:.3f}"
-        print(f"{x['agent']:<12} {x['category']:<13} {x['measured_median']:>9.3f} {lg:>9} {tl:>9}")
+        print(f"{x['agent']:<12} {x['category']:<20} {x['measured_median']:>9.3f} {lg:>9} {tl:>9}")
     print(f"wrote {path}")
     return 0
 

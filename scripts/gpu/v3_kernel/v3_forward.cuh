@@ -320,7 +320,7 @@ struct Consumer {
   template <class R>
   __device__ void tile(int tile_iter, int& it, int mb, int bi, int hi, bool inline_ld, R& rec, std::uint32_t step0) {
     const int nb = num_n_blocks<C>(p, mb);
-    const int tc = (p.n + C::kBc - 1) / C::kBc;
+    const int tc = R::kRecording ? (p.n + C::kBc - 1) / C::kBc : 0;  // (0: the plain kernel computes nothing)
     const int row0 = mb * C::kBr + wg * 64 + f.row;  // this thread's first row
     const std::uint32_t wrows = std::uint32_t(max(0, min(64, ld.rows_of(mb) - 64 * wg)));  // this warpgroup's rows
     const std::uint8_t me = rec.agent;
@@ -340,11 +340,12 @@ struct Consumer {
       if constexpr (C::kPingpong) V3_CEV(step, arrive, none, none, j, (wg + 1) % C::kConsumerWgs, 0);
     };
     // wait for a full K/V stage (position n)
-    auto wait_full = [&](bool v, int n, std::uint32_t step, int j) {
-      const int st = n % C::kStages, ph = (n / C::kStages) & 1;
+    // (st = n % kStages, computed by the caller where the plain kernel computed it)
+    auto wait_full = [&](bool v, int n, int st, std::uint32_t step, int j) {
       const std::uint64_t t0 = rec.now();
-      mbar_wait(v ? ld.v_full(st) : ld.k_full(st), ph);
+      mbar_wait(v ? ld.v_full(st) : ld.k_full(st), (n / C::kStages) & 1);  // (the plain kernel's order)
       rec.stamp(v ? What::wait_v_full : What::wait_k_full, t0, step, mb, j);
+      const int ph = (n / C::kStages) & 1;
       V3_EV(rec, step, flashlab::Op::wait, v ? flashlab::Tensor::V : flashlab::Tensor::K, flashlab::Eq::stage_full,
             mb, j, st, ph, 0, me);
     };
@@ -411,7 +412,7 @@ struct Consumer {
     if constexpr (C::kIntraOverlap) {
       int j = nb - 1;
       std::uint32_t step = step_of(j);
-      wait_full(false, it, step, j);
+      wait_full(false, it, it % C::kStages, step, j);
       pp_wait(step, j);
       gemm0(s, it, step, j);
       pp_post(step, j);
@@ -427,8 +428,9 @@ struct Consumer {
       for (int k = 1; k < nb; ++k, ++it) {
         j = nb - 1 - k;
         step = step_of(j);
-        wait_full(false, it, step, j);
-        wait_full(true, prev_it, step, j + 1);
+        const int st = it % C::kStages, pst = prev_it % C::kStages;
+        wait_full(false, it, st, step, j);
+        wait_full(true, prev_it, pst, step, j + 1);
         pp_wait(step, j);
         gemm0(s, it, step, j);
         gemm1(prev_it, step, j + 1);
@@ -453,7 +455,7 @@ struct Consumer {
       }
       release(ld.q_empty());
       step = step0 + 1 + tc;  // the last step: the last block's deferred GEMM1 (its j = 0)
-      wait_full(true, prev_it, step, 0);
+      wait_full(true, prev_it, prev_it % C::kStages, step, 0);
       pp_wait(step, 0);
       gemm1(prev_it, step, 0);
       pp_post(step, 0);
@@ -465,7 +467,8 @@ struct Consumer {
       for (int k = 0; k < nb; ++k, ++it) {
         const int j = nb - 1 - k;
         const std::uint32_t step = step_of(j);
-        wait_full(false, it, step, j);
+        const int st = it % C::kStages;
+        wait_full(false, it, st, step, j);
         pp_wait(step, j);
         gemm0(s, it, step, j);
         pp_post(step, j);
@@ -480,7 +483,7 @@ struct Consumer {
         rescale_o(corr);
         convert_p(s);
         rec.stamp(What::rescale, t0, step, mb, j);
-        wait_full(true, it, step, j);
+        wait_full(true, it, st, step, j);
         gemm1(it, step, j);
         wait_gemm(W0{}, false, step, j);
         reg_fence(o);
@@ -531,7 +534,8 @@ __device__ __forceinline__ void forward_body(const Params& p, const RecBuffers& 
   volatile int* slot = reinterpret_cast<volatile int*>(smem_raw + (base - smem_addr(smem_raw)) + C::kOffSlot);
   const int stride = C::kSched == 1 ? gridDim.x : p.num_tiles;
   const int wg_all = threadIdx.x / 128;
-  const int tc = (p.n + C::kBc - 1) / C::kBc;  // steps per tile: tc + 2 (docs/events.md "V3")
+  // steps per tile: tc + 2 (docs/events.md "V3"); 0 in the plain kernel, which numbers no steps
+  const int tc = kRec ? (p.n + C::kBc - 1) / C::kBc : 0;
   if (C::kWarpSpec && wg_all == 0) {  // producer warpgroup
     setmaxnreg_dec<C::kProducerRegs>();
     if (threadIdx.x == 0) {
@@ -552,11 +556,11 @@ __device__ __forceinline__ void forward_body(const Params& p, const RecBuffers& 
         int mb, bi, hi;
         decode_tile<C>(p, t, mb, bi, hi);
         rec.tile(bi * p.h + hi);
+        ld.load_q(tile_iter, mb, bi, hi, rec, step0);
         const int nb = num_n_blocks<C>(p, mb);
         for (int j = tc - 1; j >= nb; --j)  // the skipped blocks (causal: above the diagonal): the thread block's
           V3_EV(rec, step0 + 1 + (tc - 1 - j), flashlab::Op::skip, flashlab::Tensor::none, flashlab::Eq::none, mb, j,
                 ld.rows_of(mb), ld.cols_of(j), 0, 0);
-        ld.load_q(tile_iter, mb, bi, hi, rec, step0);
         for (int k = 0; k < nb; ++k, ++it) {
           const int j = nb - 1 - k;
           ld.load_kv(false, it, j, bi, hi, rec, step0 + 1 + (tc - 1 - j), mb);
