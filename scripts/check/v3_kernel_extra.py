@@ -86,6 +86,12 @@ def l2_read_sectors(k):
     return [k.get(x) if isinstance(k.get(x), float) else None for x in ("l2_rd", "l2_tex_rd")]
 
 
+def bytes_missing(k):
+    """The counters a bytes row lacks (ncu gave no number), [] when it has what bytes_compare reads."""
+    out = [m for m in ("l2_wr", "dram_rd", "dram_wr") if not isinstance(k.get(m), float)]
+    return out + ([] if any(x is not None for x in l2_read_sectors(k)) else ["l2_rd", "l2_tex_rd"])
+
+
 def bytes_compare(cli, r):
     """One v3_bytes.json row against the simulator: {name: (measured, simulated, ok)}. L2 read passes when
     either of its two counts (l2_read_sectors) is within SECTOR_TOL; the measured figure shown is the one
@@ -131,9 +137,7 @@ def bytes_problems(doc, sha, cli):
             continue
         if not r["run"]["check"]["pass"]:
             out.append(f"{where}: the profiled launch's check failed")
-        k = r["kernels"][0]
-        missing = [m for m in ("l2_wr", "dram_rd", "dram_wr") if not isinstance(k.get(m), float)]
-        missing += [] if any(x is not None for x in l2_read_sectors(k)) else ["l2_rd", "l2_tex_rd"]
+        missing = bytes_missing(r["kernels"][0])
         if missing:
             out.append(f"{where}: no {missing}")
             continue
@@ -211,8 +215,7 @@ def bytes_section(doc, cli):
     if cli is None:
         return out + ["(no flashlab CLI: the simulator's figures are not computed)", ""]
     for r in doc["rows"]:
-        if not r["kernels"] or not r["run"] or not isinstance(r["kernels"][0].get("l2_wr"), float) or \
-                not any(x is not None for x in l2_read_sectors(r["kernels"][0])):
+        if not r["kernels"] or not r["run"] or bytes_missing(r["kernels"][0]):
             out.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['n']} | - | - | - | - | - | - | no data |")
             continue
         c, k = bytes_compare(cli, r), r["kernels"][0]
