@@ -27,7 +27,7 @@ v3_sanitizer.json, v3_bytes.json, and where the hooks ran v3_events.jsonl and v3
    fp16 and bf16, d 64 and 128, none and causal, N 1000, 3000, 1 and 1024.
 3. Every timed shape (ncu_vs_cudnn.SHAPES: fp16 N 1k, 4k, 16k, 32k; bf16 N 4k, 16k) checked the same way
    in the profiled process, 5 V3 kernel durations, 5 cuDNN and 5 FA2 ones; cuDNN's and FA2's outputs
-   within BASELINE_TOL of float32 (max |error|: fp16 2e-3, bf16 8e-3).
+   within BASELINE_TOL of float32 (max |error|: fp16 2e-3, bf16 2e-2).
 4. The B_r sweep (v3_sweep.json: "fa3" at d = 64 with B_r 128 and 192 forced, none and causal, N 1k-16k),
    the ablation (v3_ablation.json: six switches at d 64 / 128, none / causal, N 16k and 4k) and the unit
    counters (v3_units.json) ran the same sources, every row checked and timed (5 durations; the counters
@@ -65,7 +65,7 @@ from ncu_vs_cudnn import SHAPES as TIMED  # noqa: E402  (scripts/gpu/v3_kernel, 
 TOL = {"fp16": 4e-3, "bf16": 2.5e-2}
 TARGET = 0.85
 SHAPES = set(TIMED)  # (dtype, d, mask, n): fp16 N 1k-32k, bf16 N 4k and 16k (ncu_vs_cudnn.py)
-BASELINE_TOL = {"fp16": 2e-3, "bf16": 8e-3}  # cuDNN's and FA2's max |error| against float32 (a few output ulps)
+BASELINE_TOL = {"fp16": 2e-3, "bf16": 2e-2}  # cuDNN's and FA2's max |error| against float32: a few output ulps at |O| <= 4 (causal row 0 is a row of V)
 
 
 def sources_sha256(root=SOURCES):
