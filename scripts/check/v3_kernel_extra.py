@@ -12,7 +12,7 @@ Data (tests/data/gpu_v3/, from scripts/gpu/v3_kernel/ncu_run.sh):
   must be there.
 - v3_bytes.json (ncu_bytes.py): one launch of "fa3" per config of ncu_bytes.GRID, its DRAM bytes and L2
   sectors; against `flashlab count --algo v3 ... --br B_r --bc B_c --json` for the tile the run printed:
-  L2 sectors read (all units, or those from the SMs' L1/TEX: either) / written x 32 against the sector
+  L2 sectors read / written (all units, or those from the SMs' L1/TEX: either) x 32 against the sector
   level's read / write bytes within SECTOR_TOL (V2's
   rule for its ncu bytes, docs/validation/h200.md: within 1%); DRAM bytes read against the DRAM level
   within DRAM_TOL; DRAM bytes written at most the DRAM level's plus DRAM_WRITE_SLACK of the sector
@@ -79,32 +79,37 @@ def sanitizer_problems(doc, sha):
     return out
 
 
-def l2_read_sectors(k):
-    """The L2 sectors read by a launch, both counts ncu gives: all units (instruction and constant fetches
-    included) and those from the SMs' L1/TEX (the LSU's and, on Hopper, TMA's requests); either may be
-    absent (None)."""
-    return [k.get(x) if isinstance(k.get(x), float) else None for x in ("l2_rd", "l2_tex_rd")]
+def l2_sectors(k, op):
+    """The L2 sectors read (op "rd") or written ("wr") by a launch, both counts ncu gives: all units
+    (instruction and constant fetches, and requests passed between the two L2 partitions, included) and
+    those from the SMs' L1/TEX (the LSU's and, on Hopper, TMA's requests); either may be absent (None)."""
+    return [k.get(x) if isinstance(k.get(x), float) else None for x in (f"l2_{op}", f"l2_tex_{op}")]
+
+
+def nearer(counts, target):
+    """The count (x 32 bytes) nearer `target`, of those present; nan when none."""
+    got = [32 * x for x in counts if x is not None]
+    return min(got, key=lambda x: abs(x - target)) if got else float("nan")
 
 
 def bytes_missing(k):
     """The counters a bytes row lacks (ncu gave no number), [] when it has what bytes_compare reads."""
-    out = [m for m in ("l2_wr", "dram_rd", "dram_wr") if not isinstance(k.get(m), float)]
-    return out + ([] if any(x is not None for x in l2_read_sectors(k)) else ["l2_rd", "l2_tex_rd"])
+    out = [m for m in ("dram_rd", "dram_wr") if not isinstance(k.get(m), float)]
+    for op in ("rd", "wr"):
+        out += [] if any(x is not None for x in l2_sectors(k, op)) else [f"l2_{op}", f"l2_tex_{op}"]
+    return out
 
 
 def bytes_compare(cli, r):
-    """One v3_bytes.json row against the simulator: {name: (measured, simulated, ok)}. L2 read passes when
-    either of its two counts (l2_read_sectors) is within SECTOR_TOL; the measured figure shown is the one
+    """One v3_bytes.json row against the simulator: {name: (measured, simulated, ok)}. L2 read (written)
+    passes when either of its two counts (l2_sectors) is within SECTOR_TOL; the measured figure is the one
     nearer the simulator's."""
     k = r["kernels"][0]
     c = sim.count(cli, sim.v3_flags(r))
     sec, dram = c["memory"]["sector"], c["memory"]["dram"]
-    reads = [32 * x for x in l2_read_sectors(k) if x is not None]
-    sim_rd = sec["total_read_bytes"]
-    l2_rd = min(reads, key=lambda x: abs(x - sim_rd)) if reads else float("nan")
     out = {
-        "L2 read": (l2_rd, sim_rd),
-        "L2 written": (32 * k["l2_wr"], sec["total_write_bytes"]),
+        "L2 read": (nearer(l2_sectors(k, "rd"), sec["total_read_bytes"]), sec["total_read_bytes"]),
+        "L2 written": (nearer(l2_sectors(k, "wr"), sec["total_write_bytes"]), sec["total_write_bytes"]),
         "DRAM read": (k["dram_rd"], dram["total_read_bytes"]),
         "DRAM written": (k["dram_wr"], dram["total_write_bytes"]),
     }
@@ -202,9 +207,10 @@ def bytes_section(doc, cli):
     if doc is None:
         return out + ["Not in this data set (ncu_run.sh PARTS bytes).", ""]
     out += ["One launch of \"fa3\" per row (B = 2, H = 4), the checked one, profiled after ncu flushed the caches",
-            "(`ncu_bytes.py`). Measured: L2 sectors by operation (lts__t_sectors_op_read / _op_write, x 32 bytes; reads",
-            "also as lts__t_sectors_srcunit_tex_op_read, the SMs' L1/TEX requests without instruction and constant",
-            "fetches: the one nearer the simulator's is shown, either within the target passes) and",
+            "(`ncu_bytes.py`). Measured: L2 sectors by operation, x 32 bytes, two counts each: all units",
+            "(lts__t_sectors_op_read / _op_write: instruction and constant fetches and the traffic between the two L2",
+            "partitions included) and the SMs' L1/TEX requests (lts__t_sectors_srcunit_tex_op_read / _write: the LSU's",
+            "and TMA's) — the one nearer the simulator's is shown, either within the target passes; and",
             "DRAM bytes (dram__bytes_read / _write.sum). Simulated: `flashlab count --algo v3 --br B_r --bc B_c --json`",
             "with the tile the run printed — the sector level (memory.sector: each TMA box and store in whole 32-byte",
             "sectors) and the DRAM level (memory.dram: the L2 model's misses and write-backs). Targets: L2 within",

@@ -9,7 +9,8 @@ and whole tiles), B = 2, H = 4. Each row is one ncu process on `V3 run fa3 DTYPE
 --time: the checked launch and its repeat); the first launch — the one whose O and L the program
 checks against float64 — is profiled, after ncu flushes the caches (--cache-control all, clocks left
 as they are) under BYTES: DRAM bytes read and written, L2 sectors by operation (all units, and those
-from the SMs' L1/TEX, where TMA's requests come from), the LSU's global load/store bytes.
+from the SMs' L1/TEX, where TMA's requests come from; reads also from the other L2 partition and from
+the GPCs' constant / instruction caches), the LSU's global load/store bytes — those this ncu lists.
 What the kernel moves is set by its tile (B_r x B_c), kept in the run's JSON line; the CI check
 (scripts/check/v3_kernel_extra.py) runs `flashlab count --algo v3 ... --br B_r --bc B_c --json` for the
 same config and compares. Writes DIR/v3_bytes.json (meta: gpu, driver, ncu, commit, command, date, ncu
@@ -46,6 +47,8 @@ BYTES = {
     "l2_red": "lts__t_sectors_op_red.sum",
     "l2_tex_rd": "lts__t_sectors_srcunit_tex_op_read.sum",
     "l2_tex_wr": "lts__t_sectors_srcunit_tex_op_write.sum",
+    "l2_fabric_rd": "lts__t_sectors_srcunit_ltcfabric_op_read.sum",  # between the two L2 partitions
+    "l2_gcc_rd": "lts__t_sectors_srcunit_gcc_op_read.sum",  # the GPCs' constant / instruction caches
     "lsu_ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
     "lsu_st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
 }
