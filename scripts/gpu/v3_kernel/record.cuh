@@ -19,10 +19,12 @@
 // consumer warpgroup k. Buffers: events[slot * ev_cap + n] with ev_count[slot], stamps[slot *
 // st_cap + n] with st_count[slot] (a count past the capacity: records dropped, the host reports it),
 // smid[cta].
-//   Events: only for the tiles of (batch, head) traced_bh, as the simulator's trace covers one
-//   (batch, head); block = the CTA (blockIdx.x, less the head's first CTA with the grid scheduler),
-//   step, ring position n and Q phase w counted over every tile the CTA ran.
-//   Stamps: every tile of every CTA; [t_begin, t_end] of one action (Stamp::What), ns.
+//   Events: only for the tiles of (batch, head) traced_bh (`v3 trace`: 0, whose tiles come first in
+//   the deal, so its CTAs' indices are the simulator's blocks), as the simulator's trace covers one
+//   (batch, head); block = blockIdx.x; step, ring position n and Q phase w counted over every tile
+//   the CTA ran (the same as the simulator's while no CTA runs two waves).
+//   Stamps: every tile of every CTA; [t_begin, t_end] of one action (Stamp::What), %clock64 cycles,
+//   with sync[slot] to map them to ns.
 #pragma once
 
 #include <cstdint>

@@ -24,6 +24,9 @@
 //     the other's GEMMs. intra_overlap: S_{j} = Q K_j^T is issued together with O += P_{j+1} V_{j+1}
 //     and the softmax of S_j runs while the latter is in flight (FA3 Algorithm 2).
 // Epilogue: O / l stored from registers (rows < N), L = m * scale + ln(l).
+// Instrumented build: v3_forward_traced_kernel<C> runs the same body with a recorder (record.cuh) that
+// writes the simulator's V3 events and per-warpgroup timestamps; v3_forward_kernel<C> runs it with
+// Rec<false>, which compiles to nothing (its machine code is that of the body before the recorder).
 #pragma once
 
 #include <cuda.h>
