@@ -146,7 +146,12 @@ def bytes_problems(doc, sha, cli):
         if missing:
             out.append(f"{where}: no {missing}")
             continue
-        for name, (m, s, ok) in bytes_compare(cli, r).items():
+        try:
+            compared = bytes_compare(cli, r)
+        except RuntimeError as e:
+            out.append(f"{where}: the simulator refused the config: {e}")
+            continue
+        for name, (m, s, ok) in compared.items():
             if not ok:
                 out.append(f"{where}: {name} {m:,.0f} B measured, simulator {s:,.0f} B ({m / s if s else float('inf'):.4f}x)")
     return out
@@ -224,7 +229,13 @@ def bytes_section(doc, cli):
         if not r["kernels"] or not r["run"] or bytes_missing(r["kernels"][0]):
             out.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['n']} | - | - | - | - | - | - | no data |")
             continue
-        c, k = bytes_compare(cli, r), r["kernels"][0]
+        k = r["kernels"][0]
+        try:
+            c = bytes_compare(cli, r)
+        except RuntimeError:
+            out.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['n']} | {r['run']['b_r']} x {r['run']['b_c']} | "
+                       "- | - | - | - | - | the simulator refused the config |")
+            continue
         cell = {n: f"{fmt_bytes(m)} / {fmt_bytes(s)}" for n, (m, s, _) in c.items()}
         bad = [n for n, (_, _, ok) in c.items() if not ok]
         atom = sum(k.get(x, 0) for x in ("l2_atom", "l2_red") if isinstance(k.get(x), float))
@@ -284,7 +295,10 @@ def ablation_predicted(cli, ncu_rows, abl_rows):
         flags = sim.v3_flags(r, r["variant"])
         pred = None
         if flags and cli:
-            pred = sim.count(cli, sim.v3_flags(f))["predicted"]["time_s"] / sim.count(cli, flags)["predicted"]["time_s"]
+            try:
+                pred = sim.count(cli, sim.v3_flags(f))["predicted"]["time_s"] / sim.count(cli, flags)["predicted"]["time_s"]
+            except RuntimeError:  # a tile the simulator refuses: no prediction (-)
+                pred = None
         out.setdefault(s, {})[r["variant"]] = (meas, pred)
     return out
 
@@ -333,7 +347,13 @@ def units_prediction_section(cli, unit_rows, busy):
         if r["variant"] != "fa3" or r["n"] != 16384 or not r["kernels"] or not r["run"] or cli is None:
             continue
         meas = busy(r["kernels"][0])
-        pred = sim.timeline_units(cli, sim.v3_flags(r))
+        try:
+            pred = sim.timeline_units(cli, sim.v3_flags(r))
+        except RuntimeError as e:
+            misses.append(f"d {r['d']} {r['mask']}: {e}")
+            continue
+        if meas is None:
+            continue
         cells = []
         for u, name in TIMELINE_UNITS.items():
             cells.append(f"{meas[name]:.3f} / {pred.get(u, float('nan')):.3f}")
