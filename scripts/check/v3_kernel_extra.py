@@ -217,7 +217,7 @@ def bytes_section(doc, cli):
             "partitions included) and the SMs' L1/TEX requests (lts__t_sectors_srcunit_tex_op_read / _write: the LSU's",
             "and TMA's) — the one nearer the simulator's is shown, either within the target passes; and",
             "DRAM bytes (dram__bytes_read / _write.sum). Simulated: `flashlab count --algo v3 --br B_r --bc B_c --json`",
-            "with the tile the run printed — the sector level (memory.sector: each TMA box and store in whole 32-byte",
+            "with the tile the run printed (the simulator's own tile for the config beside it where it differs) — the sector level (memory.sector: each TMA box and store in whole 32-byte",
             "sectors) and the DRAM level (memory.dram: the L2 model's misses and write-backs). Targets: L2 within",
             f"{SECTOR_TOL:.0%} (V2's rule for its ncu bytes), DRAM read within {DRAM_TOL:.0%}, DRAM written at most the",
             f"simulator's plus {DRAM_WRITE_SLACK:.0%} of the sector level's writes. MB = 10^6 bytes.\n",
@@ -237,9 +237,12 @@ def bytes_section(doc, cli):
                        "- | - | - | - | - | the simulator refused the config |")
             continue
         cell = {n: f"{fmt_bytes(m)} / {fmt_bytes(s)}" for n, (m, s, _) in c.items()}
+        own = sim.count(cli, sim.v3_flags(r, tile=False))["config"]  # the same config with the simulator's own tile
+        tile = f"{r['run']['b_r']} x {r['run']['b_c']}" + ("" if (own["b_r"], own["b_c"]) == (r["run"]["b_r"], r["run"]["b_c"])
+                                                         else f" (sim's own: {own['b_r']} x {own['b_c']})")
         bad = [n for n, (_, _, ok) in c.items() if not ok]
         atom = sum(k.get(x, 0) for x in ("l2_atom", "l2_red") if isinstance(k.get(x), float))
-        out.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['n']} | {r['run']['b_r']} x {r['run']['b_c']} | "
+        out.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['n']} | {tile} | "
                    f"{cell['L2 read']} | {cell['L2 written']} | {cell['DRAM read']} | {cell['DRAM written']} | {atom:.0f} | "
                    f"{'outside: ' + ', '.join(bad) if bad else 'within'} |")
     return out + [""]

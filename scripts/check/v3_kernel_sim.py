@@ -6,8 +6,8 @@ recomputed by running `flashlab` (CPU only) when the check runs.
                                     else build/sim/cli/flashlab; None when none exists
     count(cli, flags)               `flashlab count --json --quiet FLAGS`, parsed (cached)
     timeline_units(cli, flags)      `flashlab timeline FLAGS --max-intervals 1 --json F`: unit -> busy fraction
-    v3_flags(row, variant="fa3")    the flags of a measured row (dtype, d, mask, N, batch, heads and the tile
-                                    B_r x B_c the run printed), with the ablation variant's switches
+    v3_flags(row, variant="fa3", tile=True)  the flags of a measured row (dtype, d, mask, N, batch, heads and,
+                                    with tile, the B_r x B_c the run printed), with the ablation variant's switches
                                     (docs/model.md "V3"): stages1 --stages 1, no_pingpong --pingpong off,
                                     no_overlap --intra-overlap off, grid --scheduler grid, no_ws
                                     --warp-specialize off with ping-pong off and the grid scheduler (as
@@ -69,10 +69,10 @@ def timeline_units(cli, flags):
     return {u["unit"]: u["busy"] for u in _timeline(str(cli), tuple(flags))["units"]}
 
 
-def v3_flags(row, variant="fa3"):
+def v3_flags(row, variant="fa3", tile=True):
     if variant not in SWITCHES:
         return None
     run = row["run"]
     return ("--algo", "v3", "--dtype", row.get("dtype", "fp16"), "--d", str(row["d"]), "--seq", str(row["n"]),
             "--batch", str(row["batch"]), "--heads", str(row["heads"]), "--mask", row["mask"],
-            "--br", str(run["b_r"]), "--bc", str(run["b_c"]), *SWITCHES[variant])
+            *(("--br", str(run["b_r"]), "--bc", str(run["b_c"])) if tile else ()), *SWITCHES[variant])
