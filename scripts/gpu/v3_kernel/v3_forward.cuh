@@ -317,9 +317,10 @@ struct Consumer {
   // position). `inline_ld`: this thread issues the loads too (warp specialization off). rec: the
   // recorder (record.cuh; Rec<false> in the plain kernel: no code), `step0` the tile's first step
   // (tile (i, j) at step0 + 1 + (T_c - 1 - j), the last step0 + 1 + T_c: docs/events.md "V3").
-  // The events follow this code's order where it differs from the simulator's (the V wait of the
-  // previous block before the named barrier; the named barrier around the last deferred GEMM1);
-  // init_stats is recorded after the wait for Q (zeroing registers has no order of its own).
+  // The order is FA3's (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp fwd_step: the previous block's V
+  // waited for after GEMM0's issue, inside the named barriers; the last deferred GEMM1 outside
+  // them) and the simulator's; init_stats is recorded after the wait for Q (zeroing registers has
+  // no order of its own).
   template <class R>
   __device__ void tile(int tile_iter, int& it, int mb, int bi, int hi, bool inline_ld, R& rec, std::uint32_t step0) {
     const int nb = num_n_blocks<C>(p, mb);
@@ -433,9 +434,9 @@ struct Consumer {
         step = step_of(j);
         const int st = it % C::kStages, pst = prev_it % C::kStages;
         wait_full(false, it, st, step, j);
-        wait_full(true, prev_it, pst, step, j + 1);
         pp_wait(step, j);
         gemm0(s, it, step, j);
+        wait_full(true, prev_it, pst, step, j + 1);  // V_(j+1) after GEMM0's issue, as FA3's fwd_step
         gemm1(prev_it, step, j + 1);
         pp_post(step, j);
         wait_gemm(W1{}, true, step, j);
@@ -459,9 +460,7 @@ struct Consumer {
       release(ld.q_empty());
       step = step0 + 1 + tc;  // the last step: the last block's deferred GEMM1 (its j = 0)
       wait_full(true, prev_it, prev_it % C::kStages, step, 0);
-      pp_wait(step, 0);
-      gemm1(prev_it, step, 0);
-      pp_post(step, 0);
+      gemm1(prev_it, step, 0);  // outside the named barriers, as FA3's GEMM1 after its mainloop
       wait_gemm(W0{}, false, step, 0);
       reg_fence(o);
       reg_fence(pf);

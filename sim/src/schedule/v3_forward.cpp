@@ -65,9 +65,11 @@ Schedule make_v3_schedule(const Problem& p) {
   const Role c = Role::consumers;
   const bool causal = p.mask.kind == MaskKind::causal_tl || p.mask.kind == MaskKind::causal_br;
   // FA2 Alg. 1's grid, one thread block per (batch, head, Q block); the persistent scheduler deals
-  // the same tiles to one thread block per SM, causal the longest Q blocks (the last) first
+  // the same tiles to one thread block per SM. Causal, both take the longest Q blocks (the last)
+  // first (FA3's dynamic scheduler; for the grid, the longest-processing-time-first order of FA3's
+  // single-tile LPT scheduler, which scripts/gpu/v3_kernel's grid variant runs: CTA r, Q block T_r - 1 - r)
   Loop q_blocks = grid(Dim::q_block);
-  if (h.scheduler == TileScheduler::persistent && causal) q_blocks.order = Order::descending;
+  if (causal) q_blocks.order = Order::descending;
   Loop kv_blocks = seq(Dim::kv_block);  // FA3's mainloop: the last visible K/V block first
   kv_blocks.order = Order::descending;
   Launch l = launch("v3_forward", {grid(Dim::batch), grid(Dim::head), q_blocks, kv_blocks});

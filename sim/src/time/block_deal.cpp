@@ -55,12 +55,15 @@ std::pair<double, double> deal_persistent(const std::vector<double>& dur, std::i
 
 bool descending_q_blocks(const Launch& l) {
   return std::any_of(l.loops.begin(), l.loops.end(),
-                     [](const Loop& x) { return x.dim == Dim::q_block && x.order == Order::descending; });
+                     [](const Loop& x) { return x.dim == Dim::q_block && x.thread_block && x.order == Order::descending; });
 }
 
 std::pair<double, double> deal_launch(const Problem& p, const Launch& l, const std::vector<double>& dur,
                                       std::int64_t slots, double trip) {
-  if (!l.persistent) return deal(dur, p.bh(), slots);
+  if (!l.persistent) {
+    if (!descending_q_blocks(l)) return deal(dur, p.bh(), slots);
+    return deal(std::vector<double>(dur.rbegin(), dur.rend()), p.bh(), slots);  // the last Q block first
+  }
   const double first_trip = p.hopper.warp_specialize ? trip : 0.0;
   return deal_persistent(dur, p.bh(), std::int64_t(p.gpu.sms), descending_q_blocks(l), first_trip);
 }

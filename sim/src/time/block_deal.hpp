@@ -27,7 +27,8 @@ std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, 
 std::pair<double, double> deal_persistent(const std::vector<double>& dur, std::int64_t bh, std::int64_t ctas,
                                           bool longest_first, double first_trip);
 
-/// Whether launch l walks its Q blocks from the last down (V3 causal: the longest first).
+/// Whether launch l deals its Q blocks (a grid dimension) from the last down (V3 causal: the longest
+/// first), `dur` then being by Q block and the deal taking them in reverse.
 bool descending_q_blocks(const Launch& l);
 
 /// Launch l's blocks dealt to its slots: deal(), or a persistent launch's deal_persistent (whose

@@ -454,7 +454,7 @@ LaunchBlocks launch_blocks(const Problem& p, const Schedule& s, const BlockTimer
   // the deal of deal_launch, keeping which slot takes which block (ties: the lowest slot)
   const std::int64_t per_head = std::int64_t(out.dur.size()), bh = p.bh();
   const std::int64_t blocks = per_head * bh;
-  const bool longest_first = l.persistent && descending_q_blocks(l);
+  const bool longest_first = descending_q_blocks(l);
   const std::int64_t slots = l.persistent ? std::int64_t(p.gpu.sms) : b.occ_[x].slots;
   out.first_trip = l.persistent && p.hopper.warp_specialize ? out.at.latency_s : 0.0;
   const auto block_of = [&](std::int64_t g) -> std::pair<std::int64_t, std::int64_t> {

@@ -154,13 +154,13 @@ TEST_CASE("V3 persistent: the stage ring and Q's barrier carry on from one tile 
   check_full_wait(ev, 1, 28, Tensor::Q, -1, 0, 0);
 }
 
-TEST_CASE("V3 with --scheduler grid: one thread block per Q block, the ring and Q's phase start afresh") {
+TEST_CASE("V3 with --scheduler grid: one thread block per Q block, the longest first, the ring and Q's phase start afresh") {
   const std::vector<Event> ev = record_trace(causal_1536(TileScheduler::grid), TraceLevel::block).events;
-  // grid order, ascending: thread block 5 is Q block 5; its first visited K/V block (j = 5, step 7,
-  // after the skips of j = 11..6) at n = 0
-  for (const Event& e : ev) CHECK(e.block == std::uint32_t(e.i));
-  check_full_wait(ev, 5, 7, Tensor::K, 5, 0, 0);
-  check_full_wait(ev, 5, 0, Tensor::Q, -1, 0, 0);
+  // causal, the longest Q block first (T_r = 12): thread block b is Q block 11 - b, so Q block 5 is
+  // thread block 6; its first visited K/V block (j = 5, step 7, after the skips of j = 11..6) at n = 0
+  for (const Event& e : ev) CHECK(e.block == std::uint32_t(11 - e.i));
+  check_full_wait(ev, 6, 7, Tensor::K, 5, 0, 0);
+  check_full_wait(ev, 6, 0, Tensor::Q, -1, 0, 0);
 }
 
 TEST_CASE("V3 persistent: tile_step names the thread block and the dispatch position, a persistent trace round-trips") {
