@@ -209,7 +209,7 @@ void run_numerics(const Config& c, const std::string& model, const RunArgs& a) {
   const std::vector<Algo> algos = parse_algo_list("algo", a.algo);
   std::vector<Problem> problems;
   for (Algo algo : algos) problems.push_back(resolve_algo(with_algo(c, algo, algos), algo));  // the form is V2's
-  check_numerics_size(problems.front());
+  for (const Problem& p : problems) check_numerics_size(p);
   NumericsOptions opt;
   const std::int64_t block = traced_block(a, problems.front());
   if (block >= 0) opt.trace_blocks = {block};

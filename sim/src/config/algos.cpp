@@ -16,6 +16,7 @@ const std::vector<Algo>& all_algos() {
 
 Config with_algo(Config c, Algo a, const std::vector<Algo>& algos) {
   c.algo = a;
+  if (algos.size() > 1) c = without_untaken_switches(c, Untaken::all);  // the others' switches
   if (a != Algo::v2 && std::find(algos.begin(), algos.end(), Algo::v2) != algos.end())
     c.backward_form = BackwardForm::released;
   return c;

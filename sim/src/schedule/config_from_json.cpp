@@ -108,6 +108,7 @@ ConfigJson config_from_json(const json& j, const std::string& where) {
     c.scheduler = named(pre + "scheduler", [&] { return parse_scheduler(get_string(j, pre, "scheduler")); });
   c.gpu = get_string(j, pre, "gpu");
   if (j.contains("model")) out.model = get_string(j, pre, "model");
+  c = without_untaken_switches(c, Untaken::preset_values);  // the JSON names every switch; only the algorithm's are a choice
   Problem p;
   try {
     p = resolve(c);  // every value in range, tiles within the SRAM capacity

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -127,9 +128,8 @@ void check_fa2_backward(const Config& c, std::int64_t kv_heads) {
     throw ConfigError("kv-heads", std::to_string(kv_heads),
                       "a number that makes heads / kv-heads divide N_k d e_in" + with +
                           " (each query head counts its share of at::sum's dK, dV of its K/V head)");
-  if (c.auto_blocks || c.b_r || c.b_c)
-    throw ConfigError("br/bc", c.auto_blocks ? "auto" : std::to_string(c.b_r.value_or(0)) + " x " + std::to_string(c.b_c.value_or(0)),
-                      "FA2's own tile" + with + " (leave --br and --bc out: kBlockM x kBlockN for d)");
+  if (c.auto_blocks)
+    throw ConfigError("br/bc", "auto", "FA2's own tile" + with + " (leave --br and --bc out: kBlockM x kBlockN for d)");
   const std::int64_t warps = fa2_backward_traits(c.d).warps;
   if (c.warps && *c.warps != warps)
     throw ConfigError("warps", std::to_string(*c.warps), std::to_string(warps) + with + " (FA2's backward kernels' warps)");
@@ -164,8 +164,11 @@ void resolve_sizes(const Config& c, Problem& p) {
   p.sram_capacity = c.sram_bytes.value_or(p.gpu.smem_per_block);
 }
 
-// The switches: each one given overrides that property of the algorithm's preset.
+// The switches: each one given overrides that property of the algorithm's preset. A switch the
+// algorithm does not take is refused (untaken_switch): it would be reported and have no effect.
 void resolve_switches(const Config& c, Problem& p) {
+  if (const std::optional<UntakenSwitch> u = untaken_switch(c))
+    throw ConfigError(u->flag, u->value, "none with --algo " + std::string(to_string(c.algo)) + ": " + u->why);
   const Switches preset = preset_switches(c.algo);
   p.set_switches({.order = c.order.value_or(preset.order),
                   .grid = c.grid.value_or(preset.grid),
@@ -174,6 +177,25 @@ void resolve_switches(const Config& c, Problem& p) {
                   .block_skip = c.block_skip.value_or(preset.block_skip)});
   p.pass = c.pass;
   p.kernel = c.kernel;
+}
+
+// A backward reads the statistics its own forward writes (docs/model.md "Backward pass"): V2's
+// (FA2 Alg. 2) reads L, which only the Q outer forward writes (FA2 Alg. 1 lines 12-15); V1's (FA1
+// Alg. 4) reads l and m, which only the K/V outer forward writes (FA1 Alg. 1 lines 12-13). Another
+// order leaves them unwritten (NaN in run, a read of what no launch wrote in count and trace).
+void check_backward_order(const Config& c, const Problem& p) {
+  if (c.pass == Pass::forward || (c.algo != Algo::v1 && c.algo != Algo::v2)) return;
+  const LoopOrder own = preset_switches(c.algo).order;
+  if (p.order == own) return;
+  const bool v2 = c.algo == Algo::v2;
+  throw ConfigError("order", std::string(to_string(p.order)),
+                    std::string(to_string(own)) + " with --algo " + std::string(to_string(c.algo)) + " --pass " +
+                        std::string(to_string(c.pass)) + ": " +
+                        (v2 ? "V2's backward (FA2 Alg. 2) reads L, which only the Q outer forward writes "
+                              "(the K/V outer forward writes l and m)"
+                            : "V1's backward (FA1 Alg. 4) reads l and m, which only the K/V outer forward writes "
+                              "(the Q outer forward writes L)") +
+                        "; other orders run with --pass forward");
 }
 
 // --kernel fa2: what FA2's mha_fwd launches (flash_api.cpp), V2's forward with FA2's choices; may
@@ -262,6 +284,22 @@ std::pair<std::int64_t, std::int64_t> resolve_blocks(const Config& c, const Prob
   return {b_r, b_c};
 }
 
+// --kernel fa2 --pass backward: the tile is FA2's own, the one resolve_blocks picks with --br and
+// --bc left out (kBlockM x kBlockN for d, fa2_backward_traits). Given sizes are accepted when they
+// are that tile (resolved_config writes the tile into trace headers, count --json into its config).
+void check_fa2_backward_tile(const Config& c, const Problem& p, std::pair<std::int64_t, std::int64_t> tile) {
+  if (!c.b_r && !c.b_c) return;
+  Config own = c;
+  own.b_r.reset();
+  own.b_c.reset();
+  const auto [b_r, b_c] = resolve_blocks(own, p, 1);
+  if (tile == std::pair{b_r, b_c}) return;
+  throw ConfigError("br/bc", std::to_string(tile.first) + " x " + std::to_string(tile.second),
+                    std::to_string(b_r) + " x " + std::to_string(b_c) +
+                        " with --kernel fa2 --pass backward at d = " + std::to_string(c.d) +
+                        ": FA2's own tile (kBlockM x kBlockN for d; leave --br and --bc out)");
+}
+
 // The mask: window sides checked, -1 resolved to no limit; the band of visible columns per row.
 void resolve_mask(const Config& c, Problem& p) {
   p.mask = c.mask;
@@ -319,6 +357,7 @@ Problem resolve(const Config& given) {
   p.algo = c.algo;
   resolve_sizes(c, p);
   resolve_switches(c, p);
+  check_backward_order(c, p);
   const bool v3 = c.algo == Algo::v3;
   if (v3) v3_resolve::check_config(c);
   else v3_resolve::refuse_hopper_switches(c);
@@ -326,6 +365,7 @@ Problem resolve(const Config& given) {
   const std::int64_t want_splits = requested_splits(c, p);
   resolve_backward_form(c, p);
   const auto [b_r, b_c] = v3 ? v3_resolve::blocks(c) : resolve_blocks(c, p, want_splits);
+  if (c.kernel == Kernel::fa2 && c.pass == Pass::backward) check_fa2_backward_tile(c, p, {b_r, b_c});
   require_range("br", b_r, 1, kMaxBlock);
   require_range("bc", b_c, 1, kMaxBlock);
   p.tiling = Tiling{c.n_q, c.n_k, c.d, b_r, b_c};

@@ -34,12 +34,6 @@ void check_config(const Config& c) {
     throw ConfigError("gpu", c.gpu, "h100 or h200 with --algo v3 (FA3's schedule needs Hopper's TMA, mbarriers and WGMMA)");
   if (c.block_skip && !*c.block_skip)
     throw ConfigError("block-skip", "off", "on with --algo v3 (FA3 always skips the tiles a causal or window mask hides)");
-  const Switches v2 = preset_switches(Algo::v2);
-  const std::string loop = "V2's with --algo v3 (FA3 keeps FA2's loop: q-outer, qblock, delayed, split-q)";
-  if (c.order && *c.order != v2.order) throw ConfigError("order", std::string(to_string(*c.order)), loop);
-  if (c.grid && *c.grid != v2.grid) throw ConfigError("grid", std::string(to_string(*c.grid)), loop);
-  if (c.rescale && *c.rescale != v2.rescale) throw ConfigError("rescale", std::string(to_string(*c.rescale)), loop);
-  if (c.split && *c.split != v2.split) throw ConfigError("warp-split", std::string(to_string(*c.split)), loop);
   if (c.auto_blocks)
     throw ConfigError("br/bc", "auto", "explicit sizes or none with --algo v3 (none: FA3's tile for d, hopper/tile_size.h)");
 }

@@ -14,8 +14,8 @@ namespace flashlab::v3_resolve {
 void refuse_hopper_switches(const Config& c);
 
 /// What V3 takes (FA3's Hopper forward, hopper/flash_api.cpp): the forward pass only, fp16 or bf16,
-/// d <= 256, V2's loop (no --order, --grid, --rescale or --warp-split other than V2's), explicit or
-/// default tiles (no --br/--bc auto). Throws ConfigError naming the field otherwise.
+/// d <= 256, --block-skip on or unset (V2's loop: resolve.cpp's untaken_switch refuses --order,
+/// --grid, --rescale, --warp-split), explicit or default tiles (no --br/--bc auto). Throws ConfigError naming the field otherwise.
 void check_config(const Config& c);
 
 /// {B_r, B_c}: --br and --bc as given, else FA3's tile for d and the mask (fa3_forward_tile). B_r

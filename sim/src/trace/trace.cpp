@@ -54,7 +54,7 @@ Config resolved_config(const Problem& p) {
     c.intra_overlap = p.hopper.intra_overlap;
     c.scheduler = p.hopper.scheduler;
   }
-  return c;
+  return without_untaken_switches(c, Untaken::all);  // resolve() refuses a switch the algorithm does not take
 }
 
 Problem trace_problem(const TraceHeader& h) { return resolve(h.config); }

@@ -61,11 +61,15 @@ TEST_CASE("variants: the presets are the two corners, and each switch overrides 
   c.rescale = Rescale::step;
   p = resolve(c);
   CHECK(p.switches() == Switches{LoopOrder::q_outer, GridKind::q_block, Rescale::step, WarpSplit::split_q, true});
-  // standard attention walks no tiles: it is always "its preset"
+  // standard attention walks no tiles: it is always "its preset", and refuses a switch given
   c = Config{};
   c.algo = Algo::standard;
-  c.order = LoopOrder::kv_outer;
   CHECK(resolve(c).is_preset());
+  c.order = LoopOrder::kv_outer;
+  CHECK_THROWS_WITH_AS(resolve(c),
+                       "order = kv-outer: none with --algo standard: it is a switch of --algo v1 and v2 (standard "
+                       "attention walks no tiles: it has no loop order, grid, rescaling or warp split to change)",
+                       ConfigError);
 }
 
 TEST_CASE("variants: the preset schedules are V1's and V2's, launch for launch") {

@@ -43,7 +43,7 @@ Problem problem_of(const nlohmann::json& c) {
   x.heads = c["heads"];
   x.dtype = parse_dtype(c["dtype"].get<std::string>());
   x.mask = parse_mask(c["mask"].get<std::string>());
-  x.block_skip = c["block_skip"].get<bool>();
+  if (x.algo != Algo::standard) x.block_skip = c["block_skip"].get<bool>();  // standard's: off, taken by none
   return resolve(x);
 }
 

@@ -33,7 +33,7 @@ int standard_launch(const Event& e) {
 Trace sample(Algo a, TraceLevel level, bool stats) {
   Config c = test::small(a, 37, 29, 8, 8, 6, Mask{MaskKind::causal_br, 0, 0});
   c.warps = 3;
-  c.split = WarpSplit::split_k;
+  if (a != Algo::standard) c.split = WarpSplit::split_k;  // standard attention takes no warp split
   const Problem p = resolve(c);
   Trace t = record_trace(p, level);
   if (stats) add_stats(t, p, {0, 4}, InputSpec{"random", "index", "0.5", 7});

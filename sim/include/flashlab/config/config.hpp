@@ -167,6 +167,25 @@ struct Config {
   std::string gpu = "h200";         // a GPU preset's name (presets.hpp)
 };
 
+/// A switch given that the algorithm does not take: its flag ("order", "block-skip"), the value
+/// given, and why (which algorithms take it).
+struct UntakenSwitch {
+  std::string flag, value, why;
+};
+/// The first of --order, --grid, --rescale, --warp-split, --block-skip given in c (set in the
+/// Config) that c.algo does not take: V1 and V2 take all five; V3 takes --block-skip (on only,
+/// resolve_v3.cpp), none of the others (FA3 keeps FA2's loop); standard attention none (it walks
+/// no tiles). resolve() refuses it (ConfigError(flag, value, "none with --algo A: " + why)).
+std::optional<UntakenSwitch> untaken_switch(const Config& c);
+
+/// c with the switches that c.algo does not take (untaken_switch) unset: all of them (`all`: one
+/// algorithm of a command that runs several, with_algo, where the switch is the others'), or those
+/// holding the algorithm's preset value (`preset_values`: a config written back from a Problem —
+/// trace.hpp resolved_config, count --json's "config" — names every switch; other values are kept,
+/// for resolve() to refuse).
+enum class Untaken { all, preset_values };
+Config without_untaken_switches(Config c, Untaken which);
+
 /// c with algo v1 and the switches s (every other field as given): a step of v1_to_v2_walk().
 Config with_switches(Config c, const Switches& s);
 
@@ -283,7 +302,9 @@ const std::vector<Algo>& all_algos();
 
 /// c with algo a, for one algorithm of a command that runs several (`run --algo`, `sweep --algos`,
 /// `compare`): --backward-form is V2's, so standard attention and V1 take released when v2 is among
-/// `algos`. Without v2 the form stays, and resolve() refuses it for them, naming the field.
+/// `algos`. Without v2 the form stays, and resolve() refuses it for them, naming the field. With
+/// several algorithms, a switch a does not take is dropped for a (untaken_switch: `compare
+/// --block-skip on` switches V1's and V2's; standard attention has none).
 Config with_algo(Config c, Algo a, const std::vector<Algo>& algos);
 
 /// Names used in output and parsing.

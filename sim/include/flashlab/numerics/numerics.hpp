@@ -129,8 +129,9 @@ class NumericsObserver final : public StepObserver {
 
 /// Numerics of p within reach (limits.hpp), or ConfigError: N_q*N_k <= 2^28 ("nq*nk": the float64
 /// reference's scores, 2 GiB) and N_q*N_k*max(d, 64) <= 2^34 ("nq*nk*max(d,64)": the multiply-adds
-/// of the reference and of the simulation). What `flashlab run`, `trace --stats-blocks` and the
-/// Python module's run() accept.
+/// of the reference and of the simulation), and no grouped K/V heads with --kernel fa2's backward
+/// ("kv-heads": its at::sum adds over query heads; the numerics walk one). What `flashlab run`,
+/// `trace --stats-blocks` and the Python module's run() accept.
 void check_numerics_size(const Problem& p);
 
 /// Runs p's schedule through an executor with numerics on, one (batch, head). For p.pass ==

@@ -44,7 +44,11 @@ std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, 
 /// every key) and, with grouped queries and no window, the group's query heads become its rows
 /// (FA2's seqlenq_ngroups_swapped: heads = H_k, N_q = heads / H_k, folded). With pass backward:
 /// splits 1, FA2's backward tile and 8 warps (fa2_backward_traits), and only the released form, d a
-/// multiple of 8, H_k = heads, no --br/--bc and --warps 8 (or the default) are accepted.
+/// multiple of 8, a group of heads that divides N_k d e_in, --br/--bc left out or FA2's own tile (what
+/// a trace header names) and --warps 8 (or the default) are accepted. A backward (pass backward or
+/// both) of V1 or V2 takes its algorithm's own --order (V2: q-outer, whose forward writes the L its
+/// backward reads; V1: kv-outer, l and m). A switch the algorithm does not take (config.hpp
+/// untaken_switch) is refused.
 /// Throws ConfigError naming the field, the value and what
 /// is allowed: sizes outside the k* ranges above (B_r > N_q is allowed: ragged), warps outside
 /// [1, 32], negative window sides, unknown GPU, more than kMaxTiles tiles, tiles over the SRAM

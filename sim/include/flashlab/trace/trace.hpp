@@ -58,7 +58,7 @@ struct InputSpec {
 struct TraceHeader {
   TraceSource source = TraceSource::sim;
   TraceLevel level = TraceLevel::block;
-  Config config;                 // fully resolved: every optional set (resolved_config)
+  Config config;                 // fully resolved: every optional set but the switches the algorithm does not take (resolved_config)
   std::string model;             // the model preset the config came from ("" when none)
   GpuRunInfo gpu;                // source == gpu only
   std::string command;           // the command line that recorded it (required for gpu)
@@ -77,7 +77,8 @@ struct Trace {
   std::vector<BlockStats> stats; // by increasing i
 };
 
-/// The Config that resolves to exactly p (every optional filled in from p): what a header holds.
+/// The Config that resolves to exactly p (every optional filled in from p, except the switches
+/// p.algo does not take: resolve.hpp without_untaken_switches): what a header holds.
 Config resolved_config(const Problem& p);
 /// A header's config, validated: resolve(h.config), which throws ConfigError for a bad value.
 Problem trace_problem(const TraceHeader& h);
