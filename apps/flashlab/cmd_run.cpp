@@ -301,6 +301,8 @@ void register_run(CLI::App& app) {
   cmd->callback([flags, args, show_rows, cmd] {
     args->show_rows_given = show_rows->count() > 0;
     const Config c = flags->build();
+    if (cmd->get_option("--rows")->count() > 0 && cmd->get_option("--steps")->count() == 0)
+      throw ConfigError("rows", args->rows, "no value without --steps (--rows is how many rows of the Q block --steps I prints)");
     if (cmd->get_option("--do")->count() > 0 && c.pass == Pass::forward)
       throw ConfigError("do", args->dO, "no value with --pass forward (dO is the backward's input: --pass backward or both)");
     run_numerics(c, flags->model(), *args);

@@ -138,7 +138,7 @@ void register_sweep(CLI::App& app) {
   option("--to", args->values.to, "INT", "last value of a range (included when reached)");
   option("--step", args->values.step, "INT", "linear step of a range");
   cmd->add_flag("--log2", args->values.log2, "double from --from up to --to")->group("Sweep");
-  option("--algos", args->algos, "ALGOS", "algorithms: all (standard, v1, v2), or a list of standard, v1, v2, v3 (default all three; v3 has no predicted time yet)");
+  option("--algos", args->algos, "ALGOS", "algorithms: all (standard, v1, v2), or a list of standard, v1, v2, v3 (default all three; v3: FA3's Hopper forward, --pass forward only)");
   option("-o,--output", args->output, "FILE",
          "CSV file (written to a temporary name, then renamed), - for stdout; default stdout, none with --plot");
   CLI::Option* plot = option("--plot", args->plot, "FILE.png",

@@ -20,11 +20,23 @@
 namespace flashlab::cli {
 namespace {
 
-void print_summary(const Problem& p, const Timeline& t) {
+// What the SM runs of the launch: thread blocks (standard, V1, V2: one a grid cell each), or V3's
+// work tiles (a Q block of one (batch, head) each, dealt to thread blocks by its tile scheduler).
+std::string work_text(const Timeline& t) {
+  if (t.v3) return fmt::format("{} work tile{} (a Q block of one head each)", t.tiles, t.tiles == 1 ? "" : "s");
+  return fmt::format("{} thread block{}", t.tiles, t.tiles == 1 ? "" : "s");
+}
+
+void print_summary(const Problem& p, const Timeline& t, const report::TimelineLaunch& launch) {
   std::cout << config_line(p) << "\n";
-  std::cout << fmt::format("Timeline of SM {} ({}): {} tiles, {:.3f} us{}\n", t.sm,
-                           t.v3 ? "event by event" : "step by step", t.tiles, t.time_s * 1e6,
+  const std::string which = launch.count > 1 ? fmt::format(", launch {} of {}: {}", launch.index, launch.count, launch.name)
+                                             : std::string();
+  std::cout << fmt::format("Timeline of SM {} ({}{}): {}, {:.3f} us{}\n", t.sm,
+                           t.v3 ? "event by event" : "step by step", which, work_text(t), t.time_s * 1e6,
                            t.v3 ? fmt::format(" (the analytic rule: {:.3f} us)", t.analytic_s * 1e6) : std::string());
+  if (launch.count > 1)
+    std::cout << fmt::format("(only launch {} is laid out; {}: flashlab count times every launch)\n", launch.index,
+                             launch.count == 2 ? "the other is not" : fmt::format("the other {} are not", launch.count - 1));
   std::cout << "Units (busy, then idle by cause, fractions of the SM's time):\n";
   for (const UnitUse& u : t.units) {
     std::cout << fmt::format("  {:<7} busy {:5.1f}%\n", to_string(u.unit), 100 * u.busy);
@@ -64,14 +76,16 @@ void register_timeline(CLI::App& app) {
   csv_opt->type_name("FILE");
   cmd->callback([flags, sm, max_intervals, json_path, csv_path, json_opt, csv_opt] {
     std::optional<OutputFile> json, csv;  // destinations checked before any work
-    if (json_opt->count()) json.emplace(*json_path);
-    if (csv_opt->count()) csv.emplace(*csv_path);
+    if (json_opt->count()) json.emplace(*json_path, "json");
+    if (csv_opt->count()) csv.emplace(*csv_path, "csv");
     if (*max_intervals < 0)
       throw ConfigError("max-intervals", std::to_string(*max_intervals), "0 or more");
     const Problem p = resolve(flags->build());
-    const Timeline t = timeline(p, make_schedule(p), {.sm = *sm, .max_intervals = std::size_t(*max_intervals)});
-    print_summary(p, t);
-    if (json) json->write(report::timeline_json(t).dump() + "\n"), std::cout << "wrote " << json->path() << "\n";
+    const Schedule s = make_schedule(p);
+    const Timeline t = timeline(p, s, {.sm = *sm, .max_intervals = std::size_t(*max_intervals)});
+    const report::TimelineLaunch launch = report::timeline_launch(s);
+    print_summary(p, t, launch);
+    if (json) json->write(report::timeline_json(t, launch).dump() + "\n"), std::cout << "wrote " << json->path() << "\n";
     if (csv) csv->write(to_csv(t)), std::cout << "wrote " << csv->path() << "\n";
   });
 }

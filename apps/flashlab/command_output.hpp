@@ -15,12 +15,13 @@ class OutputFile {
  public:
   /// `path` "-" or "" is standard output. Otherwise checks the destination (output_path) and that
   /// its temporary file can be created (check_creatable), creating no file; throws ConfigError
-  /// (field "output") for a destination that is not a regular file or a link to one, or a
-  /// directory where the file cannot be created.
-  explicit OutputFile(const std::string& path);
+  /// (field `flag`: the command's flag without its dashes, "json" for `timeline --json FILE`) for a
+  /// destination that is not a regular file or a link to one, or a directory where the file cannot
+  /// be created.
+  explicit OutputFile(const std::string& path, std::string flag = "output");
 
   /// Writes `bytes` as the whole file (open_output_temp, write_output_bytes, close_and_commit), or
-  /// to standard output, flushed. Throws ConfigError (field "output") when the temporary file can
+  /// to standard output, flushed. Throws ConfigError (field `flag`) when the temporary file can
   /// no longer be created, std::runtime_error for a failed write, flush, close or rename ("cannot
   /// write <path>: No space left on device"); no file is then left under either name.
   void write(std::string_view bytes) const;
@@ -29,7 +30,8 @@ class OutputFile {
   const std::string& path() const { return out_.path; }
 
  private:
-  OutputPath out_;  // out_.temp empty: standard output
+  OutputPath out_;    // out_.temp empty: standard output
+  std::string flag_;  // the field of its ConfigErrors
 };
 
 }  // namespace flashlab::cli

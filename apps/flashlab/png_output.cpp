@@ -17,14 +17,10 @@ bool ends_with_png(const std::string& path) {
   return ext == ".png" && path[path.size() - 5] != '/';
 }
 
-// The destination's OutputFile, checked; its errors (field "output") name the flag instead.
+// The destination's OutputFile, checked; its errors name the flag.
 OutputFile checked_png(const std::string& option, const std::string& path) {
   if (!ends_with_png(path)) throw ConfigError(option, path.empty() ? "\"\"" : path, "a file name ending in .png");
-  try {
-    return OutputFile(path);
-  } catch (const ConfigError& e) {
-    throw ConfigError(option, e.value(), e.allowed());
-  }
+  return OutputFile(path, option);
 }
 
 // stbi_write_png_to_func's sink: appends the encoded bytes to a string.
@@ -44,11 +40,7 @@ void PngOutput::write(const viz::Image& img) const {
   std::string png;
   if (!stbi_write_png_to_func(append, &png, img.width, img.height, 4, img.pixels.data(), img.width * 4))
     throw std::runtime_error("--" + option_ + ": encoding the PNG for " + path() + " failed");
-  try {
-    file_.write(png);
-  } catch (const ConfigError& e) {  // the directory changed since the check
-    throw ConfigError(option_, e.value(), e.allowed());
-  }
+  file_.write(png);  // ConfigError named option_ where the directory changed since the check
 }
 
 }  // namespace flashlab::cli

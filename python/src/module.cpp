@@ -75,8 +75,9 @@ py::object timeline_of(const py::object& cfg, std::int64_t sm, std::int64_t max_
   const PyConfig c = config_arg(cfg, kwargs);
   if (max_intervals < 0) throw ConfigError("max_intervals", std::to_string(max_intervals), "0 or more");
   const nlohmann::json j = without_gil([&] {
-    return report::timeline_json(
-        timeline(c.problem, make_schedule(c.problem), {.sm = sm, .max_intervals = std::size_t(max_intervals)}));
+    const Schedule s = make_schedule(c.problem);
+    return report::timeline_json(timeline(c.problem, s, {.sm = sm, .max_intervals = std::size_t(max_intervals)}),
+                                 report::timeline_launch(s));
   });
   return to_python(j);
 }

@@ -33,4 +33,16 @@ nlohmann::json timeline_json(const Timeline& t) {
   return j;
 }
 
+TimelineLaunch timeline_launch(const Schedule& s) {
+  std::size_t x = 0;
+  while (x + 1 < s.launches.size() && walked_loops(s.launches[x]).empty()) ++x;
+  return {x + 1, s.launches.size(), x < s.launches.size() ? s.launches[x].name : std::string()};
+}
+
+nlohmann::json timeline_json(const Timeline& t, const TimelineLaunch& launch) {
+  nlohmann::json j = timeline_json(t);
+  j["launch"] = {{"index", launch.index}, {"count", launch.count}, {"name", launch.name}};
+  return j;
+}
+
 }  // namespace flashlab::report
