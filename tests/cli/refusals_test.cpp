@@ -74,7 +74,7 @@ TEST_CASE("FA2's backward with grouped K/V heads: refused by run before any outp
   CHECK(run_cli("run --kernel fa2 --nq 64 --nk 512 --heads 8 --kv-heads 8 --pass backward").code == 0);
 }
 
-TEST_CASE("trace --kernel fa2 --pass backward writes FA2's own tile; another tile is refused naming FA2's") {
+TEST_CASE("trace --kernel fa2 --pass backward writes FA2's own tile, and another tile is refused naming FA2's") {
   const std::string dir = make_temp_dir();
   // FA2's backward tile (fa2_backward_traits): 64 x 128 at d = 128, 128 x 128 at d = 64
   for (const auto& [d, tile] : {std::pair{"128", "B_r = 64, B_c = 128"}, std::pair{"64", "B_r = 128, B_c = 128"}}) {

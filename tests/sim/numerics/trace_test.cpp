@@ -57,7 +57,7 @@ Config traced_config(Algo a) {
   Config c = config(a, 90, 70, 16, 32, 16);
   c.mask = Mask{MaskKind::causal_br, 0, 0};
   c.dtype = Dtype::fp16;
-  c.block_skip = false;
+  if (a != Algo::standard) c.block_skip = false;  // standard attention takes no block skip
   return c;
 }
 
