@@ -57,21 +57,13 @@ int main() {
   };
   int bad = 0;
   for (const Case& c : cases) {
-    flashlab::Config cfg;
-    cfg.algo = flashlab::Algo::v3;
-    cfg.n_q = cfg.n_k = c.n;
-    cfg.d = c.d;
-    cfg.b_r = c.br;
-    cfg.b_c = c.bc;
-    cfg.batch = c.batch;
-    cfg.heads = c.heads;
-    cfg.mask = flashlab::parse_mask(c.causal ? "causal" : "none");
-    cfg.stages = c.stages;
-    cfg.warp_specialize = c.ws;
-    cfg.pingpong = c.pingpong;
-    cfg.intra_overlap = c.overlap;
-    cfg.scheduler = c.persistent ? flashlab::TileScheduler::persistent : flashlab::TileScheduler::grid;
-    const flashlab::Trace t = flashlab::record_trace(flashlab::resolve(cfg), flashlab::TraceLevel::block);
+    v3trace::Spec spec;
+    spec.causal = c.causal;
+    spec.d = c.d, spec.batch = c.batch, spec.n = c.n, spec.heads = c.heads;
+    spec.br = c.br, spec.bc = c.bc, spec.stages = c.stages;
+    spec.warp_spec = c.ws, spec.pingpong = c.pingpong, spec.intra_overlap = c.overlap, spec.persistent = c.persistent;
+    const flashlab::Trace t =
+        flashlab::record_trace(flashlab::resolve(v3trace::config_of(spec)), flashlab::TraceLevel::block);
     // the kernel's buffers: (block, recording agent); the skips go with the producer role's thread
     std::map<std::pair<std::uint32_t, int>, std::vector<flashlab::Event>> buf;
     for (const flashlab::Event& e : t.events) {

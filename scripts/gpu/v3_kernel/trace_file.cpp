@@ -17,6 +17,23 @@ namespace v3trace {
 
 namespace {
 
+flashlab::Problem problem_of(const Spec& s) {
+  try {
+    return flashlab::resolve(config_of(s));
+  } catch (const flashlab::ConfigError& e) {
+    throw std::runtime_error(std::string("the simulator refuses the variant's config: ") + e.what());
+  }
+}
+
+// The producer role of V3's block-level stream: the loads and the barriers around them.
+bool producer_role(const flashlab::Event& e) {
+  using flashlab::Eq, flashlab::Op;
+  return e.agent <= flashlab::kAgentProducer || e.op == Op::load ||
+         (e.op == Op::arrive && e.eq == Eq::stage_full) || (e.op == Op::wait && e.eq == Eq::stage_empty);
+}
+
+}  // namespace
+
 flashlab::Config config_of(const Spec& s) {
   flashlab::Config c;
   c.algo = flashlab::Algo::v3;
@@ -35,23 +52,6 @@ flashlab::Config config_of(const Spec& s) {
   c.scheduler = s.persistent ? flashlab::TileScheduler::persistent : flashlab::TileScheduler::grid;
   return c;
 }
-
-flashlab::Problem problem_of(const Spec& s) {
-  try {
-    return flashlab::resolve(config_of(s));
-  } catch (const flashlab::ConfigError& e) {
-    throw std::runtime_error(std::string("the simulator refuses the variant's config: ") + e.what());
-  }
-}
-
-// The producer role of V3's block-level stream: the loads and the barriers around them.
-bool producer_role(const flashlab::Event& e) {
-  using flashlab::Eq, flashlab::Op;
-  return e.agent <= flashlab::kAgentProducer || e.op == Op::load ||
-         (e.op == Op::arrive && e.eq == Eq::stage_full) || (e.op == Op::wait && e.eq == Eq::stage_empty);
-}
-
-}  // namespace
 
 std::string sim_flags(const Spec& s) {
   return "--algo v3 --seq " + std::to_string(s.n) + " --d " + std::to_string(s.d) + " --br " + std::to_string(s.br) +

@@ -20,6 +20,10 @@
 
 #include "flashlab/contract/event.hpp"
 
+namespace flashlab {
+struct Config;  // flashlab/config/config.hpp: not included here, main.cu (nvcc) includes this header
+}
+
 namespace v3trace {
 
 /// One compiled variant at one shape: what the simulator needs to describe the same launch.
@@ -32,6 +36,9 @@ struct Spec {
   std::string command;     // the command line that recorded the trace
   std::string device, driver, commit;
 };
+
+/// The simulator's Config of spec: V3 at its shape, tile, dtype, mask and switches (unresolved).
+flashlab::Config config_of(const Spec& s);
 
 /// The `flashlab trace` flags of spec (e.g. "--algo v3 --seq 1000 --d 128 --br 128 --bc 176 ...").
 std::string sim_flags(const Spec& s);
