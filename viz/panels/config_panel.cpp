@@ -169,7 +169,10 @@ bool algorithm_fields(Config& c) {
                    field_tip("--algo", "standard writes S and P to HBM; V1 loops over K/V blocks j outside and Q "
                                        "blocks i inside, keeping O, l, m in HBM; V2 loops over Q blocks i outside "
                                        "and keeps O_i on chip."));
-  c.algo = Algo(algo);
+  if (Algo(algo) != c.algo) {  // a switch the new algorithm does not take (resolve refuses it) goes
+    c.algo = Algo(algo);
+    c = without_untaken_switches(c, Untaken::all);
+  }
   int pass = int(c.pass);
   changed |= combo("pass", pass, {"forward", "backward", "both"},
                    field_tip("--pass", "The backward's thread blocks own K/V column blocks and walk the Q blocks. "
