@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "flashlab/schedule/resolve.hpp"
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
     const char* name;
     Algo algo;
     TraceLevel level;
-    WarpSplit split;
+    std::optional<WarpSplit> split;  // none for standard attention, which takes no warp split
     Mask mask;
     bool stats, gpu;
     Pass pass = Pass::forward;
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
       {"v2_block", Algo::v2, TraceLevel::block, WarpSplit::split_q, Mask{MaskKind::causal_tl, 0, 0}, false, false},
       {"v2_warp_stats", Algo::v2, TraceLevel::warp, WarpSplit::split_q, Mask{MaskKind::causal_br, 0, 0}, true, false},
       {"v1_warp_splitk", Algo::v1, TraceLevel::warp, WarpSplit::split_k, Mask{}, true, false},
-      {"standard_gpu", Algo::standard, TraceLevel::block, WarpSplit::split_q, Mask{MaskKind::window, 2, 1}, false, true},
+      {"standard_gpu", Algo::standard, TraceLevel::block, std::nullopt, Mask{MaskKind::window, 2, 1}, false, true},
       // the backward (format version 3): its tensors, atomics and equations
       {"v2_backward_warp", Algo::v2, TraceLevel::warp, WarpSplit::split_q, Mask{MaskKind::causal_tl, 0, 0}, false, false,
        Pass::backward},
