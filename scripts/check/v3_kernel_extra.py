@@ -83,8 +83,10 @@ def sanitizer_problems(doc, sha):
 
 def sanitizer_findings(doc):
     """Every run in which the tool reported errors (issue 27 item 4: memcheck and racecheck clean)."""
+    if doc is None:
+        return []  # sanitizer_problems reports the missing file
     out = []
-    for r in (doc or {"rows": []})["rows"]:
+    for r in doc["rows"]:
         errors, _, why = sanitizer_verdict(r)
         if why and errors is not None and why != "the program's check failed":
             out.append(f"{r['tool']} {' '.join(r['args'])}: {why}")
@@ -170,8 +172,10 @@ def bytes_problems(doc, sha, cli):
 
 def bytes_findings(doc, cli):
     """Every measured figure of a usable v3_bytes.json row outside its target of the simulator's."""
+    if doc is None or cli is None:
+        return []  # bytes_problems reports the missing file or CLI
     out = []
-    for r in (doc or {"rows": []})["rows"] if cli is not None else []:
+    for r in doc["rows"]:
         if r["run"] is None or r["exit"] != 0 or not r["kernels"] or bytes_missing(r["kernels"][0]):
             continue
         where = f"bytes {r['dtype']} d={r['d']} {r['mask']} N={r['n']}"
