@@ -75,6 +75,13 @@ __device__ __forceinline__ void named_sync(int id, int count) {
 __device__ __forceinline__ void named_arrive(int id, int count) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
+// barrier.sync without .aligned (PTX ISA "bar, barrier", sm_70+): the same wait, but the warps may
+// reach it at different instructions (bar.sync is barrier.sync.aligned: one instruction for all, so
+// compute-sanitizer's synccheck reports "divergent threads" when the producer and the consumers sync
+// the same barrier from their own code).
+__device__ __forceinline__ void named_sync_any(int id, int count) {
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
 
 // ---- setmaxnreg (PTX ISA "Miscellaneous Instructions: setmaxnreg", sm_90a): this warpgroup's register budget per thread, down
 // (dec: the producer) or up (inc: the consumers); needs a register cap at kernel entry

@@ -9,8 +9,13 @@
 // One thread block per tile of B_r = 64 x kConsumerWgs query rows of one (batch, head) (scheduler
 // "grid"), or #SM blocks walking the tiles: "static", tile t = blockIdx.x + k * gridDim.x; "dynamic"
 // (FA3's choice when causal), the producer takes the next tile from a global counter (atomicAdd) and
-// hands it to the consumers through shared memory (an mbarrier pair); the block that finishes last
-// sets the counter back to 0 for the next launch.
+// hands it to the consumers through two slots in shared memory used in turn, and one named barrier
+// that the producer's warp 0 and all consumers sync on once per tile: the producer writes tile k + 1
+// into the other slot after the sync of tile k and syncs for tile k + 1 once it issued that tile's
+// first kStages K/V loads (the next ones wait for the consumers anyway), so it never waits for work
+// it could do. (An mbarrier pair, and then bar.arrive / bar.sync as FA3's hopper/tile_scheduler.hpp,
+// each made compute-sanitizer's racecheck report the slot's read against its write: 2 and 1 hazards
+// per run on the H200.) The block that finishes last sets the counter back to 0 for the next launch.
 //   producer (warp specialization on): warpgroup 0 gives up registers (setmaxnreg.dec); its thread 0
 //     loads Q once per tile and K_j, V_j into a kStages-deep ring by the bulk tensor copy (TMA),
 //     each completing an mbarrier (full); it reuses a stage once the consumers arrive on its empty
@@ -23,7 +28,8 @@
 //   pingpong: warpgroups take turns issuing their GEMMs (named barriers), so one's softmax runs under
 //     the other's GEMMs. intra_overlap: S_{j} = Q K_j^T is issued together with O += P_{j+1} V_{j+1}
 //     and the softmax of S_j runs while the latter is in flight (FA3 Algorithm 2).
-// Epilogue: O / l stored from registers (rows < N), L = m * scale + ln(l).
+// Epilogue: O / l stored from registers (rows < N) in whole 32-byte sectors (a 4 x 4 exchange within
+// each quad of lanes, then one 16-byte store per lane), L = m * scale + ln(l).
 // Instrumented build: v3_forward_traced_kernel<C> runs the same body with a recorder (record.cuh) that
 // writes the simulator's V3 events and per-warpgroup timestamps; v3_forward_kernel<C> runs it with
 // Rec<false>, which compiles to nothing (its machine code is that of the body before the recorder).
@@ -57,10 +63,16 @@ struct Cfg {
   static constexpr int kQBytes = tile_bytes(kBr, kD), kKvBytes = tile_bytes(kBc, kD);
   // shared memory: Q, K ring, V ring (each 1024-aligned), then the mbarriers
   static constexpr int kOffK = kQBytes, kOffV = kOffK + kStages * kKvBytes, kOffBar = kOffV + kStages * kKvBytes;
-  // q_full, q_empty, k_full[], k_empty[], v_full[], v_empty[], sched_full, sched_empty; then the tile slot
-  static constexpr int kNumBars = 4 + 4 * kStages;
+  // q_full, q_empty, k_full[], k_empty[], v_full[], v_empty[]; then the tile slots (scheduler "dynamic")
+  static constexpr int kNumBars = 2 + 4 * kStages;
   static constexpr int kOffSlot = kOffBar + 8 * kNumBars;
   static constexpr int kSmemBytes = kOffSlot + 8 + 1024;  // + 1024: the alignment of the base
+  // the dynamic scheduler's hand-over: a named barrier (PTX ISA "bar, barrier"; 0 is __syncthreads,
+  // 1..kConsumerWgs the ping-pong's) that the producer's warp 0 and every consumer thread sync on
+  // once per tile, each from its own code (named_sync_any), and two tile slots used in turn
+  // (kOffSlot, 8 bytes)
+  static constexpr int kBarSched = 4;
+  static constexpr int kSchedThreads = 32 + 128 * kConsumerWgs;
   // registers per thread after setmaxnreg. The block holds kEntryRegs x kThreads registers from its
   // launch (__launch_bounds__(kThreads, 1): 65,536 / kThreads, down to a multiple of 8) and setmaxnreg
   // only moves them between warpgroups: setmaxnreg.inc waits until the others' .dec freed enough, so
@@ -124,8 +136,6 @@ struct Loader {
   __device__ std::uint32_t k_empty(int s) const { return bar(2 + C::kStages + s); }
   __device__ std::uint32_t v_full(int s) const { return bar(2 + 2 * C::kStages + s); }
   __device__ std::uint32_t v_empty(int s) const { return bar(2 + 3 * C::kStages + s); }
-  __device__ std::uint32_t sched_full() const { return bar(2 + 4 * C::kStages); }
-  __device__ std::uint32_t sched_empty() const { return bar(3 + 4 * C::kStages); }
 
   // rows(i), cols(j) of the simulator's tiling (docs/events.md "Block level")
   __device__ int rows_of(int i) const { return min(C::kBr, p.n - i * C::kBr); }
@@ -290,7 +300,18 @@ struct Consumer {
     for (int i = 0; i < kPRegs; ++i) pf[i] = pack2<C::kBf16>(s[2 * i], s[2 * i + 1]);
   }
 
-  // O / l to global (rows < N), L = m * scale + ln(l).
+  // O / l to global (rows < N), L = m * scale + ln(l). A thread holds 2 columns of each 8-column
+  // block of its rows (Frag); the 4 lanes of a quad hold one row. Stored as they lie, each st.global
+  // would write 4 bytes per lane, 16 contiguous bytes per row, and every 32-byte sector in two halves.
+  // So each group of 4 blocks (32 columns) is transposed within the quad (4 x 4 words of 2 packed
+  // elements, by shuffles): lane c then holds the 8 columns of block 4g + c and stores them with one
+  // 16-byte st.global, and a warp's store covers 64 contiguous bytes (two whole sectors) of each of
+  // its 8 rows. All lanes shuffle (rows >= N too); only rows < N store.
+  // a[i], i in 0..3 known only at run time, by selects (no local memory)
+  __device__ static std::uint32_t pick4(const std::uint32_t (&a)[4], int i) {
+    const std::uint32_t lo = (i & 1) ? a[1] : a[0], hi = (i & 1) ? a[3] : a[2];
+    return (i & 2) ? hi : lo;
+  }
   __device__ void epilogue(int mb, int bi, int hi) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -298,17 +319,30 @@ struct Consumer {
       l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
     }
     const int row0 = mb * C::kBr + wg * 64 + f.row;
+    const int q = tid % 4;  // lane within the quad
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int row = row0 + 8 * r;
-      if (row >= p.n) continue;
+      const bool stored = row < p.n;
       const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
-      std::uint32_t* out = reinterpret_cast<std::uint32_t*>(
-          static_cast<char*>(p.o) + ((std::size_t(bi) * p.n + row) * p.h + hi) * C::kD * 2);
+      uint4* out = reinterpret_cast<uint4*>(static_cast<char*>(p.o) +
+                                            ((std::size_t(bi) * p.n + (stored ? row : 0)) * p.h + hi) * C::kD * 2);
 #pragma unroll
-      for (int cb = 0; cb < C::kD / 8; ++cb)
-        out[(8 * cb + f.col) / 2] = pack2<C::kBf16>(o[4 * cb + 2 * r] * inv, o[4 * cb + 2 * r + 1] * inv);
-      if (tid % 4 == 0)
+      for (int g = 0; g < C::kD / 32; ++g) {
+        std::uint32_t w[4], x[4];  // w[c]: my 2 columns of block 4g + c; x[k]: lane q ^ k's 2 columns of block 4g + q
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          w[c] = pack2<C::kBf16>(o[4 * (4 * g + c) + 2 * r] * inv, o[4 * (4 * g + c) + 2 * r + 1] * inv);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const std::uint32_t send = pick4(w, q ^ k);  // lane q ^ k's block, which it gets from me in round k
+          x[k] = k == 0 ? send : __shfl_xor_sync(0xffffffffu, send, k);
+        }
+        // columns 8(4g + q) + 2c + {0, 1} came from lane c, in round q ^ c
+        const uint4 v = make_uint4(pick4(x, q), pick4(x, q ^ 1), pick4(x, q ^ 2), pick4(x, q ^ 3));
+        if (stored) out[4 * g + q] = v;
+      }
+      if (stored && q == 0)
         p.lse[(std::size_t(bi) * p.h + hi) * p.n + row] = l[r] > 0.f ? m[r] * p.scale + logf(l[r]) : -INFINITY;
     }
   }
@@ -522,8 +556,6 @@ __device__ __forceinline__ void forward_body(const Params& p, const RecBuffers& 
     prefetch_tmap(&p.tm_v);
     mbar_init(ld.q_full(), 1);
     mbar_init(ld.q_empty(), consumers);
-    mbar_init(ld.sched_full(), 1);
-    mbar_init(ld.sched_empty(), consumers);
     for (int s = 0; s < C::kStages; ++s) {
       mbar_init(ld.k_full(s), 1);
       mbar_init(ld.v_full(s), 1);
@@ -534,45 +566,72 @@ __device__ __forceinline__ void forward_body(const Params& p, const RecBuffers& 
   }
   __syncthreads();
   volatile int* slot = reinterpret_cast<volatile int*>(smem_raw + (base - smem_addr(smem_raw)) + C::kOffSlot);
+  if (C::kSched == 2 && threadIdx.x == 0) slot[0] = blockIdx.x;  // the first tile (read after the first hand-over)
   const int stride = C::kSched == 1 ? gridDim.x : p.num_tiles;
   const int wg_all = threadIdx.x / 128;
   // steps per tile: tc + 2 (docs/events.md "V3"); 0 in the plain kernel, which numbers no steps
   const int tc = kRec ? (p.n + C::kBc - 1) / C::kBc : 0;
   if (C::kWarpSpec && wg_all == 0) {  // producer warpgroup
     setmaxnreg_dec<C::kProducerRegs>();
-    if (threadIdx.x == 0) {
-      Rec<kRec> rec(rb, 0, true);
+    // thread 0 issues the loads; with the dynamic scheduler its whole warp walks the tiles, since a
+    // named barrier counts whole warps (the tile exchange)
+    if (threadIdx.x < (C::kSched == 2 ? 32 : 1)) {  // (the other threads of the warpgroup end here)
+      const bool lead = threadIdx.x == 0;
+      Rec<kRec> rec(rb, 0, lead);
       int it = 0, t = blockIdx.x;
       std::uint32_t step0 = 0;
       for (int tile_iter = 0;; ++tile_iter) {
         int next = t + stride;
-        if constexpr (C::kSched == 2) {  // publish t, fetch the next
-          const std::uint64_t t0 = rec.now();
-          mbar_wait(ld.sched_empty(), (tile_iter & 1) ^ 1);
-          *slot = t;
-          mbar_arrive(ld.sched_full());
-          if (t < p.num_tiles) next = atomicAdd(&p.tile_counter[0], 1) + gridDim.x;
-          rec.stamp(What::sched, t0, step0, -1, -1);
+        if constexpr (C::kSched == 2) {  // fetch the tile after t (none after the last)
+          int fetched = 0;
+          if (lead && t < p.num_tiles) fetched = atomicAdd(&p.tile_counter[0], 1);
+          next = __shfl_sync(0xffffffffu, fetched, 0) + gridDim.x;
         }
-        if (t >= p.num_tiles) break;
+        // the hand-over (scheduler "dynamic"): the consumers read t from slot[tile_iter % 2] after this
+        // sync; the other slot, last read before it, then takes the next tile
+        auto hand_over = [&]() {
+          if constexpr (C::kSched == 2) {
+            const std::uint64_t t0 = rec.now();
+            __syncwarp();
+            named_sync_any(C::kBarSched, C::kSchedThreads);
+            if (lead) slot[(tile_iter + 1) & 1] = next;
+            rec.stamp(What::sched, t0, step0, -1, -1);
+          }
+        };
+        if (t >= p.num_tiles) {
+          hand_over();  // the consumers read the end
+          break;
+        }
         int mb, bi, hi;
         decode_tile<C>(p, t, mb, bi, hi);
-        rec.tile(bi * p.h + hi);
-        ld.load_q(tile_iter, mb, bi, hi, rec, step0);
         const int nb = num_n_blocks<C>(p, mb);
-        for (int j = tc - 1; j >= nb; --j)  // the skipped blocks (causal: above the diagonal): the thread block's
-          V3_EV(rec, step0 + 1 + (tc - 1 - j), flashlab::Op::skip, flashlab::Tensor::none, flashlab::Eq::none, mb, j,
-                ld.rows_of(mb), ld.cols_of(j), 0, 0);
-        for (int k = 0; k < nb; ++k, ++it) {
+        const int first = nb < C::kStages ? nb : C::kStages;  // K/V loads that wait on the last tile's releases only
+        if (lead) {
+          rec.tile(bi * p.h + hi);
+          ld.load_q(tile_iter, mb, bi, hi, rec, step0);
+          for (int j = tc - 1; j >= nb; --j)  // the skipped blocks (causal: above the diagonal): the thread block's
+            V3_EV(rec, step0 + 1 + (tc - 1 - j), flashlab::Op::skip, flashlab::Tensor::none, flashlab::Eq::none, mb,
+                  j, ld.rows_of(mb), ld.cols_of(j), 0, 0);
+        }
+        // the loads of key block k (j = nb - 1 - k), ring position it
+        auto load_block = [&](int k) {
           const int j = nb - 1 - k;
           ld.load_kv(false, it, j, bi, hi, rec, step0 + 1 + (tc - 1 - j), mb);
           ld.load_kv(true, it, j, bi, hi, rec, step0 + 1 + (tc - 1 - j), mb);
-        }
+          ++it;
+        };
+        if (lead)
+          for (int k = 0; k < first; ++k) load_block(k);
+        // here, not before the loads: the producer would otherwise wait for the consumers to finish
+        // the last tile with loads it could issue (the later ones wait for this tile's releases anyway)
+        hand_over();
+        if (lead)
+          for (int k = first; k < nb; ++k) load_block(k);
         step0 += tc + 2;
         t = next;
       }
       rec.finish();
-      if constexpr (C::kSched == 2) {  // the last block to finish fetching resets the counter
+      if (C::kSched == 2 && lead) {  // the last block to finish fetching resets the counter
         __threadfence();
         if (atomicAdd(&p.tile_counter[1], 1) == int(gridDim.x) - 1) {
           p.tile_counter[0] = 0;
@@ -594,11 +653,10 @@ __device__ __forceinline__ void forward_body(const Params& p, const RecBuffers& 
     std::uint32_t step0 = 0;
     for (int tile_iter = 0;; ++tile_iter) {
       int t = blockIdx.x + tile_iter * stride;
-      if constexpr (C::kSched == 2) {
+      if constexpr (C::kSched == 2) {  // the producer's tile, written before this sync (hand_over)
         const std::uint64_t t0 = rec.now();
-        mbar_wait(ld.sched_full(), tile_iter & 1);
-        t = *slot;
-        cs.release(ld.sched_empty());
+        named_sync_any(C::kBarSched, C::kSchedThreads);
+        t = slot[tile_iter & 1];
         rec.stamp(What::sched_wait, t0, step0, -1, -1);
       }
       if (t >= p.num_tiles) break;
