@@ -147,13 +147,13 @@ def bytes_problems(doc, sha, cli):
     out = []
     if doc["meta"]["v3_sources_sha256"] != sha:
         out.append(f"v3_bytes.json: sources {doc['meta']['v3_sources_sha256'][:12]}, not v3_ncu.json's {sha[:12]}")
-    have = {(r["dtype"], r["d"], r["mask"], r["n"]) for r in doc["rows"] if r["kernels"]}
+    have = {(r["dtype"], r["d"], r["mask"], r["n"]) for r in doc["rows"] if r["kernels"] and not r.get("diagnostic")}
     if set(BYTES_GRID) - have:
         out.append(f"bytes grid incomplete: {sorted(set(BYTES_GRID) - have)}")
     if cli is None:
         return out + ["no flashlab CLI for the bytes' simulator figures: pass --flashlab PATH or set FLASHLAB_CLI"]
     for r in doc["rows"]:
-        where = f"bytes {r['dtype']} d={r['d']} {r['mask']} N={r['n']}"
+        where = f"bytes {where_variant(r)}{r['dtype']} d={r['d']} {r['mask']} N={r['n']}"
         if r["run"] is None or r["exit"] != 0 or not r["kernels"]:
             out.append(f"{where}: exit {r['exit']}, no checked run or no launch")
             continue
@@ -176,6 +176,8 @@ def bytes_findings(doc, cli):
         return []  # bytes_problems reports the missing file or CLI
     out = []
     for r in doc["rows"]:
+        if r.get("diagnostic"):
+            continue  # ncu_bytes.py DIAG: the no-mask reads under other schedulers, not a target
         if r["run"] is None or r["exit"] != 0 or not r["kernels"] or bytes_missing(r["kernels"][0]):
             continue
         where = f"bytes {r['dtype']} d={r['d']} {r['mask']} N={r['n']}"
@@ -239,6 +241,11 @@ def sanitizer_section(doc):
     return out + [""]
 
 
+def where_variant(r):
+    """'' for a grid row of v3_bytes.json, 'VARIANT (diagnostic) ' for ncu_bytes.py's DIAG rows."""
+    return f"{r.get('variant', 'fa3')} (diagnostic) " if r.get("diagnostic") else ""
+
+
 def bytes_section(doc, cli):
     out = ["## Bytes: Nsight Compute against the simulator's sector and DRAM levels\n"]
     if doc is None:
@@ -248,7 +255,10 @@ def bytes_section(doc, cli):
             "(lts__t_sectors_op_read / _op_write: instruction and constant fetches and the traffic between the two L2",
             "partitions included) and the SMs' L1/TEX requests (lts__t_sectors_srcunit_tex_op_read / _write: the LSU's",
             "and TMA's) — the one nearer the simulator's is shown, either within the target passes; and",
-            "DRAM bytes (dram__bytes_read / _write.sum). Simulated: `flashlab count --algo v3 --br B_r --bc B_c --json`",
+            "DRAM bytes (dram__bytes_read / _write.sum). Rows marked (diagnostic) are ncu_bytes.py's DIAG: the no-mask",
+            "shape under another scheduler (the sector level does not depend on it; compared with fa3's figures), to",
+            "test whether the static scheduler's lockstep explains the no-mask L2 reads below the sector level; they",
+            "are no target. Simulated: `flashlab count --algo v3 --br B_r --bc B_c --json`",
             "with the tile the run printed (the simulator's own tile for the config beside it where it differs) — the sector level (memory.sector: each TMA box and store in whole 32-byte",
             "sectors) and the DRAM level (memory.dram: the L2 model's misses and write-backs). Targets: L2 within",
             f"{SECTOR_TOL:.0%} (V2's rule for its ncu bytes), DRAM read within {DRAM_TOL:.0%}, DRAM written at most the",
@@ -258,14 +268,15 @@ def bytes_section(doc, cli):
     if cli is None:
         return out + ["(no flashlab CLI: the simulator's figures are not computed)", ""]
     for r in doc["rows"]:
+        dt = where_variant(r) + r["dtype"]
         if not r["kernels"] or not r["run"] or bytes_missing(r["kernels"][0]):
-            out.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['n']} | - | - | - | - | - | - | no data |")
+            out.append(f"| {dt} | {r['d']} | {r['mask']} | {r['n']} | - | - | - | - | - | - | no data |")
             continue
         k = r["kernels"][0]
         try:
             c = bytes_compare(cli, r)
         except RuntimeError:
-            out.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['n']} | {r['run']['b_r']} x {r['run']['b_c']} | "
+            out.append(f"| {dt} | {r['d']} | {r['mask']} | {r['n']} | {r['run']['b_r']} x {r['run']['b_c']} | "
                        "- | - | - | - | - | the simulator refused the config |")
             continue
         cell = {n: f"{fmt_bytes(m)} / {fmt_bytes(s)}" for n, (m, s, _) in c.items()}
@@ -274,9 +285,10 @@ def bytes_section(doc, cli):
                                                          else f" (sim's own: {own['b_r']} x {own['b_c']})")
         bad = [n for n, (_, _, ok) in c.items() if not ok]
         atom = sum(k.get(x, 0) for x in ("l2_atom", "l2_red") if isinstance(k.get(x), float))
-        out.append(f"| {r['dtype']} | {r['d']} | {r['mask']} | {r['n']} | {tile} | "
+        verdict = ("outside: " + ", ".join(bad) if bad else "within") + (" (no target)" if r.get("diagnostic") else "")
+        out.append(f"| {dt} | {r['d']} | {r['mask']} | {r['n']} | {tile} | "
                    f"{cell['L2 read']} | {cell['L2 written']} | {cell['DRAM read']} | {cell['DRAM written']} | {atom:.0f} | "
-                   f"{'outside: ' + ', '.join(bad) if bad else 'within'} |")
+                   f"{verdict} |")
     return out + [""]
 
 
