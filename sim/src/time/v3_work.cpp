@@ -1,6 +1,7 @@
 // v3_work.cpp — V3's step work as its kernel does it (v3_work.hpp).
 #include "v3_work.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "flashlab/executor/action_cost.hpp"
@@ -18,6 +19,27 @@ constexpr double kWarpOverhead = 24;    // per warp per tile: shuffles, row stat
 constexpr double kCorrEx2PerRow = 4;    // each of a row's 4 threads computes its correction
 
 std::int64_t consumer_groups(const Problem& p) { return p.tiling.b_r / 64; }
+
+// The consumer warpgroups that have a phase of their own, as the overlap rule counts them
+// (StepWork::groups). With warp specialization all B_r / 64: the producer warp issues the ring's loads
+// the moment a stage's empty mbarrier completes, and no consumer waits for another.
+// Without it (scripts/gpu/v3_kernel/v3_forward.cuh, Consumer::tile with `inline_ld`, forward_body:
+// thread 0 of consumer warpgroup 0) warpgroup 0 issues the loads in line. Twice a step it arrives on a
+// stage's empty mbarrier and then waits there (Loader::load_kv's mbar_wait) until every consumer warp
+// of every warpgroup has arrived — after GEMM0 for K_j's stage, before its softmax; after GEMM1 for
+// V's, before its rescale — and only then issues the load into that stage. So warpgroup 0 resumes
+// each step behind the last of the others and has no phase of its own (the others run ahead of it
+// only as far as the ring lets them: their K_j, V_j are loaded from warpgroup 0's place in its loop).
+// The step's streams are those of the other B_r / 64 - 1 warpgroups, joined at the ring's barriers as
+// without ping-pong (1 + beta (B_r / 64 - 2)), at least one. No constant of its own; checked, not
+// fitted, against the kernel's measured ablation (tests/sim/time/v3_ablation_test.cpp). (FA3 §3.1:
+// warp specialization, the producer's own warps, is what frees the consumers' schedule from the
+// loads.) Not counted: the load instructions and the empty barrier's polls in warpgroup 0's stream
+// (their issue slots).
+double phased_groups(const Problem& p) {
+  const double groups = double(consumer_groups(p));
+  return p.hopper.warp_specialize ? groups : std::max(1.0, groups - 1);
+}
 
 }  // namespace
 
@@ -86,7 +108,7 @@ StepWork v3_step(const Problem& p, const Launch& l, const StepView& s, double sh
   w.sharing = sharing;
   // the consumer warpgroups as the overlap rule's streams (StepWork::groups; v3_work.hpp)
   const double groups = double(consumer_groups(p));
-  w.groups = groups;
+  w.groups = phased_groups(p);
   w.groups_apart = p.hopper.pingpong && groups >= 2;
   w.group_streams = p.hopper.intra_overlap ? 1.0 + 0.5 : 1.0;  // GEMM1: half the tile's wgmma FLOPs
   return w;

@@ -46,7 +46,9 @@ V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s);
 /// each consumer warpgroup is one in-order stream; with ping-pong its named barriers put the
 /// warpgroups in different phases (one's GEMMs under another's softmax): B_r / 64 independent
 /// streams, as thread blocks are; without ping-pong they are the warps of one block, joined at the
-/// ring's barriers (1 + beta (B_r / 64 - 1)). With intra-warpgroup overlap GEMM1 of block j is in
+/// ring's barriers (1 + beta (B_r / 64 - 1)); without warp specialization warpgroup 0, which issues the
+/// loads in line and waits at each stage's empty barrier for the others, counts no stream of its own
+/// (v3_work.cpp phased_groups: 1 + beta (B_r / 64 - 2), at least 1). With intra-warpgroup overlap GEMM1 of block j is in
 /// flight while the warpgroup issues block j + 1's softmax (GEMM0 it still waits for): each
 /// warpgroup counts 1 + GEMM1's share of the tile's wgmma FLOPs, one half (both GEMMs take
 /// 2 B_r B_c d). The producer warp issues no work of the SM's units and counts none. Loads: the producer's (or, without warp
