@@ -47,7 +47,7 @@ TEST_CASE("V3 ablation (analytic): no warp specialization within 10% of the meas
     within += std::abs(err) <= kTolerance;
     CAPTURE(a.name);
     CHECK(std::abs(err) <= 0.15);
-    CHECK(pred < 1.0);  // the kernel's variant is slower than FA3 at every shape measured
+    CHECK((pred < 1.0) == (a.measured < 1.0));  // slower than FA3 where the kernel measured it slower
   }
   CHECK(rows == 8);
   CHECK(within >= 6);
