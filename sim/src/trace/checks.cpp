@@ -3,6 +3,8 @@
 
 #include "flashlab/contract/error.hpp"
 #include "flashlab/executor/event_recorder.hpp"
+#include "flashlab/schedule/schedule.hpp"
+#include "flashlab/trace/trace_io.hpp"
 #include "forms.hpp"
 
 namespace flashlab::trace_form {
@@ -60,13 +62,29 @@ void check_trace(const Trace& t) {
   const Problem p = trace_problem(h);
   const std::int64_t t_r = p.tiling.t_r(), t_c = p.tiling.t_c();
   // agents (format 6): the producer and consumer warpgroups of a schedule with warp roles, else 0
-  const bool roles = has_warp_roles(make_schedule(p));
+  const Schedule s = make_schedule(p);
+  const bool roles = has_warp_roles(s);
+  // where an event is (docs/events.md "Fields"): a launch of the config's schedule, one of its thread
+  // blocks of a (batch, head), a step below the run's step count
+  const std::uint64_t steps = trace_size_bound(p, s, h, TraceFormat::binary).steps;
   const int last_agent = roles ? kAgentConsumer + int(p.consumer_groups()) - 1 : kAgentBlock;
   for (std::size_t k = 0; k < t.events.size(); ++k) {
     const Event& e = t.events[k];
     const auto where = [&](const char* field) { return "trace event " + std::to_string(k) + " " + field; };
     if (h.level == TraceLevel::block && e.warp != -1)
       throw ConfigError(where("warp"), std::to_string(e.warp), "-1 in a block-level trace");
+    if (e.launch >= s.launches.size())
+      throw ConfigError(where("launch"), std::to_string(e.launch),
+                        "a launch of algo " + std::string(to_string(p.algo)) + "'s schedule, 0 to " +
+                            std::to_string(s.launches.size() - 1));
+    const std::int64_t blocks = blocks_per_head(s.launches[e.launch], p);
+    if (std::int64_t(e.block) >= blocks)
+      throw ConfigError(where("block"), std::to_string(e.block),
+                        "a thread block of launch " + std::to_string(e.launch) + " (" + s.launches[e.launch].name +
+                            ") within a (batch, head), 0 to " + std::to_string(blocks - 1));
+    if (e.step >= steps)
+      throw ConfigError(where("step"), std::to_string(e.step),
+                        "0 to " + std::to_string(steps - 1) + " (the steps of one (batch, head) of this config)");
     // tiles of the header's config (docs/events.md "Fields"): a corrupted index is not a difference
     if (e.i < -1 || e.i >= t_r)
       throw ConfigError(where("i"), std::to_string(e.i), "-1 or a Q block index from 0 to T_r - 1 = " + std::to_string(t_r - 1));

@@ -119,6 +119,7 @@ TraceSizeBound trace_size_bound(const Problem& p, const Schedule& s, const Trace
   const u64 value_bytes = f == TraceFormat::text ? 16 : 4, snapshot = 64 + 2 * (8 + value_bytes * u64(t.b_r));
   const u64 stats = mul(u64(stats_blocks), add(32, mul(tiled ? t_c + 2 : 2, snapshot)));
   b.bytes = add(add(begin.size() + end.size(), stats), mul(b.events, b.event_bytes));
+  b.steps = steps;
   return b;
 }
 

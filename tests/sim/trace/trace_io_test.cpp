@@ -66,8 +66,10 @@ TEST_CASE("special values and extreme fields survive both forms") {
   s.m[1] = 3.4028235e38f;
   s.l[1] = -0.0f;
   Event e;
-  e.block = 0xffffffffu;
-  e.step = 0xfffffffeu;
+  // the last thread block and step the readers accept: nq 37 on B_r 8 is T_r = 5 Q blocks (V2: one
+  // thread block each), nk 29 on B_c 6 T_c = 5; a (batch, head) has 2 T_r + T_r T_c = 35 steps at most
+  e.block = 4;
+  e.step = 34;
   e.bytes = 0xffffffffffffffffull;
   // tile indices at the ends the readers accept (docs/events.md "Validity": -1 or inside T_r x T_c)
   e.i = -1;
@@ -79,6 +81,27 @@ TEST_CASE("special values and extreme fields survive both forms") {
   e.eq = Eq::output_dense;
   t.events.push_back(e);
   for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) CHECK(test::same_trace(t, decode_trace(encode_trace(t, f))));
+}
+
+TEST_CASE("an event outside the config's launches, thread blocks or steps is refused, naming the field") {
+  // the sample: V2 (one launch), nq 37 / B_r 8 = T_r 5 thread blocks, nk 29 / B_c 6 = T_c 5, so at
+  // most 2 T_r + T_r T_c = 35 steps in a (batch, head) (docs/events.md "Validity")
+  const Trace good = sample(TraceLevel::block, false);
+  const auto refused = [&](void (*edit)(Event&), const std::string& needle) {
+    Trace t = good;
+    edit(t.events.back());
+    for (TraceFormat f : {TraceFormat::text, TraceFormat::binary}) test::rejects(encode_trace(t, f), needle);
+  };
+  const std::string last = "trace event " + std::to_string(good.events.size() - 1);
+  refused([](Event& e) { e.block = 5; }, last + " block = 5: a thread block of launch 0 (v2_forward) within a (batch, head), 0 to 4");
+  refused([](Event& e) { e.block = 0xffffffffu; }, last + " block = 4294967295");
+  refused([](Event& e) { e.step = 35; }, last + " step = 35: 0 to 34");
+  refused([](Event& e) { e.launch = 1; }, last + " launch = 1: a launch of algo v2's schedule, 0 to 0");
+  // standard attention: three launches of one thread block per Q block (S, O) or per query row (softmax)
+  const Config c = test::small(Algo::standard, 37, 29, 8, 8, 6, Mask{MaskKind::none, 0, 0});
+  Trace st = record_trace(resolve(c), TraceLevel::block);
+  st.events.back().launch = 3;
+  test::rejects(encode_trace(st, TraceFormat::binary), "launch = 3: a launch of algo standard's schedule, 0 to 2");
 }
 
 TEST_CASE("GPU headers keep device, driver, commit and command") {

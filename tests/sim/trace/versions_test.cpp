@@ -244,8 +244,8 @@ TEST_CASE("a version-1 record's launch bytes were pad: non-zero is refused, vers
   b[first + 37] = 1;
   rejects(b, "trace event 0 pad = 1: a zero byte at offset 37");
   b = v2;
-  b[first + 39] = 1;  // launch 256: a value like any other, for the diff to report
-  CHECK(decode_trace(b).events[0].launch == 256);
+  b[first + 39] = 1;  // launch 256: V2 has one launch (docs/events.md "Validity")
+  rejects(b, "trace event 0 launch = 256: a launch of algo v2's schedule, 0 to 0");
   // a version-1 text line has no launch field: a version-2 line in a version-1 file is refused
   const std::string text = as_v1(encode_trace(t, TraceFormat::text), t.events.size());
   const std::size_t ev = text.find("events\n") + 7;

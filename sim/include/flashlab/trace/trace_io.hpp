@@ -58,8 +58,11 @@ void write_trace(const std::string& path, const Trace& t, TraceFormat f);
 /// walked, so it is cheap for any size). `events` is exact at block level when no tile is skipped
 /// and at warp level when, in addition, every warp has rows (and, split-K, columns) in every tile;
 /// a skipped tile is counted as a visited one. `event_bytes` is 40 (binary) or the longest text line.
+/// `steps`: the steps of one (batch, head) over every launch, a bound on any event's step number (V1
+/// and standard attention number their steps across the run, V2 restarts in each block).
 struct TraceSizeBound {
   std::uint64_t events = 0, event_bytes = 0, bytes = 0;  // bytes: the whole file (saturates at 2^64 - 1)
+  std::uint64_t steps = 0;
 };
 /// Bound of the file `TraceFileWriter(path, p, h, f)` writes, with statistics for `stats_blocks` Q blocks.
 TraceSizeBound trace_size_bound(const Problem& p, const TraceHeader& h, TraceFormat f, std::size_t stats_blocks = 0);
