@@ -427,7 +427,8 @@ def page(data):
             (": not " + "; ".join(misses) + "." if misses else ".") +
             (f" Not timed in this data set: {len(missing)} shapes (" + ", ".join(f"{a} d {b} {c} {d}" for a, b, c, d in missing) + ")."
              if missing else ""), ""]
-    out += rule_section(data) + ablation_section(data) + extra.ablation_prediction_section(cli, data["v3"]["rows"], data["ablation"]["rows"])
+    out += rule_section(data) + ablation_section(data) + extra.ablation_prediction_section(cli, data["v3"]["rows"], data["ablation"]["rows"],
+                                                                             data["units"]["rows"])
     out += units_section(data) + extra.units_prediction_section(cli, data["units"]["rows"], busy)
     out += outside_section(data)
     return "\n".join(out) + "\n"
