@@ -16,6 +16,7 @@
 // (docs/model.md "Time model"), and the output says what changed: bytes per level, grid and waves,
 // the tile and warps, the bounding unit and the units' shares of the time. Predictions only: the
 // measured ablations are on their validation pages.
+#include <optional>
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -65,6 +66,7 @@ struct Walk {
   std::vector<Column> columns;
   std::vector<HopperWalkSkip> skipped;
   bool v3 = false;
+  std::optional<Config> fa2;  // the V2 step as PyTorch's FA2 launches it, where that is split-KV
 };
 
 /// What one step costs: the catalogue's figures (predicted time, bytes per level, grid, operations,
@@ -105,6 +107,18 @@ Walk v2_to_v3(const Config& c) {
   w.columns = {{"HBM", 11, "hbm_total_bytes"}, {"DRAM", 11, "dram_total_bytes"}, {"SRAM", 12, "sram_peak_bytes"},
                {"grid", 9, "grid_blocks"},     {"waves", 7, "waves"}};
   w.skipped = hw.skipped;
+  // PyTorch's FA2 splits the K/V blocks where the grid leaves SMs idle (num_splits_heuristic): the walk
+  // starts from V2 on FA2's tile without splits, as the simulator's V3 runs (FA3's own split-KV is not
+  // modelled), and says what FA2 launches
+  Config fa2 = w.steps.front().config;
+  fa2.kernel = Kernel::fa2;
+  fa2.b_r.reset();
+  fa2.b_c.reset();
+  try {
+    if (resolve(fa2).splits > 1) w.fa2 = fa2;
+  } catch (const ConfigError&) {
+    // a config FA2's launch rules do not take (count --kernel fa2 says why): no note
+  }
   return w;
 }
 
@@ -146,7 +160,8 @@ std::string changes(const Point& a, const Point& b, const std::vector<Column>& c
   return s.empty() ? "no figure moves by 1% or more" : s;
 }
 
-void print_text(const std::vector<Point>& pts, const Walk& w, const std::string& model, bool reference) {
+void print_text(const std::vector<Point>& pts, const std::optional<Point>& fa2, const Walk& w, const std::string& model,
+                bool reference) {
   if (!model.empty()) std::cout << model << "\n";
   std::cout << problem_line(pts.back().f.problem) << "\n";
   if (w.v3)
@@ -173,6 +188,14 @@ void print_text(const std::vector<Point>& pts, const Walk& w, const std::string&
     std::cout << fmt::format("  {} ({:.2f}x): {}\n", pts[k].what, pts[k - 1].f.time.time_s / pts[k].f.time.time_s,
                              changes(pts[k - 1], pts[k], w.columns));
   for (const HopperWalkSkip& s : w.skipped) std::cout << fmt::format("  {}: not turned on: {}\n", s.key, s.why);
+  if (fa2) {
+    const Problem& f = fa2->f.problem;
+    std::cout << fmt::format(
+        "\nPyTorch's FA2 launches split-KV here: {} splits on B_r x B_c = {} x {} and a combine, {} predicted "
+        "(`flashlab count --kernel fa2`, {:.2f}x the V2 row). The walk starts from V2 without splits, as the "
+        "simulator's V3 runs (FA3's own split-KV is not modelled).\n",
+        f.splits, f.tiling.b_r, f.tiling.b_c, shown(*fa2, "predicted_seconds"), t0 / fa2->f.time.time_s);
+  }
   const TimePrediction& t = pts.back().f.time;
   std::cout << "\nTimes: the time model (docs/model.md \"Time model\") at the "
             << (t.measured ? "measured" : "datasheet")
@@ -188,7 +211,8 @@ void print_text(const std::vector<Point>& pts, const Walk& w, const std::string&
                "switches is in docs/validation/v3_h200.md.\n";
 }
 
-nlohmann::json to_json(const std::vector<Point>& pts, const Walk& w, const std::string& model) {
+nlohmann::json to_json(const std::vector<Point>& pts, const std::optional<Point>& fa2, const Walk& w,
+                       const std::string& model) {
   nlohmann::json out;
   out["model"] = model;
   out["config"] = config_json(pts.back().f.problem, model);
@@ -204,6 +228,13 @@ nlohmann::json to_json(const std::vector<Point>& pts, const Walk& w, const std::
     out["skipped"] = nlohmann::json::array();
     for (const HopperWalkSkip& s : w.skipped) out["skipped"].push_back({{"step", s.key}, {"why", s.why}});
     out["measured_ablation"] = "docs/validation/v3_h200.md";
+    // what PyTorch's FA2 launches where it splits the K/V blocks (null where it does not)
+    out["fa2_split_kv"] = nullptr;
+    if (fa2)
+      out["fa2_split_kv"] = {{"splits", fa2->f.problem.splits},
+                             {"b_r", fa2->f.problem.tiling.b_r},
+                             {"b_c", fa2->f.problem.tiling.b_c},
+                             {"predicted", report::predicted_json(fa2->f.time)}};
   }
   return out;
 }
@@ -254,14 +285,16 @@ void register_explain(CLI::App& app) {
                              "skip; the backward depends on --algo only (compare --pass backward shows V1's and V2's)");
     const Walk w = v3 ? v2_to_v3(c) : v1_to_v2(c);
     for (const Step& s : w.steps) (void)resolve(s.config);  // every step's config checked before any is measured
-    Progress progress("explain", w.steps.size());  // on stderr when it is a terminal and the work is long
+    Progress progress("explain", w.steps.size() + (w.fa2 ? 1 : 0));  // on stderr when it is a terminal and the work is long
     std::vector<Point> pts;
     for (const Step& s : w.steps) pts.push_back(measure(s, progress));
+    std::optional<Point> fa2;
+    if (w.fa2) fa2 = measure(Step{"FA2 as PyTorch launches it", "fa2", *w.fa2}, progress);
     progress.clear();
     if (*json)
-      std::cout << to_json(pts, w, flags->model()).dump(2) << "\n";
+      std::cout << to_json(pts, fa2, w, flags->model()).dump(2) << "\n";
     else
-      print_text(pts, w, flags->model_description(), uses_reference_tiles(c));
+      print_text(pts, fa2, w, flags->model_description(), uses_reference_tiles(c));
   });
 }
 

@@ -198,7 +198,7 @@ the step's count; the last step's switches are V2's (FA2 Alg. 1).
 v2_to_v3_walk(cfg=None, **kwargs) -> list of dict
 
 The walk of `flashlab explain --algo v3` from V2 to V3, one switch at a time (docs/model.md "From V2
-to V3 one switch at a time"; FA3 §3.1, §3.2): V2 on FA2's kernel, V3 with every switch off, then the
+to V3 one switch at a time"; FA3 §3.1, §3.2): V2 on FA2's tile, V3 with every switch off, then the
 stage ring, warp specialization, ping-pong, intra-warpgroup overlap and the persistent scheduler as
 FA3's defaults for cfg set them (a switch FA3 leaves off there, e.g. ping-pong at d > 128, is not a
 step). Each step a dict with "key", "what" (as explain prints it) and "switches", the Config keywords

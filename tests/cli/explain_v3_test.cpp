@@ -116,7 +116,7 @@ TEST_CASE("explain --algo v3's table: each step, its speed-up, the tiles, skippe
   for (const char* s : {"V2 on B_r x B_c x warps = 64 x 64 x 4, T_r = 32, T_c = 32: FA2's tile for d = 256",
                         "V3 on B_r x B_c = 128 x 80, T_r = 16, T_c = 26: FA3's tile for d = 256 with mask none "
                         "(hopper/tile_size.h); 2 consumer warpgroups of 64 rows, 8 warps, 12 from warp specialization on",
-                        "V2 (FA2's kernel, mma.sync)", "V3 all off: wgmma + TMA, 1 stage", "+ stage ring: 2 K/V stages",
+                        "V2 on FA2's tile (mma.sync)", "V3 all off: wgmma + TMA, 1 stage", "+ stage ring: 2 K/V stages",
                         "+ warp specialization (producer)", "+ intra-warpgroup overlap",
                         "+ persistent scheduler = V3 (FA3)", "What each step changes:", "tile 64 x 64 -> 128 x 80",
                         "warps 8 -> 12", "grid blocks 64 -> 132",
@@ -157,4 +157,26 @@ TEST_CASE("explain --algo v3 refuses what V3 or the walk does not take: exit 2 n
   const CliResult s = run_cli("explain --seq 512 --intra-overlap on");
   CHECK(s.code == 2);
   CHECK(has(s.err, "intra-overlap = on: not with explain, which sets each switch along its walk from V1 to V2"));
+}
+
+TEST_CASE("explain --algo v3 says where PyTorch's FA2 launches split-KV instead of V2's row, and not elsewhere") {
+  // batch 1, 1 head, N 4096, d 128: FA2's split kernel tile is 64 x 128 (kBlockM 64, kBlockN 128 at
+  // d <= 128: flash_fwd_launch_template.h run_mha_fwd_splitkv_dispatch), so 64 Q blocks against
+  // 2 x 132 = 264 slots and 32 K/V blocks; num_splits_heuristic (flash_api.cpp) takes the first split
+  // count whose efficiency n / ceil(n), n = 64 s / 264, is at least 0.85 of the best: s = 1, 2, 3 give
+  // 0.24, 0.48, 0.73, s = 4 gives 0.97 (the best, as s = 8's): 4 splits
+  const nlohmann::json e = run_json("explain --algo v3 --seq 4096 --heads 1 --d 128 --json");
+  const nlohmann::json& f = e.at("fa2_split_kv");
+  REQUIRE(f.is_object());
+  CHECK(f.at("splits") == 4);
+  CHECK(f.at("b_r") == 64);
+  CHECK(f.at("b_c") == 128);
+  const nlohmann::json c = run_json("count --kernel fa2 --seq 4096 --heads 1 --d 128 --json");
+  CHECK(f.at("predicted").at("time_s").get<double>() == c.at("predicted").at("time_s").get<double>());
+  const CliResult r = run_cli("explain --algo v3 --seq 4096 --heads 1 --d 128");
+  REQUIRE(r.code == 0);
+  CHECK(has(r.out, "PyTorch's FA2 launches split-KV here: 4 splits on B_r x B_c = 64 x 128 and a combine"));
+  // 16 heads: 32 x 16 = 512 Q blocks fill the 264 slots, FA2 does not split and nothing is said
+  CHECK(run_json("explain --algo v3 --seq 4096 --heads 16 --d 128 --json").at("fa2_split_kv").is_null());
+  CHECK_FALSE(has(run_cli("explain --algo v3 --seq 4096 --heads 16 --d 128").out, "split-KV"));
 }

@@ -11,7 +11,7 @@ HopperWalk v2_to_v3_walk(const Problem& v3) {
   assert(v3.algo == Algo::v3);
   const HopperSwitches& fa3 = v3.hopper;
   HopperWalk w;
-  w.steps.push_back({"V2 (FA2's kernel, mma.sync)", "v2", Algo::v2, {}});
+  w.steps.push_back({"V2 on FA2's tile (mma.sync)", "v2", Algo::v2, {}});
   // wgmma and TMA are V3's instructions whatever its switches (docs/model.md "V3"): the step from V2
   // changes them, FA3's tile and warps, and nothing else
   HopperSwitches s{.warp_specialize = false, .stages = 1, .pingpong = false, .intra_overlap = false,
