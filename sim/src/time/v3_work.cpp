@@ -27,7 +27,8 @@ std::int64_t consumer_groups(const Problem& p) { return p.tiling.b_r / 64; }
 // thread 0 of consumer warpgroup 0) warpgroup 0 issues the loads in line. Twice a step it arrives on a
 // stage's empty mbarrier and then waits there (Loader::load_kv's mbar_wait) until every consumer warp
 // of every warpgroup has arrived — after GEMM0 for K_j's stage, before its softmax; after GEMM1 for
-// V's, before its rescale — and only then issues the load into that stage. So warpgroup 0 resumes
+// V's, before it goes on (the rescale with intra-warpgroup overlap, the next block without) — and only
+// then issues the load into that stage. So warpgroup 0 resumes
 // each step behind the last of the others and has no phase of its own (the others run ahead of it
 // only as far as the ring lets them: their K_j, V_j are loaded from warpgroup 0's place in its loop).
 // The step's streams are those of the other B_r / 64 - 1 warpgroups, joined at the ring's barriers as
