@@ -34,29 +34,28 @@ constexpr double kTolerance = 0.10;  // issue 27 item 5: the prediction within 1
 
 }  // namespace
 
-// At run 5 (e6eda3e) before the rule: 2 of 8 within 10% (predicted 0.88-0.96, measured 0.69-0.91); with
-// it 6 of 8, the two outside within 12% (d 64 none N 16384, d 128 causal N 16384).
-TEST_CASE("V3 ablation (analytic): no warp specialization within 10% of the measured on 6 of 8 shapes and 15% on all") {
-  int rows = 0, within = 0;
+// Validation run 6 (f0d5b23, the data committed): every shape within 10% (worst d 64 none N 16384, predicted
+// 0.767, measured 0.707, +8.6%; d 128 causal N 16384 0.803 / 0.872, -7.9%). Before the rule 1 of 8 (predicted
+// 0.88-0.96, measured 0.71-0.87). Run 5 (e6eda3e): 6 of 8 with the rule, 2 before.
+TEST_CASE("V3 ablation (analytic): no warp specialization within 10% of the measured on all 8 shapes") {
+  int rows = 0;
   for (const test::AblationRow& a : test::ablation_rows()) {
     if (a.variant != "no_ws") continue;
     ++rows;
     const double pred = predicted(a), err = pred / a.measured - 1;
     std::printf("v3 ablation  %-28s predicted %.3f  measured %.3f  (%+.1f%%)\n", a.name.c_str(), pred, a.measured,
                 100 * err);
-    within += std::abs(err) <= kTolerance;
     CAPTURE(a.name);
-    CHECK(std::abs(err) <= 0.15);
+    CHECK(std::abs(err) <= kTolerance);
     CHECK((pred < 1.0) == (a.measured < 1.0));  // slower than FA3 where the kernel measured it slower
   }
   CHECK(rows == 8);
-  CHECK(within >= 6);
 }
 
-// Every switch: the count within 10% (the page's "N predictions outside 10%"), at least the 35 of 40 of
-// run 5; every row within 10% is the issue's target, not met (stages1 at d 64 none N 4096, d 128 causal
-// N 4096; no_overlap at d 64 causal N 16384; the two no_ws rows above).
-TEST_CASE("V3 ablation (analytic): at least 35 of the 40 rows within 10% of the measured") {
+// Every switch: the count within 10% (the page's "N predictions outside 10%"), at least the 39 of 40 of
+// run 6 (run 5: 35); every row within 10% is the issue's target, not met (run 6: stages1 at d 64 none
+// N 4096, predicted 1.000, measured 0.847).
+TEST_CASE("V3 ablation (analytic): at least 39 of the 40 rows within 10% of the measured") {
   int within = 0;
   for (const test::AblationRow& a : test::ablation_rows()) {
     const double pred = predicted(a), err = pred / a.measured - 1;
@@ -66,7 +65,7 @@ TEST_CASE("V3 ablation (analytic): at least 35 of the 40 rows within 10% of the 
   }
   std::printf("v3 ablation  %d of %zu rows within 10%%\n", within, test::ablation_rows().size());
   CHECK(test::ablation_rows().size() == 40);
-  CHECK(within >= 35);
+  CHECK(within >= 39);
 }
 
 TEST_CASE("V3 ablation (analytic): every row within 10% of the measured" * doctest::should_fail()) {
