@@ -146,7 +146,14 @@ void register_sweep(CLI::App& app) {
                              "Θ(N²d²/M) curve when sweeping sram), to this PNG file");
   CLI::Option* plot_size =
       option("--plot-size", args->plot_size, "WxH", "size of the --plot picture in pixels (default 960x600)");
-  cmd->callback([flags, args, plot, plot_size] {
+  cmd->callback([cmd, flags, args, plot, plot_size] {
+    // A flag that the axis sets at every point would be dropped without a word: refused.
+    const Axis axis = parse_axis(args->over);
+    for (const std::string& name : axis_flags(axis))
+      if (const CLI::Option* o = cmd->get_option_no_throw("--" + name); o && o->count() > 0)
+        throw ConfigError(name, o->results().empty() ? std::string() : o->results().back(),
+                          "not with --over " + args->over + ": the sweep sets it at each point (--values, or "
+                          "--from/--to)");
     args->want_plot = plot->count() > 0;
     args->want_plot_size = plot_size->count() > 0;
     run_sweep(flags->build(), *args);

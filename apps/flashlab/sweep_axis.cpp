@@ -38,6 +38,17 @@ void set_axis(Config& c, Axis a, std::int64_t v) {
   }
 }
 
+std::vector<std::string> axis_flags(Axis a) {
+  switch (a) {
+    case Axis::n: return {"seq", "nq", "nk"};
+    case Axis::d: return {"d"};
+    case Axis::br: return {"br"};
+    case Axis::bc: return {"bc"};
+    case Axis::sram: return {"sram"};
+  }
+  return {};
+}
+
 namespace {
 
 void check_count(std::uint64_t n) {

@@ -18,6 +18,11 @@ std::string to_string(Axis a);
 /// Sets the axis in c: n sets N_q = N_k; d; br sets B_r; bc sets B_c; sram sets M (bytes).
 void set_axis(Config& c, Axis a, std::int64_t value);
 
+/// The configuration flags (without "--") whose value set_axis replaces at every point: n: seq,
+/// nq, nk; d: d; br: br; bc: bc; sram: sram. `flashlab sweep` refuses them beside --over, since
+/// the value given would be silently dropped.
+std::vector<std::string> axis_flags(Axis a);
+
 /// How the values were asked for: a list ("512,1024,2048"), or from/to with a step (linear) or
 /// log2 (from, 2 from, 4 from, ... up to `to`). Texts as typed; empty = not given.
 struct ValueSpec {

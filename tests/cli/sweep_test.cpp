@@ -130,3 +130,38 @@ TEST_CASE("sweep validates every point before it counts the first: a bad last po
   CHECK(r.err.find("at most 2^30 tiles") != std::string::npos);
   CHECK(seconds < 5.0);  // no walk before the error
 }
+
+TEST_CASE("sweep refuses a flag that its axis sets at every point (it was dropped without a word)") {
+  // A new user's report: `sweep --over br --values 64 --br 32` printed rows with B_r = 64, exit 0,
+  // the --br 32 given silently dropped; likewise --seq, --nq, --nk with --over n, --d, --bc, --sram.
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"--over br --values 64 --br 32", "br = 32: not with --over br"},
+      {"--over bc --values 64 --bc auto", "bc = auto: not with --over bc"},
+      {"--over n --values 64,128 --seq 4096", "seq = 4096: not with --over n"},
+      {"--over seq --values 64,128 --nq 32", "nq = 32: not with --over seq"},
+      {"--over n --values 64 --nk 96", "nk = 96: not with --over n"},
+      {"--over d --values 32,64 --d 128", "d = 128: not with --over d"},
+      {"--over sram --from 16384 --to 65536 --log2 --sram 49152", "sram = 49152: not with --over sram"}};
+  for (const auto& c : cases) {
+    const CliResult r = run_cli(std::string("sweep --algos v1,v2 ") + c.args);
+    INFO("sweep ", c.args, "\nstderr: ", r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == std::string("flashlab: error: ") + c.message +
+                       ": the sweep sets it at each point (--values, or --from/--to)\n");
+  }
+  // The other flags still set the base of every point: --over br with --bc 32 and --seq 256.
+  const CliResult ok = run_cli("sweep --algos v2 --over br --values 16,64 --bc 32 --seq 256 --d 64");
+  INFO(ok.err);
+  REQUIRE(ok.code == 0);
+  const auto rows = parse_csv(ok.out);
+  REQUIRE(rows.size() == 2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    CHECK(num(rows[k], "b_r") == (k == 0 ? 16u : 64u));
+    CHECK(num(rows[k], "b_c") == 32u);
+    CHECK(num(rows[k], "n_q") == 256u);
+  }
+}
