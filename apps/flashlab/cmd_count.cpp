@@ -139,8 +139,8 @@ void register_count(CLI::App& app) {
     if (map) {
       const viz::Image img = map_picture(p);
       map->write(img);
-      wrote = fmt::format("map: wrote {} ({} x {} px, {} x {} tiles, {} px per tile)", map->path(), img.width,
-                          img.height, p.tiling.t_r(), p.tiling.t_c(), map_cell_px(p.tiling.t_r(), p.tiling.t_c()));
+      wrote = fmt::format("map: wrote {} ({} x {} px, {} x {} tiles, {})", map->path(), img.width, img.height,
+                          p.tiling.t_r(), p.tiling.t_c(), map_scale(p.tiling.t_r(), p.tiling.t_c()));
     }
     if (*json) {
       std::cout << report::count_json(f, flags->model()).dump(2) << "\n";

@@ -68,6 +68,17 @@ int map_cell_px(std::int64_t t_r, std::int64_t t_c) {
   return int(std::clamp<std::int64_t>(kMapSide / std::max<std::int64_t>({t_r, t_c, 1}), 1, kMapMaxCell));
 }
 
+std::string map_scale(std::int64_t t_r, std::int64_t t_c) {
+  if (std::max(t_r, t_c) <= kMapSide) return std::to_string(map_cell_px(t_r, t_c)) + " px per tile";
+  const auto per_px = [](std::int64_t tiles) {  // tiles / pixels on one side, one decimal
+    const std::int64_t px = std::min<std::int64_t>(tiles, kMapSide), tenths = (tiles * 10 + px / 2) / px;
+    return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10);
+  };
+  return per_px(t_r) + " x " + per_px(t_c) + " tiles per px, " +
+         (t_r * t_c > viz::kBoxFilterLimit ? "each px the colour of the tile at its centre"
+                                           : "each px the mean colour of its tiles");
+}
+
 viz::Image map_picture(const Problem& p) {
   const viz::TileAnalysis analysis(p);
   const std::int64_t t_r = p.tiling.t_r(), t_c = p.tiling.t_c();

@@ -3,6 +3,9 @@
 // (viz/model/palette.hpp), with a legend and the configuration written under it.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "flashlab/config/config.hpp"
 #include "model/image.hpp"
 
@@ -18,6 +21,12 @@ inline constexpr int kMapMargin = 8, kMapSide = 640, kMapMaxCell = 40, kMapGapFr
 
 /// Pixels per tile: kMapSide / max(T_r, T_c), clamped to [1, kMapMaxCell].
 int map_cell_px(std::int64_t t_r, std::int64_t t_c);
+
+/// The map's scale in words, for `count --map`'s "map: wrote" line: "N px per tile" while every
+/// tile has its own pixels (T_r, T_c <= kMapSide); above kMapSide tiles a side, "R x C tiles per
+/// px" (R = T_r / min(T_r, kMapSide), C likewise, to 0.1) and how a pixel is coloured: the mean of
+/// its tiles, or, above viz::kBoxFilterLimit tiles, the tile at its centre (viz shrink_grid).
+std::string map_scale(std::int64_t t_r, std::int64_t t_c);
 
 /// The picture: the T_r x T_c map (full, partial, skipped, and skipped-but-computed where the
 /// schedule computes a tile with no visible element: block skip off, or standard attention), a

@@ -23,6 +23,7 @@ PngOutput::PngOutput(std::string option, const std::string&) : option_(std::move
 }
 void PngOutput::write(const viz::Image&) const { no_stb(option_); }
 int map_cell_px(std::int64_t, std::int64_t) { no_stb("map"); }
+std::string map_scale(std::int64_t, std::int64_t) { no_stb("map"); }
 viz::Image map_picture(const Problem&) { no_stb("map"); }
 #endif
 

@@ -202,6 +202,39 @@ TEST_CASE("count --map: ragged bottom-right causal (N_q = 200, N_k = 130, 64 x 3
   fs::remove_all(dir);
 }
 
+TEST_CASE("count --map: the 'map: wrote' line gives the true scale, tiles per pixel above 640 tiles a side") {
+  // A new user's report: 1280 x 1280 tiles on a 640-pixel map were reported as "1 px per tile".
+  // map_picture.hpp: min(40, 640 / max(T_r, T_c)) px per tile up to 640 tiles a side; above it a
+  // side of T tiles takes min(T, 640) pixels, each T / 640 tiles, their mean colour (at most 2^24 tiles).
+  const std::string dir = make_temp_dir();
+  const struct {
+    const char* args;
+    std::string scale;
+    int map_w, map_h;  // pixels of the map itself: T * cell, or min(T, 640) above 640 tiles
+    int inset = 1;     // from 8 px per tile on, each tile's last pixel column and row are background
+  } cases[] = {
+      {"--seq 512 --br 64 --bc 64", "8 x 8 tiles, 40 px per tile", 320, 320, 2},               // 640 / 8 = 80, at most 40
+      {"--seq 20480 --br 16 --bc 16", "1280 x 1280 tiles, 2.0 x 2.0 tiles per px, each px the mean colour of its tiles",
+       640, 640},                                                                                  // 20480 / 16 = 1280 = 2 x 640
+      {"--nq 16 --nk 65600 --br 16 --bc 16", "1 x 4100 tiles, 1.0 x 6.4 tiles per px, each px the mean colour of its tiles",
+       640, 1},                                                                                    // 4100 / 640 = 6.41
+      {"--seq 10240 --br 16 --bc 16", "640 x 640 tiles, 1 px per tile", 640, 640}};
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const CliResult r = run_cli(std::string("count --quiet --mask causal ") + c.args + " --map " + dir + "/m.png");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find(", " + c.scale + ")\n") != std::string::npos);
+    const Png png = load(dir + "/m.png");
+    CHECK(png.width >= 16 + c.map_w);
+    // the map's right and bottom edges: the last map pixel is a tile colour, the next one background
+    CHECK(hex(png.at(8 + c.map_w, 8)) == "#ffffff");
+    CHECK(hex(png.at(8, 8 + c.map_h)) == "#ffffff");
+    CHECK(hex(png.at(8 + c.map_w - c.inset, 8 + c.map_h - c.inset)) != "#ffffff");
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("count --map: a bad name or place is refused (exit 2, naming --map) before any work, and no file is left") {
   const std::string dir = make_temp_dir();
   for (const std::string& path : {dir + "/map.jpg", dir + "/missing/map.png", std::string("''"), dir}) {
