@@ -20,9 +20,44 @@
 
 namespace {
 
+// A message as it may reach a terminal: it can quote bytes of a corrupted input file or argument
+// (a trace's field, a header key), so control bytes other than newline and tab, and bytes that are
+// not valid UTF-8, are written \xNN; a terminal escape sequence is shown, never obeyed.
+std::string printable(const char* text) {
+  const std::string s(text);
+  std::string out;
+  const auto hex = [&out](unsigned char b) {
+    static const char digits[] = "0123456789abcdef";
+    out += "\\x";
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  };
+  for (std::size_t k = 0; k < s.size();) {
+    const auto b = static_cast<unsigned char>(s[k]);
+    if (b < 0x80) {
+      if ((b < 0x20 && b != '\n' && b != '\t') || b == 0x7f) hex(b);
+      else out += char(b);
+      ++k;
+      continue;
+    }
+    // a UTF-8 sequence: a lead byte C2-F4, then 1-3 continuation bytes 80-BF
+    const std::size_t n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+    bool ok = n > 0 && k + n <= s.size();
+    for (std::size_t c = 1; ok && c < n; ++c) ok = (static_cast<unsigned char>(s[k + c]) & 0xC0) == 0x80;
+    if (ok) {
+      out.append(s, k, n);
+      k += n;
+    } else {
+      hex(b);
+      ++k;
+    }
+  }
+  return out;
+}
+
 // The message of an output that could not be written, and its exit status.
 int output_failed(const flashlab::cli::OutputFailed& e) {
-  std::fprintf(stderr, "flashlab: error: %s\n", e.what());
+  std::fprintf(stderr, "flashlab: error: %s\n", printable(e.what()).c_str());
   return e.exit_code();
 }
 
@@ -73,22 +108,22 @@ int main(int argc, char** argv) {
     // --help and --version print to standard output and give 0
     if (e.get_exit_code() == 0) return app.exit(e) == 0 ? checked_exit(kExitOk) : kExitBadInput;
     // any other parse error (an unknown flag, a flag given twice, a missing one) in the house form
-    std::fprintf(stderr, "flashlab: error: %s (flashlab COMMAND --help lists the flags)\n", e.what());
+    std::fprintf(stderr, "flashlab: error: %s (flashlab COMMAND --help lists the flags)\n", printable(e.what()).c_str());
     return kExitBadInput;
   } catch (const flashlab::ConfigError& e) {
-    std::fprintf(stderr, "flashlab: error: %s\n", e.what());
+    std::fprintf(stderr, "flashlab: error: %s\n", printable(e.what()).c_str());
     return kExitBadInput;
   } catch (const OutputFailed& e) {
     return output_failed(e);
   } catch (const CommandFailed& e) {
     const int code = checked_exit(e.exit_code());
-    if (code == e.exit_code()) std::fprintf(stderr, "flashlab: %s\n", e.what());
+    if (code == e.exit_code()) std::fprintf(stderr, "flashlab: %s\n", printable(e.what()).c_str());
     return code;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "flashlab: error: out of memory (std::bad_alloc)\n");
     return kExitFailed;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "flashlab: error: %s\n", e.what());
+    std::fprintf(stderr, "flashlab: error: %s\n", printable(e.what()).c_str());
     return kExitFailed;
   }
 }

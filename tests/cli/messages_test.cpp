@@ -4,7 +4,10 @@
 // `timeline` saying "tiles" for thread blocks and not saying which launch of several it lays out.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "run_cli.hpp"
@@ -77,4 +80,79 @@ TEST_CASE("timeline names what the SM runs and which launch of several it lays o
   // split-KV: the split launch, then the combine
   CHECK(has(run_cli("timeline --algo v2 --splits 3 --seq 4096").out,
             "launch 1 of 2: v2_forward_split): 2 thread blocks, "));
+}
+
+namespace {
+
+// A text trace of V1 (N = 130, d = 16, 32 x 32 tiles) whose line 4, the first event
+// "0 0 0 compute - -1 -1 130 16 0 -1 init_stats", has field k (0-based) replaced by `value`;
+// returns `flashlab diff` of it against the unchanged trace.
+CliResult diff_with_field(const std::string& dir, int k, const std::string& value) {
+  const std::string good = dir + "/good.txt", bad = dir + "/bad.txt";
+  REQUIRE(run_cli("trace --algo v1 --seq 130 --d 16 --br 32 --bc 32 --format text -o " + good).code == 0);
+  std::ifstream in(good, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), out;
+  std::size_t pos = 0;
+  for (int line = 1; line < 4; ++line) pos = text.find('\n', pos) + 1;
+  const std::size_t end = text.find('\n', pos);
+  REQUIRE(text.substr(pos, end - pos) == "0 0 0 compute - -1 -1 130 16 0 -1 init_stats");
+  std::string fields[12];
+  std::size_t f = pos;
+  for (int n = 0; n < 12; ++n) {
+    const std::size_t sp = std::min(text.find(' ', f), end);
+    fields[n] = text.substr(f, sp - f);
+    f = sp + 1;
+  }
+  fields[k] = value;
+  std::string line = fields[0];
+  for (int n = 1; n < 12; ++n) line += " " + fields[n];
+  std::ofstream(bad, std::ios::binary) << text.substr(0, pos) << line << text.substr(end);
+  return run_cli("diff " + good + " " + bad);
+}
+
+}  // namespace
+
+TEST_CASE("a text trace's bad integer field names its range (was: 'an integer in range')") {
+  // The ranges are the record's field types (docs/events.md "Fields"): step u32, bytes u64, warp i16, i i32.
+  const std::string dir = make_temp_dir();
+  const struct {
+    int field;
+    const char* value;
+    std::string message;
+  } cases[] = {{2, "1x", "step = 1x: a decimal integer from 0 to 4294967295"},
+               {2, "4294967296", "step = 4294967296: a decimal integer from 0 to 4294967295"},
+               {9, "1:", "bytes = 1:: a decimal integer from 0 to 18446744073709551615"},
+               {10, "40000", "warp = 40000: a decimal integer from -32768 to 32767"},
+               {5, "-2147483649", "i = -2147483649: a decimal integer from -2147483648 to 2147483647"}};
+  for (const auto& c : cases) {
+    const CliResult r = diff_with_field(dir, c.field, c.value);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "flashlab: error: " + dir + "/bad.txt: trace text line 4 " + c.message + "\n");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an error quoting control bytes or broken UTF-8 writes them as \\xNN: a terminal never obeys them") {
+  // A new user's report: a corrupted trace field "\x1b[31mX" turned the terminal red; "2.7\xe6" was
+  // written raw (not UTF-8). Valid UTF-8 (the field's name, "é") is kept as it is.
+  const std::string dir = make_temp_dir();
+  const struct {
+    std::string value, shown;
+  } cases[] = {{"\x1b[31mX", "\\x1b[31mX"}, {"1\xe6", "1\\xe6"}, {"\x7f", "\\x7f"}, {"1\xc3\xa9", "1\xc3\xa9"}};
+  for (const auto& c : cases) {
+    const CliResult r = diff_with_field(dir, 2, c.value);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err == "flashlab: error: " + dir + "/bad.txt: trace text line 4 step = " + c.shown +
+                       ": a decimal integer from 0 to 4294967295\n");
+  }
+  // a command-line value too (printf of /bin/sh writes the ESC byte)
+  const CliResult r = run_cli("count --mask \"$(printf '\\033[2J')\"");
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.rfind("flashlab: error: mask = \\x1b[2J: ", 0) == 0);
+  std::filesystem::remove_all(dir);
 }

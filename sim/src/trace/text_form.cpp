@@ -1,6 +1,8 @@
 // text_form.cpp — the line-per-event text form (docs/events.md "Text form").
 #include <charconv>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <type_traits>
 
 #include "flashlab/executor/counters.hpp"
@@ -72,7 +74,9 @@ class Fields {
     const std::string_view w = word(what);
     T v{};
     const auto r = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (r.ec != std::errc() || r.ptr != w.data() + w.size()) fail(what, w, "an integer in range");
+    if (r.ec != std::errc() || r.ptr != w.data() + w.size())
+      fail(what, w, "a decimal integer from " + std::to_string(+std::numeric_limits<T>::min()) + " to " +
+                        std::to_string(+std::numeric_limits<T>::max()));
     return v;
   }
   float real(const char* what) {
