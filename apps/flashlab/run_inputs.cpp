@@ -90,9 +90,19 @@ void create_out_dir(const std::string& dir) {
 bool prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes, bool backward) {
   const bool created = !fs::exists(dir);
   create_out_dir(dir);
-  for (const std::string& suffix : suffixes)
-    for (const char* name : {"O", "L", "dQ", "dK", "dV"})
-      if (backward || name[0] != 'd') check_creatable(output_path(output_file(dir, name, suffix)));
+  const auto remove_created = [&] {  // only the empty folder made here; write_run_outputs makes it again
+    std::error_code ec;
+    if (created && fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
+  };
+  try {
+    for (const std::string& suffix : suffixes)
+      for (const char* name : {"O", "L", "dQ", "dK", "dV"})
+        if (backward || name[0] != 'd') check_creatable(output_path(output_file(dir, name, suffix)));
+  } catch (...) {
+    remove_created();
+    throw;
+  }
+  remove_created();
   return created;
 }
 

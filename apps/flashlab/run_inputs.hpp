@@ -34,7 +34,9 @@ void check_out_dir(const std::string& dir);
 /// (check_out_dir), creates it when missing, and checks that each DIR/O<suffix>.npy and
 /// DIR/L<suffix>.npy can be written (flashlab/trace/output_file.hpp output_path, check_creatable:
 /// a directory or a device in their place, an unwritable folder) — and with `backward`
-/// DIR/dQ<suffix>.npy, dK, dV. Returns whether it created DIR. Throws ConfigError.
+/// DIR/dQ<suffix>.npy, dK, dV. A DIR it created for the checks is removed again (write_run_outputs
+/// makes it once the files exist), so that a run stopped in its work (Ctrl-C, memory) leaves no
+/// empty folder. Returns whether DIR was missing. Throws ConfigError.
 bool prepare_out_dir(const std::string& dir, const std::vector<std::string>& suffixes, bool backward = false);
 
 /// A file of --out: its path and its bytes.

@@ -35,12 +35,11 @@ struct Child {
 
 // Starts flashlab with args, output to `out`, standard error to a file beside `dir`; `fsize_limit`
 // bytes (0: none) as RLIMIT_FSIZE with SIGXFSZ at its default action.
-Child start(const std::string& dir, const std::string& out, long fsize_limit) {
+Child start_command(const std::string& dir, const std::vector<std::string>& command, long fsize_limit) {
   Child c;
   c.err_path = dir + ".stderr";
   std::vector<std::string> args = {FLASHLAB_BIN};
-  args.insert(args.end(), kBigTrace.begin(), kBigTrace.end());
-  args.push_back(out);
+  args.insert(args.end(), command.begin(), command.end());
   c.pid = ::fork();
   REQUIRE(c.pid >= 0);
   if (c.pid == 0) {
@@ -60,6 +59,13 @@ Child start(const std::string& dir, const std::string& out, long fsize_limit) {
     ::_exit(127);
   }
   return c;
+}
+
+// `flashlab trace ... -o out` of kBigTrace.
+Child start(const std::string& dir, const std::string& out, long fsize_limit) {
+  std::vector<std::string> args = kBigTrace;
+  args.push_back(out);
+  return start_command(dir, args, fsize_limit);
 }
 
 // Waits (at most 60 s) until `path` exists.
@@ -110,4 +116,25 @@ TEST_CASE("a file-size limit (SIGXFSZ at its default action) during trace -o: th
   CHECK(contents(c.err_path) ==
         "flashlab: error: an output passed the file-size limit (SIGXFSZ); partial output files removed\n");
   fs::remove(c.err_path);
+}
+
+TEST_CASE("SIGINT during run --out NEW_DIR: no empty folder is left (was: the folder made before the work stayed)") {
+  // A new user's report: Ctrl-C during `run --out outd` left an empty outd/. The float64 reference of
+  // N = 8192, d = 64 (N^2 d = 2^32 multiply-adds) runs for seconds; the folder is checked and made
+  // within milliseconds of the start, then (now) removed until the files are written.
+  const std::string dir = make_temp_dir(), out = dir + "/new";
+  const Child c = start_command(dir, {"run", "--algo", "v1", "--seq", "8192", "--d", "64", "--out", out}, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK(!fs::exists(out));  // during the work
+  ::kill(c.pid, SIGINT);
+  CHECK(exit_status(c.pid) == 130);
+  CHECK(fs::is_empty(dir));
+  fs::remove(c.err_path);
+  // a run that ends writes its files into the folder it makes (N = 64: O 64 x 64 fp16, L 64 fp32)
+  const CliResult r = run_cli("run --seq 64 --d 64 --out " + out);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(fs::file_size(out + "/O.npy") == 128 + 64 * 64 * 2);
+  CHECK(fs::file_size(out + "/L.npy") == 128 + 64 * 4);
+  fs::remove_all(dir);
 }
