@@ -30,6 +30,11 @@ struct PyConfig {
 /// for a value the flags or resolve() refuse. `default_model` is used when no `model` is given.
 PyConfig make_config(const py::dict& kwargs, const std::string& default_model = "");
 
+/// Whether `keyword` is one of Config's keywords (the flags' fields with '_' for '-', pass_, model);
+/// config_keywords() lists them, "algo, seq, nq, ..., model".
+bool is_config_keyword(const std::string& keyword);
+std::string config_keywords();
+
 /// The configuration of a function taking (cfg=None, **kwargs): cfg itself, cfg.replace(**kwargs)
 /// when both are given, or Config(**kwargs) (with `default_model` when kwargs has no model).
 /// TypeError when cfg is neither None nor a Config.

@@ -188,6 +188,15 @@ constexpr const char* kAttributes[] = {"algo",   "n_q",   "n_k",   "d",         
 
 }  // namespace
 
+bool is_config_keyword(const std::string& keyword) {
+  if (keyword == "model") return true;
+  const std::vector<std::string>& fields = cli::config_flag_fields();
+  return keyword.find('-') == std::string::npos &&
+         std::find(fields.begin(), fields.end(), field_of(keyword)) != fields.end();
+}
+
+std::string config_keywords() { return keywords_text(); }
+
 PyConfig make_config(const py::dict& kwargs, const std::string& default_model) {
   PyConfig out;
   std::vector<cli::FlagText> given;

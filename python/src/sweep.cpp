@@ -37,6 +37,11 @@ py::array column(const std::vector<report::Value>& v) {
 py::dict sweep(const py::object& cfg, const std::string& over, const py::iterable& values, const py::object& algos,
                const py::kwargs& kwargs) {
   const PyConfig base = config_arg(cfg, kwargs);
+  // `over` names the setting varied: a Config keyword other than algo (algos= gives those). It was
+  // passed to Config() unchecked, whose TypeError named Config(), not `over`.
+  if (over == "algo" || !is_config_keyword(over))
+    throw ConfigError("over", over, "a Config keyword other than algo (algos= lists the algorithms): " +
+                                        config_keywords());
   std::vector<py::object> points;
   for (const py::handle v : values) points.push_back(py::reinterpret_borrow<py::object>(v));
   if (points.empty() || points.size() > kMaxPoints)

@@ -72,3 +72,18 @@ def test_plot_sweep_draws_a_line_per_algorithm():
     with pytest.raises(ValueError, match="^metric = "):
         flashlab.plot_sweep(s, metric="algo")
     plt.close("all")
+
+
+def test_over_must_be_a_config_keyword():
+    # A new user's report: over="nonsense" raised TypeError "Config() got an unexpected keyword
+    # argument 'nonsense'", naming Config() and not `over`; now a ConfigError (a ValueError) on over.
+    for over in ("nonsense", "algo", "block-skip", ""):
+        with pytest.raises(flashlab.ConfigError) as e:
+            flashlab.sweep(over=over, values=[1])
+        assert e.value.field == "over" and e.value.value == over
+        assert str(e.value).startswith(f"over = {over or chr(34) * 2}: a Config keyword other than algo")
+        assert "seq, nq, nk" in str(e.value)
+    # every keyword still sweeps: block_skip and model as well as the sizes
+    got = flashlab.sweep(flashlab.Config(seq=256, d=64, br=64, bc=64, mask="causal"), over="block_skip",
+                         values=[True, False])
+    assert list(got["tiles_visited"]) == [10, 16]  # T = 4, causal: 4 * 5 / 2 tiles with skip, 16 without
