@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "run_cli.hpp"
+#include "../common/approx.hpp"
 
 namespace {
 
@@ -68,9 +69,9 @@ TEST_CASE("compare --json (default): HBM bytes of each algorithm against closed 
   // the ratio column is each algorithm's total over V2's
   const double v2_total = double(u64_at(v2, "hbm.total_bytes"));
   CHECK(j.at("ratios").at("hbm_total_bytes").at("standard/v2").get<double>() ==
-        doctest::Approx(double(u64_at(st, "hbm.total_bytes")) / v2_total));
+        flashlab::testing::approx(double(u64_at(st, "hbm.total_bytes")) / v2_total));
   CHECK(j.at("ratios").at("hbm_total_bytes").at("v1/v2").get<double>() ==
-        doctest::Approx(double(u64_at(v1, "hbm.total_bytes")) / v2_total));
+        flashlab::testing::approx(double(u64_at(v1, "hbm.total_bytes")) / v2_total));
 }
 
 TEST_CASE("compare: explicit flags override the default model, --model none drops it") {

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "run_cli.hpp"
+#include "../common/approx.hpp"
 
 namespace {
 
@@ -31,7 +32,7 @@ TEST_CASE("explain: six steps from V1 to V2, each the count of the same switches
     const nlohmann::json& s = steps[k];
     CHECK(s.at("step") == names[k]);
     const nlohmann::json c = run_json("count " + flags[k] + kShape + " --json");
-    CHECK(s.at("predicted").at("time_s").get<double>() == doctest::Approx(c.at("predicted").at("time_s").get<double>()));
+    CHECK(s.at("predicted").at("time_s").get<double>() == flashlab::testing::approx(c.at("predicted").at("time_s").get<double>()));
     CHECK(s.at("figures").at("hbm_total_bytes") == c.at("hbm").at("total_bytes"));
     CHECK(s.at("figures").at("grid_blocks") == c.at("grid").at("blocks"));
     CHECK(s.at("switches").at("order") == c.at("config").at("order"));

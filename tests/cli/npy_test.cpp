@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "run_cli.hpp"
+#include "../common/approx.hpp"
 
 namespace fs = std::filesystem;
 
@@ -105,7 +106,7 @@ TEST_CASE("run --q/--k/--v FILE.npy and --out DIR: O and L as .npy, closed forms
   CHECK(f32_values(o.data) == std::vector<float>(16, 3.5f));
   const std::vector<float> lv = f32_values(l.data);
   REQUIRE(lv.size() == 8);
-  for (float x : lv) CHECK(x == doctest::Approx(std::log(8.0)).epsilon(1e-6));
+  for (float x : lv) CHECK(x == flashlab::testing::approx(std::log(8.0)).epsilon(1e-6));
   CHECK(std::distance(fs::directory_iterator(dir + "/out"), {}) == 2);  // no temporary file left
 
   // columns that differ (no fill can give them): V[j] = (j, 2j), Q and K filled with zeros: O is

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "run_cli.hpp"
+#include "../common/approx.hpp"
 
 TEST_CASE("count --json: predicted.* keys, the l2 and dram levels, and the compulsory floor of V2") {
   const nlohmann::json j = run_json("count --seq 4096 --heads 16 --br 128 --bc 128 --warps 8 --json");
@@ -25,7 +26,7 @@ TEST_CASE("count --json: predicted.* keys, the l2 and dram levels, and the compu
   CHECK(l.at("grid") == 32 * 16);
   for (const char* u : {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "latency", "dram", "launch"})
     CHECK(l.at("unit_s").contains(u));
-  CHECK(p.at("time_s").get<double>() == doctest::Approx(l.at("time_s").get<double>()));
+  CHECK(p.at("time_s").get<double>() == flashlab::testing::approx(l.at("time_s").get<double>()));
 }
 
 TEST_CASE("count and compare print requests and DRAM side by side and say which the FA papers count") {

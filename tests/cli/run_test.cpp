@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "run_cli.hpp"
+#include "../common/approx.hpp"
 
 namespace {
 
@@ -88,8 +89,8 @@ TEST_CASE("run --show-rows prints O and L of chosen rows: cases R1 and R4 throug
     CHECK(rows[0].at("row") == 0);
     CHECK(rows[0].at("O") == nlohmann::json::array({1.5}));
     CHECK(rows[1].at("O") == nlohmann::json::array({2.0}));
-    CHECK(rows[0].at("L").get<double>() == doctest::Approx(std::log(4.0)).epsilon(1e-6));
-    CHECK(rows[1].at("L").get<double>() == doctest::Approx(std::log(5.0)).epsilon(1e-6));
+    CHECK(rows[0].at("L").get<double>() == flashlab::testing::approx(std::log(4.0)).epsilon(1e-6));
+    CHECK(rows[1].at("L").get<double>() == flashlab::testing::approx(std::log(5.0)).epsilon(1e-6));
   }
   // R4: bottom-right causal with offset N_k - N_q = 28: row r sees keys 0..r+28, O[r] = (r+28)/2
   // in every column (d = 4 of them); the rows in the order asked for.
@@ -102,7 +103,7 @@ TEST_CASE("run --show-rows prints O and L of chosen rows: cases R1 and R4 throug
   for (std::size_t k = 0; k < 3; ++k) {
     CHECK(rows[k].at("row") == want[k].first);
     CHECK(rows[k].at("O") == nlohmann::json::array({want[k].second, want[k].second, want[k].second, want[k].second}));
-    CHECK(rows[k].at("L").get<double>() == doctest::Approx(std::log(want[k].first + 29.0)).epsilon(1e-6));
+    CHECK(rows[k].at("L").get<double>() == flashlab::testing::approx(std::log(want[k].first + 29.0)).epsilon(1e-6));
   }
   const CliResult text = run_cli(r4);
   REQUIRE(text.code == 0);
@@ -202,10 +203,10 @@ TEST_CASE("run: the L tolerance scales with |L| (fp16 Q = K = V = 65504: L = 3.4
     // each at most 2^-24 * 3.4e10 = 2046: 8 of them bound what the simulator does (6,151 measured)
     CHECK(r.at("max_abs_L").get<double>() <= 8 * 2046.0005);
     // tol = 1e-4 + (4 + 66) 2^-24 B, B = 34,326,192,128: 70 * 2046.000488 = 143,220.03
-    CHECK(r.at("tolerance_L").get<double>() == doctest::Approx(143220.03).epsilon(1e-6));
+    CHECK(r.at("tolerance_L").get<double>() == flashlab::testing::approx(143220.03).epsilon(1e-6));
   }
   // ordinary sizes keep a tight bound: Q = K = 0 gives L = ln 64 exactly, B = 0: 1e-4 + 2^-22 ln 64
   const nlohmann::json z = run_json("run --algo all --dtype fp16 --q 0 --k 0 --v 1 --seq 64 --d 8 --br 16 --bc 16 --json");
   for (const char* a : {"standard", "v1", "v2"})
-    CHECK(z.at("results").at(a).at("tolerance_L").get<double>() == doctest::Approx(1e-4 + 0x1.0p-22 * std::log(64.0)));
+    CHECK(z.at("results").at(a).at("tolerance_L").get<double>() == flashlab::testing::approx(1e-4 + 0x1.0p-22 * std::log(64.0)));
 }

@@ -16,6 +16,7 @@
 #include "model/session.hpp"
 #include "model/tile_analysis.hpp"
 #include "model/time_walk.hpp"
+#include "../common/approx.hpp"
 
 using namespace flashlab;
 using namespace flashlab::viz;
@@ -299,7 +300,7 @@ TEST_CASE("token positions and token ticks") {
 TEST_CASE("frame-time figures: mean, median, nearest-rank p95") {
   const FrameStats s = summarize({4, 1, 100, 2, 3});
   CHECK(s.frames == 5);
-  CHECK(s.mean_ms == doctest::Approx(22));
+  CHECK(s.mean_ms == flashlab::testing::approx(22));
   CHECK(s.median_ms == 3);
   CHECK(s.p95_ms == 100);  // ceil(0.95 x 5) = 5th smallest
   std::vector<double> twenty;
@@ -307,7 +308,7 @@ TEST_CASE("frame-time figures: mean, median, nearest-rank p95") {
   const FrameStats t = summarize(twenty);
   CHECK(t.median_ms == 10.5);
   CHECK(t.p95_ms == 19);  // ceil(0.95 x 20) = 19th smallest
-  CHECK(t.fps() == doctest::Approx(1000 / 10.5));
+  CHECK(t.fps() == flashlab::testing::approx(1000 / 10.5));
 }
 
 // Issue 9 item 8: `--frames 1` printed "frames 0 ... 0.0 fps" and never the first frame's time.

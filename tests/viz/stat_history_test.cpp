@@ -8,6 +8,7 @@
 #include "flashlab/numerics/limits.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "model/stat_history.hpp"
+#include "../common/approx.hpp"
 
 using namespace flashlab;
 using namespace flashlab::viz;
@@ -37,8 +38,8 @@ TEST_CASE("m and l of the current Q block, step by step, against a dense float64
         m = std::max(m, p.scale * double(in.Q.row(32 * i + r).cast<double>().dot(in.K.row(k).cast<double>())));
       for (std::int64_t k = 0; k < keys; ++k)
         l += std::exp(p.scale * double(in.Q.row(32 * i + r).cast<double>().dot(in.K.row(k).cast<double>())) - m);
-      CHECK(s->m[std::size_t(r)] == doctest::Approx(m).epsilon(1e-5));
-      CHECK(s->l[std::size_t(r)] == doctest::Approx(l).epsilon(1e-4));
+      CHECK(s->m[std::size_t(r)] == flashlab::testing::approx(m).epsilon(1e-5));
+      CHECK(s->l[std::size_t(r)] == flashlab::testing::approx(l).epsilon(1e-4));
     }
   }
   CHECK(h.at(i, 0, 3) == nullptr);                           // block 0's steps come before block 1's

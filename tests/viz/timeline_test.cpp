@@ -14,6 +14,7 @@
 #include "model/timeline_layout.hpp"
 #include "model/timeline_pair.hpp"
 #include "panels/panels.hpp"
+#include "../common/approx.hpp"
 
 using namespace flashlab;
 using namespace flashlab::viz;
@@ -67,28 +68,28 @@ TEST_CASE("timeline layout: rows per lane, each interval at x = x0 + width (t - 
   REQUIRE(l.rects.size() == 5);
   // GEMM0 on consumer 0: 2..4 us -> 200..300 px, its row 35..50 less 1 pixel each side
   const IntervalRect& g = rect_of(l, 2);
-  CHECK(g.x0 == doctest::Approx(200));
-  CHECK(g.x1 == doctest::Approx(300));
+  CHECK(g.x0 == flashlab::testing::approx(200));
+  CHECK(g.x1 == flashlab::testing::approx(300));
   CHECK(g.y0 == 36.0f);
   CHECK(g.y1 == 49.0f);
   CHECK(g.colour == palette::phase_colour(Phase::gemm0));
   // the wait for K_0 (a bubble): 0..2 us -> 100..200 px, the middle half of the row (15 / 4 = 3.75)
   const IntervalRect& w = rect_of(l, 1);
-  CHECK(w.x0 == doctest::Approx(100));
-  CHECK(w.x1 == doctest::Approx(200));
-  CHECK(w.y0 == doctest::Approx(38.75));
-  CHECK(w.y1 == doctest::Approx(46.25));
+  CHECK(w.x0 == flashlab::testing::approx(100));
+  CHECK(w.x1 == flashlab::testing::approx(200));
+  CHECK(w.y0 == flashlab::testing::approx(38.75));
+  CHECK(w.y1 == flashlab::testing::approx(46.25));
   CHECK(w.colour == palette::phase_colour(Phase::wait_full));
   // the same GEMM0 on the tensor lane lies at the same x
-  CHECK(rect_of(l, 4).x0 == doctest::Approx(200));
+  CHECK(rect_of(l, 4).x0 == flashlab::testing::approx(200));
   // the ring: 1 of 2 stages over 0..2 us, 2 over 2..7 us; none from 7 us (no bar). Its row is
   // 65..80; the bar fills (80 - 1) - 13 * full / 2 up to 79.
   REQUIRE(l.ring.size() == 2);
-  CHECK(l.ring[0].x0 == doctest::Approx(100));
-  CHECK(l.ring[0].x1 == doctest::Approx(200));
-  CHECK(l.ring[0].y0 == doctest::Approx(79 - 6.5));
-  CHECK(l.ring[1].x1 == doctest::Approx(450));
-  CHECK(l.ring[1].y0 == doctest::Approx(79 - 13));
+  CHECK(l.ring[0].x0 == flashlab::testing::approx(100));
+  CHECK(l.ring[0].x1 == flashlab::testing::approx(200));
+  CHECK(l.ring[0].y0 == flashlab::testing::approx(79 - 6.5));
+  CHECK(l.ring[1].x1 == flashlab::testing::approx(450));
+  CHECK(l.ring[1].y0 == flashlab::testing::approx(79 - 13));
   // hit-testing: the middle of GEMM0 on consumer 0; nothing after 7 us on it
   const auto hit = rect_at(l, 250, 42);
   REQUIRE(hit);
@@ -118,25 +119,25 @@ TEST_CASE("timeline zoom and pan: the time under the mouse stays, the window sta
   const Timeline t = one_tile();
   TimeView v = TimeView::whole(t.time_s, 100, 500);
   v.zoom(2, 200);  // about t = 2 us, 1/5 of the way across: span 5 us, t0 = 2 - 5 / 5 = 1 us
-  CHECK(v.t0_s == doctest::Approx(1 * us));
-  CHECK(v.t1_s == doctest::Approx(6 * us));
-  CHECK(v.x_of(2 * us) == doctest::Approx(200));
+  CHECK(v.t0_s == flashlab::testing::approx(1 * us));
+  CHECK(v.t1_s == flashlab::testing::approx(6 * us));
+  CHECK(v.x_of(2 * us) == flashlab::testing::approx(200));
   const TimelineLayout l = layout_timeline(t, v, 0, 15);
   // 100 pixels per us from 1 us: GEMM0 2..4 us -> 200..400; softmax 4..7 clipped at 6 us -> 400..600;
   // K_0's load 0..2 clipped at 1 us -> 100..200
-  CHECK(rect_of(l, 2).x0 == doctest::Approx(200));
-  CHECK(rect_of(l, 2).x1 == doctest::Approx(400));
-  CHECK(rect_of(l, 3).x1 == doctest::Approx(600));
-  CHECK(rect_of(l, 0).x0 == doctest::Approx(100));
-  CHECK(rect_of(l, 0).x1 == doctest::Approx(200));
+  CHECK(rect_of(l, 2).x0 == flashlab::testing::approx(200));
+  CHECK(rect_of(l, 2).x1 == flashlab::testing::approx(400));
+  CHECK(rect_of(l, 3).x1 == flashlab::testing::approx(600));
+  CHECK(rect_of(l, 0).x0 == flashlab::testing::approx(100));
+  CHECK(rect_of(l, 0).x1 == flashlab::testing::approx(200));
   v.pan(50);  // 50 of 500 pixels of a 5 us window: 0.5 us later
-  CHECK(v.t0_s == doctest::Approx(1.5 * us));
+  CHECK(v.t0_s == flashlab::testing::approx(1.5 * us));
   v.pan(1e6);  // past the end: the window ends at 10 us
-  CHECK(v.t1_s == doctest::Approx(10 * us));
-  CHECK(v.t0_s == doctest::Approx(5 * us));
+  CHECK(v.t1_s == flashlab::testing::approx(10 * us));
+  CHECK(v.t0_s == flashlab::testing::approx(5 * us));
   v.zoom(0.01, 300);  // out past the whole range: the whole range
-  CHECK(v.t0_s == doctest::Approx(0));
-  CHECK(v.t1_s == doctest::Approx(10 * us));
+  CHECK(v.t0_s == flashlab::testing::approx(0));
+  CHECK(v.t1_s == flashlab::testing::approx(10 * us));
   // an interval wholly left of the window is not laid out
   v.zoom(10, 600);  // about 10 us: [9, 10] us
   const TimelineLayout right = layout_timeline(t, v, 0, 15);
@@ -160,7 +161,7 @@ TEST_CASE("timeline layout: intervals under a pixel merge, one lane's rectangles
     if (k > 0) CHECK(l.rects[k].x0 >= l.rects[k - 1].x1);
   }
   CHECK(merged == 1024);
-  CHECK(l.rects.back().x1 == doctest::Approx(512));
+  CHECK(l.rects.back().x1 == flashlab::testing::approx(512));
   CHECK(interval_summary(t, l.rects[1].interval, l.rects[1].merged).find("2 intervals in this pixel") != std::string::npos);
   // overlapping intervals on one lane (a sloppy input) are laid side by side, not over each other
   Timeline o;
@@ -169,8 +170,8 @@ TEST_CASE("timeline layout: intervals under a pixel merge, one lane's rectangles
   o.time_s = 1;
   const TimelineLayout lo = layout_timeline(o, TimeView::whole(1, 0, 100), 0, 15);
   REQUIRE(lo.rects.size() == 2);
-  CHECK(lo.rects[1].x0 == doctest::Approx(50));
-  CHECK(lo.rects[1].x1 == doctest::Approx(100));
+  CHECK(lo.rects[1].x0 == flashlab::testing::approx(50));
+  CHECK(lo.rects[1].x1 == flashlab::testing::approx(100));
 }
 
 TEST_CASE("timeline tooltips and ticks: what, tile (i, j), start and end in us, cause") {
@@ -182,7 +183,7 @@ TEST_CASE("timeline tooltips and ticks: what, tile (i, j), start and end in us, 
   // 10 us over 500 px with ticks >= 70 px apart: >= 1.4 us, so every 2 us
   const std::vector<double> ticks = time_ticks(TimeView::whole(t.time_s, 0, 500), 70);
   REQUIRE(ticks.size() == 6);
-  for (std::size_t k = 0; k < ticks.size(); ++k) CHECK(ticks[k] == doctest::Approx(2e-6 * double(k)));
+  for (std::size_t k = 0; k < ticks.size(); ++k) CHECK(ticks[k] == flashlab::testing::approx(2e-6 * double(k)));
 }
 
 TEST_CASE("tiles of two tilings meet by their tokens (V3's 128 x 176 against the map's 128 x 64)") {
@@ -208,13 +209,13 @@ TEST_CASE("V3 and V2 on one time scale: one view, the longer run's range, the sa
   v2.time_s = 4 * us;
   pair.sides[1].algo = Algo::v2;
   pair.sides[1].timeline = v2;
-  CHECK(pair.end_s() == doctest::Approx(10 * us));
+  CHECK(pair.end_s() == flashlab::testing::approx(10 * us));
   const TimeView v = TimeView::whole(pair.end_s(), 100, 500);
   const TimelineLayout a = layout_timeline(*pair.sides[0].timeline, v, 0, 15);
   const TimelineLayout b = layout_timeline(*pair.sides[1].timeline, v, 100, 15);
   // V2's step 2..4 us lies under V3's GEMM0 2..4 us: 200..300 px in both panes
-  CHECK(rect_of(b, 0).x0 == doctest::Approx(rect_of(a, 2).x0));
-  CHECK(rect_of(b, 0).x1 == doctest::Approx(300));
+  CHECK(rect_of(b, 0).x0 == flashlab::testing::approx(rect_of(a, 2).x0));
+  CHECK(rect_of(b, 0).x1 == flashlab::testing::approx(300));
   CHECK(partner_algo(Config{}) == Algo::v2);
 }
 
@@ -247,8 +248,8 @@ TEST_CASE("the timeline panel lays out V3 over V2 from the simulator, off the UI
   CHECK(pair->sides[0].timeline->lanes.front().name == "producer");
   CHECK(pair->sides[1].algo == Algo::v2);
   // one view over both: the whole range is the longer SM's time
-  CHECK(panel.view.end_s == doctest::Approx(std::max(pair->sides[0].timeline->time_s, pair->sides[1].timeline->time_s)));
-  CHECK(panel.view.t1_s == doctest::Approx(panel.view.end_s));
+  CHECK(panel.view.end_s == flashlab::testing::approx(std::max(pair->sides[0].timeline->time_s, pair->sides[1].timeline->time_s)));
+  CHECK(panel.view.t1_s == flashlab::testing::approx(panel.view.end_s));
   // hover a softmax of V3's consumer warpgroup 0 on tile (i, j): its tooltip; a click selects the map's
   // tile holding the tile's first token, (i 192 / B_r, j 192 / B_c) of V2's tiling
   const Timeline& v3 = *pair->sides[0].timeline;
@@ -280,8 +281,8 @@ TEST_CASE("the timeline panel lays out V3 over V2 from the simulator, off the UI
   ImGui::GetIO().MouseWheel = 1;
   ui.frame(draw);
   ImGui::GetIO().MouseWheel = 0;
-  CHECK(panel.view.span_s() == doctest::Approx(before / 1.25));
-  CHECK(panel.view.t_of(at.x) == doctest::Approx(t_at));
+  CHECK(panel.view.span_s() == flashlab::testing::approx(before / 1.25));
+  CHECK(panel.view.t_of(at.x) == flashlab::testing::approx(t_at));
 
   // a changed config starts a new job; the SM out of range is clamped to the last
   c.n_q = c.n_k = 2048;

@@ -7,6 +7,7 @@
 #include "flashlab/config/config.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 
@@ -138,7 +139,7 @@ TEST_CASE("defaults: V2 skips blocks and splits along Q, V1 is dense and splits 
   Problem p = resolve(c);
   CHECK(p.block_skip);
   CHECK(p.split == WarpSplit::split_q);
-  CHECK(p.scale == doctest::Approx(0.125));  // 1/sqrt(64)
+  CHECK(p.scale == flashlab::testing::approx(0.125));  // 1/sqrt(64)
   c.algo = Algo::v1;
   p = resolve(c);
   CHECK_FALSE(p.block_skip);

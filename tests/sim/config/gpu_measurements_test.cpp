@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../common/test_data.hpp"
+#include "../../common/approx.hpp"
 
 using flashlab::test::read_test_data;
 
@@ -50,7 +51,7 @@ TEST_CASE("h200_wgmma.json: every wgmma rate between mma.sync's measured rate an
   REQUIRE(w.at("sms").get<int>() == 132);
   const double clock_hz = w.at("sm_clock_khz").get<double>() * 1e3;
   const double peak_tflops = kDenseFlopsPerSmCycle * 132 * clock_hz / 1e12;  // 1,070.5 at 1.98 GHz
-  CHECK(peak_tflops == doctest::Approx(1070.5).epsilon(1e-3));
+  CHECK(peak_tflops == flashlab::testing::approx(1070.5).epsilon(1e-3));
   const double mma_sync_tflops = mma.at("mma_sync_f16_tflops").get<double>();
   // the ten configurations wgmma_ceiling.cu measures: SS and RS, N = 128 (1-3 warpgroups), 256 (1-2)
   CHECK(w.at("wgmma_f16_f32acc").size() == 10);
@@ -88,18 +89,18 @@ TEST_CASE("h200_wgmma.json: meta names the commit, the command, the date and the
 TEST_CASE("h200_smem.json: a shared-memory load's latency is 15-60 cycles, its ns times the clock, both runs alike") {
   const nlohmann::json s = read_test_data("gpu_latency/h200_smem.json");
   const double clock_ghz = first_mhz(s.at("meta").at("clocks").get<std::string>()) / 1e3;
-  CHECK(clock_ghz == doctest::Approx(1.98));
+  CHECK(clock_ghz == flashlab::testing::approx(1.98));
   const nlohmann::json& runs = s.at("runs");
   REQUIRE(runs.size() == 2);
   for (const auto& run : runs) {
     const double cycles = run.at("smem_cycles").get<double>(), ns = run.at("smem_ns").get<double>();
     CHECK(cycles > 15);
     CHECK(cycles < 60);
-    CHECK(cycles == doctest::Approx(ns * clock_ghz).epsilon(0.10));  // clock64 and the events agree
+    CHECK(cycles == flashlab::testing::approx(ns * clock_ghz).epsilon(0.10));  // clock64 and the events agree
   }
   for (const char* key : {"smem_cycles", "smem_ns"}) {
     CAPTURE(key);
-    CHECK(runs[0].at(key).get<double>() == doctest::Approx(runs[1].at(key).get<double>()).epsilon(0.01));
+    CHECK(runs[0].at(key).get<double>() == flashlab::testing::approx(runs[1].at(key).get<double>()).epsilon(0.01));
   }
 }
 
@@ -121,12 +122,12 @@ TEST_CASE("h200_block_dispatch.json: an SM starts an empty thread block every 20
         if (x[i] >= 64) sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i], n += 1;
       REQUIRE(n >= 3);
       const double slope_ns = (n * sxy - sx * sy) / (n * sxx - sx * sx) * 1e3;
-      CHECK(slope_ns == doctest::Approx(s.at("ns_per_block_per_sm").get<double>()).epsilon(0.01));
+      CHECK(slope_ns == flashlab::testing::approx(s.at("ns_per_block_per_sm").get<double>()).epsilon(0.01));
       CHECK(slope_ns > 20);
       CHECK(slope_ns < 1000);
       slopes.push_back(slope_ns);
     }
-  for (double s : slopes) CHECK(s == doctest::Approx(slopes.front()).epsilon(0.02));
+  for (double s : slopes) CHECK(s == flashlab::testing::approx(slopes.front()).epsilon(0.02));
 }
 
 // l2_per_sm.cu: per-SM bandwidth = the total over the blocks in every point; one SM alone draws at
@@ -141,7 +142,7 @@ TEST_CASE("h200_l2_per_sm.json: one SM alone draws about 1/132 of the L2's measu
                per_sm = run.at("gbps_per_sm").get<std::vector<double>>();
     REQUIRE(blocks.size() == gbps.size());
     REQUIRE(blocks.front() == 1);
-    for (std::size_t i = 0; i < blocks.size(); ++i) CHECK(per_sm[i] == doctest::Approx(gbps[i] / blocks[i]).epsilon(0.01));
+    for (std::size_t i = 0; i < blocks.size(); ++i) CHECK(per_sm[i] == flashlab::testing::approx(gbps[i] / blocks[i]).epsilon(0.01));
     CHECK(per_sm.front() <= 1.10 * share);
     CHECK(per_sm.front() >= 0.90 * share);
   }

@@ -13,6 +13,7 @@
 
 #include "flashlab/config/gpu_spec.hpp"
 #include "flashlab/contract/error.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 
@@ -70,7 +71,7 @@ TEST_CASE("the h200 preset's measured figures equal tests/data/gpu_ceilings/h200
   for (const auto& [rate, key, scale] : ceilings) {
     CAPTURE(key);
     const Figure& m = (g.*rate).measured;
-    CHECK(m.value == doctest::Approx(j.at(key).get<double>() * scale));
+    CHECK(m.value == flashlab::testing::approx(j.at(key).get<double>() * scale));
     CHECK(m.source.find("tests/data/gpu_ceilings/h200.json") != std::string_view::npos);
   }
   // the preset's limits are the device's
@@ -81,13 +82,13 @@ TEST_CASE("the h200 preset's measured figures equal tests/data/gpu_ceilings/h200
   // chain over 256 MiB, within the runs' spread of 0.1 ns)
   const nlohmann::json latency = read_json(FLASHLAB_TEST_DATA "/gpu_latency/h200.json");
   for (const auto& run : latency.at("runs")) {
-    CHECK(g.l2_hit_latency_s.measured.value == doctest::Approx(run.at("l2_hit_ns").get<double>() * 1e-9));
-    CHECK(g.dram_latency_s.measured.value == doctest::Approx(run.at("dram_ns").get<double>() * 1e-9).epsilon(1e-3));
+    CHECK(g.l2_hit_latency_s.measured.value == flashlab::testing::approx(run.at("l2_hit_ns").get<double>() * 1e-9));
+    CHECK(g.dram_latency_s.measured.value == flashlab::testing::approx(run.at("dram_ns").get<double>() * 1e-9).epsilon(1e-3));
   }
   // wgmma (V3's GEMMs): m64n128k16 SS at two warpgroups per SM, tests/data/gpu_ceilings/h200_wgmma.json
   const nlohmann::json wgmma = read_json(FLASHLAB_TEST_DATA "/gpu_ceilings/h200_wgmma.json");
   CHECK(g.wgmma_flops.measured.value ==
-        doctest::Approx(wgmma.at("wgmma_f16_f32acc").at("ss_n128_2wg").at("tflops").get<double>() * 1e12));
+        flashlab::testing::approx(wgmma.at("wgmma_f16_f32acc").at("ss_n128_2wg").at("tflops").get<double>() * 1e12));
   CHECK(g.wgmma_flops.measured.source.find("tests/data/gpu_ceilings/h200_wgmma.json") != std::string_view::npos);
   for (const Rate* r : {&g.l2_hit_latency_s, &g.dram_latency_s})
     CHECK(r->measured.source.find("tests/data/gpu_latency/h200.json") != std::string_view::npos);
@@ -122,14 +123,14 @@ TEST_CASE("the datasheet columns: published figures, per-SM rates times SMs time
   const GpuSpec& a100 = gpu_preset("a100");
   const GpuSpec& h200 = gpu_preset("h200");
   // A100 SXM4: 108 SMs at 1.41 GHz, 64 FP32 lanes per SM; 312 TFLOP/s dense fp16, 19.5 TFLOP/s fp32
-  CHECK(a100.ex2_per_s.datasheet.value == doctest::Approx(108 * 16 * 1.41e9));
-  CHECK(a100.smem_bytes_per_s.datasheet.value == doctest::Approx(108 * 128 * 1.41e9));
-  CHECK(a100.l2_bytes_per_s.datasheet.value == doctest::Approx(2.5 * 2.039e12));
+  CHECK(a100.ex2_per_s.datasheet.value == flashlab::testing::approx(108 * 16 * 1.41e9));
+  CHECK(a100.smem_bytes_per_s.datasheet.value == flashlab::testing::approx(108 * 128 * 1.41e9));
+  CHECK(a100.l2_bytes_per_s.datasheet.value == flashlab::testing::approx(2.5 * 2.039e12));
   // the derived FMA rate is the published FP32 rate to within 0.1% (2 FLOPs per FMA)
-  CHECK(2 * a100.fp32_fma_per_s.datasheet.value == doctest::Approx(a100.fp32_flops.datasheet.value).epsilon(1e-3));
-  CHECK(a100.mma_f16_flops.value() == doctest::Approx(312e12));
+  CHECK(2 * a100.fp32_fma_per_s.datasheet.value == flashlab::testing::approx(a100.fp32_flops.datasheet.value).epsilon(1e-3));
+  CHECK(a100.mma_f16_flops.value() == flashlab::testing::approx(312e12));
   // the H200 measures mma.sync at 65% of the datasheet's dense tensor rate (docs/model.md "Presets")
-  CHECK(h200.mma_f16_flops.measured.value / h200.mma_f16_flops.datasheet.value == doctest::Approx(0.65).epsilon(0.01));
+  CHECK(h200.mma_f16_flops.measured.value / h200.mma_f16_flops.datasheet.value == flashlab::testing::approx(0.65).epsilon(0.01));
   // no datasheet publishes barrier, launch or round-trip costs: the h200 has only its measurement,
   // the others take it as an estimate
   for (auto cost : {&GpuSpec::barrier_cycles_4_warps, &GpuSpec::barrier_cycles_8_warps, &GpuSpec::launch_s,
@@ -145,9 +146,9 @@ TEST_CASE("the write bandwidth follows from read and copy, barriers are linear i
   // a copy of B bytes (B read, B written) at the copy rate takes B/read + B/write
   const double b = 1e9;
   CHECK(2 * b / g.dram_copy_bytes_per_s.value() ==
-        doctest::Approx(b / g.dram_read_bytes_per_s.value() + b / g.dram_write_bytes_per_s()));
-  CHECK(g.barrier_cycles(4) == doctest::Approx(20.8));
-  CHECK(g.barrier_cycles(8) == doctest::Approx(28.8));
-  CHECK(g.barrier_cycles(1) == doctest::Approx(20.8));
-  CHECK(g.barrier_cycles(12) == doctest::Approx(36.8));
+        flashlab::testing::approx(b / g.dram_read_bytes_per_s.value() + b / g.dram_write_bytes_per_s()));
+  CHECK(g.barrier_cycles(4) == flashlab::testing::approx(20.8));
+  CHECK(g.barrier_cycles(8) == flashlab::testing::approx(28.8));
+  CHECK(g.barrier_cycles(1) == flashlab::testing::approx(20.8));
+  CHECK(g.barrier_cycles(12) == flashlab::testing::approx(36.8));
 }

@@ -8,6 +8,7 @@
 #include "flashlab/memory/occupancy.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "../../common/config_helpers.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 
@@ -129,7 +130,7 @@ TEST_CASE("V2's DRAM reads match Nsight Compute on PyTorch's FA2 (tests/data/pyt
     const double predicted = double(total(k.levels[int(Memory::dram)], Dir::read));
     CAPTURE(r.n);
     CAPTURE(predicted);
-    CHECK(predicted / r.dram_read == doctest::Approx(1.0).epsilon(0.10));
+    CHECK(predicted / r.dram_read == flashlab::testing::approx(1.0).epsilon(0.10));
   }
 }
 
@@ -158,9 +159,9 @@ TEST_CASE("a head past the recording budget: its first blocks are replayed and e
   const std::int64_t slots = occupancy(p, s.launches[0], sram_bytes(s, 128, 128, 64, 2)).slots;
   const double waves = double((2048 + slots - 1) / slots);
   const double kv = 262144.0 * 64 * 2;
-  CHECK(double(dram(k, Tensor::K, Dir::read)) == doctest::Approx(waves * kv).epsilon(0.01));
-  CHECK(double(dram(k, Tensor::V, Dir::read)) == doctest::Approx(waves * kv).epsilon(0.01));
-  CHECK(double(dram(k, Tensor::Q, Dir::read)) == doctest::Approx(kv).epsilon(0.01));
+  CHECK(double(dram(k, Tensor::K, Dir::read)) == flashlab::testing::approx(waves * kv).epsilon(0.01));
+  CHECK(double(dram(k, Tensor::V, Dir::read)) == flashlab::testing::approx(waves * kv).epsilon(0.01));
+  CHECK(double(dram(k, Tensor::Q, Dir::read)) == flashlab::testing::approx(kv).epsilon(0.01));
   // the l2 level still carries every request
   CHECK(k.bytes(Memory::l2, Tensor::K, Dir::read) == k.cost.bytes(Tensor::K, Dir::read));
 }

@@ -7,6 +7,7 @@
 
 #include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 using namespace flashlab::test;
@@ -47,15 +48,15 @@ TEST_CASE("backward: N = 2, d = 1, Q = 0, dO = [[1], [0]] gives dV = [[0.5], [0.
     in.V << 3, 5;
     in.dO << 1, 0;
     const NumericResult r = simulate(p, in);
-    CHECK(r.dV(0, 0) == doctest::Approx(0.5));
-    CHECK(r.dV(1, 0) == doctest::Approx(0.5));
+    CHECK(r.dV(0, 0) == flashlab::testing::approx(0.5));
+    CHECK(r.dV(1, 0) == flashlab::testing::approx(0.5));
     // O = (3 + 5) / 2 = 4 in both rows; D = rowsum(dO o O) = [4, 0]; dP = dO V^T = [[3, 5], [0, 0]];
     // dS = P o (dP - D) = [[-0.5, 0.5], [0, 0]]; dQ = scale dS K = [[0.5], [0]] (scale = 1);
     // dK = scale dS^T Q = 0 (Q = 0)
-    CHECK(r.D[0] == doctest::Approx(4));
-    CHECK(r.D[1] == doctest::Approx(0));
-    CHECK(r.dQ(0, 0) == doctest::Approx(0.5));
-    CHECK(r.dQ(1, 0) == doctest::Approx(0));
+    CHECK(r.D[0] == flashlab::testing::approx(4));
+    CHECK(r.D[1] == flashlab::testing::approx(0));
+    CHECK(r.dQ(0, 0) == flashlab::testing::approx(0.5));
+    CHECK(r.dQ(1, 0) == flashlab::testing::approx(0));
     CHECK(r.dK.cwiseAbs().maxCoeff() == 0);
   }
 }

@@ -12,6 +12,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 using namespace flashlab::test;
@@ -63,18 +64,18 @@ TEST_CASE("R1: causal alignment when N_q < N_k") {
     Problem p = resolve(c);
     const Inputs in = make_inputs(p, kZero, kZero, kIndex, 1);
     NumericResult r = run(p, in);
-    CHECK(r.O(0, 0) == doctest::Approx(1.5));
-    CHECK(r.O(1, 0) == doctest::Approx(2.0));
-    CHECK(r.L[0] == doctest::Approx(std::log(4.0)));
-    CHECK(r.L[1] == doctest::Approx(std::log(5.0)));
+    CHECK(r.O(0, 0) == flashlab::testing::approx(1.5));
+    CHECK(r.O(1, 0) == flashlab::testing::approx(2.0));
+    CHECK(r.L[0] == flashlab::testing::approx(std::log(4.0)));
+    CHECK(r.L[1] == flashlab::testing::approx(std::log(5.0)));
 
     c.mask = Mask{MaskKind::causal_tl, 0, 0};
     p = resolve(c);
     r = run(p, in);
-    CHECK(r.O(0, 0) == doctest::Approx(0.0));
-    CHECK(r.O(1, 0) == doctest::Approx(0.5));
-    CHECK(r.L[0] == doctest::Approx(0.0));
-    CHECK(r.L[1] == doctest::Approx(std::log(2.0)));
+    CHECK(r.O(0, 0) == flashlab::testing::approx(0.0));
+    CHECK(r.O(1, 0) == flashlab::testing::approx(0.5));
+    CHECK(r.L[0] == flashlab::testing::approx(0.0));
+    CHECK(r.L[1] == flashlab::testing::approx(std::log(2.0)));
   }
 }
 
@@ -100,10 +101,10 @@ TEST_CASE("R2: N_q > N_k with bottom-right causal leaves rows with no key") {
     CHECK(r.O(1, 0) == 0.0f);
     CHECK(r.L[0] == kInf);
     CHECK(r.L[1] == kInf);
-    CHECK(r.O(2, 0) == doctest::Approx(3.0));
-    CHECK(r.L[2] == doctest::Approx(0.0));
-    CHECK(r.O(3, 0) == doctest::Approx(5.0));
-    CHECK(r.L[3] == doctest::Approx(std::log(2.0)));
+    CHECK(r.O(2, 0) == flashlab::testing::approx(3.0));
+    CHECK(r.L[2] == flashlab::testing::approx(0.0));
+    CHECK(r.O(3, 0) == flashlab::testing::approx(5.0));
+    CHECK(r.L[3] == flashlab::testing::approx(std::log(2.0)));
     // Q block 0 (rows 0-1) has no visible key: with block skip it visits no tile; without,
     // its one tile is visited and fully masked (and still gives no NaN, checked above).
     if (v.algo != Algo::standard) CHECK(visits.visited[0] == (v.skip ? 0 : 1));
@@ -130,8 +131,8 @@ TEST_CASE("R3: ragged last tile, N smaller than a block") {
     REQUIRE(r.O.rows() == 33);  // the output has N rows: nothing past row N exists to be written
     for (int row = 0; row < 33; ++row) {
       CAPTURE(row);
-      CHECK(r.O(row, 0) == doctest::Approx(16.0));
-      CHECK(r.L[row] == doctest::Approx(-10.0 + std::log(33.0)));
+      CHECK(r.O(row, 0) == flashlab::testing::approx(16.0));
+      CHECK(r.L[row] == flashlab::testing::approx(-10.0 + std::log(33.0)));
     }
 
     // N = 1: O = V_0 exactly (one weight exp(0) = 1, l = 1), for random V.
@@ -142,7 +143,7 @@ TEST_CASE("R3: ragged last tile, N smaller than a block") {
     r = run(p, one);
     REQUIRE(r.O.rows() == 1);
     CHECK(r.O.row(0) == one.V.row(0));
-    CHECK(r.L[0] == doctest::Approx(p.scale * one.Q.row(0).dot(one.K.row(0))));
+    CHECK(r.L[0] == flashlab::testing::approx(p.scale * one.Q.row(0).dot(one.K.row(0))));
   }
 }
 
@@ -162,13 +163,13 @@ TEST_CASE("R4: causal K/V loop bound with an offset") {
     Inputs in = make_inputs(p, kZero, kRandom, kIndex, 3);
     VisitCounter visits;
     NumericResult r = run(p, in, &visits);
-    CHECK(r.O(0, 0) == doctest::Approx(14.0));
-    CHECK(r.O(63, 0) == doctest::Approx(45.5));
-    CHECK(r.O(99, 0) == doctest::Approx(63.5));
+    CHECK(r.O(0, 0) == flashlab::testing::approx(14.0));
+    CHECK(r.O(63, 0) == flashlab::testing::approx(45.5));
+    CHECK(r.O(99, 0) == flashlab::testing::approx(63.5));
     for (int row = 0; row < 100; ++row) {
       CAPTURE(row);
-      CHECK(r.O(row, 7) == doctest::Approx((row + 28) / 2.0));
-      CHECK(r.L[row] == doctest::Approx(std::log(row + 29.0)));
+      CHECK(r.O(row, 7) == flashlab::testing::approx((row + 28) / 2.0));
+      CHECK(r.L[row] == flashlab::testing::approx(std::log(row + 29.0)));
     }
     if (v.algo != Algo::standard && v.skip) {
       CHECK(visits.visited[0] == 3);
@@ -188,7 +189,7 @@ TEST_CASE("R4: causal K/V loop bound with an offset") {
     r = run(p, in, &square);
     for (int row = 0; row < 256; ++row) {
       CAPTURE(row);
-      CHECK(r.O(row, 3) == doctest::Approx(row / 2.0));
+      CHECK(r.O(row, 3) == flashlab::testing::approx(row / 2.0));
     }
     if (v.algo != Algo::standard && v.skip) {
       CHECK(square.total == 10);

@@ -8,6 +8,7 @@
 #include "flashlab/numerics/numerics.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 using flashlab::test::config;
@@ -30,12 +31,12 @@ TEST_CASE("compare reports the errors of O and L, and NaN (not 0) for a non-fini
   r.L = Eigen::VectorXf::Zero(2);
   r.L << 1.25f, std::numeric_limits<float>::infinity();
   NumericError e = compare(r, ref, v2);
-  CHECK(e.max_abs_O == doctest::Approx(0.5));
-  CHECK(e.rel_fro_O == doctest::Approx(0.1));  // 0.5 / 5
-  CHECK(e.max_abs_L == doctest::Approx(0.25));
+  CHECK(e.max_abs_O == flashlab::testing::approx(0.5));
+  CHECK(e.rel_fro_O == flashlab::testing::approx(0.1));  // 0.5 / 5
+  CHECK(e.max_abs_L == flashlab::testing::approx(0.25));
   CHECK(e.tol_O == 1e-5);                  // fp32, V2: the dtype's part alone
   CHECK(e.tol_L == 1e-4 + 4 * kU32 * 1.0);  // row 0: L_ref = 1, no logit bound
-  CHECK(e.L_over_tol == doctest::Approx(0.25 / (1e-4 + 4 * kU32)));
+  CHECK(e.L_over_tol == flashlab::testing::approx(0.25 / (1e-4 + 4 * kU32)));
   CHECK(e.finite);
   CHECK_FALSE(e.within);  // 0.1 and 0.25 are far above fp32's tolerances
 
@@ -60,7 +61,7 @@ TEST_CASE("the L tolerance scales with |L| and the logits: 80,006 and 3.4e10 wor
   //     = 1e-4 + 0.0190750 + 0.3147125 = 0.3338875.
   const double L = 80000 + std::log(500.0);
   const double tol = tolerance_L(Dtype::fp16, Algo::v2, 64, L, 80000);
-  CHECK(tol == doctest::Approx(0.3338875).epsilon(1e-6));
+  CHECK(tol == flashlab::testing::approx(0.3338875).epsilon(1e-6));
   // fp32 numbers near 80,006 (2^16 <= 80,006 < 2^17) are 2^-7 = 7.8e-3 apart: rounding L itself
   // is allowed, and the kernel's 3.7e-3 that an absolute 1e-4 failed passes; a lost ln l does not.
   CHECK(tol > 0x1.0p-7);
@@ -74,7 +75,7 @@ TEST_CASE("the L tolerance scales with |L| and the logits: 80,006 and 3.4e10 wor
   const double B = 8.0 * 65504.0 * 65504.0;
   CHECK(B == 34326192128.0);
   const double big = tolerance_L(Dtype::fp16, Algo::v2, 64, B + std::log(1024.0), B);
-  CHECK(big == doctest::Approx(1e-4 + 70 * 2046.00048828125).epsilon(1e-9));
+  CHECK(big == flashlab::testing::approx(1e-4 + 70 * 2046.00048828125).epsilon(1e-9));
   CHECK(big > 2048);   // above one spacing of fp32 at |L|
   CHECK(big < 5e-6 * B);
 
@@ -82,7 +83,7 @@ TEST_CASE("the L tolerance scales with |L| and the logits: 80,006 and 3.4e10 wor
   // B = 10 in fp16: 1e-4 + 66 * 2^-24 * 10 + 2^-11 * 10 = 1e-4 + 3.934e-5 + 4.883e-3.
   CHECK(tolerance_L(Dtype::fp16, Algo::v2, 64, 0.0, 0.0) == 1e-4);
   CHECK(tolerance_L(Dtype::fp16, Algo::standard, 64, 0.0, 10.0) ==
-        doctest::Approx(1e-4 + 3.9339066e-5 + 4.8828125e-3).epsilon(1e-6));
+        flashlab::testing::approx(1e-4 + 3.9339066e-5 + 4.8828125e-3).epsilon(1e-6));
 }
 
 TEST_CASE("compare holds each row's L to its own tolerance: ratio over tolerance, worst row reported") {
@@ -99,14 +100,14 @@ TEST_CASE("compare holds each row's L to its own tolerance: ratio over tolerance
   NumericError e = compare(r, ref, p);
   const double off = double(r.L[0]) - ref.L[0];
   CHECK(std::abs(off - 0.25) <= 0x1.0p-8);
-  CHECK(e.max_abs_L == doctest::Approx(std::abs(off)));
-  CHECK(e.L_over_tol == doctest::Approx(std::abs(off) / 0.3338875).epsilon(1e-5));
-  CHECK(e.tol_L == doctest::Approx(0.3338875).epsilon(1e-6));
+  CHECK(e.max_abs_L == flashlab::testing::approx(std::abs(off)));
+  CHECK(e.L_over_tol == flashlab::testing::approx(std::abs(off) / 0.3338875).epsilon(1e-5));
+  CHECK(e.tol_L == flashlab::testing::approx(0.3338875).epsilon(1e-6));
   CHECK(e.within);  // 0.25 of 0.33: the rounding of numbers of size 8e4
   // the same 0.25 on the ordinary row is 2,500 tolerances: a failure
   r.L << float(ref.L[0]), 1.25f;
   e = compare(r, ref, p);
-  CHECK(e.L_over_tol == doctest::Approx(0.25 / (1e-4 + 4 * kU32)).epsilon(1e-4));
+  CHECK(e.L_over_tol == flashlab::testing::approx(0.25 / (1e-4 + 4 * kU32)).epsilon(1e-4));
   CHECK_FALSE(e.within);
   // and 0.5 on the large row is beyond its 0.334
   r.L << float(ref.L[0] + 0.5), 1.0f;

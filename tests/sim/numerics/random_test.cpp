@@ -12,6 +12,7 @@
 #include "../../common/mask_definition.hpp"
 #include "flashlab/executor/count.hpp"
 #include "flashlab/schedule/resolve.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 using namespace flashlab::test;
@@ -100,7 +101,7 @@ TEST_CASE("reference equals a brute-force softmax over the mask definitions") {
     for (std::int64_t r = 0; r < p.tiling.n_q; ++r) {
       if (std::isinf(slow.L[r])) CHECK(fast.L[r] == kInf);
       else CHECK(std::abs(fast.L[r] - slow.L[r]) <= 1e-12);
-      CHECK(fast.logit_bound[r] == doctest::Approx(slow.logit_bound[r]).epsilon(1e-12));
+      CHECK(fast.logit_bound[r] == flashlab::testing::approx(slow.logit_bound[r]).epsilon(1e-12));
     }
   }
 }

@@ -8,6 +8,7 @@
 
 #include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 using namespace flashlab::test;
@@ -23,8 +24,8 @@ TEST_CASE("merge_splits: L = log(sum exp L_s), O = sum exp(L_s - L) O_s, worked 
   MatrixF l(1, 2);
   l << 0.f, std::log(3.f);
   const Merged m = merge_splits({MatrixF::Constant(1, 1, 2.f), MatrixF::Constant(1, 1, 6.f)}, l);
-  CHECK(m.L(0) == doctest::Approx(std::log(4.0)));
-  CHECK(m.O(0, 0) == doctest::Approx(2.0 * 1 / 4 + 6.0 * 3 / 4));  // 5
+  CHECK(m.L(0) == flashlab::testing::approx(std::log(4.0)));
+  CHECK(m.O(0, 0) == flashlab::testing::approx(2.0 * 1 / 4 + 6.0 * 3 / 4));  // 5
 }
 
 TEST_CASE("merge_splits: partial L 200 apart give the larger L and its O, with no overflow") {

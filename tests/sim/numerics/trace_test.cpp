@@ -9,6 +9,7 @@
 
 #include "flashlab/schedule/resolve.hpp"
 #include "numerics_util.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 using namespace flashlab::test;
@@ -94,7 +95,7 @@ TEST_CASE("V2 trace: m and l after every step of a Q block's thread block") {
     // the final m, l give the stored L
     const StatSnapshot& last = r.traces[1].back();
     for (std::size_t a = 0; a < last.m.size(); ++a)
-      CHECK(r.L[64 + std::int64_t(a)] == doctest::Approx(last.m[a] + std::log(last.l[a])));
+      CHECK(r.L[64 + std::int64_t(a)] == flashlab::testing::approx(last.m[a] + std::log(last.l[a])));
   }
 }
 

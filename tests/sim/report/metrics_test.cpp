@@ -14,6 +14,7 @@
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/warps/warps.hpp"
 #include "../../common/config_helpers.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 using report::Figures;
@@ -55,7 +56,7 @@ TEST_CASE("worked example, V2: reads 2,162,688 elements, writes 66,560") {
   CHECK(n("tiles_visited", f) == T * T);
   CHECK(n("grid_blocks", f) == T);  // one thread block per Q block
   // arithmetic intensity: 268,435,456 FLOPs over 8,916,992 bytes
-  CHECK(value_of("flops_per_hbm_byte", f).as_double() == doctest::Approx(268'435'456.0 / 8'916'992.0));
+  CHECK(value_of("flops_per_hbm_byte", f).as_double() == flashlab::testing::approx(268'435'456.0 / 8'916'992.0));
 }
 
 TEST_CASE("worked example, V1: reads 2,260,992 elements, writes 1,081,344 + 67,584") {
@@ -91,8 +92,8 @@ TEST_CASE("time lower bounds from the GPU preset's datasheet figures") {
   const Figures f = worked(Algo::v2);
   REQUIRE(f.problem.gpu.name == "h200");
   // the H200 datasheet: 4.8 TB/s HBM, 67 TFLOP/s fp32 (fp32 inputs)
-  CHECK(value_of("hbm_seconds", f).as_double() == doctest::Approx(double((2'162'688 + 66'560) * e) / 4.8e12));
-  CHECK(value_of("matmul_seconds", f).as_double() == doctest::Approx(double(T * T * 4 * B * B * d) / 67e12));
+  CHECK(value_of("hbm_seconds", f).as_double() == flashlab::testing::approx(double((2'162'688 + 66'560) * e) / 4.8e12));
+  CHECK(value_of("matmul_seconds", f).as_double() == flashlab::testing::approx(double(T * T * 4 * B * B * d) / 67e12));
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
 #include "../../common/generated_doc.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 
@@ -128,7 +129,7 @@ TEST_CASE("H200 validation: DRAM writes lie between the model's write-backs and 
     CHECK(r.write >= 0.9 * r.write_during - 1e6);
     CHECK(r.write <= 1.1 * std::max(r.write_upper, r.write_during) + 1e6);
     // where the stores exceed the L2 several times, the write-backs are within 10%
-    if (r.write_upper > 4 * 62914560.0) CHECK(r.write_during / r.write == doctest::Approx(1).epsilon(0.10));
+    if (r.write_upper > 4 * 62914560.0) CHECK(r.write_during / r.write == flashlab::testing::approx(1).epsilon(0.10));
   }
 }
 

@@ -20,6 +20,7 @@
 
 #include "flashlab/time/time_model.hpp"
 #include "time_data.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 
@@ -75,7 +76,7 @@ TEST_CASE("shared memory: the model's wavefronts within 12% of Nsight Compute's 
       // split-Q warps)
       if (kernel == "fl_standard_softmax" || kernel == "fl_row_forward") {
         CAPTURE(kernel);
-        CHECK(r == doctest::Approx(1.0).epsilon(0.12));
+        CHECK(r == flashlab::testing::approx(1.0).epsilon(0.12));
         ++held;
       }
     }
@@ -85,7 +86,7 @@ TEST_CASE("shared memory: the model's wavefronts within 12% of Nsight Compute's 
     std::sort(v.begin(), v.end());
     CAPTURE(k);
     if (k.find("bwd") == std::string::npos && k.find("backward") == std::string::npos && v.size() >= 5)
-      CHECK(v[v.size() / 2] == doctest::Approx(1.0).epsilon(0.12));
+      CHECK(v[v.size() / 2] == flashlab::testing::approx(1.0).epsilon(0.12));
     MESSAGE(fmt::format("{:<22} {:3} launches: Nsight Compute / model {:.2f} (median), {:.2f}-{:.2f}", k, v.size(),
                         v[v.size() / 2], v.front(), v.back()));
   }
@@ -120,7 +121,7 @@ TEST_CASE("issue: the forward tile kernels' instructions within 15% of Nsight Co
     if (k == "fl_v2_forward" || k == "fl_v2_forward_split" || k == "fl_v2_variant" || k == "fl_row_forward" ||
         k == "fl_standard_scores") {
       CAPTURE(k);
-      CHECK(median == doctest::Approx(1.0).epsilon(0.15));
+      CHECK(median == flashlab::testing::approx(1.0).epsilon(0.15));
       ++held;
     }
   }

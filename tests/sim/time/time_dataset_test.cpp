@@ -20,6 +20,7 @@
 #include "flashlab/trace/trace.hpp"
 #include "same_run_checks.hpp"
 #include "time_data_files.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 
@@ -90,10 +91,10 @@ TEST_CASE("time model: the fitted constants are a fixed point of tools/time_fit'
   // the committed figures are printed to two decimals (0.80) where the grid holds 0.2 + 30 * 0.02: the
   // loss there may differ in its last bits, hence the relative 1e-12 and Approx's 1e-9
   CHECK(round.start_loss <= round.lowest_tried_loss * (1 + 1e-12));
-  CHECK(round.best.overlap == doctest::Approx(k.overlap).epsilon(1e-9));
-  CHECK(round.best.warp_stream == doctest::Approx(k.warp_stream).epsilon(1e-9));
-  CHECK(round.best.latency_s == doctest::Approx(k.latency_s).epsilon(1e-9));
-  CHECK(round.best.issue_interval == doctest::Approx(k.issue_interval).epsilon(1e-9));
+  CHECK(round.best.overlap == flashlab::testing::approx(k.overlap).epsilon(1e-9));
+  CHECK(round.best.warp_stream == flashlab::testing::approx(k.warp_stream).epsilon(1e-9));
+  CHECK(round.best.latency_s == flashlab::testing::approx(k.latency_s).epsilon(1e-9));
+  CHECK(round.best.issue_interval == flashlab::testing::approx(k.issue_interval).epsilon(1e-9));
 }
 
 // Issue 23's targets, on the held-out rows and on the training rows alike.

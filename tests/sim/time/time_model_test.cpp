@@ -5,6 +5,7 @@
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/time_model.hpp"
 #include "../../common/config_helpers.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 
@@ -26,7 +27,7 @@ TEST_CASE("every launch pays the measured launch overhead, standard attention ha
   for (const LaunchTime& l : s.time.launches) CHECK(l.time_s >= launch_s);
   CHECK(s.time.time_s >= 3 * launch_s);
   const Modelled v2 = model(make(Algo::v2, 64, 64, 64, 4, 1));
-  CHECK(v2.time.time_s == doctest::Approx(v2.time.launches[0].blocks_s + launch_s));
+  CHECK(v2.time.time_s == flashlab::testing::approx(v2.time.launches[0].blocks_s + launch_s));
 }
 
 TEST_CASE("step_time: units overlap as far as independent streams allow, loads wait a round trip") {
@@ -37,37 +38,37 @@ TEST_CASE("step_time: units overlap as far as independent streams allow, loads w
   w.unit[int(HwUnit::sfu)] = 1;
   w.unit[int(HwUnit::smem)] = 1;
   // one 4-warp block: 1 stream, rho = 0.5: 3 + 0.5 x 2
-  CHECK(step_time(w, p).time == doctest::Approx(4.0));
+  CHECK(step_time(w, p).time == flashlab::testing::approx(4.0));
   // two 8-warp blocks: 2 x (1 + 0.25 x 1) = 2.5 streams, rho = 0.2; each block waits for the other
   w.sharing = 2;
   w.warps = 8;
-  CHECK(step_time(w, p).time == doctest::Approx(2 * (3 + 0.2 * 2)));
+  CHECK(step_time(w, p).time == flashlab::testing::approx(2 * (3 + 0.2 * 2)));
   // a row launch: its units do not overlap within a block (its phases are between barriers), so a
   // block takes at least their sum; the blocks sharing the SM overlap one another's as above
   w.no_overlap = true;
-  CHECK(step_time(w, p).time == doctest::Approx(2 * (3 + 0.2 * 2)));
+  CHECK(step_time(w, p).time == flashlab::testing::approx(2 * (3 + 0.2 * 2)));
   {
     StepWork one = w;
     one.sharing = 1, one.warps = 4;  // alone: 3 + 0.5 x 2 = 4 overlapped, but its chain takes 5
-    CHECK(step_time(one, p).time == doctest::Approx(5.0));
+    CHECK(step_time(one, p).time == flashlab::testing::approx(5.0));
   }
   // shares: what the step spends on each unit, summing to its time
   const StepTime st = step_time(w, p);
   double share = 0;
   for (double x : st.share) share += x;
-  CHECK(share == doctest::Approx(st.time));
+  CHECK(share == flashlab::testing::approx(st.time));
   // loads: a prefetched step lasts at least one round trip; one that waits for its loads (they
   // start the block, or it stored them) takes its work alone plus trips round trips when that is longer
   StepWork small;
   small.unit[int(HwUnit::tensor)] = 0.25;
   small.loads = true;
-  CHECK(step_time(small, p).time == doctest::Approx(1.0));
+  CHECK(step_time(small, p).time == flashlab::testing::approx(1.0));
   small.round_trip = true;
   small.trips = 3;
-  CHECK(step_time(small, p).time == doctest::Approx(0.25 + 3.0));
-  CHECK(step_time(small, p).unit[int(HwUnit::latency)] == doctest::Approx(3.0));
+  CHECK(step_time(small, p).time == flashlab::testing::approx(0.25 + 3.0));
+  CHECK(step_time(small, p).unit[int(HwUnit::latency)] == flashlab::testing::approx(3.0));
   small.sharing = 16;  // sixteen blocks of work hide the wait
-  CHECK(step_time(small, p).time == doctest::Approx(16 * 0.25));
+  CHECK(step_time(small, p).time == flashlab::testing::approx(16 * 0.25));
 }
 
 TEST_CASE("a 4-warp block alone on its SM: its shares sum to one, one wave, the launch overhead on top") {
@@ -78,10 +79,10 @@ TEST_CASE("a 4-warp block alone on its SM: its shares sum to one, one wave, the 
   // 4 blocks' worth; one block's time is its share of them in full
   double shares = 0;
   for (double x : l.share) shares += x;
-  CHECK(shares == doctest::Approx(1.0));
+  CHECK(shares == flashlab::testing::approx(1.0));
   // the launch ends with its blocks (one wave) plus the launch overhead
   CHECK(l.waves == 1);
-  CHECK(l.time_s == doctest::Approx(l.blocks_s + gpu_preset("h200").launch_s.value()));
+  CHECK(l.time_s == flashlab::testing::approx(l.blocks_s + gpu_preset("h200").launch_s.value()));
 }
 
 TEST_CASE("wave quantization: one head more than the GPU holds takes a second wave") {
@@ -103,7 +104,9 @@ TEST_CASE("SMs idle when the grid is smaller than the GPU: V1 with 16 heads take
   const Modelled one = model(make(Algo::v1, 2048, 64, 64, 4, 1));
   const Modelled sixteen = model(make(Algo::v1, 2048, 64, 64, 4, 16));
   CHECK(sixteen.time.launches[0].grid == 16);
-  CHECK(sixteen.time.launches[0].blocks_s == doctest::Approx(one.time.launches[0].blocks_s));
+  // within 0.1%: sixteen blocks load the L2 sixteen times as much, which lengthens the round trip
+  // (lambda times the launch's load, docs/model.md "Memory latency"): 2.3890 against 2.3880 ms
+  CHECK(sixteen.time.launches[0].blocks_s == flashlab::testing::approx(one.time.launches[0].blocks_s).epsilon(1e-3));
   // while V2 spreads the same work over T_r = 32 blocks per head
   const Modelled v2 = model(make(Algo::v2, 2048, 64, 64, 4, 1));
   CHECK(v2.time.time_s < one.time.time_s / 10);
@@ -117,7 +120,7 @@ TEST_CASE("causal rows differ in length: about half the non-causal time, the lon
   CHECK(r < 0.75);
   CHECK(causal.time.launches[0].sm_busy < dense.time.launches[0].sm_busy + 1e-12);
   // TFLOP/s is the matmul FLOPs over the time
-  CHECK(causal.time.tflops == doctest::Approx(double(causal.counters.cost.flops) / causal.time.time_s / 1e12));
+  CHECK(causal.time.tflops == flashlab::testing::approx(double(causal.counters.cost.flops) / causal.time.time_s / 1e12));
 }
 
 TEST_CASE("the time model takes any schedule: V1's switches turned one by one to V2's end at V2's prediction") {
@@ -138,7 +141,7 @@ TEST_CASE("the time model takes any schedule: V1's switches turned one by one to
   Config v2 = c;
   v2.algo = Algo::v2;
   v2.order.reset(), v2.grid.reset(), v2.rescale.reset(), v2.split.reset(), v2.block_skip.reset();
-  CHECK(all == doctest::Approx(model(resolve(v2)).time.time_s));
+  CHECK(all == flashlab::testing::approx(model(resolve(v2)).time.time_s));
   // the loop order alone keeps one block per head: O stays on chip, the 16 SMs stay alone
   CHECK(order < v1);
   CHECK(order > v1 / 2);
@@ -169,8 +172,8 @@ TEST_CASE("the row launch: 4-warp blocks holding a row of S as fp32, one latency
     const double trips = double((2 * c.n + 2047) / 2048), transfer = 2.0 * double(c.n) / (7729.1e9 / 132);
     const double wait_idle = trips * 353.1e-9 + transfer, wait_full = wait_idle + trips * kFittedTimeParams.latency_s;
     if (c.blocks_per_sm == 1) {
-      CHECK(l.unit_s[int(HwUnit::latency)] >= doctest::Approx(double(c.n) * wait_idle / 132));
-      CHECK(l.unit_s[int(HwUnit::latency)] <= doctest::Approx(double(c.n) * wait_full / 132));
+      CHECK(l.unit_s[int(HwUnit::latency)] >= flashlab::testing::approx(double(c.n) * wait_idle / 132));
+      CHECK(l.unit_s[int(HwUnit::latency)] <= flashlab::testing::approx(double(c.n) * wait_full / 132));
     } else {
       CHECK(l.unit_s[int(HwUnit::latency)] < double(c.n) * wait_full / 132);
     }
@@ -183,7 +186,7 @@ TEST_CASE("the row launch: 4-warp blocks holding a row of S as fp32, one latency
   for (int u = 0; u <= int(HwUnit::latency); ++u) sum += l.unit_s[std::size_t(u)];
   const double per_block = sum * 132.0 / 32768.0, waves = 249;  // ceil(32768 / 132)
   CHECK(l.waves == 249);
-  CHECK(l.blocks_s == doctest::Approx(waves * per_block));
+  CHECK(l.blocks_s == flashlab::testing::approx(waves * per_block));
 }
 
 TEST_CASE("the backward's tile: the shared memory of its five matmuls and of dS, its units summed") {
@@ -208,10 +211,15 @@ TEST_CASE("the backward's tile: the shared memory of its five matmuls and of dS,
   const double smem = 2 * 8 * (32 + 64) * 64 * 2 + 2 * 8 * (32 * 128 + 128 * 32) * 2 + 2 * 128 * 128 * 2 +
                       8 * (32 * 128 + 128 * 32) * 2;
   CHECK(smem == 655360);
-  CHECK(l.unit_s[int(HwUnit::smem)] * 32918e9 == doctest::Approx(smem));
-  CHECK(l.unit_s[int(HwUnit::tensor)] * 638.9e12 == doctest::Approx(5.0 * 2 * 128 * 128 * 64));  // five matmuls
-  // one block on one SM: its time is the sum of its units (8 warps: a forward tile would overlap them)
-  double sum = 0;
-  for (int u = 0; u <= int(HwUnit::latency); ++u) sum += l.unit_s[std::size_t(u)];
-  CHECK(l.blocks_s == doctest::Approx(sum * 132));
+  CHECK(l.unit_s[int(HwUnit::smem)] * 32918e9 == flashlab::testing::approx(smem));
+  CHECK(l.unit_s[int(HwUnit::tensor)] * 638.9e12 == flashlab::testing::approx(5.0 * 2 * 128 * 128 * 64));  // five matmuls
+  // one block on one SM: its 8 warps overlap its units as a forward tile's do (docs/model.md "Overlap":
+  // rho = c / (1 + beta) < 1), so the block takes at least its largest unit and less than their sum
+  double sum = 0, top = 0;
+  for (int u = 0; u <= int(HwUnit::latency); ++u) {
+    sum += l.unit_s[std::size_t(u)];
+    top = std::max(top, l.unit_s[std::size_t(u)]);
+  }
+  CHECK(l.blocks_s >= top * 132);
+  CHECK(l.blocks_s < sum * 132);
 }

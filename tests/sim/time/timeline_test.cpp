@@ -13,6 +13,7 @@
 #include "flashlab/contract/error.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/timeline.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 using time_detail::V3TileStep;
@@ -72,11 +73,11 @@ void check_invariants(const Timeline& t) {
     double sum = u.busy;
     for (const IdleCause& c : u.idle) sum += c.fraction;
     CAPTURE(to_string(u.unit));
-    CHECK(sum == doctest::Approx(1.0).epsilon(1e-9));
+    CHECK(sum == flashlab::testing::approx(1.0).epsilon(1e-9));
   }
   double path = 0;
   for (const CriticalPart& c : t.critical_path) path += c.fraction;
-  CHECK(path == doctest::Approx(1.0).epsilon(1e-9));
+  CHECK(path == flashlab::testing::approx(1.0).epsilon(1e-9));
 }
 
 }  // namespace
@@ -91,15 +92,15 @@ TEST_CASE("timeline: two ping-pong warpgroups whose softmax equals their GEMMs k
   const Problem p = v3(1024, 64, 128, 64, true, true, 2);
   const double a = 1e-6;
   const time_detail::Laid l = time_detail::lay_v3(p, true, crafted(p, 3, a, 2 * a), {{0, 0}}, 0.0, 1.0);
-  CHECK(l.time_s == doctest::Approx(13 * a).epsilon(1e-9));
+  CHECK(l.time_s == flashlab::testing::approx(13 * a).epsilon(1e-9));
   const auto tensor = lane_spans(l, "tensor");
   REQUIRE(tensor.size() == 12);
   double busy = 0;
   for (const auto& iv : tensor) busy += iv.end_s - iv.start_s;
-  CHECK(busy / l.time_s == doctest::Approx(12.0 / 13.0).epsilon(1e-9));
-  CHECK(tensor[1].end_s == doctest::Approx(2 * a).epsilon(1e-9));
-  CHECK(tensor[2].start_s == doctest::Approx(3 * a).epsilon(1e-9));
-  for (std::size_t k = 3; k < tensor.size(); ++k) CHECK(tensor[k].start_s == doctest::Approx(tensor[k - 1].end_s).epsilon(1e-9));
+  CHECK(busy / l.time_s == flashlab::testing::approx(12.0 / 13.0).epsilon(1e-9));
+  CHECK(tensor[1].end_s == flashlab::testing::approx(2 * a).epsilon(1e-9));
+  CHECK(tensor[2].start_s == flashlab::testing::approx(3 * a).epsilon(1e-9));
+  for (std::size_t k = 3; k < tensor.size(); ++k) CHECK(tensor[k].start_s == flashlab::testing::approx(tensor[k - 1].end_s).epsilon(1e-9));
 }
 
 TEST_CASE("timeline: one stage serialises the K load's round trip with GEMM0 (closed form)") {
@@ -110,9 +111,9 @@ TEST_CASE("timeline: one stage serialises the K load's round trip with GEMM0 (cl
   const double a = 1e-6;
   const Problem two = v3(1024, 64, 64, 64, false, false, 2), one = v3(1024, 64, 64, 64, false, false, 1);
   CHECK(time_detail::lay_v3(two, true, crafted(two, 3, a, a), {{0, 0}}, 3 * a, 1.0).time_s ==
-        doctest::Approx(12 * a).epsilon(1e-9));
+        flashlab::testing::approx(12 * a).epsilon(1e-9));
   CHECK(time_detail::lay_v3(one, true, crafted(one, 3, a, a), {{0, 0}}, 3 * a, 1.0).time_s ==
-        doctest::Approx(14 * a).epsilon(1e-9));
+        flashlab::testing::approx(14 * a).epsilon(1e-9));
 }
 
 TEST_CASE("timeline: a single stream's time is the sum of its intervals") {
@@ -123,7 +124,7 @@ TEST_CASE("timeline: a single stream's time is the sum of its intervals") {
   double sum = 0, end = 0;
   for (const TimelineInterval& iv : t.intervals)
     if (t.lanes[std::size_t(iv.lane)].name == "consumer 0") sum += iv.end_s - iv.start_s, end = std::max(end, iv.end_s);
-  CHECK(sum == doctest::Approx(end).epsilon(1e-9));
+  CHECK(sum == flashlab::testing::approx(end).epsilon(1e-9));
   CHECK(end <= t.time_s);
 }
 
@@ -135,8 +136,8 @@ TEST_CASE("timeline: V2's step-by-step layout is predict_time's block time") {
     const Timeline t = timeline(p, make_schedule(p));
     const Modelled m = model(p);
     CAPTURE(causal);
-    CHECK(t.time_s == doctest::Approx(m.time.launches[0].blocks_s).epsilon(1e-9));  // the busiest SM
-    CHECK(t.analytic_s == doctest::Approx(t.time_s).epsilon(1e-9));
+    CHECK(t.time_s == flashlab::testing::approx(m.time.launches[0].blocks_s).epsilon(1e-9));  // the busiest SM
+    CHECK(t.analytic_s == flashlab::testing::approx(t.time_s).epsilon(1e-9));
     check_invariants(t);
   }
 }

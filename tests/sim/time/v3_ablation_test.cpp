@@ -71,6 +71,6 @@ TEST_CASE("V3 ablation (analytic): at least 39 of the 40 rows within 10% of the 
 TEST_CASE("V3 ablation (analytic): every row within 10% of the measured" * doctest::should_fail()) {
   for (const test::AblationRow& a : test::ablation_rows()) {
     CAPTURE(a.name);
-    CHECK(std::abs(predicted(a) / a.measured - 1) <= kTolerance);  // (doctest::Approx's epsilon is of 1 + the value)
+    CHECK(std::abs(predicted(a) / a.measured - 1) <= kTolerance);  // (relative: tests/common/approx.hpp says why)
   }
 }

@@ -9,6 +9,7 @@
 #include "flashlab/trace/stepper.hpp"
 #include "../../common/trace_helpers.hpp"
 #include "../../common/mask_definition.hpp"
+#include "../../common/approx.hpp"
 
 using namespace flashlab;
 
@@ -68,8 +69,8 @@ TEST_CASE("m and l after the last tile of a Q block equal the float64 row max an
         CHECK(std::isinf(last[std::size_t(i)]->m[std::size_t(r)]));
         continue;
       }
-      CHECK(last[std::size_t(i)]->m[std::size_t(r)] == doctest::Approx(m).epsilon(1e-5));
-      CHECK(last[std::size_t(i)]->l[std::size_t(r)] == doctest::Approx(l).epsilon(1e-5));
+      CHECK(last[std::size_t(i)]->m[std::size_t(r)] == flashlab::testing::approx(m).epsilon(1e-5));
+      CHECK(last[std::size_t(i)]->l[std::size_t(r)] == flashlab::testing::approx(l).epsilon(1e-5));
     }
   }
   CHECK(blocks_checked == 3);
