@@ -8,12 +8,12 @@
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/memory/occupancy.hpp"
 #include "flashlab/time/time_model.hpp"
+#include "sm_facts.hpp"
 
 namespace flashlab::time_detail {
 namespace {
 
 constexpr double kWavefrontBytes = 128;  // one shared-memory wavefront: 32 banks of 4 bytes
-constexpr double kLanes = 32;
 constexpr double kPartialBytes = 4;  // fp32 partials of P~ V
 
 bool softmax_row(const Launch& l) {

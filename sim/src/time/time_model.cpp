@@ -13,6 +13,7 @@
 #include "round_trips.hpp"
 #include "smem_wavefronts.hpp"
 #include "v3_work.hpp"
+#include "sm_facts.hpp"
 #include "flashlab/memory/compiled_registers.hpp"
 #include "flashlab/executor/l2_model.hpp"
 #include "flashlab/executor/sector_counter.hpp"
@@ -22,6 +23,8 @@ namespace flashlab {
 namespace {
 
 using time_detail::deal_launch;
+using time_detail::kLanes;
+using time_detail::kSchedulers;
 using time_detail::descending_q_blocks;
 using time_detail::row_round_trips;
 using time_detail::with_round_trip;
@@ -33,8 +36,6 @@ constexpr int kStandardBarriers = 2;  // per K/V block of standard attention's k
 // The row launch (standard attention's softmax, kernels/src/standard.cu fl_standard_softmax: one
 // thread block of kRowWarps warps per query row, docs/model.md "Time model", "The row launch"):
 constexpr int kRowBarriers = 4;              // two block-wide reductions (max, sum), two barriers each
-constexpr double kSchedulers = 4;            // warp schedulers (sub-partitions) per SM
-constexpr double kLanes = 32;                // lanes of one warp-instruction
 constexpr double kHmmaFlops = 2.0 * 16 * 8 * 16;  // one mma.sync m16n8k16
 constexpr double kLdsmBytes = 512;           // one ldmatrix.x4 (a warp's 32 x 16 bytes)
 

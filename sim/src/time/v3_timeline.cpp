@@ -15,11 +15,11 @@
 
 #include "flashlab/contract/event.hpp"
 #include "timeline_detail.hpp"
+#include "sm_facts.hpp"
 
 namespace flashlab::time_detail {
 namespace {
 
-constexpr double kSchedulers = 4;  // warp schedulers per SM, one warp-instruction per cycle each
 // One SM's L2 read port over its 1/SMs share of the L2's bandwidth: one thread block alone on the
 // H200 read 62.95 GB/s from the L2 (tests/data/gpu_ceilings/h200_l2_per_sm.json, blocks = 1, mean of
 // its two runs; scripts/gpu/l2_per_sm.cu: ld.global.cg, 64 KiB in flight), the L2 ceiling's share is

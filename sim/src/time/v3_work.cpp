@@ -6,13 +6,12 @@
 
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/memory/occupancy.hpp"
+#include "sm_facts.hpp"
 
 namespace flashlab::time_detail {
 namespace {
 
-constexpr double kLanes = 32;           // lanes of one warp-instruction
 constexpr double kWarpsPerGroup = 4;    // warps of one warpgroup
-constexpr double kSchedulers = 4;       // warp schedulers per SM, one warp-instruction per cycle each
 constexpr double kWgmmaK = 16;          // K of one wgmma (fp16/bf16): m64nNk16
 constexpr double kMaskLaneOps = 4;      // a masked score element: column and row index, compare, select
 constexpr double kWarpOverhead = 24;    // per warp per tile: shuffles, row statistics, fences, waits

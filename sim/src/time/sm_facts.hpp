@@ -1,0 +1,12 @@
+// sm_facts.hpp — facts of an SM that the time model's rules share (private to sim/src/time): the
+// warp schedulers each issuing one warp-instruction per cycle, and a warp-instruction's lanes (NVIDIA
+// CUDA C++ Programming Guide, "Compute Capabilities": 4 schedulers per SM on compute capability 8.x and
+// 9.0, 32 threads per warp).
+#pragma once
+
+namespace flashlab::time_detail {
+
+inline constexpr double kSchedulers = 4;  // warp schedulers (sub-partitions) per SM
+inline constexpr double kLanes = 32;      // lanes of one warp-instruction
+
+}  // namespace flashlab::time_detail
