@@ -10,3 +10,13 @@ def verdict(name, found, holds):
     if not found:
         print(f"{name}: {holds}")
     return 1 if found else 0
+
+
+def caught(found, expected, what):
+    """A --selftest's ending: 0 when the check, run on a planted offender, found exactly `expected` (a list of
+    lines), else 1; prints which (`what` names the offender)."""
+    if found != expected:
+        print(f"selftest: {what} was not reported as {expected}: {found}")
+        return 1
+    print("selftest: reported", found[0])
+    return 0
