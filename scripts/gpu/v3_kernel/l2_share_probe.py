@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Do the L2's read counters see fewer sectors when many thread blocks ask for the same K/V tile at once?
+
+    python3 scripts/gpu/v3_kernel/l2_share_probe.py --bin V3 --out DIR --commit SHA
+
+Issue 27's bytes check: without a mask, fa3's L2 read sectors are 0.43-0.67x the simulator's sector level
+(tests/data/gpu_v3/v3_bytes.json, runs 5 and 6) under all three schedulers, while causal runs are within
+2-4%. Without a mask every Q block of a head walks its K/V blocks from the last down at the same pace,
+so the thread blocks of one head request each K/V tile at about the same time; with a causal mask each
+Q block starts at its own diagonal. The hypothesis: requests for a sector already in flight are merged
+before the L2's tag stage counts them. SHARE holds fa3 fp16 d 128 shapes of the same tile (128 x 176
+without a mask) whose thread blocks share a head's K/V to different degrees: T_r = N / 128 Q blocks per
+head, from 32 (one head, N 4096) to 1 (N 128, 256 heads: no tile read by two thread blocks); causal
+beside. If the hypothesis holds, the ratio measured / sector level falls as T_r grows and is ~1 at T_r 1.
+Each row is one ncu process (ncu_vs_cudnn.v3_row: the checked launch profiled, caches flushed), with
+ncu_bytes.py's BYTES metrics; writes DIR/v3_l2_share.json (meta as ncu_bytes.py's) and
+DIR/ncu_logs_share.tar.gz. The ratios: scripts/check/v3_kernel_extra.py's sector level for each row's
+tile (`flashlab count --algo v3 ... --json`), computed where the data are read, not here.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+import common  # noqa: E402
+import ncu  # noqa: E402
+from ncu_ablation import known_units  # noqa: E402
+from ncu_bytes import BYTES  # noqa: E402
+from ncu_vs_cudnn import sources_sha256, v3_row  # noqa: E402
+
+# (mask, B, N, H): fa3 fp16 d 128; Q blocks per head T_r = N / 128
+SHARE = [("none", 1, 4096, 1), ("none", 1, 4096, 8), ("none", 1, 1024, 32), ("none", 1, 256, 128),
+         ("none", 1, 128, 256), ("causal", 1, 4096, 8), ("causal", 1, 128, 256)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", required=True, type=Path)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--commit", default="unknown")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    logs = Path("/tmp/v3_ncu_logs_share")
+    logs.mkdir(parents=True, exist_ok=True)
+    metrics, missing, _ = known_units(BYTES)
+    meta = common.metadata(("gpu", "driver", "ncu", "commit", "command", "date"), commit=args.commit,
+                           command="python3 scripts/gpu/v3_kernel/l2_share_probe.py " + " ".join(sys.argv[1:]))
+    meta |= {"ncu_flags": " ".join(ncu.command(metrics, cache_control="all")[1:]), "launches": 1,
+             "v3_sources_sha256": sources_sha256(), "metrics": metrics, "missing_metrics": missing}
+    rows, out = [], args.out / "v3_l2_share.json"
+    for m, b, n, h in SHARE:
+        rows.append(v3_row(args.bin, 128, m, n, 1, logs, metrics=metrics, batch=b, heads=h, tag="_share",
+                           dtype="fp16", skip=0, time=False))
+        r, k = rows[-1], (rows[-1]["kernels"] or [{}])[0]
+        print(f"share {m:6} B {b} N {n:5} H {h:3}: exit {r['exit']}, tile {(r['run'] or {}).get('b_r')} x "
+              f"{(r['run'] or {}).get('b_c')}, L2 rd sectors {k.get('l2_rd')} (tex {k.get('l2_tex_rd')}), "
+              f"check {(r['run'] or {}).get('check', {}).get('pass')}", flush=True)
+        out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    common.sh(["tar", "czf", str(args.out / "ncu_logs_share.tar.gz"), "-C", str(logs.parent), logs.name])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
