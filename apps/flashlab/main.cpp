@@ -5,10 +5,13 @@
 // written (standard output is checked after every command, standard_output.hpp) or any other error;
 // 130, 143 (129) when SIGINT, SIGTERM (SIGHUP) stop it, 4 for SIGXFSZ, the output temporaries removed
 // first (trace/temp_files.hpp).
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -53,6 +56,55 @@ std::string printable(const char* text) {
     }
   }
   return out;
+}
+
+// Edit distance (insertions, deletions, substitutions) of two short words, for a flag's "did you mean".
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The house form of CLI11's "The following arguments were not expected: 5 --Nq": the first word
+// left over, what it is not, and the nearest flags of the command (same letters in another case, or
+// else one edit away): "flag = --Nq: not a flag of flashlab count; did you mean --nq? (...)".
+std::string unexpected_message(const CLI::App& app, const CLI::ExtrasError& e) {
+  const CLI::App* where = &app;
+  for (const CLI::App* sub : app.get_subcommands()) where = sub;  // the command that was parsed
+  const std::vector<std::string> left = where->remaining();
+  if (left.empty()) return std::string(e.what()) + " (flashlab COMMAND --help lists the flags)";
+  const auto flag = std::find_if(left.begin(), left.end(), [](const std::string& w) { return w.size() > 1 && w[0] == '-'; });
+  const std::string name = where == &app ? "flashlab" : "flashlab " + where->get_name();
+  const std::string help = name + (where == &app ? " --help lists the commands" : " --help lists the flags");
+  if (flag == left.end())
+    return "argument = " + left.front() + ": not expected by " + name + " (values follow their flag, e.g. --seq 1024; " +
+           help + ")";
+  const std::string word = flag->substr(0, flag->find('='));
+  const auto lower = [](std::string w) {
+    std::transform(w.begin(), w.end(), w.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return w;
+  };
+  std::string nearest;  // every flag at the least distance (0: the same letters in another case), at most 1
+  std::size_t best = 2;
+  for (const CLI::Option* o : where->get_options())
+    for (const std::string& l : o->get_lnames()) {
+      const std::string candidate = "--" + l;
+      const std::size_t d = lower(candidate) == lower(word) ? 0 : edit_distance(candidate, word);
+      if (d > 1) continue;
+      if (d < best) nearest.clear(), best = d;
+      if (d == best) nearest += (nearest.empty() ? "" : " or ") + candidate;
+    }
+  return "flag = " + *flag + ": not a flag of " + name + (nearest.empty() ? "" : "; did you mean " + nearest + "?") +
+         " (" + help + ")";
 }
 
 // The message of an output that could not be written, and its exit status.
@@ -104,6 +156,9 @@ int main(int argc, char** argv) {
     }
     app.parse(argc, argv);
     return checked_exit(kExitOk);
+  } catch (const CLI::ExtrasError& e) {  // a word no flag took: an unknown flag, or a stray value
+    std::fprintf(stderr, "flashlab: error: %s\n", printable(unexpected_message(app, e).c_str()).c_str());
+    return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     // --help and --version print to standard output and give 0
     if (e.get_exit_code() == 0) return app.exit(e) == 0 ? checked_exit(kExitOk) : kExitBadInput;

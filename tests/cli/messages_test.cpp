@@ -156,3 +156,27 @@ TEST_CASE("an error quoting control bytes or broken UTF-8 writes them as \\xNN: 
   CHECK(r.err.rfind("flashlab: error: mask = \\x1b[2J: ", 0) == 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("an unknown flag or a stray value is named in the house form, with the nearest flag") {
+  // A new user's report: CLI11's "The following arguments were not expected: 5 --Nq" named the words
+  // backwards and not what is allowed.
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"count --Nq 5", "flag = --Nq: not a flag of flashlab count; did you mean --nq? (flashlab count --help lists the flags)"},
+      {"run --sed 5", "flag = --sed: not a flag of flashlab run; did you mean --seq or --seed? (flashlab run --help lists the flags)"},
+      {"count --seed 5", "flag = --seed: not a flag of flashlab count (flashlab count --help lists the flags)"},
+      {"trace --stats-block=0 -o x.trace",
+       "flag = --stats-block=0: not a flag of flashlab trace; did you mean --stats-blocks? (flashlab trace --help lists "
+       "the flags)"},
+      {"count 5", "argument = 5: not expected by flashlab count (values follow their flag, e.g. --seq 1024; flashlab "
+                  "count --help lists the flags)"}};
+  for (const auto& c : cases) {
+    const CliResult r = run_cli(c.args);
+    INFO("flashlab ", std::string(c.args), "\nstderr: ", r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == std::string("flashlab: error: ") + c.message + "\n");
+  }
+}
