@@ -1,7 +1,8 @@
 // main.cpp — the `flashlab` command: builds the CLI11 app, registers each command, maps errors to
 // the exit statuses of commands.hpp: 0 success; 1 diff: the traces differ; 2 bad input
 // (flashlab::ConfigError, "flashlab: error: <field> = <value>: <allowed>", or a command-line parse
-// error: "flashlab: error: <CLI11's message> (flashlab COMMAND --help lists the flags)"); 3 numerics out of tolerance (`run`); 4 an output that could not be
+// error in the same form: an unknown flag, a stray value, a flag without its value or given twice, a
+// missing one; CLI11's own message for the rare others); 3 numerics out of tolerance (`run`); 4 an output that could not be
 // written (standard output is checked after every command, standard_output.hpp) or any other error;
 // 130, 143 (129) when SIGINT, SIGTERM (SIGHUP) stop it, 4 for SIGXFSZ, the output temporaries removed
 // first (trace/temp_files.hpp).
@@ -58,6 +59,13 @@ std::string printable(const char* text) {
   return out;
 }
 
+// The command that was parsed (the deepest subcommand given), or the app itself.
+const CLI::App& parsed_command(const CLI::App& app) {
+  const CLI::App* where = &app;
+  for (const CLI::App* sub : app.get_subcommands()) where = sub;
+  return *where;
+}
+
 // Edit distance (insertions, deletions, substitutions) of two short words, for a flag's "did you mean".
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -78,8 +86,7 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 // left over, what it is not, and the nearest flags of the command (same letters in another case, or
 // else one edit away): "flag = --Nq: not a flag of flashlab count; did you mean --nq? (...)".
 std::string unexpected_message(const CLI::App& app, const CLI::ExtrasError& e) {
-  const CLI::App* where = &app;
-  for (const CLI::App* sub : app.get_subcommands()) where = sub;  // the command that was parsed
+  const CLI::App* where = &parsed_command(app);
   const std::vector<std::string> left = where->remaining();
   if (left.empty()) return std::string(e.what()) + " (flashlab COMMAND --help lists the flags)";
   const auto flag = std::find_if(left.begin(), left.end(), [](const std::string& w) { return w.size() > 1 && w[0] == '-'; });
@@ -105,6 +112,47 @@ std::string unexpected_message(const CLI::App& app, const CLI::ExtrasError& e) {
     }
   return "flag = " + *flag + ": not a flag of " + name + (nearest.empty() ? "" : "; did you mean " + nearest + "?") +
          " (" + help + ")";
+}
+
+// The house form of CLI11's "--nq: 1 required INT missing" (a flag without its value), "--nq: At
+// Most 1 required but received 2" (a flag given twice) and "A is required" / "--over is required":
+// "nq = (missing): a value after --nq (INT) ...", "nq = 5 and 6: --nq given once ...",
+// "over = (missing): --over AXIS is required ...", and `flashlab` alone: "command = (missing): one
+// of count, ...". Other messages keep CLI11's text.
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
+  const CLI::App& where = parsed_command(app);
+  const std::string name = &where == &app ? "flashlab" : "flashlab " + where.get_name();
+  const std::string help = " (" + name + " --help lists the flags)";
+  const std::string what = e.what();
+  const std::size_t colon = what.find(": ");
+  const std::string suffix = " is required";
+  std::string flag;
+  if (colon != std::string::npos && what.rfind("--", 0) == 0) flag = what.substr(0, colon);
+  else if (what.size() > suffix.size() && what.compare(what.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+           what.find(' ') == what.size() - suffix.size())
+    flag = what.substr(0, what.size() - suffix.size());  // "A is required", "--over is required"
+  if (&where == &app && what == "A subcommand is required") {  // `flashlab` alone
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    return "command = (missing): one of " + names + " (flashlab --help says what each does)";
+  }
+  const CLI::Option* o = flag.empty() ? nullptr : where.get_option_no_throw(flag);
+  if (o == nullptr) return what + " (flashlab COMMAND --help lists the flags)";
+  const std::string field = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag;
+  if (what.find(" is required") != std::string::npos)
+    return field + " = (missing): " +
+           (flag.rfind("--", 0) == 0 ? flag + " " + o->get_type_name() + " is required"
+                                     : o->get_type_name() + ", " + o->get_description() + ", is required") +
+           help;
+  if (what.find("At Most") != std::string::npos) {
+    std::string values;
+    for (const std::string& v : o->results()) values += (values.empty() ? "" : " and ") + v;
+    return field + " = " + (values.empty() ? "(several)" : values) + ": " + flag + " given once" + help;
+  }
+  if (what.find(" missing") != std::string::npos)
+    return field + " = (missing): a value after " + flag + " (" + o->get_type_name() + ")" + help;
+  return what + " (flashlab COMMAND --help lists the flags)";
 }
 
 // The message of an output that could not be written, and its exit status.
@@ -162,8 +210,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version print to standard output and give 0
     if (e.get_exit_code() == 0) return app.exit(e) == 0 ? checked_exit(kExitOk) : kExitBadInput;
-    // any other parse error (an unknown flag, a flag given twice, a missing one) in the house form
-    std::fprintf(stderr, "flashlab: error: %s (flashlab COMMAND --help lists the flags)\n", printable(e.what()).c_str());
+    // any other parse error (a flag given twice, one without its value, a missing one) in the house form
+    std::fprintf(stderr, "flashlab: error: %s\n", printable(parse_error_message(app, e).c_str()).c_str());
     return kExitBadInput;
   } catch (const flashlab::ConfigError& e) {
     std::fprintf(stderr, "flashlab: error: %s\n", printable(e.what()).c_str());

@@ -180,3 +180,25 @@ TEST_CASE("an unknown flag or a stray value is named in the house form, with the
     CHECK(r.err == std::string("flashlab: error: ") + c.message + "\n");
   }
 }
+
+TEST_CASE("a flag without its value, given twice, or missing, and no command: the house form") {
+  // A new user's report: CLI11's "--nq: 1 required INT missing", "--nq: At Most 1 required but
+  // received 2", "A is required" and "A subcommand is required" did not say field = value: allowed.
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"count --nq", "nq = (missing): a value after --nq (INT) (flashlab count --help lists the flags)"},
+      {"count --nq 5 --nq 6", "nq = 5 and 6: --nq given once (flashlab count --help lists the flags)"},
+      {"sweep --values 5", "over = (missing): --over AXIS is required (flashlab sweep --help lists the flags)"},
+      {"diff", "A = (missing): FILE, first trace file (text or binary), is required (flashlab diff --help lists the flags)"},
+      {"", "command = (missing): one of count, compare, explain, run, sweep, trace, diff, metrics, timeline (flashlab "
+           "--help says what each does)"}};
+  for (const auto& c : cases) {
+    const CliResult r = run_cli(c.args);
+    INFO("flashlab ", std::string(c.args), "\nstderr: ", r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == std::string("flashlab: error: ") + c.message + "\n");
+  }
+}
