@@ -202,3 +202,21 @@ TEST_CASE("a flag without its value, given twice, or missing, and no command: th
     CHECK(r.err == std::string("flashlab: error: ") + c.message + "\n");
   }
 }
+
+TEST_CASE("a launch too large to lay out: timeline refuses it naming its thread blocks, count times it") {
+  // A new user's report: 10^8 (batch, head) pairs ran timeline, count and explain for minutes. Here
+  // 10^6 x 100 pairs x T_r = 1024 / 128 = 8 Q blocks = 8 x 10^8 thread blocks of v2_forward, over the
+  // timeline's 2^24 = 16,777,216; count deals them (block_deal.hpp kDealtExactly) and exits 0
+  const std::string big = " --batch 1000000 --heads 100 --seq 1024 --d 64";
+  const CliResult t = run_cli("timeline" + big);
+  CHECK(t.code == 2);
+  CHECK(t.out.empty());
+  CHECK(t.err == "flashlab: error: thread blocks = 800000000: at most 16777216 in the launch a timeline shows "
+                 "(v2_forward: batch x heads x its blocks per (batch, head)); `count` times a launch of any size\n");
+  const CliResult c = run_cli("count" + big + " --json");
+  REQUIRE(c.code == 0);
+  // 8 x 10^8 blocks of 128 x 128 x 4 on 132 SMs: at least their work spread over the GPU
+  const nlohmann::json j = nlohmann::json::parse(c.out);
+  CHECK(j.at("predicted").at("launches")[0].at("grid") == 800000000);
+  CHECK(j.at("predicted").at("time_s").get<double>() > 1.0);
+}

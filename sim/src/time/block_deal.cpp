@@ -3,12 +3,36 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <queue>
 
 namespace flashlab::time_detail {
 
+namespace {
+
+double sum_of(const std::vector<double>& dur) {
+  double s = 0;
+  for (double d : dur) s += d;
+  return s;
+}
+
+/// The (batch, head) pairs dealt one by one where bh is larger (block_deal.hpp kDealtExactly): enough
+/// heads for kDealtExactly blocks, at least one.
+std::int64_t heads_dealt(std::int64_t per_head, std::int64_t bh) {
+  return std::min(bh, std::max<std::int64_t>(1, kDealtExactly / std::max<std::int64_t>(1, per_head)));
+}
+
+}  // namespace
+
 std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, std::int64_t slots) {
   const std::int64_t per_head = std::int64_t(dur.size()), grid = per_head * bh;
+  if (grid > kDealtExactly && grid > slots) {
+    // every slot stays busy until the last blocks are dealt: the heads past the first m add their work
+    // spread over the slots (the tail differs by less than one block)
+    const std::int64_t m = heads_dealt(per_head, bh);
+    const double w = sum_of(dur);
+    return {deal(dur, m, slots).first + double(bh - m) * w / double(slots), double(bh) * w};
+  }
   double makespan = 0, busy = 0;
   if (grid <= slots) {
     for (double d : dur) makespan = std::max(makespan, d), busy += d;
@@ -30,17 +54,35 @@ std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, 
 std::pair<double, double> deal_persistent(const std::vector<double>& dur, std::int64_t bh, std::int64_t ctas,
                                           bool longest_first, double first_trip) {
   const std::int64_t per_head = std::int64_t(dur.size()), tiles = per_head * bh;
+  if (!longest_first) {
+    // static: thread block c takes tiles c, c + ctas, ..., whose Q blocks (c + k ctas) mod T_r repeat
+    // every T_r / gcd(ctas, T_r) of them: each block's sum in closed form
+    const std::int64_t period = per_head / std::gcd(ctas, per_head);
+    double makespan = 0, busy = 0;
+    for (std::int64_t c = 0; c < std::min(ctas, tiles); ++c) {
+      const std::int64_t n = (tiles - c + ctas - 1) / ctas;  // its tiles
+      double whole = 0, part = 0;
+      for (std::int64_t k = 0; k < period; ++k) {
+        const double d = dur[std::size_t((c + k * ctas) % per_head)];
+        whole += d;
+        if (k < n % period) part += d;
+      }
+      const double f = first_trip + double(n / period) * whole + part;
+      makespan = std::max(makespan, f), busy += f;
+    }
+    return {makespan, busy};
+  }
+  if (tiles > kDealtExactly && tiles > ctas) {  // as deal's: the later heads spread over the thread blocks
+    const std::int64_t m = heads_dealt(per_head, bh);
+    const double w = sum_of(dur);
+    const auto [first, busy] = deal_persistent(dur, m, ctas, longest_first, first_trip);
+    return {first + double(bh - m) * w / double(ctas), busy + double(bh - m) * w};
+  }
   const auto tile_time = [&](std::int64_t t) {
     const std::int64_t r = t % per_head;
     return dur[std::size_t(longest_first ? per_head - 1 - r : r)];
   };
   double makespan = 0, busy = 0;
-  if (!longest_first) {
-    std::vector<double> finish(std::size_t(std::min(ctas, tiles)), first_trip);
-    for (std::int64_t t = 0; t < tiles; ++t) finish[std::size_t(t % ctas)] += tile_time(t);
-    for (double f : finish) makespan = std::max(makespan, f), busy += f;
-    return {makespan, busy};
-  }
   std::priority_queue<double, std::vector<double>, std::greater<double>> free;
   for (std::int64_t c = 0; c < std::min(ctas, tiles); ++c) free.push(first_trip), busy += first_trip;
   for (std::int64_t t = 0; t < tiles; ++t) {

@@ -12,6 +12,13 @@
 
 namespace flashlab::time_detail {
 
+/// Blocks dealt one by one; past this many (more than `slots`), deal and deal_persistent (longest first;
+/// its static deal is summed in closed form at any size) deal the first
+/// (batch, head) pairs that fill it and add each later pair's summed time spread over the slots, which
+/// every slot keeps busy until the last blocks are dealt: the latest finish then differs from the one by
+/// one by less than the longest block, and a count over 10^11 (batch, head) pairs takes a second, not an hour.
+inline constexpr std::int64_t kDealtExactly = std::int64_t(1) << 22;
+
 /// The blocks of a launch (`dur`: one (batch, head)'s blocks in seconds, repeated bh times) dealt in
 /// dispatch order to the first free of `slots`: the latest finish and the blocks' summed time (seconds).
 std::pair<double, double> deal(const std::vector<double>& dur, std::int64_t bh, std::int64_t slots);

@@ -228,6 +228,12 @@ Timeline timeline(const Problem& p, const Schedule& sched, const TimelineOptions
   const Schedule& s = e.schedule();
   std::size_t x = 0;
   while (x + 1 < s.launches.size() && walked_loops(s.launches[x]).empty()) ++x;
+  // the deal keeps every thread block of the launch (launch_blocks): bounded, as the viewer must stay live
+  const std::int64_t blocks = blocks_per_head(s.launches[x], p) * p.bh();
+  if (blocks > kTimelineMaxBlocks)
+    throw ConfigError("thread blocks", std::to_string(blocks),
+                      "at most " + std::to_string(kTimelineMaxBlocks) + " in the launch a timeline shows (" +
+                          s.launches[x].name + ": batch x heads x its blocks per (batch, head)); `count` times a launch of any size");
   SectorCounter sectors(p, s);
   L2Model l2(p, s);
   e.add_level(&sectors);

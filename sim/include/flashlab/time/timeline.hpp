@@ -119,9 +119,13 @@ struct Timeline {
   std::string note;                      // what was left out or approximated, one line; empty if nothing
 };
 
+/// The most thread blocks (batch x heads x blocks per (batch, head)) in the launch a timeline lays out:
+/// the deal behind it keeps each block's slot. Larger launches: count's time, which has no such bound.
+inline constexpr std::int64_t kTimelineMaxBlocks = std::int64_t(1) << 24;
+
 /// One SM's timeline of schedule s on problem p (the first launch with tiles; V3: its forward launch).
-/// Bad options (sm outside 0 .. SMs - 1) throw ConfigError (a std::invalid_argument: contract/error.hpp)
-/// naming the field, value and allowed range. Sources: FA3 (arXiv 2407.08608) §3.1 (warp specialization, ping-pong), §3.2 and Algorithm 2
+/// Bad options (sm outside 0 .. SMs - 1) and a launch of more than kTimelineMaxBlocks thread blocks throw
+/// ConfigError (a std::invalid_argument: contract/error.hpp) naming the field, value and allowed range. Sources: FA3 (arXiv 2407.08608) §3.1 (warp specialization, ping-pong), §3.2 and Algorithm 2
 /// (intra-warpgroup overlap), Algorithm 1 (producer / consumer); the rates: config/gpu_spec.hpp.
 Timeline timeline(const Problem& p, const Schedule& s, const TimelineOptions& o = {});
 
