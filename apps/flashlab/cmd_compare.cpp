@@ -35,10 +35,10 @@ std::string label(const CompareRow& r, const Problem& p) {
   return r.part ? "  of which " + l : l;
 }
 
-void print_table(const std::vector<report::Figures>& cols, const std::string& model, bool reference) {
+void print_table(const std::vector<report::Figures>& cols, const std::string& model, bool reference, const Config& c) {
   const Problem& p = cols.back().problem;
   if (!model.empty()) std::cout << model << "\n";
-  std::cout << problem_line(p) << "\n" << tile_lines(cols, reference);
+  std::cout << problem_line(p) << "\n" << tile_lines(cols, reference, c);
   // Standard attention has no tile loop (FA1 Algorithm 0): --block-skip changes nothing there.
   std::cout << fmt::format(
       "block skip: V1 {}, V2 {}, standard does not apply (no tile loop); warps: V1 {}, V2 {} of {} (counts cover "
@@ -98,7 +98,7 @@ void register_compare(CLI::App& app) {
     if (*json)
       std::cout << report::compare_json(cols, flags->model()).dump(2) << "\n";
     else
-      print_table(cols, flags->model_description(), uses_reference_tiles(c));
+      print_table(cols, flags->model_description(), uses_reference_tiles(c), c);
   });
 }
 

@@ -29,9 +29,25 @@ std::string problem_line(const Problem& p) {
                      report::bytes_both(std::uint64_t(p.sram_capacity)), p.gpu.name);
 }
 
-std::string tile_lines(const std::vector<report::Figures>& cols, bool reference) {
+std::string tile_source(const Config& c) {
+  std::vector<std::string> given, preset;
+  (c.b_r ? given : preset).push_back("B_r");
+  (c.b_c ? given : preset).push_back("B_c");
+  (c.warps ? given : preset).push_back("warps");
+  const auto names = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (std::size_t k = 0; k < v.size(); ++k) s += (k == 0 ? "" : k + 1 == v.size() ? " and " : ", ") + v[k];
+    return s;
+  };
+  if (c.auto_blocks) return "B_r x B_c by the V1 paper's rule (--br/--bc auto), warps " + std::string(c.warps ? "as given" : "by default");
+  if (preset.empty()) return "as given";
+  if (given.empty()) return "the default tile for d";
+  return names(given) + " as given, " + names(preset) + " by default";
+}
+
+std::string tile_lines(const std::vector<report::Figures>& cols, bool reference, const Config& c) {
   std::string out = reference ? "tiles B_r x B_c x warps (each algorithm on its reference kernel's):\n"
-                              : "tiles B_r x B_c x warps (as given, the same for all three):\n";
+                              : "tiles B_r x B_c x warps (" + tile_source(c) + ", the same for all three):\n";
   for (const report::Figures& f : cols) {
     const Problem& p = f.problem;
     const Tiling& t = p.tiling;

@@ -18,8 +18,13 @@ std::string problem_line(const Problem& p);
 
 /// One line per algorithm of cols (standard, V1, V2): its tile, T_r x T_c, grid, and the kernel it
 /// stands for and why (`reference`: the tiles are the reference kernels', uses_reference_tiles),
-/// or that the tile is the one given. Each line ends in a newline.
-std::string tile_lines(const std::vector<report::Figures>& cols, bool reference);
+/// or where the one tile comes from (tile_source of c). Each line ends in a newline.
+std::string tile_lines(const std::vector<report::Figures>& cols, bool reference, const Config& c);
+
+/// Where a tile not chosen per algorithm comes from, for the line above it: "as given" when --br, --bc
+/// and --warps all were, else which were given and which are the defaults (default_blocks,
+/// default_warps), or the V1 paper's rule for --br/--bc auto.
+std::string tile_source(const Config& c);
 
 /// explain's line under the problem: every step of the walk runs on one tile, B_r x B_c x warps of
 /// p, and which kernel that is (`reference`: FA2's tile for d, V2's reference kernel, while V1's own

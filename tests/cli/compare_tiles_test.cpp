@@ -71,7 +71,7 @@ TEST_CASE("compare: with a tile given, all three run on it, and no note where V1
   }
   const CliResult r = run_cli(args);
   REQUIRE(r.code == 0);
-  CHECK(has(r.out, "tiles B_r x B_c x warps (as given, the same for all three):"));
+  CHECK(has(r.out, "tiles B_r x B_c x warps (B_r and B_c as given, warps by default, the same for all three):"));
   CHECK_FALSE(has(r.out, "kernels/src/v1.cu"));
   // N = 1024, d = 64, fp16: V1 (6,955,008 B, lab 01's closed form) below standard (4 N^2 e + 3 N d e + N d e = 8,912,896 B)
   CHECK_FALSE(has(r.out, "note: V1 moves more HBM bytes"));
@@ -96,4 +96,23 @@ TEST_CASE("explain names the walk's one tile: FA2's, V2's kernel, and the tile V
   const CliResult given = run_cli("explain --nq 512 --nk 512 --d 64 --br 64 --bc 64");
   REQUIRE(given.code == 0);
   CHECK(has(given.out, "every step on one tile, B_r x B_c x warps = 64 x 64 x 4, T_r = 8, T_c = 8 (as given)"));
+}
+
+TEST_CASE("compare's tile line says which of B_r, B_c and warps were given and which are defaults") {
+  // a new user's report: `compare --seq 64 --br 16` said "as given" of a B_c nobody gave
+  const struct {
+    const char* flags;
+    const char* source;
+  } cases[] = {{"--br 16", "B_r as given, B_c and warps by default"},
+               {"--bc 32", "B_c as given, B_r and warps by default"},
+               {"--br 64 --bc 64 --warps 4", "as given"},
+               {"--warps 8 --pass backward", "warps as given, B_r and B_c by default"},
+               {"--pass backward", "the default tile for d"},
+               {"--br auto", "B_r x B_c by the V1 paper's rule (--br/--bc auto), warps by default"}};
+  for (const auto& c : cases) {
+    const CliResult r = run_cli(std::string("compare --model none --seq 256 --d 64 ") + c.flags);
+    INFO(c.flags, "\n", r.err);
+    REQUIRE(r.code == 0);
+    CHECK(has(r.out, std::string("tiles B_r x B_c x warps (") + c.source + ", the same for all three):\n"));
+  }
 }
