@@ -16,20 +16,11 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-/// `flashlab <args>` exits 2 with nothing on stdout and exactly "flashlab: error: <message>" on stderr.
-void refused_with(const std::string& args, const std::string& message) {
-  const CliResult r = run_cli(args);
-  INFO("flashlab ", args, "\nstderr: ", r.err);
-  CHECK(r.code == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err == "flashlab: error: " + message + "\n");
-}
-
 }  // namespace
 
 TEST_CASE("timeline --json / --csv to a device: the error names the flag (was: output = /dev/full)") {
   for (const char* flag : {"json", "csv"}) {
-    refused_with(std::string("timeline --seq 256 --") + flag + " /dev/full",
+    check_refused(std::string("timeline --seq 256 --") + flag + " /dev/full",
                  std::string(flag) + " = /dev/full: a regular file path (it is a character device)");
   }
 }
@@ -178,7 +169,7 @@ TEST_CASE("an unknown flag or a stray value is named in the house form, with the
        "the flags)"},
       {"count 5", "argument = 5: not expected by flashlab count (values follow their flag, e.g. --seq 1024; flashlab "
                   "count --help lists the flags)"}};
-  for (const auto& c : cases) refused_with(c.args, c.message);
+  for (const auto& c : cases) check_refused(c.args, c.message);
 }
 
 TEST_CASE("a flag without its value, given twice, or missing, and no command: the house form") {
@@ -194,7 +185,7 @@ TEST_CASE("a flag without its value, given twice, or missing, and no command: th
       {"diff", "A = (missing): FILE, first trace file (text or binary), is required (flashlab diff --help lists the flags)"},
       {"", "command = (missing): one of count, compare, explain, run, sweep, trace, diff, metrics, timeline (flashlab "
            "--help says what each does)"}};
-  for (const auto& c : cases) refused_with(c.args, c.message);
+  for (const auto& c : cases) check_refused(c.args, c.message);
 }
 
 TEST_CASE("a launch too large to lay out: timeline refuses it naming its thread blocks, count times it") {
@@ -202,7 +193,7 @@ TEST_CASE("a launch too large to lay out: timeline refuses it naming its thread 
   // 10^6 x 100 pairs x T_r = 1024 / 128 = 8 Q blocks = 8 x 10^8 thread blocks of v2_forward, over the
   // timeline's 2^24 = 16,777,216; count deals them (block_deal.hpp kDealtExactly) and exits 0
   const std::string big = " --batch 1000000 --heads 100 --seq 1024 --d 64";
-  refused_with("timeline" + big, "thread blocks = 800000000: at most 16777216 in the launch a timeline shows "
+  check_refused("timeline" + big, "thread blocks = 800000000: at most 16777216 in the launch a timeline shows "
                                  "(v2_forward: batch x heads x its blocks per (batch, head)); `count` times a launch of "
                                  "any size");
   const CliResult c = run_cli("count" + big + " --json");

@@ -13,15 +13,6 @@
 
 namespace {
 
-// `flashlab args` exits 2 with nothing on stdout and exactly `message` as its stderr line.
-void check_refused(const std::string& args, const std::string& message) {
-  const CliResult r = run_cli(args);
-  INFO("flashlab ", args, "\nstderr: ", r.err);
-  CHECK(r.code == 2);
-  CHECK(r.out.empty());
-  CHECK(r.err == "flashlab: error: " + message + "\n");
-}
-
 const std::string kV2Why =
     "q-outer with --algo v2 --pass backward: V2's backward (FA2 Alg. 2) reads L, which only the Q outer forward "
     "writes (the K/V outer forward writes l and m); other orders run with --pass forward";

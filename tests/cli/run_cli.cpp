@@ -27,6 +27,14 @@ std::string slurp(std::FILE* f) {
 
 CliResult run_cli(const std::string& args) { return run_cli_env("", args); }
 
+void check_refused(const std::string& args, const std::string& message) {
+  const CliResult r = run_cli(args);
+  INFO("flashlab ", args, "\nstderr: ", r.err);
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "flashlab: error: " + message + "\n");
+}
+
 CliResult run_cli_env(const std::string& env, const std::string& args) {
   char err_path[] = "/tmp/flashlab_cli_err_XXXXXX";
   const int fd = ::mkstemp(err_path);

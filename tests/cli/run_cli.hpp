@@ -19,6 +19,10 @@ CliResult run_cli(const std::string& args);
 /// Runs `ENV flashlab <args>`: env is shell words VAR=value ("" for none).
 CliResult run_cli_env(const std::string& env, const std::string& args);
 
+/// Checks that `flashlab <args>` exits 2 with nothing on stdout and exactly "flashlab: error: <message>"
+/// on stderr (the house form of a refusal).
+void check_refused(const std::string& args, const std::string& message);
+
 /// Runs `flashlab <args>`, requires exit 0 and parses stdout as JSON.
 nlohmann::json run_json(const std::string& args);
 
