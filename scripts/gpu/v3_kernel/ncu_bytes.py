@@ -58,6 +58,14 @@ BYTES = {
     "l2_gcc_rd": "lts__t_sectors_srcunit_gcc_op_read.sum",  # the GPCs' constant / instruction caches
     "lsu_ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
     "lsu_st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
+    # the request side: what the SMs' TMA units asked for and received (bytes into L1TEX's M stage for
+    # global TMA loads), before Hopper's L2 request coalescer (LRC) merges reads of the same sectors
+    # from several SMs into one L2 lookup
+    "tma_rd_bytes": "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum",
+    "xbar_rd_bytes": "l1tex__m_xbar2l1tex_read_bytes.sum",  # all bytes read into the SMs from the XBAR
+    "lrc_to_gpc_rd": "lrc__xbar2gpc_sectors_op_read.sum",  # sectors the LRC returned to the GPCs
+    "lrc_to_l2_rd": "lrc__lrc2xbar_sectors_op_read.sum",  # sectors the LRC asked the L2 for
+    "lrc_merged_rd": "lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum",
 }
 
 
