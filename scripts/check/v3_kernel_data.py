@@ -17,8 +17,9 @@ checks.jsonl (the unit tests and the "fa3" correctness grid), v3_ncu.json and v3
 Nsight Compute: per shape its checked run and 5 kernel durations; the 12 fp16 shapes up to N 16k, then N
 32k and bf16), cudnn_ncu.json and cudnn_ncu_more.json (cudnn_baseline.py: cuDNN's and FA2's kernel
 durations on the same shapes, same flags, same call), v3_sweep/ablation/units.json (ncu_ablation.py),
-v3_sanitizer.json, v3_bytes.json, and where the hooks ran v3_events.jsonl and v3_timeline.json
-(v3_kernel_extra.py says how each is judged).
+v3_sanitizer.json, v3_bytes.json, where the hooks ran v3_events.jsonl and v3_timeline.json, and the
+no-mask L2 reads' probe v3_l2_share.json (l2_share_probe.py; shown, no target) (v3_kernel_extra.py says
+how each is judged).
 1. The data describe the kernel in the tree: v3_ncu.json's v3_sources_sha256 equals the SHA-256 of
    scripts/gpu/v3_kernel/*.cu and *.cuh now (names and contents, sorted), and every other file was
    measured on the same sources (one or two device calls) on an H200.
@@ -91,7 +92,8 @@ def ablation_variants(mask):
 
 # optional files (a part not yet run): key -> file name; None in load()'s dict when absent
 OPTIONAL = {"v3_more": "v3_ncu_more.json", "cudnn_more": "cudnn_ncu_more.json", "sanitizer": "v3_sanitizer.json",
-            "bytes": "v3_bytes.json", "events": "v3_events.jsonl", "timeline": "v3_timeline.json"}
+            "bytes": "v3_bytes.json", "events": "v3_events.jsonl", "timeline": "v3_timeline.json",
+            "share": "v3_l2_share.json"}  # share: l2_share_probe.py's probe, shown on the page, no target
 
 
 def read(path):
@@ -398,7 +400,7 @@ def page(data):
     out += ["", f"Unit tests (TMA + wgmma SS and RS, partial tiles, against float64): {len(units)}, relative L2 "
             f"{min(r['rel_l2'] for r in units):.1e} to {max(r['rel_l2'] for r in units):.1e}.\n"]
     out += extra.sanitizer_section(data["sanitizer"]) + extra.events_section(data["events"], data["timeline"])
-    out += extra.bytes_section(data["bytes"], cli)
+    out += extra.bytes_section(data["bytes"], cli, data["share"])
     t = table(data)
     same_run = all(a is not None for *_, a in t.values())
     f2 = {} if same_run else fa2_medians()
