@@ -13,9 +13,14 @@ without a mask) whose thread blocks share a head's K/V to different degrees: T_r
 head, from 32 (one head, N 4096) to 1 (N 128, 256 heads: no tile read by two thread blocks); causal
 beside. If the hypothesis holds, the ratio measured / sector level falls as T_r grows and is ~1 at T_r 1.
 Each row is one ncu process (ncu_vs_cudnn.v3_row: the checked launch profiled, caches flushed), with
-ncu_bytes.py's BYTES metrics; writes DIR/v3_l2_share.json (meta as ncu_bytes.py's) and
-DIR/ncu_logs_share.tar.gz. The ratios: scripts/check/v3_kernel_extra.py's sector level for each row's
-tile (`flashlab count --algo v3 ... --json`), computed where the data are read, not here.
+ncu_bytes.py's BYTES metrics — since 532c7b7 also the request side upstream of Hopper's L2 request
+coalescer (LRC): TMA's global-load bytes into the SMs (tma_rd_bytes), every byte read into the SMs off
+the XBAR (xbar_rd_bytes), and the LRC's read sectors to the GPCs, merged, and to the L2 (lrc_to_gpc_rd,
+lrc_merged_rd, lrc_to_l2_rd); each row's console line prints them beside the L2's lookups. Writes
+DIR/v3_l2_share.json (meta as ncu_bytes.py's) and DIR/ncu_logs_share.tar.gz. The ratios:
+scripts/check/v3_kernel_extra.py (share_section, on docs/validation/v3_h200.md) against the sector
+level for each row's tile (`flashlab count --algo v3 ... --json`), computed where the data are read,
+not here.
 """
 
 import argparse
@@ -58,6 +63,9 @@ def main():
         r, k = rows[-1], (rows[-1]["kernels"] or [{}])[0]
         print(f"share {m:6} B {b} N {n:5} H {h:3}: exit {r['exit']}, tile {(r['run'] or {}).get('b_r')} x "
               f"{(r['run'] or {}).get('b_c')}, L2 rd sectors {k.get('l2_rd')} (tex {k.get('l2_tex_rd')}), "
+              f"TMA rd bytes {k.get('tma_rd_bytes')}, LSU ld bytes {k.get('lsu_ld')}, XBAR rd bytes "
+              f"{k.get('xbar_rd_bytes')}, LRC rd sectors to GPCs / merged / to L2 {k.get('lrc_to_gpc_rd')} / "
+              f"{k.get('lrc_merged_rd')} / {k.get('lrc_to_l2_rd')}, "
               f"check {(r['run'] or {}).get('check', {}).get('pass')}", flush=True)
         out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     common.sh(["tar", "czf", str(args.out / "ncu_logs_share.tar.gz"), "-C", str(logs.parent), logs.name])
