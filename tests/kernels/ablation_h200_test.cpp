@@ -262,12 +262,10 @@ TEST_CASE("ablation on the H200: the measured runs, replayed once through the ti
 }
 
 // Issue 23's attribution target: for each switch alone from V1 and each step of the path from V1 to
-// V2, the predicted speed-up within 10% of the measured one on at least 90% of the cases. Not met
-// today (the test prints the fraction): should_fail keeps the suite green, and the test turns red
-// the day the target is met, so that the decorator goes and the target stays asserted. Its own test
-// case (should_fail marks a whole case), so it replays the runs once more in its own process.
-TEST_CASE("ablation on the H200: predicted speed-ups of each switch and each step within 10% on 90% of cases" *
-          doctest::should_fail()) {
+// V2, the predicted speed-up within 10% of the measured one on at least 90% of the cases (met since
+// the shared deal and the split-K phase floor: 218 of 228; 185 before). Its own test case, so it
+// replays the runs once more in its own process; FLASHLAB_LIST_MISSES=1 lists the misses.
+TEST_CASE("ablation on the H200: predicted speed-ups of each switch and each step within 10% on 90% of cases") {
   const std::vector<std::string> path = data().at("path").get<std::vector<std::string>>();
   const std::vector<std::string> single = data().at("single").get<std::vector<std::string>>();
   int within = 0, total = 0;

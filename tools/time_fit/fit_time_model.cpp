@@ -1,4 +1,4 @@
-// fit_time_model — derives the time model's four constants (time_model.hpp TimeParams) from the
+// fit_time_model — derives the time model's five constants (time_model.hpp TimeParams) from the
 // training rows of the committed H200 data set, and prints them with the errors on both splits.
 //
 //     build/tools/time_fit/fit_time_model [tests/data/gpu_time/h200.json]
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   try {
     if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
       std::printf("usage: fit_time_model [DATA.json [--rows [--current]]]\n"
-                  "Fits the time model's c, beta, lambda on the training rows of DATA.json (default\n"
+                  "Fits the time model's c, beta, lambda, iota, phi on the training rows of DATA.json (default\n"
                   "tests/data/gpu_time/h200.json) and prints the errors on both splits; --rows lists every\n"
                   "row's ratio, --current uses time_model.cpp's constants instead of fitting.\n");
       return 0;
@@ -41,8 +41,9 @@ int main(int argc, char** argv) {
     const bool refit = !(argc > 3 && std::string(argv[3]) == "--current");
     const flashlab::TimeParams p = refit ? flashlab::timefit::fit(rows) : flashlab::kFittedTimeParams;
     std::printf("fitted on the training rows of %s:\n", path.c_str());
-    std::printf("  overlap c = %.2f, warp_stream beta = %.2f, latency lambda = %.2f us, issue interval iota = %.1f cycles\n",
-                p.overlap, p.warp_stream, p.latency_s * 1e6, p.issue_interval);
+    std::printf("  overlap c = %.2f, warp_stream beta = %.2f, latency lambda = %.2f us, issue interval iota = %.1f cycles,\n"
+                "  split-K phase floor phi = %.2f\n",
+                p.overlap, p.warp_stream, p.latency_s * 1e6, p.issue_interval, p.phase_floor);
     report("train", flashlab::timefit::errors(rows, "train", p));
     report("test", flashlab::timefit::errors(rows, "test", p));
     for (const char* split : {"train", "test"}) {

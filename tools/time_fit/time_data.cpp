@@ -167,14 +167,14 @@ SearchRound search_round(const std::vector<Row>& rows, const TimeParams& start) 
   if (std::none_of(rows.begin(), rows.end(), [](const Row& r) { return r.skipped.empty() && r.split == "train"; }))
     throw ConfigError("time data set", "no training rows", "at least one predicted row whose split is train");
   // grids: c 0.20..2.00 by 0.02, beta 0..1.5 by 0.02, lambda 0..2.00 us by 0.02 us (an extra beside the
-  // measured L2 and DRAM latencies), iota 0..12 cycles by 0.1
+  // measured L2 and DRAM latencies), iota 0..12 cycles by 0.1, phi 0..1 by 0.02
   auto grid = [](double lo, double hi, double step) {
     std::vector<double> v;
     for (int k = 0; lo + k * step <= hi + 1e-12; ++k) v.push_back(lo + k * step);
     return v;
   };
   const std::vector<double> cs = grid(0.2, 2.0, 0.02), betas = grid(0.0, 1.5, 0.02), lambdas = grid(0.0, 2.0e-6, 0.02e-6);
-  const std::vector<double> iotas = grid(0.0, 12.0, 0.1);
+  const std::vector<double> iotas = grid(0.0, 12.0, 0.1), floors = grid(0.0, 1.0, 0.02);
   struct Axis {
     double TimeParams::*field;
     const std::vector<double>& grid;
@@ -182,7 +182,8 @@ SearchRound search_round(const std::vector<Row>& rows, const TimeParams& start) 
   const Axis axes[] = {{&TimeParams::overlap, cs},
                        {&TimeParams::warp_stream, betas},
                        {&TimeParams::latency_s, lambdas},
-                       {&TimeParams::issue_interval, iotas}};
+                       {&TimeParams::issue_interval, iotas},
+                       {&TimeParams::phase_floor, floors}};
   const double at_start = loss(rows, start);
   SearchRound r{.best = start, .start_loss = at_start, .best_loss = at_start,
                 .lowest_tried_loss = std::numeric_limits<double>::infinity()};
@@ -200,7 +201,7 @@ SearchRound search_round(const std::vector<Row>& rows, const TimeParams& start) 
 
 TimeParams fit(const std::vector<Row>& rows) {
   // Coordinate search from a fixed start, at most four rounds; it stops at a round that moves nothing.
-  TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6, .issue_interval = 0};
+  TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6, .phase_floor = 0, .issue_interval = 0};
   for (int round = 0; round < 4; ++round) {
     const SearchRound r = search_round(rows, best);
     if (r.best_loss == r.start_loss) break;  // only a strictly lower loss moves a constant

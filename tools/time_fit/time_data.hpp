@@ -71,7 +71,7 @@ struct SearchRound {
 SearchRound search_round(const std::vector<Row>& rows, const TimeParams& start);
 
 /// The parameters that minimise the mean |ln(predicted / measured)| over the training rows: rounds
-/// of search_round from c = 1, beta = 0.5, lambda = 0.5 us, iota = 0, at most four, until a round
+/// of search_round from c = 1, beta = 0.5, lambda = 0.5 us, iota = 0, phi = 0, at most four, until a round
 /// moves nothing (deterministic: the same data give the same figures). Their result is a fixed point
 /// of search_round when the search converged within the four rounds.
 TimeParams fit(const std::vector<Row>& rows);

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <limits>
 #include <queue>
+#include <tuple>
 
 namespace flashlab::time_detail {
 
@@ -108,6 +110,71 @@ std::pair<double, double> deal_launch(const Problem& p, const Launch& l, const s
   }
   const double first_trip = p.hopper.warp_specialize ? trip : 0.0;
   return deal_persistent(dur, p.bh(), std::int64_t(p.gpu.sms), descending_q_blocks(l), first_trip);
+}
+
+std::pair<double, double> deal_shared(const std::vector<std::vector<double>>& dur_by_n, const std::vector<double>& steps,
+                                      std::int64_t bh, std::int64_t sms, std::int64_t k, std::vector<DealtBlock>* trace) {
+  const std::vector<double>& full = dur_by_n[std::size_t(k - 1)];
+  const std::int64_t per_head = std::int64_t(full.size()), grid = per_head * bh;
+  if (!trace && grid > kDealtExactly && grid > sms * k) {
+    const std::int64_t m = heads_dealt(per_head, bh);
+    const double w = sum_of(full);
+    return {deal_shared(dur_by_n, steps, m, sms, k).first + double(bh - m) * w / double(sms * k), double(bh) * w};
+  }
+  struct Resident {
+    std::int64_t g;
+    double left;   // fraction of the block's work still to do
+    double start;  // seconds
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<Resident>> on;
+  on.resize(static_cast<std::size_t>(sms));
+  std::vector<double> at(std::size_t(sms), 0.0), last_take(std::size_t(sms), -inf), step(std::size_t(sms), 0.0);
+  std::int64_t next = 0;
+  for (std::int64_t r = 0; r < k; ++r)  // breadth first: a block per SM, then a second, ...
+    for (std::int64_t s = 0; s < sms && next < grid; ++s) on[std::size_t(s)].push_back({next++, 1.0, 0.0});
+  auto dur = [&](std::int64_t g, std::size_t n) { return dur_by_n[n - 1][std::size_t(g % per_head)]; };
+  // the last partial wave (fewer blocks left than SMs) is dealt one block per SM per step
+  auto spacing = [&](std::size_t s) { return grid - next < sms ? step[s] : 0.0; };
+  // an SM's next event: its first resident block's end, or its next take where a slot is free
+  auto next_event = [&](std::size_t s) {
+    double t = inf;
+    for (const Resident& x : on[s]) t = std::min(t, at[s] + x.left * dur(x.g, on[s].size()));
+    if (std::int64_t(on[s].size()) < k && next < grid) t = std::min(t, std::max(at[s], last_take[s] + spacing(s)));
+    return t;
+  };
+  // events in time order, ties first come first served. An SM takes one pending block at a time, the
+  // next one step later (blocks sharing an SM end their last steps one after another, not at once):
+  // the blocks of a last partial wave go one per SM, as the block scheduler spreads them
+  using Ev = std::tuple<double, std::int64_t, std::size_t>;
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> ev;
+  std::int64_t seq = 0;
+  for (std::size_t s = 0; s < std::size_t(sms); ++s)
+    if (!on[s].empty()) ev.push({next_event(s), seq++, s});
+  double makespan = 0, busy = 0;
+  while (!ev.empty()) {
+    const auto [t, order, s] = ev.top();
+    ev.pop();
+    const std::size_t n = on[s].size();
+    if (n > 0) {
+      for (Resident& x : on[s]) x.left -= (t - at[s]) / dur(x.g, n);
+      busy += double(k) * (t - at[s]);
+    }
+    at[s] = t;
+    for (const Resident& x : on[s])
+      if (x.left <= 1e-9) {
+        step[s] = dur(x.g, n) / std::max(1.0, steps[std::size_t(x.g % per_head)]);
+        if (trace) trace->push_back({x.g, std::int64_t(s), x.start, t});
+      }
+    std::erase_if(on[s], [](const Resident& x) { return x.left <= 1e-9; });
+    makespan = std::max(makespan, t);
+    if (std::int64_t(on[s].size()) < k && next < grid && t >= last_take[s] + spacing(s) - 1e-15) {
+      on[s].push_back({next++, 1.0, t});
+      last_take[s] = t;
+    }
+    if (const double e = next_event(s); e < inf) ev.push({e, seq++, s});
+  }
+  return {makespan, busy};
 }
 
 }  // namespace flashlab::time_detail

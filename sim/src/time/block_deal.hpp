@@ -44,4 +44,24 @@ bool descending_q_blocks(const Launch& l);
 std::pair<double, double> deal_launch(const Problem& p, const Launch& l, const std::vector<double>& dur,
                                       std::int64_t slots, double trip);
 
+/// One thread block of deal_shared: its index in dispatch order, its SM, and when it started and ended
+/// (seconds).
+struct DealtBlock {
+  std::int64_t g = 0, sm = 0;
+  double start = 0, end = 0;
+};
+
+/// A launch's blocks dealt to `sms` SMs of k slots each where the blocks on an SM share it (processor
+/// sharing, docs/model.md "Time model", the launch rule): dur_by_n[n - 1] holds one (batch, head)'s
+/// block times when n blocks share the SM (n = 1..k, seconds), `steps` its blocks' step counts. The
+/// blocks go breadth first (one per SM, then a second, ...) and each freed slot takes the next; an SM's
+/// n resident blocks each do 1 / dur(n) of their work per second, so a block that ends speeds up the
+/// others. The last partial wave (fewer blocks left than SMs) is dealt one block per SM per step, as the
+/// block scheduler spreads it (blocks sharing an SM end their last steps one after another, not at
+/// once). The latest finish and the SMs' busy time (k x the time each SM holds a block); `trace`, where
+/// given, receives every block (then dealt one by one at any size).
+std::pair<double, double> deal_shared(const std::vector<std::vector<double>>& dur_by_n, const std::vector<double>& steps,
+                                      std::int64_t bh, std::int64_t sms, std::int64_t k,
+                                      std::vector<DealtBlock>* trace = nullptr);
+
 }  // namespace flashlab::time_detail

@@ -22,11 +22,15 @@ struct LaunchBlocks {
   std::int64_t sharing = 1;           // k: blocks sharing an SM
   bool persistent = false;            // one thread block per SM walks tiles (V3's persistent scheduler)
   double first_trip = 0;              // persistent: the round trip each thread block's first tile waits
-  /// The deal (time_model.cpp deal / deal_persistent, ties to the lowest slot): per slot, the blocks it
-  /// runs in order as (batch * heads index, block of that (batch, head)), and its finish time. Slot q is
-  /// on SM q mod SMs (persistent: slot q is SM q's thread block).
+  /// The deal (time_model.cpp deal_blocks: deal, deal_shared or deal_persistent, ties to the lowest
+  /// slot): per slot, the blocks it runs in order as (batch * heads index, block of that (batch, head)),
+  /// and its finish time. Slot q is on SM q mod SMs (persistent: slot q is SM q's thread block).
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> slot_blocks;
   std::vector<double> slot_finish;
+  /// Where blocks share an SM (deal_shared, k > 1): each slot's blocks' start and end (seconds), a
+  /// block's steps stretched or shrunk from their times at k by how many share the SM meanwhile.
+  /// Empty otherwise (each block runs its steps' times back to back).
+  std::vector<std::vector<std::pair<double, double>>> slot_spans;
   double makespan = 0;                // the latest finish: LaunchTime::blocks_s
 };
 LaunchBlocks launch_blocks(const Problem& p, const Schedule& s, const BlockTimer& b, const Counters& k, std::size_t x,

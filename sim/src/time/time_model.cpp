@@ -113,6 +113,40 @@ BlockSums sum_blocks(const std::vector<StepWork>& works,
   return out;
 }
 
+/// Launch l's blocks dealt to the SMs: where more than one block shares an SM (not persistent), with
+/// processor sharing (block_deal.hpp deal_shared: each block's time at every n = 1..k sharing the SM,
+/// from its steps' works at `at`, k the blocks an SM holds: `slots` / SMs, at most the dealt blocks
+/// over the SMs); else deal_launch. `dur`: the blocks' times at the works' own sharing. `trace`:
+/// deal_shared's.
+std::pair<double, double> deal_blocks(const Problem& p, const Launch& l, const std::vector<StepWork>& works,
+                                      const std::vector<std::vector<std::pair<int, double>>>& block_steps,
+                                      const std::vector<double>& dur, std::int64_t slots, const TimeParams& at,
+                                      std::vector<time_detail::DealtBlock>* trace = nullptr) {
+  const std::int64_t sms = p.gpu.sms, grid = std::int64_t(dur.size()) * p.bh();
+  const std::int64_t k = std::min(slots / sms, (grid + sms - 1) / sms);
+  if (l.persistent || k <= 1) return deal_launch(p, l, dur, slots, at.latency_s);
+  const bool reversed = time_detail::descending_q_blocks(l);  // dealt the last Q block first
+  std::vector<std::vector<double>> by_n;
+  for (std::int64_t n = 1; n <= k; ++n) {
+    std::vector<StepWork> w = works;
+    for (StepWork& x : w) x.sharing = double(n);
+    std::vector<double> d = sum_blocks(w, block_steps, at).dur;
+    if (reversed) std::reverse(d.begin(), d.end());
+    by_n.push_back(std::move(d));
+  }
+  std::vector<double> steps;
+  for (const auto& b : block_steps) {
+    double c = 0;
+    for (const auto& [id, m] : b) c += m;
+    steps.push_back(c);
+  }
+  if (reversed) std::reverse(steps.begin(), steps.end());
+  auto r = time_detail::deal_shared(by_n, steps, p.bh(), sms, k, trace);
+  // busy as deal's: the SMs' time with a block, times the works' sharing (LaunchTime::sm_busy)
+  if (!works.empty()) r.second *= works.front().sharing / double(k);
+  return r;
+}
+
 /// Launch x's DRAM bound (0 without the L2 model), its DRAM bytes written into lt: every store costs
 /// the DRAM's write bandwidth within the launch, also those the L2 still holds dirty at its end
 /// (their write-back queues behind the launch's own traffic).
@@ -132,7 +166,7 @@ TimeParams loaded_params(const Problem& p, const Launch& l, const std::vector<St
                          const Counters& k, std::size_t x, const TimeParams& params) {
   const TimeParams at0 = with_round_trip(params, p.gpu, k, x, 0.0);
   const BlockSums idle = sum_blocks(works, block_steps, at0);
-  const double makespan0 = deal_launch(p, l, idle.dur, slots, at0.latency_s).first;
+  const double makespan0 = deal_blocks(p, l, works, block_steps, idle.dur, slots, at0).first;
   const double l2_busy = idle.unit[int(HwUnit::l2)] * double(p.bh()) / double(p.gpu.sms);
   return with_round_trip(params, p.gpu, k, x, makespan0 > 0 ? std::min(1.0, l2_busy / makespan0) : 0.0);
 }
@@ -141,9 +175,9 @@ TimeParams loaded_params(const Problem& p, const Launch& l, const std::vector<St
 
 
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
-// names these four numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
+// names these five numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
 // search from them moves none).
-const TimeParams kFittedTimeParams{.overlap = 0.90, .warp_stream = 0.56, .latency_s = 1.46e-6, .issue_interval = 3.8};
+const TimeParams kFittedTimeParams{.overlap = 1.00, .warp_stream = 0.78, .latency_s = 1.64e-6, .phase_floor = 0.44, .issue_interval = 3.8};
 
 std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -236,6 +270,7 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
   u[int(HwUnit::barrier)] = barriers * g.barrier_cycles(int(w.warps)) / g.clock_hz.value();
   w.sharing = double(sharing_[k_launch]);
   w.no_overlap = row;
+  w.split_k = tiles && s.level == Level::inner && p_.split == WarpSplit::split_k;
   if (row) w.trips = row_round_trips(p_, l), w.round_trip = true;
   else if (const double trips = streamed_load_trips(p_, l, s, fraction); trips > 0) w.trips = trips, w.round_trip = true;
   else w.early_trip = w.round_trip && !waits_at_start;
@@ -273,7 +308,8 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   const double streams =
       w.groups > 0 ? k * w.group_streams * (w.groups_apart ? w.groups : 1 + params.warp_stream * (w.groups - 1))
                    : k * (1 + params.warp_stream * (w.warps / kSchedulers - 1));
-  const double rho = std::min(1.0, params.overlap / streams);
+  double rho = std::min(1.0, params.overlap / streams);
+  if (w.split_k) rho = std::max(rho, params.phase_floor);
   const double alone = top + rho * (sum - top);  // the step of one block with the SM to itself
   // ... unless its warps' own dependences make it longer: the latency floor; where the units do not
   // overlap within a block (phases between barriers), the block's chain is their sum, and only the
@@ -386,7 +422,7 @@ TimePrediction predict_time(const Problem& p, const Schedule& s, const BlockTime
     lt.grid = grid;
     const std::int64_t slots = lt.occupancy.slots;
     lt.waves = (grid + slots - 1) / slots;
-    const auto [makespan, busy] = deal_launch(p, l, dur, slots, at.latency_s);
+    const auto [makespan, busy] = deal_blocks(p, l, b.works_[x], b.block_steps_[x], dur, slots, at);
     // the SMs' time doing work: k blocks share an SM (each block's time holds the sharing), and an
     // SM the grid leaves without a block counts as idle
     lt.sm_busy = makespan > 0 ? busy / (double(p.gpu.sms) * double(lt.sharing) * makespan) : 0;
@@ -452,7 +488,7 @@ LaunchBlocks launch_blocks(const Problem& p, const Schedule& s, const BlockTimer
   out.dur = sum_blocks(out.works, out.steps, out.at).dur;
   out.sharing = b.sharing_[x];
   out.persistent = l.persistent;
-  // the deal of deal_launch, keeping which slot takes which block (ties: the lowest slot)
+  // the deal of deal_blocks, keeping which slot takes which block (ties: the lowest slot)
   const std::int64_t per_head = std::int64_t(out.dur.size()), bh = p.bh();
   const std::int64_t blocks = per_head * bh;
   const bool longest_first = descending_q_blocks(l);
@@ -465,7 +501,25 @@ LaunchBlocks launch_blocks(const Problem& p, const Schedule& s, const BlockTimer
   const std::size_t used = std::size_t(std::min(slots, blocks));
   out.slot_blocks.assign(used, {});
   out.slot_finish.assign(used, out.first_trip);
-  if (blocks <= slots || (l.persistent && !longest_first)) {
+  const std::int64_t sms = p.gpu.sms, per_sm = std::min(slots / sms, (blocks + sms - 1) / sms);
+  if (!l.persistent && per_sm > 1) {
+    // processor sharing (deal_blocks): each SM's slots, a block on the first slot of its SM free when it starts
+    std::vector<DealtBlock> dealt;
+    deal_blocks(p, l, out.works, out.steps, out.dur, slots, out.at, &dealt);
+    std::stable_sort(dealt.begin(), dealt.end(), [](const DealtBlock& a, const DealtBlock& c) { return a.start < c.start; });
+    out.slot_spans.assign(std::size_t(sms * per_sm), {});
+    out.slot_blocks.assign(std::size_t(sms * per_sm), {});
+    out.slot_finish.assign(std::size_t(sms * per_sm), 0.0);
+    for (const DealtBlock& d : dealt)
+      for (std::int64_t lane = 0; lane < per_sm; ++lane) {
+        const std::size_t q = std::size_t(lane * sms + d.sm);  // slot q is on SM q mod SMs
+        if (out.slot_finish[q] > d.start * (1 + 1e-12) + 1e-15) continue;
+        out.slot_blocks[q].push_back(block_of(d.g));
+        out.slot_spans[q].push_back({d.start, d.end});
+        out.slot_finish[q] = d.end;
+        break;
+      }
+  } else if (blocks <= slots || (l.persistent && !longest_first)) {
     for (std::int64_t g = 0; g < blocks; ++g) {
       const std::size_t q = std::size_t(g % slots);
       out.slot_blocks[q].push_back(block_of(g));

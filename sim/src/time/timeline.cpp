@@ -71,9 +71,18 @@ Laid lay_steps(const time_detail::LaunchBlocks& lb, const std::vector<std::size_
     out.lanes.push_back({.kind = LaneKind::unit, .name = std::string(to_string(u)), .unit = u});
   for (std::size_t r = 0; r < slots.size(); ++r) {
     double t = 0;
-    for (const auto& [bh, block] : lb.slot_blocks[slots[r]])
+    const auto& blocks = lb.slot_blocks[slots[r]];
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      const auto& [bh, block] = blocks[b];
+      // shared deal: the block from its start to its end, its steps scaled to that span
+      double scale = 1;
+      if (!lb.slot_spans.empty()) {
+        const auto [start, end] = lb.slot_spans[slots[r]][b];
+        t = start;
+        scale = lb.dur[std::size_t(block)] > 0 ? (end - start) / lb.dur[std::size_t(block)] : 1.0;
+      }
       for (const auto& [id, n] : lb.steps[std::size_t(block)]) {
-        const double d = lb.times[std::size_t(id)].time;
+        const double d = scale * lb.times[std::size_t(id)].time;
         for (double c = 0; c < n; c += 1) {
           const double len = d * std::min(1.0, n - c);
           out.spans.push_back({.iv = {.start_s = t, .end_s = t + len, .lane = std::int32_t(r), .what = Phase::step,
@@ -81,6 +90,7 @@ Laid lay_steps(const time_detail::LaunchBlocks& lb, const std::vector<std::size_
           t += len;
         }
       }
+    }
     out.time_s = std::max(out.time_s, t);
   }
   return out;

@@ -69,3 +69,33 @@ TEST_CASE("deal_persistent: static in closed form, longest-first past kDealtExac
     CHECK(busy == flashlab::testing::approx(10.0 * double(bh) + 132 * 0.5));
   }
 }
+
+TEST_CASE("deal_shared: processor sharing in closed form") {
+  // one SM, two blocks sharing it: alone they take 1 and 2, side by side 1.6 and 3.0. A ends at 1.6,
+  // when B has done 1.6 / 3.0 of its work; the rest, alone, takes (1 - 1.6 / 3) x 2: B ends at 2.5333
+  const std::vector<std::vector<double>> two = {{1.0, 2.0}, {1.6, 3.0}};
+  CHECK(deal_shared(two, {1, 1}, 1, 1, 2).first == flashlab::testing::approx(1.6 + (1 - 1.6 / 3.0) * 2.0));
+  // busy: k x the time the SM holds a block
+  CHECK(deal_shared(two, {1, 1}, 1, 1, 2).second == flashlab::testing::approx(2 * (1.6 + (1 - 1.6 / 3.0) * 2.0)));
+  // 4 SMs of 2 slots, 11 equal blocks (1 alone, 1.5 two at a time): a full wave of 8 ends at 1.5, and
+  // the last 3 — fewer than the SMs — go one per SM, each alone: 2.5 (three SMs' worth of two: 3.0)
+  const std::vector<std::vector<double>> equal = {{1.0}, {1.5}};
+  CHECK(deal_shared(equal, {4}, 11, 4, 2).first == flashlab::testing::approx(2.5));
+  // 8 + 6 blocks of 4 steps: at 1.5 SMs 0 and 1 take one each while 6 and 5 are left (no fewer than
+  // the SMs), SMs 2 and 3 one each with 4 and 3 left; then 2 are left, fewer than the SMs, so the next
+  // goes a step (1.5 / 4) later: to SMs 2 and 3 at 1.875, first in line. SMs 0, 1: a block alone, 2.5.
+  // SMs 2, 3: A alone 0.375 of its work by 1.875, then shared: its 0.625 left at 1 / 1.5 ends at
+  // 2.8125, when B has done 0.625 and ends its 0.375 alone at 3.1875
+  CHECK(deal_shared(equal, {4}, 14, 4, 2).first == flashlab::testing::approx(3.1875));
+}
+
+TEST_CASE("deal_shared: one block per SM deals as the list schedule does") {
+  // k = 1: an SM runs one block at a time at its own pace, so the shared deal is deal()'s, SM by SM
+  const std::vector<double> dur = {3.0, 1.0, 2.5, 0.5, 4.0};
+  for (std::int64_t sms : {1, 7, 132})
+    for (std::int64_t bh : {1, 3, 100}) {
+      CAPTURE(sms);
+      CAPTURE(bh);
+      CHECK(deal_shared({dur}, {2, 1, 2, 1, 3}, bh, sms, 1).first == flashlab::testing::approx(deal(dur, bh, sms).first));
+    }
+}

@@ -87,7 +87,7 @@ TEST_CASE("time model: the fitted constants are a fixed point of tools/time_fit'
           doctest::skip(kSanitized)) {
   const TimeParams& k = kFittedTimeParams;
   const timefit::SearchRound round = timefit::search_round(rows(), k);
-  CHECK(round.tried == 91 + 76 + 101 + 121);  // the grids of c, beta, lambda and iota, each in full
+  CHECK(round.tried == 91 + 76 + 101 + 121 + 51);  // the grids of c, beta, lambda, iota and phi, each in full
   // the committed figures are printed to two decimals (0.80) where the grid holds 0.2 + 30 * 0.02: the
   // loss there may differ in its last bits, hence the relative 1e-12 and Approx's 1e-9
   CHECK(round.start_loss <= round.lowest_tried_loss * (1 + 1e-12));
@@ -95,6 +95,7 @@ TEST_CASE("time model: the fitted constants are a fixed point of tools/time_fit'
   CHECK(round.best.warp_stream == flashlab::testing::approx(k.warp_stream).epsilon(1e-9));
   CHECK(round.best.latency_s == flashlab::testing::approx(k.latency_s).epsilon(1e-9));
   CHECK(round.best.issue_interval == flashlab::testing::approx(k.issue_interval).epsilon(1e-9));
+  CHECK(round.best.phase_floor == flashlab::testing::approx(k.phase_floor).epsilon(1e-9));
 }
 
 // Issue 23's targets, on the held-out rows and on the training rows alike.
@@ -166,12 +167,12 @@ TEST_CASE("time model: docs/validation/time_model_h200.md is this test's page (F
       m["commit"].get<std::string>(), m["date"].get<std::string>());
   const TimeParams& p = kFittedTimeParams;
   doc += fmt::format(
-      "The model's four constants, fitted on the training rows only by `build/tools/time_fit/fit_time_model`\n"
+      "The model's five constants, fitted on the training rows only by `build/tools/time_fit/fit_time_model`\n"
       "(a coordinate search minimising the mean |ln(predicted / measured)|): overlap c = {:.2f}, warp stream\n"
       "beta = {:.2f}, extra round-trip latency lambda = {:.2f} us (beside the measured L2-hit and DRAM latencies),\n"
-      "issue interval iota = {:.1f} cycles (docs/model.md \"Time model\"). No other constant is fitted; no kernel,\n"
-      "family or library has a factor of its own.\n\n",
-      p.overlap, p.warp_stream, p.latency_s * 1e6, p.issue_interval);
+      "issue interval iota = {:.1f} cycles, split-K phase floor phi = {:.2f} (docs/model.md \"Time model\"). No\n"
+      "other constant is fitted; no kernel, family or library has a factor of its own.\n\n",
+      p.overlap, p.warp_stream, p.latency_s * 1e6, p.issue_interval, p.phase_floor);
   doc += "| split | rows | median \\|pred/meas - 1\\| | 95th percentile | max | issue 23's target |\n|---|---|---|---|---|---|\n";
   for (const char* split : {"train", "test"}) {
     const Score s = score(timefit::errors(rows(), split, p));

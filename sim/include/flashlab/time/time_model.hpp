@@ -90,6 +90,10 @@ struct TimeParams {
   double warp_stream = 0;    // beta: streams per extra warp per scheduler of one block
   double latency_s = 0;      // lambda: added to each measured round trip (L2 hit or DRAM) at a fully
                              // loaded L2, in proportion to the launch's load, seconds
+  double phase_floor = 0;    // phi: rho at least phi for a split-K tile step, whose warps meet at two
+                             // barriers per step to sum their partial rows and P V through SRAM
+                             // (kernels/src/common/row_tile.cuh tile_step): the blocks sharing the SM
+                             // hide at most 1 - phi of its units' time beside the busiest one's
   double issue_interval = 0; // iota: cycles between two instructions of one warp that runs alone
                              // (its dependent-issue latency: a step takes at least its warp's
                              // instructions times iota, however few blocks share the SM)
@@ -120,6 +124,7 @@ struct StepWork {
   double sharing = 1;      // k: blocks sharing the SM
   double warps = 4;        // W: warps per block
   bool no_overlap = false; // a row launch: rho = 1
+  bool split_k = false;    // a split-K tile step (rho at least TimeParams::phase_floor)
   bool loads = false;      // the step loads from global memory
   bool round_trip = false; // it waits for its loads: they start the block (prologue, outer begin), or
                            // read a tensor its own launch stores (no prefetch possible)
