@@ -1,15 +1,48 @@
-// launch_blocks.hpp — one launch's thread blocks as predict_time times them, for a consumer that lays
-// them out in time (the timeline, sim/src/time/timeline.cpp): each block's steps with their times at
-// the launch's round trip, and the deal of the blocks to the SMs' slots. Private to sim/src/time.
+// launch_blocks.hpp — one launch's thread blocks as predict_time times them (sim/src/time/launch_deal.cpp):
+// each block's summed steps, their deal to the SMs (shared where blocks share an SM), the launch's round
+// trip at its load, and the deal kept block by block for a consumer that lays them out in time (the
+// timeline, sim/src/time/timeline.cpp). Private to sim/src/time.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "flashlab/time/time_model.hpp"
+#include "block_deal.hpp"
 
 namespace flashlab::time_detail {
+
+/// The blocks of a launch walked at `at`: each block's time (dur, seconds), and each unit's time and
+/// share summed over the blocks' steps. `block_steps`: per block of one (batch, head), (work id, count).
+struct BlockSums {
+  std::vector<double> dur;
+  std::array<double, kHwUnitCount> unit{}, share{};
+};
+BlockSums sum_blocks(const std::vector<StepWork>& works,
+                     const std::vector<std::vector<std::pair<int, double>>>& block_steps, const TimeParams& at);
+
+/// The blocks an SM holds at once when `per_head` blocks per (batch, head) go to `slots` slots: the
+/// occupancy's slots per SM, at most the grid over the SMs.
+std::int64_t blocks_per_sm(const Problem& p, std::int64_t per_head, std::int64_t slots);
+
+/// Launch l's blocks dealt to the SMs: the latest finish and the SMs' busy time (seconds, as deal's:
+/// the blocks' summed times at the works' sharing). Where more than one block shares an SM (not
+/// persistent) with processor sharing (block_deal.hpp deal_shared: each block's time at every n =
+/// 1..k sharing the SM, from its steps' works at `at`, k = blocks_per_sm); else deal_launch. `dur`:
+/// the blocks' times at the works' own sharing. `trace`: deal_shared's, block by block.
+std::pair<double, double> deal_blocks(const Problem& p, const Launch& l, const std::vector<StepWork>& works,
+                                      const std::vector<std::vector<std::pair<int, double>>>& block_steps,
+                                      const std::vector<double>& dur, std::int64_t slots, const TimeParams& at,
+                                      std::vector<DealtBlock>* trace = nullptr);
+
+/// `params` with launch x's round trip at its load (round_trips.hpp with_round_trip): the load is the
+/// share of the launch's time, computed without lambda, that its L2 traffic keeps the L2 busy, all SMs
+/// counted (a grid that leaves SMs idle, or a last wave of few blocks, loads it less).
+TimeParams loaded_params(const Problem& p, const Launch& l, const std::vector<StepWork>& works,
+                         const std::vector<std::vector<std::pair<int, double>>>& block_steps, std::int64_t slots,
+                         const Counters& k, std::size_t x, const TimeParams& params);
 
 /// Launch x of a walk observed by a BlockTimer, timed as predict_time times it (time_model.cpp).
 struct LaunchBlocks {
