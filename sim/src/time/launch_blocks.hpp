@@ -55,7 +55,7 @@ struct LaunchBlocks {
   std::int64_t sharing = 1;           // k: blocks sharing an SM
   bool persistent = false;            // one thread block per SM walks tiles (V3's persistent scheduler)
   double first_trip = 0;              // persistent: the round trip each thread block's first tile waits
-  /// The deal (time_model.cpp deal_blocks: deal, deal_shared or deal_persistent, ties to the lowest
+  /// The deal (deal_blocks above: deal, deal_shared or deal_persistent, ties to the lowest
   /// slot): per slot, the blocks it runs in order as (batch * heads index, block of that (batch, head)),
   /// and its finish time. Slot q is on SM q mod SMs (persistent: slot q is SM q's thread block).
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> slot_blocks;
