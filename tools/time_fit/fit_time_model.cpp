@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     }
     const std::string path = argc > 1 ? argv[1] : "tests/data/gpu_time/h200.json";
     const auto rows = flashlab::timefit::load_rows(path);
-    std::fprintf(stderr, "fit_time_model: %zu rows walked; fitting (about a minute)...\n", rows.size());
+    std::fprintf(stderr, "fit_time_model: %zu rows walked; fitting (a few minutes)...\n", rows.size());
     const bool refit = !(argc > 3 && std::string(argv[3]) == "--current");
     const flashlab::TimeParams p = refit ? flashlab::timefit::fit(rows) : flashlab::kFittedTimeParams;
     std::printf("fitted on the training rows of %s:\n", path.c_str());

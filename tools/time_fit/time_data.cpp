@@ -9,6 +9,7 @@
 #include <limits>
 #include <numeric>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -150,15 +151,24 @@ std::vector<double> errors(const std::vector<Row>& rows, const std::string& spli
 
 namespace {
 
+// The mean |ln(predicted / measured)| over the training rows. The rows are predicted on the machine's
+// cores (each prediction reads only its row), their terms summed in row order: the same loss on any
+// machine.
 double loss(const std::vector<Row>& rows, const TimeParams& p) {
-  double sum = 0;
-  int n = 0;
+  std::vector<const Row*> train;
   for (const Row& r : rows)
-    if (r.skipped.empty() && r.split == "train") {
-      sum += std::abs(std::log(r.predict(p).time_s / r.measured()));
-      ++n;
-    }
-  return n ? sum / n : 0;
+    if (r.skipped.empty() && r.split == "train") train.push_back(&r);
+  std::vector<double> terms(train.size());
+  const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+  std::vector<std::thread> pool;
+  for (std::size_t w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      for (std::size_t x = w; x < train.size(); x += workers)
+        terms[x] = std::abs(std::log(train[x]->predict(p).time_s / train[x]->measured()));
+    });
+  for (std::thread& t : pool) t.join();
+  const double sum = std::accumulate(terms.begin(), terms.end(), 0.0);
+  return train.empty() ? 0 : sum / double(train.size());
 }
 
 }  // namespace
@@ -168,13 +178,15 @@ SearchRound search_round(const std::vector<Row>& rows, const TimeParams& start) 
     throw ConfigError("time data set", "no training rows", "at least one predicted row whose split is train");
   // grids: c 0.20..2.00 by 0.02, beta 0..1.5 by 0.02, lambda 0..2.00 us by 0.02 us (an extra beside the
   // measured L2 and DRAM latencies), iota 0..12 cycles by 0.1, phi 0..1 by 0.02
-  auto grid = [](double lo, double hi, double step) {
+  // each grid value is n / per_unit, the double nearest it, as the decimal time_model.cpp writes it
+  // (0.96, not 0.2 + 38 x 0.02: the model's deal has thresholds that a last bit can cross)
+  auto grid = [](int lo, int hi, double per_unit) {
     std::vector<double> v;
-    for (int k = 0; lo + k * step <= hi + 1e-12; ++k) v.push_back(lo + k * step);
+    for (int n = lo; n <= hi; ++n) v.push_back(double(n) / per_unit);
     return v;
   };
-  const std::vector<double> cs = grid(0.2, 2.0, 0.02), betas = grid(0.0, 1.5, 0.02), lambdas = grid(0.0, 2.0e-6, 0.02e-6);
-  const std::vector<double> iotas = grid(0.0, 12.0, 0.1), floors = grid(0.0, 1.0, 0.02);
+  const std::vector<double> cs = grid(10, 100, 50), betas = grid(0, 75, 50), lambdas = grid(0, 100, 50e6);
+  const std::vector<double> iotas = grid(0, 120, 10), floors = grid(0, 50, 50);
   struct Axis {
     double TimeParams::*field;
     const std::vector<double>& grid;
@@ -200,9 +212,9 @@ SearchRound search_round(const std::vector<Row>& rows, const TimeParams& start) 
 }
 
 TimeParams fit(const std::vector<Row>& rows) {
-  // Coordinate search from a fixed start, at most four rounds; it stops at a round that moves nothing.
+  // Coordinate search from a fixed start, at most eight rounds; it stops at a round that moves nothing.
   TimeParams best{.overlap = 1.0, .warp_stream = 0.5, .latency_s = 0.5e-6, .phase_floor = 0, .issue_interval = 0};
-  for (int round = 0; round < 4; ++round) {
+  for (int round = 0; round < 8; ++round) {
     const SearchRound r = search_round(rows, best);
     if (r.best_loss == r.start_loss) break;  // only a strictly lower loss moves a constant
     best = r.best;

@@ -58,7 +58,8 @@ std::vector<double> errors(const std::vector<Row>& rows, const std::string& spli
 
 /// One round of fit()'s coordinate search from `start`: each constant in turn over its grid (overlap
 /// c 0.20..2.00 by 0.02, warp_stream beta 0..1.50 by 0.02, latency lambda 0..2.00 us by 0.02 us, issue
-/// interval iota 0..12 cycles by 0.1: 389 points), the others held at the best so far; a grid value
+/// interval iota 0..12 cycles by 0.1, split-K phase floor phi 0..1 by 0.02: 440 points), the others held
+/// at the best so far; a grid value
 /// replaces the current one only when its loss (the mean |ln(predicted / measured)| over the training
 /// rows) is strictly lower. Throws ConfigError when no row is a predicted training row.
 struct SearchRound {
@@ -71,9 +72,10 @@ struct SearchRound {
 SearchRound search_round(const std::vector<Row>& rows, const TimeParams& start);
 
 /// The parameters that minimise the mean |ln(predicted / measured)| over the training rows: rounds
-/// of search_round from c = 1, beta = 0.5, lambda = 0.5 us, iota = 0, phi = 0, at most four, until a round
+/// of search_round from c = 1, beta = 0.5, lambda = 0.5 us, iota = 0, phi = 0, at most eight, until a round
 /// moves nothing (deterministic: the same data give the same figures). Their result is a fixed point
-/// of search_round when the search converged within the four rounds.
+/// of search_round when the search converged within the eight rounds. The training rows are predicted
+/// on all the machine's cores.
 TimeParams fit(const std::vector<Row>& rows);
 
 }  // namespace flashlab::timefit

@@ -105,7 +105,7 @@ double dram_bound(const GpuSpec& g, const Counters& k, std::size_t x, LaunchTime
 // Fitted by tools/fit_time_model on the training rows of tests/data/gpu_time/h200.json (its output
 // names these five numbers; tests/sim/time/time_dataset_test.cpp checks that one round of the fit's
 // search from them moves none).
-const TimeParams kFittedTimeParams{.overlap = 1.00, .warp_stream = 0.78, .latency_s = 1.64e-6, .phase_floor = 0.44, .issue_interval = 3.8};
+const TimeParams kFittedTimeParams{.overlap = 0.96, .warp_stream = 0.72, .latency_s = 1.66e-6, .phase_floor = 0.46, .issue_interval = 3.8};
 
 std::string_view to_string(HwUnit u) {
   static constexpr std::string_view names[] = {"tensor", "sfu", "fp32", "smem", "barrier", "l2", "issue", "latency", "dram", "launch"};
@@ -235,7 +235,7 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   const double k = w.sharing;
   const double streams =
       w.groups > 0 ? k * w.group_streams * (w.groups_apart ? w.groups : 1 + params.warp_stream * (w.groups - 1))
-                   : k * (1 + params.warp_stream * (w.warps / kSchedulers - 1));
+                   : k + params.warp_stream * (w.warps / kSchedulers - 1);
   double rho = std::min(1.0, params.overlap / streams);
   if (w.split_k) rho = std::max(rho, params.phase_floor);
   const double alone = top + rho * (sum - top);  // the step of one block with the SM to itself

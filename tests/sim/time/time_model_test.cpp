@@ -39,14 +39,15 @@ TEST_CASE("step_time: units overlap as far as independent streams allow, loads w
   w.unit[int(HwUnit::smem)] = 1;
   // one 4-warp block: 1 stream, rho = 0.5: 3 + 0.5 x 2
   CHECK(step_time(w, p).time == flashlab::testing::approx(4.0));
-  // two 8-warp blocks: 2 x (1 + 0.25 x 1) = 2.5 streams, rho = 0.2; each block waits for the other
+  // two 8-warp blocks: 2 + 0.25 x 1 = 2.25 streams (a block's second warp per scheduler adds beta
+  // to the SM, not to each block), rho = 0.5 / 2.25 = 2 / 9; each block waits for the other
   w.sharing = 2;
   w.warps = 8;
-  CHECK(step_time(w, p).time == flashlab::testing::approx(2 * (3 + 0.2 * 2)));
+  CHECK(step_time(w, p).time == flashlab::testing::approx(2 * (3 + 2.0 / 9 * 2)));
   // a row launch: its units do not overlap within a block (its phases are between barriers), so a
   // block takes at least their sum; the blocks sharing the SM overlap one another's as above
   w.no_overlap = true;
-  CHECK(step_time(w, p).time == flashlab::testing::approx(2 * (3 + 0.2 * 2)));
+  CHECK(step_time(w, p).time == flashlab::testing::approx(2 * (3 + 2.0 / 9 * 2)));
   {
     StepWork one = w;
     one.sharing = 1, one.warps = 4;  // alone: 3 + 0.5 x 2 = 4 overlapped, but its chain takes 5

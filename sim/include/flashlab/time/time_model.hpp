@@ -17,9 +17,10 @@
 // figures for the others). step_time turns that work into time by three rules (TimeParams):
 //  - overlap: k thread blocks share an SM (occupancy, at most the grid spread over the SMs), each of
 //    W warps. Blocks are independent instruction streams (no barrier joins them); the warps of one
-//    block are joined at each step's barriers. With s = k (1 + beta (W/4 - 1)) streams per SM a step
-//    takes k (t_max + rho (sum t_u - t_max)), rho = min(1, c / s): units overlap as far as
-//    independent streams are in different phases. A row launch (one 4-warp block per query row:
+//    block are joined at each step's barriers. With s = k + beta (W/4 - 1) streams per SM (the k
+//    blocks, and beta for each extra warp per scheduler of a block: in its block's phase, it adds to
+//    the SM, not to each block) a step takes k (t_max + rho (sum t_u - t_max)), rho = min(1, c / s):
+//    units overlap as far as independent streams are in different phases. A row launch (one 4-warp block per query row:
 //    standard attention's softmax) does not overlap its units within a block (its phases are between
 //    barriers): a block's step takes at least their sum. Prefetched loads' L2 transfer
 //    is not among the summed units: it bounds the step (below).
@@ -87,7 +88,8 @@ std::string_view to_string(HwUnit u);  // "tensor", "sfu", "fp32", "smem", "barr
 /// The fitted constants of the rules above (docs/model.md "Time model").
 struct TimeParams {
   double overlap = 0;        // c: rho = min(1, c / streams)
-  double warp_stream = 0;    // beta: streams per extra warp per scheduler of one block
+  double warp_stream = 0;    // beta: streams an SM gains per extra warp per scheduler of its blocks
+                             // (one block's or k's alike: s = k + beta (W/4 - 1))
   double latency_s = 0;      // lambda: added to each measured round trip (L2 hit or DRAM) at a fully
                              // loaded L2, in proportion to the launch's load, seconds
   double phase_floor = 0;    // phi: rho at least phi for a split-K tile step, whose warps meet at two
