@@ -55,7 +55,7 @@
 // trip shared by the loads in flight), the consumer warpgroups as the overlap rule's streams
 // (StepWork::groups: independent with ping-pong, 1.5 each with intra-warpgroup overlap), and the
 // persistent scheduler's 132 thread blocks walking their tiles (the launch: the busiest block).
-// c, beta, lambda and iota are fitted on the training rows of the committed H200 data set
+// c, beta, lambda, iota and phi are fitted on the training rows of the committed H200 data set
 // (tests/data/gpu_time/h200.json) by tools/fit_time_model (kFittedTimeParams); the CI test
 // tests/sim/time/time_dataset_test.cpp scores the model on the held-out half and checks that they
 // are the fit's fixed point (one round of its search from them moves none: tools/time_fit search_round).
