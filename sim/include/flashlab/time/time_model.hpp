@@ -20,9 +20,9 @@
 //    block are joined at each step's barriers. With s = k + beta (W/4 - 1) streams per SM (the k
 //    blocks, and beta for each extra warp per scheduler of a block: in its block's phase, it adds to
 //    the SM, not to each block) a step takes k (t_max + rho (sum t_u - t_max)), rho = min(1, c / s):
-//    units overlap as far as independent streams are in different phases. A row launch (one 4-warp block per query row:
-//    standard attention's softmax) does not overlap its units within a block (its phases are between
-//    barriers): a block's step takes at least their sum. Prefetched loads' L2 transfer
+//    units overlap as far as independent streams are in different phases. A row launch (one 4-warp
+//    block per query row: standard attention's softmax) does not overlap its units within a block
+//    (its phases are between barriers): a block's step takes at least their sum. Prefetched loads' L2 transfer
 //    is not among the summed units: it bounds the step (below).
 //  - the latency floor: a step takes at least one warp's instructions times iota cycles (the issue
 //    interval of a warp running alone, its dependences unhidden), however few blocks share the SM.
