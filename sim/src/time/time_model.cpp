@@ -171,6 +171,12 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
     if (a.op == Op::load) w.load_s += fraction * double(b) / (g.l2_bytes_per_s.value() / sms);
+    if (a.op == Op::store && a.tensor == Tensor::S && !tiles && kv_sequential(l))
+      // standard attention's S = QK^T kernel issues K_{j+1}'s copy, then stores S_ij: written from the
+      // registers into SRAM, a barrier, read back and sent to the L2 (kernels/src/standard.cu
+      // fl_standard_scores, store_s_tile). That phase runs while K_{j+1} is in flight.
+      w.trip_hidden_s = fraction * double(b) * (2.0 / (g.smem_bytes_per_s.value() / sms) + 1.0 / (g.l2_bytes_per_s.value() / sms)) +
+                        g.barrier_cycles(int(launch_warps(p_, l))) / g.clock_hz.value();
   }
   smem = time_detail::step_smem_bytes(p_, l, s, tiles, smem);
   // instruction issue: the compiled tile loop's, or an estimate from the step's work
@@ -246,7 +252,7 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   double time = std::max(k * alone, floor);
   const double wait = w.trips * params.latency_s + w.load_s;
   if (w.early_trip) time = std::max({time, wait, w.trips * params.latency_s + k * l2});  // issued at the step's start
-  else if (w.round_trip) time = std::max(time, floor + wait);
+  else if (w.round_trip) time = std::max(time, floor + std::max(0.0, wait - w.trip_hidden_s));
   else if (prefetched) time = std::max(time, w.trips * params.latency_s + k * l2);
   else if (w.loads) time = std::max(time, wait);
   // the units' part of the step (a row launch's: at least its block's chain), the rest the memory

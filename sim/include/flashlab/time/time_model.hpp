@@ -36,7 +36,8 @@
 //    arrive no sooner); a step that cannot prefetch its loads — they start the block (a prologue,
 //    the outer loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's
 //    backward dQ_i) — waits it out: max(k w, max(w, floor) + wait) for its work w
-//    alone on the SM, with trips round trips in the wait where its loads take several one after
+//    alone on the SM (less what the block does while the loads are in flight, trip_hidden_s:
+//    standard attention's S = QK^T kernel stores S_ij after issuing K_{j+1}), with trips round trips in the wait where its loads take several one after
 //    another (a row block's one per 2 KiB of its row: one 16-byte load per thread in flight; a row
 //    pass's streamed operands, streams() in time_model.cpp, one per threads x 16 bytes after the
 //    tile copy's one; split-KV's combine, its walks over the splits as each kernel's code does:
@@ -139,6 +140,9 @@ struct StepWork {
   double warp_issue_s = 0; // one warp's instructions in the step at one per cycle (seconds): the
                            // latency floor is iota times this
   double load_s = 0;       // the step's loads at the SM's share of the L2 bandwidth (their transfer)
+  double trip_hidden_s = 0;  // the block's work done while its next loads are in flight (standard
+                            // attention's S = QK^T kernel stores S_ij after issuing K_{j+1}): it hides
+                            // that much of a round-trip step's wait
   // V3 (warp roles): the consumer warpgroups are the overlap rule's streams instead of the block's
   // warps: per block groups_apart ? groups : 1 + beta (groups - 1), times group_streams
   // (sim/src/time/v3_work.hpp v3_step). groups = 0: any other schedule.
