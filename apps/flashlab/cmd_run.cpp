@@ -66,8 +66,12 @@ void print_steps(const Problem& p, std::int64_t block, const std::vector<StatSna
 void print_tolerance_notes(const std::vector<Problem>& problems) {
   const Problem& p = problems.front();
   const double u = unit_roundoff(p.dtype);
-  std::cout << fmt::format("\ntol O: {:.1e} for {} (4 units of roundoff u = {:.1e}), ", tolerance(p.dtype),
-                           to_string(p.dtype), u)
+  // fp16 and bf16: 4 u (O's store, P~'s cast); fp32: the accumulation over up to 2^20 keys (reference.cpp)
+  const std::string covers = p.dtype == Dtype::fp32 ? std::string("fp32 accumulation over up to 2^20 keys")
+                                                    : fmt::format("O's store and P~'s cast to {}", to_string(p.dtype));
+  const std::string why = fmt::format("{:.0f} u, u = {:.1e}: {}", tolerance(p.dtype) / u, u, covers);
+  std::cout << fmt::format("\ntol O: {:.1e} for {} ({}), bounds |O-O_ref|/|O_ref|; ", tolerance(p.dtype),
+                           to_string(p.dtype), why)
             << "tol L: per row, 1e-4 + 2^-22 |L_ref| + (d + 2) 2^-24 B (+ u B for standard), B bounding the row's "
                "logits; the row with the largest |dL|/tol L shown (docs/model.md \"Numerics\")\n";
   for (const Problem& q : problems) {

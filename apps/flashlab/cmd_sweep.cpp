@@ -91,6 +91,7 @@ void run_sweep(const Config& base, const SweepArgs& a) {
     for (Algo algo : algos) problems.push_back(resolve_algo(with_algo(c, algo, algos), algo, "sweep point " + point));
   }
   const OutputFile file(a.output);
+  if (plot) check_distinct(plot->file(), file);  // -o x.png --plot x.png: one would replace the other
   std::ostringstream csv;     // nothing is written until every row is computed
   write_header(csv);
   std::vector<SweepSample> samples;

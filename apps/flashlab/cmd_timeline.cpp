@@ -3,6 +3,7 @@
 // critical path's parts, the SM's time beside the analytic rule's; `--json FILE` / `--csv FILE` write
 // the intervals (and lanes, ring occupancy) through the project's output helper (command_output.hpp).
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "commands.hpp"
 #include "flashlab/contract/error.hpp"
 #include "flashlab/flags/config_flags.hpp"
+#include "flashlab/flags/values.hpp"
 #include "flashlab/report/timeline_json.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/time/timeline.hpp"
@@ -58,16 +60,23 @@ std::string to_csv(const Timeline& t) {
   return out.str();
 }
 
+// --max-intervals: the default, and the most a JSON or CSV file holds (each interval about 100 bytes).
+constexpr std::int64_t kDefaultMaxIntervals = 200'000, kMaxIntervals = 100'000'000;
+
 }  // namespace
 
 void register_timeline(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "timeline", "One SM's thread blocks event by event: units busy and idle by cause, the critical path");
   auto flags = add_config_flags(*cmd);
-  auto sm = std::make_shared<std::int64_t>(-1);
-  cmd->add_option("--sm", *sm, "which SM (0 to SMs - 1; default -1: the busiest)");
-  auto max_intervals = std::make_shared<std::int64_t>(200'000);
-  cmd->add_option("--max-intervals", *max_intervals, "intervals written at most (the first in time; default 200000)");
+  // integers parsed by the project's parse_int_in, whose errors name the flag and what it allows
+  auto sm = std::make_shared<std::string>("-1");
+  cmd->add_option("--sm", *sm, "which SM (0 to SMs - 1; default -1: the busiest)")->type_name("INT");
+  auto max_intervals = std::make_shared<std::string>(std::to_string(kDefaultMaxIntervals));
+  cmd->add_option("--max-intervals", *max_intervals,
+                  fmt::format("intervals written at most (the first in time; 0 to {}, default {})", kMaxIntervals,
+                              kDefaultMaxIntervals))
+      ->type_name("INT");
   auto json_path = std::make_shared<std::string>();
   auto csv_path = std::make_shared<std::string>();
   CLI::Option* json_opt = cmd->add_option("--json", *json_path, "write lanes, intervals, ring, units to this JSON file");
@@ -78,11 +87,14 @@ void register_timeline(CLI::App& app) {
     std::optional<OutputFile> json, csv;  // destinations checked before any work
     if (json_opt->count()) json.emplace(*json_path, "json");
     if (csv_opt->count()) csv.emplace(*csv_path, "csv");
-    if (*max_intervals < 0)
-      throw ConfigError("max-intervals", std::to_string(*max_intervals), "0 or more");
+    if (json && csv) check_distinct(*json, *csv);
+    // the SM's upper bound is the GPU's (timeline() checks it); here only that it is an integer
+    const std::int64_t sm_index = parse_int_in("sm", *sm, -1, std::numeric_limits<std::int32_t>::max(),
+                                               " (-1: the busiest; at most the GPU's SMs - 1)");
+    const std::int64_t most = parse_int_in("max-intervals", *max_intervals, 0, kMaxIntervals);
     const Problem p = resolve(flags->build());
     const Schedule s = make_schedule(p);
-    const Timeline t = timeline(p, s, {.sm = *sm, .max_intervals = std::size_t(*max_intervals)});
+    const Timeline t = timeline(p, s, {.sm = sm_index, .max_intervals = std::size_t(most)});
     const report::TimelineLaunch launch = report::timeline_launch(s);
     print_summary(p, t, launch);
     if (json) json->write(report::timeline_json(t, launch).dump() + "\n"), std::cout << "wrote " << json->path() << "\n";

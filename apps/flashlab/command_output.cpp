@@ -2,6 +2,7 @@
 #include "command_output.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 #include <utility>
@@ -23,6 +24,31 @@ OutputFile::OutputFile(const std::string& path, std::string flag) : flag_(std::m
   } catch (const ConfigError& e) {  // output_file.hpp names the field "output": the flag's name instead
     throw ConfigError(flag_, e.value(), e.allowed());
   }
+}
+
+namespace {
+
+// The file a destination names: its directory's canonical path joined with its file name (the file
+// itself need not exist yet), so that "x", "./x" and "dir/../x" compare equal.
+std::filesystem::path destination_file(const std::string& target) {
+  const std::filesystem::path p(target);
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::weakly_canonical(p.parent_path().empty() ? "." : p.parent_path(), ec);
+  return ec ? p.lexically_normal() : dir / p.filename();
+}
+
+}  // namespace
+
+bool OutputFile::same_destination(const OutputFile& other) const {
+  if (out_.temp.empty() || other.out_.temp.empty()) return out_.temp.empty() && other.out_.temp.empty();
+  return destination_file(out_.target) == destination_file(other.out_.target);
+}
+
+void check_distinct(const OutputFile& a, const OutputFile& b) {
+  if (!a.same_destination(b)) return;
+  std::string allowed = "a destination other than --";
+  allowed.append(a.flag()).append("'s");
+  throw ConfigError(b.flag(), b.path(), allowed);
 }
 
 void OutputFile::write(std::string_view bytes) const {

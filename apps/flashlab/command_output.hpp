@@ -29,9 +29,21 @@ class OutputFile {
   /// The path as the user gave it ("-" for standard output).
   const std::string& path() const { return out_.path; }
 
+  /// The flag it was given with, without its dashes ("json").
+  const std::string& flag() const { return flag_; }
+
+  /// Whether this and `other` write the same destination: both standard output, or one file (its
+  /// directory's canonical path and the name, links followed as output_path follows them).
+  bool same_destination(const OutputFile& other) const;
+
  private:
   OutputPath out_;    // out_.temp empty: standard output
   std::string flag_;  // the field of its ConfigErrors
 };
+
+/// Refuses two outputs of one command that write the same destination (`timeline --json x --csv x`:
+/// the second would replace the first): ConfigError(field `b.flag()`, its path, "a destination other
+/// than --<a.flag()>'s"). Call before any work.
+void check_distinct(const OutputFile& a, const OutputFile& b);
 
 }  // namespace flashlab::cli

@@ -24,6 +24,7 @@ class PngOutput {
   /// device"); no file is then left under the name or its temporary name.
   void write(const viz::Image& img) const;
   const std::string& path() const { return file_.path(); }
+  const OutputFile& file() const { return file_; }
 
  private:
   std::string option_;

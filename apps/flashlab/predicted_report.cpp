@@ -20,6 +20,12 @@ std::string seconds_text(double s) {
                                                          : fmt::format("{:.1f} us", s * 1e6);
 }
 
+std::uint64_t dirty_at_end(const Counters& k) {
+  std::uint64_t dirty = 0;
+  for (const LaunchCounters& l : k.launches) dirty += total(l.l2_dirty_at_end, Dir::write);
+  return dirty;
+}
+
 std::string predicted_text(const Problem& p, const Counters& k, const TimePrediction& t) {
   std::string s = fmt::format("\nRequests (hbm), L2 and DRAM (L2 model, {} L2), all {} (batch, head) pairs\n",
                               human_bytes(double(p.gpu.l2_bytes)), p.bh());
@@ -39,8 +45,7 @@ std::string predicted_text(const Problem& p, const Counters& k, const TimePredic
   }
   row("total", double(k.cost.read_bytes()), double(total(k.levels[int(Memory::l2)], Dir::read)),
       double(t.dram_read_bytes), double(k.cost.write_bytes()), double(t.dram_write_bytes));
-  std::uint64_t dirty = 0;
-  for (const LaunchCounters& l : k.launches) dirty += total(l.l2_dirty_at_end, Dir::write);
+  const std::uint64_t dirty = dirty_at_end(k);
   s += fmt::format("  L2 requests: the loads the kernels issue (standard attention's kernels read K and V once per Q "
                    "block); DRAM written: during the launches, {} more still dirty in the L2 at their end\n",
                    human_bytes(double(dirty)));

@@ -15,6 +15,10 @@ inline constexpr const char* kPapersCountLine =
     "The FA papers' \"HBM accesses\" are the requests (hbm); DRAM is what reaches the memory chips "
     "after the L2 (the L2 model).";
 
+/// Bytes the launches leave dirty in the L2 at their end (the L2 model's; not in DRAM written, which
+/// counts what reaches DRAM during the launches).
+std::uint64_t dirty_at_end(const Counters& k);
+
 /// 1.5e-3 -> "1.500 ms" (s, ms or us).
 std::string seconds_text(double s);
 

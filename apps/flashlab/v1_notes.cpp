@@ -15,7 +15,15 @@ std::uint64_t integer(std::string_view key, const report::Figures& f) { return r
 std::string v1_notes(const report::Figures& standard, const report::Figures& v1) {
   std::string out;
   const Tiling& t = v1.problem.tiling;
-  if (integer("hbm_total_bytes", v1) > integer("hbm_total_bytes", standard))
+  const bool more = integer("hbm_total_bytes", v1) > integer("hbm_total_bytes", standard);
+  if (more && v1.problem.order == LoopOrder::q_outer)  // --order q-outer: no O round trips, K and V per Q block
+    out += fmt::format(
+        "note: V1 moves more HBM bytes than standard attention here ({} against {}): with the Q blocks outer, each of "
+        "its T_r = {} Q blocks reads all of K and V, 2 N_k d e_in bytes a block, more than the 4 N_q N_k e_in of "
+        "standard attention's S and P roughly when B_r < d/2 (here B_r = {}, d = {}).\n",
+        report::human_bytes(double(integer("hbm_total_bytes", v1))),
+        report::human_bytes(double(integer("hbm_total_bytes", standard))), t.t_r(), t.b_r, t.d);
+  else if (more)
     out += fmt::format(
         "note: V1 moves more HBM bytes than standard attention here ({} against {}): at each of its T_c = {} K/V blocks "
         "FA1 Alg. 1 reads Q and O and writes O back, with l and m ({} of O, l, m re-reads), about 3 N_q d e_in bytes a "

@@ -61,6 +61,19 @@ TEST_CASE("compare (default): the note on V1's bytes above standard attention's,
                    "it a grid of 32 for 132 SMs, each block walking its T_r x T_c = 256 x 128 tiles in turn."));
 }
 
+TEST_CASE("compare --order q-outer: V1's bytes note names K and V read per Q block, not O round trips") {
+  const CliResult r = run_cli("compare --order q-outer");
+  REQUIRE(r.code == 0);
+  // V1 with Q outer (B_r = 32: T_r = 256): H (N d e [Q] + T_r 2 N d e [K, V] + N d e [O] + 4 N [L]) = 32.13 GiB
+  constexpr std::uint64_t t_r = N / 32, v1 = H * (N * d * e + t_r * 2 * N * d * e + N * d * e + 4 * N);
+  static_assert(v1 == 34'495'004'672ull);  // 32.13 GiB
+  CHECK(has(r.out, "note: V1 moves more HBM bytes than standard attention here (32.13 GiB against 16.25 GiB): with "
+                   "the Q blocks outer, each of its T_r = 256 Q blocks reads all of K and V, 2 N_k d e_in bytes a block, "
+                   "more than the 4 N_q N_k e_in of standard attention's S and P roughly when B_r < d/2 (here B_r = 32, "
+                   "d = 128)."));
+  CHECK_FALSE(has(r.out, "O, l, m re-reads)"));
+}
+
 TEST_CASE("compare: with a tile given, all three run on it, and no note where V1 moves fewer bytes") {
   const std::string args = "compare --model none --seq 1024 --d 64 --br 64 --bc 64";
   const nlohmann::json j = run_json(args + " --json");
@@ -115,4 +128,19 @@ TEST_CASE("compare's tile line says which of B_r, B_c and warps were given and w
     REQUIRE(r.code == 0);
     CHECK(has(r.out, std::string("tiles B_r x B_c x warps (") + c.source + ", the same for all three):\n"));
   }
+}
+
+TEST_CASE("compare: DRAM written 0 B where the writes stay in the L2, and the line that says so") {
+  const CliResult r = run_cli("compare --model gpt2-small");
+  REQUIRE(r.code == 0);
+  // 12 heads, N 1024, d 64, fp16, every write still in the 60 MB L2 at the launches' end:
+  // standard S and P (2 x 12 N^2 e = 48 MiB) and O (12 N d e = 1.5 MiB); V1 O, l and m (1.5 MiB + 96 KiB);
+  // V2 O and L (1.5 MiB + 48 KiB)
+  constexpr std::uint64_t n = 1024, h = 12, o = h * n * 64 * 2;
+  static_assert(2 * h * n * n * 2 + o == 51'904'512ull);   // 49.50 MiB
+  static_assert(o + 2 * h * n * 4 == 1'671'168ull);       // 1.59 MiB
+  static_assert(o + h * n * 4 == 1'622'016ull);           // 1.55 MiB
+  CHECK(has(r.out, "DRAM written                                         0 B           0 B           0 B"));
+  CHECK(has(r.out, "DRAM written: during the launches; still dirty in the L2 at their end, not counted there: "
+                   "standard 49.50 MiB, V1 1.59 MiB, V2 1.55 MiB\n"));
 }

@@ -1,7 +1,10 @@
 // Messages a new user found wrong or silent: an output error naming `output` for `timeline --json`
 // and `--csv`, sweep's help saying V3 has no predicted time (it has), compare's "the tile its kernels
 // compile at d = 1" (none is compiled there), `run --rows` without `--steps` silently ignored, and
-// `timeline` saying "tiles" for thread blocks and not saying which launch of several it lays out.
+// `timeline` saying "tiles" for thread blocks and not saying which launch of several it lays out; and
+// (the fifteenth session's new user) `timeline --json F --csv F` writing CSV over the JSON, `timeline
+// --sm abc` answered by the parser's raw text, `--max-intervals` beyond 64 bits accepted, and `run`'s
+// "tol O: 1.0e-05 for fp32 (4 units of roundoff u = 6.0e-08)" (4 u is 2.4e-07).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -23,6 +26,39 @@ TEST_CASE("timeline --json / --csv to a device: the error names the flag (was: o
     check_refused(std::string("timeline --seq 256 --") + flag + " /dev/full",
                  std::string(flag) + " = /dev/full: a regular file path (it is a character device)");
   }
+}
+
+TEST_CASE("timeline --json and --csv to one file: refused before any work (the CSV replaced the JSON)") {
+  namespace fs = std::filesystem;
+  const fs::path dir = make_temp_dir();
+  const std::string file = (dir / "t.json").string(), same = (dir / "." / "t.json").string();
+  check_refused("timeline --seq 256 --json " + file + " --csv " + same,
+                "csv = " + same + ": a destination other than --json's");
+  CHECK_FALSE(fs::exists(file));  // nothing written
+  check_refused("timeline --seq 256 --json - --csv -", "csv = -: a destination other than --json's");
+  CHECK(run_cli("timeline --seq 256 --json " + file + " --csv " + (dir / "t.csv").string()).code == 0);
+  CHECK(fs::exists(file));
+  CHECK(fs::exists(dir / "t.csv"));
+  // sweep's CSV and plot: the same kind of pair
+  const CliResult r = run_cli("sweep --over seq --values 256 -o " + (dir / "s.png").string() + " --plot " +
+                              (dir / "s.png").string());
+  if (r.err.find("stb") == std::string::npos) {  // a build without PNG output refuses --plot first
+    CHECK(r.code == 2);
+    CHECK(r.err == "flashlab: error: output = " + (dir / "s.png").string() + ": a destination other than --plot's\n");
+  }
+}
+
+TEST_CASE("timeline --sm and --max-intervals: a value that is not an allowed integer names the flag and the range") {
+  check_refused("timeline --seq 256 --sm abc",
+                "sm = abc: an integer from -1 to 2147483647 (-1: the busiest; at most the GPU's SMs - 1)");
+  check_refused("timeline --seq 256 --sm 1.5",
+                "sm = 1.5: an integer from -1 to 2147483647 (-1: the busiest; at most the GPU's SMs - 1)");
+  check_refused("timeline --seq 256 --sm 500", "sm = 500: 0 to 131, or -1 for the busiest");
+  check_refused("timeline --seq 256 --max-intervals abc", "max-intervals = abc: an integer from 0 to 100000000");
+  check_refused("timeline --seq 256 --max-intervals 99999999999999999999",
+                "max-intervals = 99999999999999999999: out of range: an integer from 0 to 100000000");
+  check_refused("timeline --seq 256 --max-intervals -1", "max-intervals = -1: an integer from 0 to 100000000");
+  CHECK(run_cli("timeline --seq 256 --max-intervals 0").code == 0);
 }
 
 TEST_CASE("sweep --help says what v3 is, and a v3 sweep row has a predicted time") {
@@ -202,4 +238,21 @@ TEST_CASE("a launch too large to lay out: timeline refuses it naming its thread 
   const nlohmann::json j = nlohmann::json::parse(c.out);
   CHECK(j.at("predicted").at("launches")[0].at("grid") == 800000000);
   CHECK(j.at("predicted").at("time_s").get<double>() > 1.0);
+}
+
+TEST_CASE("run: the tolerance note says what tol O is for each input type and which column it bounds") {
+  // fp16 and bf16: 4 u (u = 2^-11, 2^-8); fp32: 1e-5 = 168 u (u = 2^-24), which is not 4 u (it said so)
+  const std::pair<const char*, const char*> lines[] = {
+      {"fp16", "tol O: 2.0e-03 for fp16 (4 u, u = 4.9e-04: O's store and P~'s cast to fp16), bounds |O-O_ref|/|O_ref|;"},
+      {"bf16", "tol O: 1.6e-02 for bf16 (4 u, u = 3.9e-03: O's store and P~'s cast to bf16), bounds |O-O_ref|/|O_ref|;"},
+      {"fp32", "tol O: 1.0e-05 for fp32 (168 u, u = 6.0e-08: fp32 accumulation over up to 2^20 keys), bounds "
+               "|O-O_ref|/|O_ref|;"}};
+  for (const auto& [dtype, line] : lines) {
+    CAPTURE(dtype);
+    const CliResult r = run_cli(std::string("run --seq 128 --dtype ") + dtype);
+    REQUIRE(r.code == 0);
+    CHECK(has(r.out, line));
+  }
+  static_assert(4.0 / 2048 < 2.0e-3 && 2.0e-3 - 4.0 / 2048 < 1e-4);  // 4 u of fp16 rounds to 2.0e-03
+  static_assert(1e-5 * (1 << 24) > 167.5 && 1e-5 * (1 << 24) < 168.5);  // fp32's 1e-5 is 168 u
 }

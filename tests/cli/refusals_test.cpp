@@ -77,6 +77,13 @@ TEST_CASE("trace --kernel fa2 --pass backward writes FA2's own tile, and another
     CHECK(run_cli("diff " + path + " " + path).code == 0);  // the header reads back: its tile is FA2's own
   }
   CHECK(run_cli("count --kernel fa2 --pass backward --seq 512 --d 128 --br 64 --bc 128").code == 0);
+  // the V1 paper's SRAM rule (--br auto) is no tile of FA2's kernels, forward or backward
+  check_refused("count --kernel fa2 --seq 512 --br auto --bc auto",
+                "br/bc = auto: FA2's own tile with --kernel fa2 (leave --br and --bc out: kBlockM x kBlockN for d), "
+                "or B_r and B_c as numbers");
+  check_refused("count --kernel fa2 --pass backward --seq 512 --br auto --bc auto",
+                "br/bc = auto: FA2's own tile with --kernel fa2 --pass backward (leave --br and --bc out: kBlockM x "
+                "kBlockN for d)");
   check_refused("count --kernel fa2 --pass backward --seq 512 --d 128 --br 32",
                 "br/bc = 32 x 128: 64 x 128 with --kernel fa2 --pass backward at d = 128: FA2's own tile "
                 "(kBlockM x kBlockN for d; leave --br and --bc out)");

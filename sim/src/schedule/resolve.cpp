@@ -128,8 +128,6 @@ void check_fa2_backward(const Config& c, std::int64_t kv_heads) {
     throw ConfigError("kv-heads", std::to_string(kv_heads),
                       "a number that makes heads / kv-heads divide N_k d e_in" + with +
                           " (each query head counts its share of at::sum's dK, dV of its K/V head)");
-  if (c.auto_blocks)
-    throw ConfigError("br/bc", "auto", "FA2's own tile" + with + " (leave --br and --bc out: kBlockM x kBlockN for d)");
   const std::int64_t warps = fa2_backward_traits(c.d).warps;
   if (c.warps && *c.warps != warps)
     throw ConfigError("warps", std::to_string(*c.warps), std::to_string(warps) + with + " (FA2's backward kernels' warps)");
@@ -212,6 +210,13 @@ void resolve_fa2_kernel(Config& c, Problem& p) {
     throw ConfigError("dtype", "fp32", "fp16 or bf16 with --kernel fa2 (FA2's kernels take only those)");
   if (c.mask.kind == MaskKind::causal_tl && c.n_q != c.n_k)
     throw ConfigError("mask", "causal", "causal-br with --kernel fa2 and N_q != N_k (FA2's causal mask is bottom-right)");
+  // the V1 paper's SRAM rule is no tile of FA2's kernels (an explicit --br/--bc is a what-if of its launch)
+  if (c.auto_blocks)
+    throw ConfigError("br/bc", "auto",
+                      c.pass == Pass::backward
+                          ? "FA2's own tile with --kernel fa2 --pass backward (leave --br and --bc out: kBlockM x kBlockN for d)"
+                          : "FA2's own tile with --kernel fa2 (leave --br and --bc out: kBlockM x kBlockN for d), or B_r "
+                            "and B_c as numbers");
   if (c.pass == Pass::backward) check_fa2_backward(c, p.kv_heads);
   if (c.pass == Pass::forward && c.n_q == 1 && (c.mask.kind == MaskKind::causal_tl || c.mask.kind == MaskKind::causal_br))
     c.mask = Mask{};  // mha_fwd: seqlen_q == 1 sets is_causal = false (bottom-right, one query sees every key)
