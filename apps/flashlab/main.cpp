@@ -138,7 +138,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
     return "command = (missing): one of " + names + " (flashlab --help says what each does)";
   }
   const CLI::Option* o = flag.empty() ? nullptr : where.get_option_no_throw(flag);
-  if (o == nullptr) return what + " (flashlab COMMAND --help lists the flags)";
+  if (o == nullptr) return what + help;
   const std::string field = flag.rfind("--", 0) == 0 ? flag.substr(2) : flag;
   if (what.find(" is required") != std::string::npos)
     return field + " = (missing): " +
@@ -152,7 +152,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e) {
   }
   if (what.find(" missing") != std::string::npos)
     return field + " = (missing): a value after " + flag + " (" + o->get_type_name() + ")" + help;
-  return what + " (flashlab COMMAND --help lists the flags)";
+  return what + help;
 }
 
 // The message of an output that could not be written, and its exit status.
