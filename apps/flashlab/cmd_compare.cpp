@@ -63,7 +63,8 @@ void print_table(const std::vector<report::Figures>& cols, const std::string& mo
   for (const report::Figures& f : cols)  // 0 waves above: no block fits on an SM, say why
     if (!fits_on_sm(f.counters)) std::cout << to_string(f.problem.algo) << ": " << grid_line(f.problem, f.counters) << "\n";
   std::cout << kPapersCountLine << "\n";
-  const std::uint64_t dirty[] = {dirty_at_end(cols[0].counters), dirty_at_end(cols[1].counters), dirty_at_end(cols[2].counters)};
+  const std::uint64_t dirty[] = {dirty_at_end(cols[0].counters), dirty_at_end(cols[1].counters),
+                                 dirty_at_end(cols[2].counters)};
   if (dirty[0] + dirty[1] + dirty[2] > 0)
     std::cout << fmt::format("DRAM written: during the launches; still dirty in the L2 at their end, not counted there: "
                              "standard {}, V1 {}, V2 {}\n",

@@ -33,7 +33,8 @@ namespace {
 std::filesystem::path destination_file(const std::string& target) {
   const std::filesystem::path p(target);
   std::error_code ec;
-  const std::filesystem::path dir = std::filesystem::weakly_canonical(p.parent_path().empty() ? "." : p.parent_path(), ec);
+  const std::filesystem::path dir =
+      std::filesystem::weakly_canonical(p.parent_path().empty() ? "." : p.parent_path(), ec);
   return ec ? p.lexically_normal() : dir / p.filename();
 }
 

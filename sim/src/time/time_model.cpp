@@ -175,8 +175,9 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
       // standard attention's S = QK^T kernel issues K_{j+1}'s copy, then stores S_ij: written from the
       // registers into SRAM, a barrier, read back and sent to the L2 (kernels/src/standard.cu
       // fl_standard_scores, store_s_tile). That phase runs while K_{j+1} is in flight.
-      w.trip_hidden_s = fraction * double(b) * (2.0 / (g.smem_bytes_per_s.value() / sms) + 1.0 / (g.l2_bytes_per_s.value() / sms)) +
-                        g.barrier_cycles(int(launch_warps(p_, l))) / g.clock_hz.value();
+      w.trip_hidden_s =
+          fraction * double(b) * (2.0 / (g.smem_bytes_per_s.value() / sms) + 1.0 / (g.l2_bytes_per_s.value() / sms)) +
+          g.barrier_cycles(int(launch_warps(p_, l))) / g.clock_hz.value();
   }
   smem = time_detail::step_smem_bytes(p_, l, s, tiles, smem);
   // instruction issue: the compiled tile loop's, or an estimate from the step's work

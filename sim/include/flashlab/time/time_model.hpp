@@ -35,11 +35,11 @@
 //    A step with loads lasts at least its wait (its loads, prefetched during the previous step,
 //    arrive no sooner); a step that cannot prefetch its loads — they start the block (a prologue,
 //    the outer loop's begin: Q_i, or V1's K_j, V_j), or read what its own launch stores (V1's
-//    backward dQ_i) — waits it out: max(k w, max(w, floor) + wait) for its work w
-//    alone on the SM (less what the block does while the loads are in flight, trip_hidden_s:
-//    standard attention's S = QK^T kernel stores S_ij after issuing K_{j+1}), with trips round trips in the wait where its loads take several one after
-//    another (a row block's one per 2 KiB of its row: one 16-byte load per thread in flight; a row
-//    pass's streamed operands, streams() in time_model.cpp, one per threads x 16 bytes after the
+//    backward dQ_i) — waits it out: max(k w, max(w, floor) + wait) for its work w alone on the SM
+//    (less what the block does while the loads are in flight, trip_hidden_s: standard attention's
+//    S = QK^T kernel stores S_ij after issuing K_{j+1}), with trips round trips in the wait where its
+//    loads take several one after another (a row block's one per 2 KiB of its row: one 16-byte load
+//    per thread in flight; a row pass's streamed operands, streams() in time_model.cpp, one per threads x 16 bytes after the
 //    tile copy's one; split-KV's combine, its walks over the splits as each kernel's code does:
 //    walk_trips() and lse_walk_trips() in round_trips.cpp). V1's forward reads O_i, l_i, m_i, which
 //    its launch stored, at the step's start (early_trip): their wait overlaps the step's work and
