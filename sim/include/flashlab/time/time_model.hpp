@@ -41,9 +41,9 @@
 //    loads take several one after another (a row block's one per 2 KiB of its row: one 16-byte load
 //    per thread in flight; a row pass's streamed operands, streams() in time_model.cpp, one per
 //    threads x 16 bytes after the tile copy's one; split-KV's combine, its walks over the splits as
-//    each kernel's code does: walk_trips() and lse_walk_trips() in round_trips.cpp). V1's forward reads O_i, l_i, m_i, which
-//    its launch stored, at the step's start (early_trip): their wait overlaps the step's work and
-//    their transfer moves through the L2 as a prefetched load's does.
+//    each kernel's code does: walk_trips() and lse_walk_trips() in round_trips.cpp). V1's forward
+//    reads O_i, l_i, m_i, which its launch stored, at the step's start (early_trip): their wait
+//    overlaps the step's work and their transfer moves through the L2 as a prefetched load's does.
 //  - the launch: a thread block's time is the sum of its steps; the blocks are dealt, in dispatch
 //    order, to the first free of the SMs * k slots (wave quantization, uneven causal rows, idle SMs
 //    when the grid is small); the launch takes the latest finish, at least its DRAM bytes over the
