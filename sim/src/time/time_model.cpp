@@ -81,6 +81,17 @@ std::int64_t fa2_combine_rows(const Problem& p, const Launch& l) {
   return d % 128 == 0 ? 4 : d % 64 == 0 ? 8 : 16;
 }
 
+/// Standard attention's S = QK^T kernel issues K_{j+1}'s copy, then stores S_ij: written from the
+/// registers into SRAM, a barrier, read back and sent to the L2 (kernels/src/standard.cu
+/// fl_standard_scores, store_s_tile). That phase's time for `bytes` of S_ij (one block's pass) by a
+/// block of `warps` warps, seconds: the bytes twice at the SM's shared-memory rate, once at its share
+/// of the L2 bandwidth, and a barrier.
+double s_store_phase_s(const GpuSpec& g, double bytes, int warps) {
+  const double sms = double(g.sms);
+  return bytes * (2.0 / (g.smem_bytes_per_s.value() / sms) + 1.0 / (g.l2_bytes_per_s.value() / sms)) +
+         g.barrier_cycles(warps) / g.clock_hz.value();
+}
+
 bool kv_sequential(const Launch& l) {
   return std::any_of(l.loops.begin(), l.loops.end(), [](const Loop& x) { return x.dim == Dim::kv_block && !x.thread_block; });
 }
@@ -171,13 +182,8 @@ StepWork BlockTimer::step_work(const StepView& s, std::size_t k_launch, double f
     const std::uint64_t b = action_cost(p_, a, s.i, s.j).hbm[int(a.tensor)][int(direction(a.op))];
     l2 += double(b);
     if (a.op == Op::load) w.load_s += fraction * double(b) / (g.l2_bytes_per_s.value() / sms);
-    if (a.op == Op::store && a.tensor == Tensor::S && !tiles && kv_sequential(l))
-      // standard attention's S = QK^T kernel issues K_{j+1}'s copy, then stores S_ij: written from the
-      // registers into SRAM, a barrier, read back and sent to the L2 (kernels/src/standard.cu
-      // fl_standard_scores, store_s_tile). That phase runs while K_{j+1} is in flight.
-      w.trip_hidden_s =
-          fraction * double(b) * (2.0 / (g.smem_bytes_per_s.value() / sms) + 1.0 / (g.l2_bytes_per_s.value() / sms)) +
-          g.barrier_cycles(int(launch_warps(p_, l))) / g.clock_hz.value();
+    if (a.op == Op::store && a.tensor == Tensor::S && !tiles && kv_sequential(l))  // while K_{j+1} is in flight
+      w.trip_hidden_s = s_store_phase_s(g, fraction * double(b), int(launch_warps(p_, l)));
   }
   smem = time_detail::step_smem_bytes(p_, l, s, tiles, smem);
   // instruction issue: the compiled tile loop's, or an estimate from the step's work
