@@ -46,10 +46,7 @@ bool OutputFile::same_destination(const OutputFile& other) const {
 }
 
 void check_distinct(const OutputFile& a, const OutputFile& b) {
-  if (!a.same_destination(b)) return;
-  std::string allowed = "a destination other than --";
-  allowed.append(a.flag()).append("'s");
-  throw ConfigError(b.flag(), b.path(), allowed);
+  if (a.same_destination(b)) throw ConfigError(b.flag(), b.path(), "a destination other than --" + a.flag() + "'s");
 }
 
 void OutputFile::write(std::string_view bytes) const {
