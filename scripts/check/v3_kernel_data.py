@@ -61,6 +61,7 @@ ROOT = Path(__file__).resolve().parents[1].parent
 DATA = ROOT / "tests" / "data" / "gpu_v3"
 SOURCES = ROOT / "scripts" / "gpu" / "v3_kernel"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import v3_kernel_cycles as cycles  # noqa: E402
 import v3_kernel_extra as extra  # noqa: E402
 import v3_kernel_sim as sim  # noqa: E402
 import verdict  # noqa: E402
@@ -432,6 +433,7 @@ def page(data):
     out += rule_section(data) + ablation_section(data) + extra.ablation_prediction_section(cli, data["v3"]["rows"], data["ablation"]["rows"],
                                                                              data["units"]["rows"])
     out += units_section(data) + extra.units_prediction_section(cli, data["units"]["rows"], busy)
+    out += cycles.cycles_section(cli, data["units"]["rows"])
     out += outside_section(data)
     return "\n".join(out) + "\n"
 

@@ -3,7 +3,9 @@
 // rate (ex2.approx on the special-function unit), the FP32 FMA rate, shared-memory bandwidth,
 // L2 bandwidth, DRAM bandwidth (read, and copy), the cost of one __syncthreads() and of one
 // kernel launch. Each figure is the median of several timed repetitions (CUDA events), after a
-// warm-up; the whole GPU is filled (blocks on every SM). Prints one JSON object on stdout.
+// warm-up; the whole GPU is filled (blocks on every SM). Beside each SM-bound rate, the SM clock its
+// last timed launch ran at (sm_clock.cuh: the rate per cycle is the rate over that clock; the barrier's
+// cycles below are its nanoseconds at the device's nominal clock). Prints one JSON object on stdout.
 //
 // Build and run: scripts/gpu/ceilings.sh (nvcc -O3 -arch=sm_90).
 #include <cuda_bf16.h>
@@ -20,6 +22,7 @@
 
 #include "cuda_check.cuh"
 #include "event_timing.cuh"
+#include "sm_clock.cuh"
 
 namespace {
 
@@ -28,7 +31,8 @@ constexpr int kMmaChains = 4;
 constexpr int kMmaIters = 4096;
 
 template <bool kBf16>
-__global__ void mma_kernel(float* sink, std::uint32_t seed) {
+__global__ void mma_kernel(float* sink, std::uint32_t seed, unsigned long long* clk) {
+  clock_begin(clk);
   std::uint32_t a[4], b[2];
   for (int k = 0; k < 4; ++k) a[k] = seed * (threadIdx.x + 1) + k;
   for (int k = 0; k < 2; ++k) b[k] = seed ^ (threadIdx.x * 7 + k);
@@ -51,6 +55,7 @@ __global__ void mma_kernel(float* sink, std::uint32_t seed) {
       }
     }
   }
+  clock_end(clk);
   float s = 0;
   for (int ch = 0; ch < kMmaChains; ++ch) s += c[ch][0] + c[ch][1] + c[ch][2] + c[ch][3];
   if (s == 1.2345f) sink[threadIdx.x] = s;  // never true in practice; keeps the work alive
@@ -60,7 +65,8 @@ __global__ void mma_kernel(float* sink, std::uint32_t seed) {
 constexpr int kSfuChains = 8;
 constexpr int kSfuIters = 4096;
 
-__global__ void ex2_kernel(float* sink, float seed) {
+__global__ void ex2_kernel(float* sink, float seed, unsigned long long* clk) {
+  clock_begin(clk);
   float x[kSfuChains];
   for (int k = 0; k < kSfuChains; ++k) x[k] = seed * 1e-3f * float(threadIdx.x + k);
   for (int it = 0; it < kSfuIters; ++it) {
@@ -71,6 +77,7 @@ __global__ void ex2_kernel(float* sink, float seed) {
       x[k] = y * -0.5f;  // stays in (-1, 1): ex2 of it stays finite
     }
   }
+  clock_end(clk);
   float s = 0;
   for (int k = 0; k < kSfuChains; ++k) s += x[k];
   if (s == 1.2345f) sink[threadIdx.x] = s;
@@ -80,7 +87,8 @@ __global__ void ex2_kernel(float* sink, float seed) {
 constexpr int kFmaChains = 8;
 constexpr int kFmaIters = 8192;
 
-__global__ void fma_kernel(float* sink, float seed) {
+__global__ void fma_kernel(float* sink, float seed, unsigned long long* clk) {
+  clock_begin(clk);
   float x[kFmaChains];
   for (int k = 0; k < kFmaChains; ++k) x[k] = seed + float(threadIdx.x + k);
   const float m = 0.999f, a = 1e-3f;
@@ -88,6 +96,7 @@ __global__ void fma_kernel(float* sink, float seed) {
 #pragma unroll
     for (int k = 0; k < kFmaChains; ++k) x[k] = fmaf(x[k], m, a);
   }
+  clock_end(clk);
   float s = 0;
   for (int k = 0; k < kFmaChains; ++k) s += x[k];
   if (s == 1.2345f) sink[threadIdx.x] = s;
@@ -97,7 +106,8 @@ __global__ void fma_kernel(float* sink, float seed) {
 constexpr int kSmemIters = 4096;
 constexpr int kSmemThreads = 1024;
 
-__global__ void smem_kernel(float* sink) {
+__global__ void smem_kernel(float* sink, unsigned long long* clk) {
+  clock_begin(clk);
   __shared__ float4 buf[kSmemThreads * 2];
   buf[threadIdx.x] = make_float4(threadIdx.x, 1, 2, 3);
   buf[threadIdx.x + kSmemThreads] = make_float4(3, 2, 1, threadIdx.x);
@@ -117,6 +127,7 @@ __global__ void smem_kernel(float* sink) {
     acc.w += v.w;
     idx ^= kSmemThreads;  // alternate halves
   }
+  clock_end(clk);
   if (acc.x + acc.y + acc.z + acc.w == 1.2345f) sink[threadIdx.x] = acc.x;
 }
 
@@ -141,12 +152,14 @@ __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ 
 // ---- barriers: one __syncthreads() per iteration, nothing else ----
 constexpr int kBarrierIters = 16384;
 
-__global__ void barrier_kernel(float* sink) {
+__global__ void barrier_kernel(float* sink, unsigned long long* clk) {
+  clock_begin(clk);
   float x = threadIdx.x;
   for (int it = 0; it < kBarrierIters; ++it) {
     __syncthreads();
     x += 1.0f;
   }
+  clock_end(clk);
   if (x == 1.2345f) sink[threadIdx.x] = x;
 }
 
@@ -197,25 +210,35 @@ int main() {
   const int threads = 256, warps = threads / 32;
   const int blocks = sms * 8;  // 8 blocks of 8 warps per SM: 64 warps, the SM's maximum
 
+  // Each timed kernel's SM clock (sm_clock.cuh), from its last timed launch.
+  SmClock clock(blocks), smem_clock(sms * 2), bar_clock(sms);
+  auto clocked = [](SmClock& c, const std::function<void(unsigned long long*)>& launch, double& ghz) {
+    const double ms = median_ms([&] { launch(c.device()); });
+    ghz = c.ghz();
+    return ms;
+  };
+  double ghz_f16, ghz_bf16, ghz_ex2, ghz_fma, ghz_smem, ghz_bar4, ghz_bar8;
+
   // Tensor cores.
   const double mma_flops = double(blocks) * warps * kMmaIters * kMmaChains * (2.0 * 16 * 8 * 16);
-  const double t_f16 = median_ms([&] { mma_kernel<false><<<blocks, threads>>>(sink, 7); });
-  const double t_bf16 = median_ms([&] { mma_kernel<true><<<blocks, threads>>>(sink, 7); });
+  const double t_f16 = clocked(clock, [&](unsigned long long* c) { mma_kernel<false><<<blocks, threads>>>(sink, 7, c); }, ghz_f16);
+  const double t_bf16 = clocked(clock, [&](unsigned long long* c) { mma_kernel<true><<<blocks, threads>>>(sink, 7, c); }, ghz_bf16);
   // exp and FMA.
   const double ex2_ops = double(blocks) * threads * kSfuIters * kSfuChains;
-  const double t_ex2 = median_ms([&] { ex2_kernel<<<blocks, threads>>>(sink, 0.5f); });
+  const double t_ex2 = clocked(clock, [&](unsigned long long* c) { ex2_kernel<<<blocks, threads>>>(sink, 0.5f, c); }, ghz_ex2);
   const double fma_ops = double(blocks) * threads * kFmaIters * kFmaChains;
-  const double t_fma = median_ms([&] { fma_kernel<<<blocks, threads>>>(sink, 0.5f); });
+  const double t_fma = clocked(clock, [&](unsigned long long* c) { fma_kernel<<<blocks, threads>>>(sink, 0.5f, c); }, ghz_fma);
   // Shared memory: 2 blocks of 1024 threads per SM.
   const int smem_blocks = sms * 2;
   const double smem_bytes = double(smem_blocks) * kSmemThreads * kSmemIters * 16.0;
-  const double t_smem = median_ms([&] { smem_kernel<<<smem_blocks, kSmemThreads>>>(sink); });
+  const double t_smem =
+      clocked(smem_clock, [&](unsigned long long* c) { smem_kernel<<<smem_blocks, kSmemThreads>>>(sink, c); }, ghz_smem);
 
   const MemoryRates mem = memory_rates(sms, sink);
 
   // Barriers: 1 block per SM of 128 threads (4 warps, FA2's forward) and of 256 threads (8 warps).
-  const double t_bar4 = median_ms([&] { barrier_kernel<<<sms, 128>>>(sink); });
-  const double t_bar8 = median_ms([&] { barrier_kernel<<<sms, 256>>>(sink); });
+  const double t_bar4 = clocked(bar_clock, [&](unsigned long long* c) { barrier_kernel<<<sms, 128>>>(sink, c); }, ghz_bar4);
+  const double t_bar8 = clocked(bar_clock, [&](unsigned long long* c) { barrier_kernel<<<sms, 256>>>(sink, c); }, ghz_bar8);
 
   // Launch: 2000 empty kernels back to back on one stream (the gap between dependent launches).
   const int launches = 2000;
@@ -243,6 +266,10 @@ int main() {
               t_bar4 * 1e-3 / kBarrierIters * clock_hz);
   std::printf("  \"barrier_ns_8_warps\": %.2f, \"barrier_cycles_8_warps\": %.1f,\n", t_bar8 * 1e6 / kBarrierIters,
               t_bar8 * 1e-3 / kBarrierIters * clock_hz);
+  // the SM clock each rate above ran at (GHz; -1: not measured): a rate per cycle is the rate over it
+  std::printf("  \"sm_clock_ghz\": {\"mma_sync_f16\": %.4f, \"mma_sync_bf16\": %.4f, \"ex2\": %.4f, \"fp32_fma\": %.4f, "
+              "\"smem_read\": %.4f, \"barrier_4_warps\": %.4f, \"barrier_8_warps\": %.4f},\n",
+              ghz_f16, ghz_bf16, ghz_ex2, ghz_fma, ghz_smem, ghz_bar4, ghz_bar8);
   std::printf("  \"launch_us\": %.3f\n", t_launch * 1e3 / launches);
   std::printf("}\n");
   return 0;

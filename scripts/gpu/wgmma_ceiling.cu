@@ -13,7 +13,8 @@
 // 16 x (the wgmma issued), the sum over k of 1 x 1, else the figure is reported as null with the
 // reason. The timed runs use the same inputs (all ones) — the rate of the tensor cores does not
 // depend on the values, though their power does. Each figure is the median of kReps runs timed with
-// CUDA events around one launch (nothing else between the events), after a warm-up launch.
+// CUDA events around one launch (nothing else between the events), after a warm-up launch; beside it
+// the SM clock the last timed launch ran at (sm_clock.cuh: the rate per cycle is the rate over it).
 //
 // Build and run: scripts/gpu/wgmma_ceiling.sh OUTDIR (nvcc -O3 -arch=sm_90a; writes OUTDIR/wgmma.json).
 #include <cuda_runtime.h>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "sm_clock.cuh"
 
 namespace {
 
@@ -97,7 +99,8 @@ __device__ __forceinline__ void mma(float* d, const std::uint32_t* a, std::uint6
 // Each warpgroup of the block issues `groups` commit groups of kBatch wgmma into its accumulators;
 // every thread writes the smallest and largest of its accumulators (the check reads them).
 template <int N, bool kRs>
-__global__ void rate_kernel(float* out, int groups) {
+__global__ void rate_kernel(float* out, int groups, unsigned long long* clk) {
+  clock_begin(clk);
   extern __shared__ __align__(128) unsigned char smem[];
   for (int k = threadIdx.x; k < kSmemBytes / 4; k += blockDim.x)
     reinterpret_cast<std::uint32_t*>(smem)[k] = 0x3C003C00u;  // two fp16 ones
@@ -117,6 +120,7 @@ __global__ void rate_kernel(float* out, int groups) {
     wait<1>();
   }
   wait<0>();
+  clock_end(clk);
   float lo = d[0], hi = d[0];
 #pragma unroll
   for (int k = 1; k < N / 2; ++k) lo = fminf(lo, d[k]), hi = fmaxf(hi, d[k]);
@@ -151,6 +155,7 @@ __global__ void latency_kernel(float* out, long long* out_cycles, int reps) {
 
 struct Rate {
   double tflops = -1;  // -1: not measured (the check failed or the launch was refused)
+  double sm_clock_ghz = -1;  // the SM clock of the last timed launch (sm_clock.cuh)
   const char* why = "";
 };
 
@@ -164,7 +169,7 @@ Rate measure_rate(int warpgroups, int sms) {
   Rate r;
   // the check: 8 groups, every accumulator 16 x 8 x kBatch
   const int check_groups = 8;
-  kernel<<<sms, threads, kSmemBytes>>>(out, check_groups);
+  kernel<<<sms, threads, kSmemBytes>>>(out, check_groups, nullptr);
   if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
     r.why = "launch failed";
     cudaGetLastError();
@@ -184,12 +189,13 @@ Rate measure_rate(int warpgroups, int sms) {
   cudaEvent_t e0, e1;
   CHECK(cudaEventCreate(&e0));
   CHECK(cudaEventCreate(&e1));
-  kernel<<<sms, threads, kSmemBytes>>>(out, groups);  // warm-up
+  SmClock clock(sms);
+  kernel<<<sms, threads, kSmemBytes>>>(out, groups, nullptr);  // warm-up
   CHECK(cudaDeviceSynchronize());
   std::vector<float> ms;
   for (int k = 0; k < kReps; ++k) {
     CHECK(cudaEventRecord(e0));
-    kernel<<<sms, threads, kSmemBytes>>>(out, groups);
+    kernel<<<sms, threads, kSmemBytes>>>(out, groups, clock.device());
     CHECK(cudaEventRecord(e1));
     CHECK(cudaEventSynchronize(e1));
     float t = 0;
@@ -199,6 +205,7 @@ Rate measure_rate(int warpgroups, int sms) {
   std::sort(ms.begin(), ms.end());
   const double flops = double(sms) * warpgroups * groups * kBatch * (2.0 * 64 * N * 16);
   r.tflops = flops / (ms[ms.size() / 2] * 1e-3) / 1e12;
+  r.sm_clock_ghz = clock.ghz();
   CHECK(cudaEventDestroy(e0));
   CHECK(cudaEventDestroy(e1));
   CHECK(cudaFree(out));
@@ -224,7 +231,7 @@ long long measure_latency() {
 
 void print_rate(const char* name, Rate r, bool last = false) {
   if (r.tflops < 0) std::printf("    \"%s\": {\"tflops\": null, \"why\": \"%s\"}%s\n", name, r.why, last ? "" : ",");
-  else std::printf("    \"%s\": {\"tflops\": %.1f}%s\n", name, r.tflops, last ? "" : ",");
+  else std::printf("    \"%s\": {\"tflops\": %.1f, \"sm_clock_ghz\": %.4f}%s\n", name, r.tflops, r.sm_clock_ghz, last ? "" : ",");
 }
 
 }  // namespace
