@@ -18,8 +18,9 @@ Nsight Compute: per shape its checked run and 5 kernel durations; the 12 fp16 sh
 32k and bf16), cudnn_ncu.json and cudnn_ncu_more.json (cudnn_baseline.py: cuDNN's and FA2's kernel
 durations on the same shapes, same flags, same call), v3_sweep/ablation/units.json (ncu_ablation.py),
 v3_sanitizer.json, v3_bytes.json, where the hooks ran v3_events.jsonl and v3_timeline.json, and the
-no-mask L2 reads' probe v3_l2_share.json (l2_share_probe.py; shown, no target) (v3_kernel_extra.py says
-how each is judged).
+no-mask L2 reads' probe v3_l2_share.json (l2_share_probe.py; shown, no target) (v3_kernel_extra.py and
+v3_kernel_bytes.py say how each is judged; v3_kernel_predicted.py and v3_kernel_cycles.py set the simulator's
+predictions beside the ablation and the unit counters).
 1. The data describe the kernel in the tree: v3_ncu.json's v3_sources_sha256 equals the SHA-256 of
    scripts/gpu/v3_kernel/*.cu and *.cuh now (names and contents, sorted), and every other file was
    measured on the same sources (one or two device calls) on an H200.
@@ -39,8 +40,8 @@ how each is judged).
    128-row tile's work), restated here from its definition, picks the B_r that every timed "fa3" run
    used, and at every sweep point the tile it picks is not slower than the other by more than 2%.
 6. compute-sanitizer: every run complete with its summary line and its program's check passed; bytes:
-   every row run, checked and counted; events: every traced config equal to the simulator's per agent
-   (v3_kernel_extra.py).
+   every row run, checked and counted (v3_kernel_bytes.py); events: every traced config equal to the
+   simulator's per agent (v3_kernel_extra.py).
 --hw-target: issue 27 item 4's targets on the hardware: every sanitizer run clean, and L2 sectors and
 DRAM bytes within their targets of the simulator's sector and DRAM levels (ctest v3_kernel_data.hw_target).
 --target: V3's speed at least 0.85 of cuDNN's on every timed shape (issue 27 item 5): median cuDNN time
@@ -61,8 +62,10 @@ ROOT = Path(__file__).resolve().parents[1].parent
 DATA = ROOT / "tests" / "data" / "gpu_v3"
 SOURCES = ROOT / "scripts" / "gpu" / "v3_kernel"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import v3_kernel_bytes as bytes_  # noqa: E402
 import v3_kernel_cycles as cycles  # noqa: E402
 import v3_kernel_extra as extra  # noqa: E402
+import v3_kernel_predicted as predicted  # noqa: E402
 import v3_kernel_sim as sim  # noqa: E402
 import verdict  # noqa: E402
 from ncu_vs_cudnn import SHAPES as TIMED  # noqa: E402  (scripts/gpu/v3_kernel, on the path through extra)
@@ -275,7 +278,7 @@ def problems(data, sources=SOURCES):
             out.append(f"{OPTIONAL[part]}: another kernel's run than v3_ncu.json's")
     out += extra_problems(data)
     sha, cli = meta["v3_sources_sha256"], sim.flashlab_cli()
-    out += extra.sanitizer_problems(data["sanitizer"], sha) + extra.bytes_problems(data["bytes"], sha, cli)
+    out += extra.sanitizer_problems(data["sanitizer"], sha) + bytes_.bytes_problems(data["bytes"], sha, cli)
     out += extra.events_problems(data["events"])
     return out
 
@@ -334,8 +337,8 @@ def extra_problems(data):
 
 def hardware_findings(data):
     """Issue 27 item 4's targets on the hardware: every sanitizer run clean, Nsight Compute's bytes at the
-    simulator's sector and DRAM levels (v3_kernel_extra.py: sanitizer_findings, bytes_findings)."""
-    return extra.sanitizer_findings(data["sanitizer"]) + extra.bytes_findings(data["bytes"], sim.flashlab_cli())
+    simulator's sector and DRAM levels (v3_kernel_extra.py sanitizer_findings, v3_kernel_bytes.py bytes_findings)."""
+    return extra.sanitizer_findings(data["sanitizer"]) + bytes_.bytes_findings(data["bytes"], sim.flashlab_cli())
 
 
 def target_misses(data):
@@ -401,7 +404,7 @@ def page(data):
     out += ["", f"Unit tests (TMA + wgmma SS and RS, partial tiles, against float64): {len(units)}, relative L2 "
             f"{min(r['rel_l2'] for r in units):.1e} to {max(r['rel_l2'] for r in units):.1e}.\n"]
     out += extra.sanitizer_section(data["sanitizer"]) + extra.events_section(data["events"], data["timeline"])
-    out += extra.bytes_section(data["bytes"], cli, data["share"])
+    out += bytes_.bytes_section(data["bytes"], cli, data["share"])
     t = table(data)
     same_run = all(a is not None for *_, a in t.values())
     f2 = {} if same_run else fa2_medians()
@@ -430,9 +433,9 @@ def page(data):
             (": not " + "; ".join(misses) + "." if misses else ".") +
             (f" Not timed in this data set: {len(missing)} shapes (" + ", ".join(f"{a} d {b} {c} {d}" for a, b, c, d in missing) + ")."
              if missing else ""), ""]
-    out += rule_section(data) + ablation_section(data) + extra.ablation_prediction_section(cli, data["v3"]["rows"], data["ablation"]["rows"],
+    out += rule_section(data) + ablation_section(data) + predicted.ablation_prediction_section(cli, data["v3"]["rows"], data["ablation"]["rows"],
                                                                              data["units"]["rows"])
-    out += units_section(data) + extra.units_prediction_section(cli, data["units"]["rows"], busy)
+    out += units_section(data) + predicted.units_prediction_section(cli, data["units"]["rows"], busy)
     out += cycles.cycles_section(cli, data["units"]["rows"])
     out += outside_section(data)
     return "\n".join(out) + "\n"

@@ -1,5 +1,5 @@
 """The simulator's figures for V3's measured configurations, from the built CLI (issue 27): what
-scripts/check/v3_kernel_extra.py sets beside the H200's data. Nothing here is committed: each figure is
+scripts/check/v3_kernel_bytes.py and v3_kernel_predicted.py set beside the H200's data. Nothing here is committed: each figure is
 recomputed by running `flashlab` (CPU only) when the check runs.
 
     flashlab_cli()                  the CLI's path: --flashlab PATH on the command line, else $FLASHLAB_CLI,

@@ -18,7 +18,7 @@ is why the L2 counts fewer read sectors than the sector level without a mask (0.
 causal, dynamic, within 2.5%). The sector level does not depend on the scheduler. They may start
 until --diag-seconds after --deadline.
 What the kernel moves is set by its tile (B_r x B_c), kept in the run's JSON line; the CI check
-(scripts/check/v3_kernel_extra.py) runs `flashlab count --algo v3 ... --br B_r --bc B_c --json` for the
+(scripts/check/v3_kernel_bytes.py) runs `flashlab count --algo v3 ... --br B_r --bc B_c --json` for the
 same config and compares. Writes DIR/v3_bytes.json (meta: gpu, driver, ncu, commit, command, date, ncu
 flags, the V3 sources' SHA-256, the metrics this ncu knows and the missing ones, skipped rows; rows:
 ncu_vs_cudnn.v3_row's, one launch each) and DIR/ncu_logs_bytes.tar.gz.

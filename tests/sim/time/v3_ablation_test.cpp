@@ -2,7 +2,7 @@
 // staged kernel's Nsight ablation on the H200 (issue 27 item 5): each switch turned off at 8 shapes,
 // the speed relative to FA3's defaults, predicted (`model`'s time of FA3 over the variant's, the kernel's
 // tile) beside the measured (tests/data/gpu_v3/v3_ablation.json over v3_ncu.json's FA3 row, medians;
-// v3_ablation_rows.hpp). scripts/check/v3_kernel_extra.py sets the same figures on
+// v3_ablation_rows.hpp). scripts/check/v3_kernel_predicted.py sets the same figures on
 // docs/validation/v3_h200.md from the CLI.
 //
 // No warp specialization (the kernel's variant: also ping-pong off and the grid scheduler) is the
