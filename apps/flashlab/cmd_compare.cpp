@@ -13,6 +13,7 @@
 #include "tile_lines.hpp"
 #include "v1_notes.hpp"
 #include "flashlab/config/reference_tile.hpp"
+#include "flashlab/contract/error.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/report/format.hpp"
 #include "flashlab/report/metrics.hpp"
@@ -92,6 +93,10 @@ void register_compare(CLI::App& app) {
   cmd->callback([flags, json, algo, algo_opt] {
     if (algo_opt->count() > 0) refuse_algo("compare", *algo);
     const Config c = flags->build();
+    if (const auto [flag, value] = hopper_switch_given(c); !flag.empty())
+      throw ConfigError(flag, value,
+                        "none with compare: it sets standard attention, V1 and V2 side by side, and --" + flag +
+                            " is a switch of --algo v3 only (count or explain --algo v3)");
     std::vector<report::Figures> cols;
     Progress progress("compare", all_algos().size());  // on stderr when it is a terminal and the work is long
     for (Algo a : all_algos()) {

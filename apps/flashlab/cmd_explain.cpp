@@ -150,6 +150,8 @@ std::string changes(const Point& a, const Point& b, const std::vector<Column>& c
   }
   if (a.f.time.bound != b.f.time.bound)
     add(fmt::format("bound {} -> {}", to_string(a.f.time.bound), to_string(b.f.time.bound)));
+  // a step that changed something but bought no time: say which bound it left alone
+  const bool flat = a.f.time.bound == b.f.time.bound && std::abs(b.f.time.time_s - a.f.time.time_s) < 0.01 * a.f.time.time_s;
   const LaunchTime &la = longest(a.f.time), &lb = longest(b.f.time);
   std::string shares;
   for (int u = 0; u <= int(HwUnit::latency); ++u) {
@@ -157,7 +159,9 @@ std::string changes(const Point& a, const Point& b, const std::vector<Column>& c
     if (std::abs(y - x) >= 3) shares += fmt::format("{}{} {:.0f}% -> {:.0f}%", shares.empty() ? "" : ", ", to_string(HwUnit(u)), x, y);
   }
   if (!shares.empty()) add("share of block time: " + shares);
-  return s.empty() ? "no figure moves by 1% or more" : s;
+  if (s.empty()) return "no figure moves by 1% or more";
+  if (flat) add(fmt::format("time within 1%: still {} bound, which this step does not relieve", to_string(b.f.time.bound)));
+  return s;
 }
 
 void print_text(const std::vector<Point>& pts, const std::optional<Point>& fa2, const Walk& w, const std::string& model,

@@ -53,7 +53,8 @@ std::string csv_field(const std::string& s) {
 // The sweep's config columns, then every metric of the catalogue with in_csv, in catalogue order
 // (docs/output.md).
 void write_header(std::ostream& out) {
-  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes,pass,backward_form,splits,kernel";
+  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes,pass,backward_form,splits,kernel"
+      << ",warps,split,order,grid,rescale,warp_specialize,stages,pingpong,intra_overlap,scheduler";
   for (const report::Metric& m : report::catalogue())
     if (m.in_csv) out << "," << m.key;
   out << "\n";
@@ -67,7 +68,18 @@ void write_row(std::ostream& out, Axis axis, std::int64_t value, const report::F
       << "," << (p.block_skip ? "on" : "off") << "," << to_string(p.dtype) << "," << p.batch << "," << p.heads
       << "," << p.sram_capacity << "," << to_string(p.pass) << ","
       << (p.algo == Algo::v2 && p.backward() ? to_string(p.backward_form) : std::string_view()) << "," << p.splits
-      << "," << to_string(p.kernel);
+      << "," << to_string(p.kernel) << "," << p.warps;
+  // the switches, as config_json writes them: a tiled forward's (not standard attention's), V3's
+  const auto on_off = [](bool v) { return v ? "on" : "off"; };
+  if (p.algo != Algo::standard)
+    out << "," << to_string(p.split) << "," << to_string(p.order) << "," << to_string(p.grid) << "," << to_string(p.rescale);
+  else
+    out << ",,,,";
+  if (p.algo == Algo::v3)
+    out << "," << on_off(p.hopper.warp_specialize) << "," << p.hopper.stages << "," << on_off(p.hopper.pingpong) << ","
+        << on_off(p.hopper.intra_overlap) << "," << to_string(p.hopper.scheduler);
+  else
+    out << ",,,,,";
   for (const report::Metric& m : report::catalogue())
     if (m.in_csv) out << "," << report::exact(m.value(f));
   out << "\n";

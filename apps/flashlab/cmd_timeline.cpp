@@ -53,10 +53,10 @@ void print_summary(const Problem& p, const Timeline& t, const report::TimelineLa
 
 std::string to_csv(const Timeline& t) {
   std::ostringstream out;
-  out << "start_s,end_s,lane,what,i,j,bh\n";
+  out << "start_s,end_s,lane,what,i,j,bh,tensor\n";
   for (const TimelineInterval& iv : t.intervals)
-    out << fmt::format("{:.9g},{:.9g},{},{},{},{},{}\n", iv.start_s, iv.end_s, t.lanes[std::size_t(iv.lane)].name,
-                       to_string(iv.what), iv.i, iv.j, iv.bh);
+    out << fmt::format("{:.9g},{:.9g},{},{},{},{},{},{}\n", iv.start_s, iv.end_s, t.lanes[std::size_t(iv.lane)].name,
+                       to_string(iv.what), iv.i, iv.j, iv.bh, iv.tensor ? std::string(1, iv.tensor) : std::string());
   return out.str();
 }
 

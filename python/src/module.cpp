@@ -178,7 +178,7 @@ event"), the dict `flashlab timeline --json FILE` writes: V3 event by event (the
 consumer warpgroup as in-order streams, the SM's units as queues; FA3 §3.1, §3.2, Alg. 1-2), standard
 attention, V1 and V2 step by step. Keys: sm, v3, time_s and analytic_s (seconds), tiles, stages,
 truncated, note, lanes (name, kind), units (unit, busy, idle: fractions of time_s by cause),
-critical_path, ring ([t_s, stages full]), intervals ([start_s, end_s, lane index, what, i, j, bh]),
+critical_path, ring ([t_s, stages full]), intervals ([start_s, end_s, lane index, what, i, j, bh, tensor]),
 launch (index from 1, count, name: the one launch laid out, the first whose steps walk tiles).
 
 sm: which SM, 0 to SMs - 1, or -1 for the busiest; max_intervals: intervals kept (the first in time).

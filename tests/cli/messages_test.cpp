@@ -4,13 +4,15 @@
 // `timeline` saying "tiles" for thread blocks and not saying which launch of several it lays out; and
 // (the fifteenth session's new user) `timeline --json F --csv F` writing CSV over the JSON, `timeline
 // --sm abc` answered by the parser's raw text, `--max-intervals` beyond 64 bits accepted, and `run`'s
-// "tol O: 1.0e-05 for fp32 (4 units of roundoff u = 6.0e-08)" (4 u is 2.4e-07).
+// "tol O: 1.0e-05 for fp32 (4 units of roundoff u = 6.0e-08)" (4 u is 2.4e-07); and (the sixteenth
+// session's) `timeline --csv` rows for the producer's waits on K and on V that looked alike.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 #include "run_cli.hpp"
@@ -45,6 +47,24 @@ TEST_CASE("timeline --json and --csv to one file: refused before any work (the C
   if (r.err.find("stb") == std::string::npos) {  // a build without PNG output refuses --plot first
     CHECK(r.code == 2);
     CHECK(r.err == "flashlab: error: output = " + (dir / "s.png").string() + ": a destination other than --plot's\n");
+  }
+}
+
+TEST_CASE("timeline --csv: the last column names the tensor of V3's loads and waits (K's and V's looked alike)") {
+  namespace fs = std::filesystem;
+  const fs::path dir = make_temp_dir();
+  const std::string csv = (dir / "t.csv").string();
+  REQUIRE(run_cli("timeline --algo v3 --seq 1024 --d 64 --heads 4 --csv " + csv).code == 0);
+  std::ifstream in(csv);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.rfind("start_s,end_s,lane,what,i,j,bh,tensor\n", 0) == 0);
+  CHECK(has(text, ",load K,"));
+  CHECK(has(text, ",load V,"));
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (has(line, ",load K,")) CHECK(line.back() == 'K');
+    if (has(line, ",load V,")) CHECK(line.back() == 'V');
+    if (has(line, ",gemm0,")) CHECK(line.back() == ',');  // no tensor: an empty last field
   }
 }
 

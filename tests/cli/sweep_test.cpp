@@ -82,6 +82,37 @@ TEST_CASE("sweep --over d with --br auto --bc auto: the V1 paper's block sizes (
   }
 }
 
+TEST_CASE("sweep's rows name the switches they ran (two V3 sweeps told apart only by their time before)") {
+  for (const char* stages : {"1", "2"}) {
+    const CliResult r = run_cli(std::string("sweep --algos v3 --over n --values 1024 --d 128 --stages ") + stages);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto rows = parse_csv(r.out);
+    REQUIRE(rows.size() == 1);
+    const auto& v3 = rows[0];
+    CHECK(v3.at("algo") == "v3");
+    CHECK(v3.at("stages") == stages);
+    // FA3's choices at d = 128 (hopper/): a producer warpgroup, ping-pong and intra-warpgroup overlap,
+    // the persistent scheduler; 128 x 176: two consumer warpgroups + the producer's, 4 warps each
+    CHECK(v3.at("warp_specialize") == "on");
+    CHECK(v3.at("pingpong") == "on");
+    CHECK(v3.at("intra_overlap") == "on");
+    CHECK(v3.at("scheduler") == "persistent");
+    CHECK(v3.at("warps") == "12");
+    CHECK(v3.at("order") == "q-outer");  // V2's loop
+  }
+  const CliResult r = run_cli("sweep --algos v2,standard --over n --values 1024 --d 128 --order kv-outer");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto rows = parse_csv(r.out);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].at("order") == "kv-outer");  // a V1/V2 switch the rows did not name before
+  CHECK(rows[0].at("split") == "split-q");
+  CHECK(rows[0].at("warps") == "4");         // FA2's 4 warps at d = 128
+  CHECK(rows[0].at("stages").empty());        // V3's switches: empty for V2
+  CHECK(rows[1].at("order").empty());         // standard attention walks no tiles
+}
+
 TEST_CASE("sweep --from/--to with --log2 or --step lists the values in order") {
   const auto log_rows = parse_csv(run_cli("sweep --over sram --from 49152 --to 400000 --log2 --algos v2 --d 32 --br 32 --bc 32").out);
   REQUIRE(log_rows.size() == 4);

@@ -25,7 +25,9 @@ def test_columns_equal_the_commands_csv():
     assert list(got["n_q"]) == [int(r["n_q"]) for r in rows]
     metrics = [k for k in rows[0] if k not in ("over", "value", "algo", "n_q", "n_k", "d", "b_r", "b_c", "t_r", "t_c",
                                                "mask", "block_skip", "dtype", "batch", "heads", "sram_capacity_bytes",
-                                               "pass", "backward_form", "splits", "kernel")]
+                                               "pass", "backward_form", "splits", "kernel", "warps", "split", "order",
+                                               "grid", "rescale", "warp_specialize", "stages", "pingpong",
+                                               "intra_overlap", "scheduler")]
     assert len(metrics) > 50
     for key in metrics:
         col = got[key]

@@ -323,9 +323,18 @@ void resolve_mask(const Config& c, Problem& p) {
 // At most kMaxTiles tiles, and every counter exact in 64 bits.
 void check_count_limits(const Config& c, const Problem& p) {
   const std::int64_t tiles = p.tiling.t_r() * p.tiling.t_c();
-  if (tiles > kMaxTiles)
+  if (tiles > kMaxTiles) {
+    // the largest tile the algorithm takes (V3: 192 x 256, resolve_v3.cpp blocks; the others: kMaxBlock)
+    const bool v3 = p.algo == Algo::v3;
+    const std::int64_t big_r = v3 ? 192 : kMaxBlock, big_c = v3 ? 256 : kMaxBlock;
+    const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+    const bool larger_fits = ceil_div(c.n_q, big_r) * ceil_div(c.n_k, big_c) <= kMaxTiles;
     throw ConfigError("tiles", "T_r*T_c = " + std::to_string(tiles),
-                      "at most 2^30 tiles (the simulator walks each one); raise --br/--bc");
+                      "at most 2^30 tiles (the simulator walks each one); " +
+                          (larger_fits ? std::string("raise --br/--bc")
+                                       : "N_q x N_k is too large for the walk even at B_r x B_c = " +
+                                             std::to_string(big_r) + " x " + std::to_string(big_c) + ": lower --nq/--nk/--seq"));
+  }
 
   // The largest counters are bounded by 64 times this sum; it must stay below 2^63 (exact counting).
   using u128 = unsigned __int128;

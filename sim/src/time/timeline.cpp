@@ -99,7 +99,7 @@ Laid lay_steps(const time_detail::LaunchBlocks& lb, const std::vector<std::size_
 std::string wait_cause(const Span& s, const std::string& agent) {
   switch (s.iv.what) {
     case Phase::softmax: return "waiting for " + agent + "'s softmax";
-    case Phase::wait_full: return std::string("waiting for ") + (s.tensor ? s.tensor : 'K') + "'s load";
+    case Phase::wait_full: return std::string("waiting for ") + (s.iv.tensor ? s.iv.tensor : 'K') + "'s load";
     case Phase::wait_empty: return "waiting for a stage's release (wait-empty)";
     case Phase::wait_barrier: return "waiting for a barrier (ping-pong / thread block)";
     case Phase::wait_mma: return "waiting for " + agent + "'s wgmma";
@@ -165,7 +165,7 @@ std::vector<CriticalPart> critical_parts(const Laid& l, const std::vector<std::v
   if (last_lane >= 0)
     for (const Span* s : by_lane[std::size_t(last_lane)]) {
       std::string what(to_string(s->iv.what));
-      if (s->iv.what == Phase::wait_full) what += std::string(" (") + (s->tensor ? s->tensor : 'K') + "'s load)";
+      if (s->iv.what == Phase::wait_full) what += std::string(" (") + (s->iv.tensor ? s->iv.tensor : 'K') + "'s load)";
       if (s->iv.what == Phase::wait_mma) what += " (wgmma on the tensor cores)";
       parts[what] += s->iv.end_s - s->iv.start_s;
       covered += s->iv.end_s - s->iv.start_s;

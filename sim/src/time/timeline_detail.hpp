@@ -28,7 +28,6 @@ using V3Tiles = std::vector<std::vector<V3TileStep>>;
 struct Span {
   TimelineInterval iv;
   std::int32_t by = -1;   // unit lanes: the agent lane that issued the work
-  char tensor = 0;        // load / wait-full: 'Q', 'K' or 'V'
 };
 
 /// One SM laid out: lanes, spans, the ring's occupancy changes (time, +1 / -1).

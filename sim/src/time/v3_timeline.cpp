@@ -181,6 +181,7 @@ class Builder {
   void exec(int g, Phase what, const std::array<double, kTimelineUnitCount>& dur, std::int64_t j, double floor, int ev) {
     Op e = tagged({.kind = OpKind::exec, .what = what, .dur = dur, .floor = floor, .async = ev >= 0, .ev = ev});
     e.j = j;
+    if (what == Phase::store_o) e.tensor = 'O';  // the finalize and O_i's staging: O's, as its store is
     push(g + (ws_ ? 1 : 0), e);
   }
   // ping-pong: warpgroup g's m-th turn waits for warpgroup g - 1's m-th (warpgroup 0: the last one's
@@ -331,9 +332,9 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
   const double burst_s = b.ring_bytes() / share;
   double share_end = 0;
   const auto span = [&](std::int32_t lane, double s, double e, const Op& op, std::int32_t by) {
-    out.spans.push_back({.iv = {.start_s = s, .end_s = e, .lane = lane, .what = op.what, .i = op.i, .j = op.j, .bh = op.bh},
-                         .by = by,
-                         .tensor = op.tensor});
+    out.spans.push_back(
+        {.iv = {.start_s = s, .end_s = e, .lane = lane, .what = op.what, .i = op.i, .j = op.j, .bh = op.bh, .tensor = op.tensor},
+         .by = by});
   };
   for (;;) {
     std::size_t best = agents;

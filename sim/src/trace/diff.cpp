@@ -171,7 +171,7 @@ DiffResult diff_traces(const Trace& a, const Trace& b, const DiffOptions& opt) {
     std::string list;
     for (const auto& s : cfg) list += (list.empty() ? "" : "; ") + s;
     throw ConfigError("trace configs", "differ (" + list + ")",
-                      "two traces of one config (`flashlab compare` sets different configs side by side)");
+                      "two traces of one config (`flashlab compare` sets standard attention, V1 and V2 side by side, `flashlab explain --algo v3` V2 and V3)");
   }
   DiffResult r;
   const bool block_only = a.header.level != b.header.level;

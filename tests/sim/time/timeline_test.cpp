@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "../../../sim/src/time/timeline_detail.hpp"
@@ -114,6 +115,30 @@ TEST_CASE("timeline: one stage serialises the K load's round trip with GEMM0 (cl
         flashlab::testing::approx(12 * a).epsilon(1e-9));
   CHECK(time_detail::lay_v3(one, true, crafted(one, 3, a, a), {{0, 0}}, 3 * a, 1.0).time_s ==
         flashlab::testing::approx(14 * a).epsilon(1e-9));
+}
+
+TEST_CASE("timeline: each V3 load, store and wait names its tensor (the CSV's last column)") {
+  // 2 stages, ping-pong, intra-warpgroup overlap: the producer waits on K's and V's empty barriers
+  const Problem p = v3(1024, 64, 128, 128, true, true, 2);
+  const Timeline t = timeline(p, make_schedule(p), {});
+  std::string producer_waits;
+  for (const TimelineInterval& iv : t.intervals) {
+    CAPTURE(to_string(iv.what));
+    switch (iv.what) {
+      case Phase::load_q: CHECK(iv.tensor == 'Q'); break;
+      case Phase::load_k: CHECK(iv.tensor == 'K'); break;
+      case Phase::load_v: CHECK(iv.tensor == 'V'); break;
+      case Phase::store_o: CHECK(iv.tensor == 'O'); break;
+      case Phase::wait_full:
+      case Phase::wait_empty: CHECK(std::string("QKV").find(iv.tensor) != std::string::npos); break;
+      default: CHECK(iv.tensor == 0);  // work and the other waits are for no one tensor
+    }
+    if (iv.what == Phase::wait_empty && t.lanes[std::size_t(iv.lane)].name == "producer" && iv.tensor &&
+        producer_waits.find(iv.tensor) == std::string::npos)
+      producer_waits += iv.tensor;
+  }
+  std::sort(producer_waits.begin(), producer_waits.end());
+  CHECK(producer_waits.find("KV") != std::string::npos);  // the two waits the CSV could not tell apart
 }
 
 TEST_CASE("timeline: a single stream's time is the sum of its intervals") {

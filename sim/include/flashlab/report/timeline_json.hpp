@@ -16,7 +16,8 @@ namespace flashlab::report {
 /// kind "agent" or "unit"); units[] (unit, busy and idle[] of {cause, fraction}: fractions of
 /// time_s); critical_path[] (what, seconds, fraction); ring[] of [t_s, full] (stages holding an
 /// unreleased K_j or V_j from t_s on); intervals[] of [start_s, end_s, lane (index into lanes),
-/// what (to_string(Phase)), i, j, bh] (-1 where none).
+/// what (to_string(Phase)), i, j, bh (-1 where none), tensor ("Q", "K", "V" or "O" for V3's loads,
+/// stores and waits; "" where none)].
 nlohmann::json timeline_json(const Timeline& t);
 
 /// Which launch of schedule s timeline() lays out: the first whose steps walk tiles, the last when

@@ -56,6 +56,11 @@ std::pair<std::int64_t, std::int64_t> auto_blocks(Algo algo, const Switches& v, 
 /// none does), counts that overflow 64 bits (kMaxCountSum), auto block sizes when no tile fits.
 Problem resolve(const Config& c);
 
+/// The first switch of --algo v3 (FA3's Hopper schedule) that c sets — --warp-specialize, --stages,
+/// --pingpong, --intra-overlap, --scheduler — as {flag without its dashes, value as typed back}; {"", ""}
+/// when c sets none. resolve() refuses them for any other algorithm.
+std::pair<std::string, std::string> hopper_switch_given(const Config& c);
+
 /// resolve(c) with c.algo = a. A ConfigError is rethrown with " (algo <a>, <context>)" added to
 /// its field: the algorithm only when another algorithm accepts the config (the SRAM tiles of
 /// standard attention are smaller), the context (e.g. a sweep point) when given.

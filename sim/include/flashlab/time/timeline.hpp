@@ -65,6 +65,7 @@ struct TimelineInterval {
   Phase what = Phase::step;
   std::int64_t i = -1, j = -1;  // the tile (Q block i, K/V block j); -1 where none
   std::int64_t bh = -1;         // the (batch, head) of the tile, -1 where none
+  char tensor = 0;              // V3: the tensor a load, store or wait is for, 'Q', 'K', 'V' or 'O'; 0 where none
 };
 
 /// The K/V stage ring's occupancy (V3): from t_s on, `full` of its 2 x `stages` buffers (a K_j and a V_j
