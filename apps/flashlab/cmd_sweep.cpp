@@ -65,12 +65,11 @@ void write_row(std::ostream& out, Axis axis, std::int64_t value, const report::F
   const Tiling& t = p.tiling;
   out << to_string(axis) << "," << value << "," << to_string(p.algo) << "," << t.n_q << "," << t.n_k << "," << t.d
       << "," << t.b_r << "," << t.b_c << "," << t.t_r() << "," << t.t_c() << "," << csv_field(to_string(p.mask))
-      << "," << (p.block_skip ? "on" : "off") << "," << to_string(p.dtype) << "," << p.batch << "," << p.heads
+      << "," << on_off(p.block_skip) << "," << to_string(p.dtype) << "," << p.batch << "," << p.heads
       << "," << p.sram_capacity << "," << to_string(p.pass) << ","
       << (p.algo == Algo::v2 && p.backward() ? to_string(p.backward_form) : std::string_view()) << "," << p.splits
       << "," << to_string(p.kernel) << "," << p.warps;
   // the switches, as config_json writes them: a tiled forward's (not standard attention's), V3's
-  const auto on_off = [](bool v) { return v ? "on" : "off"; };
   if (p.algo != Algo::standard)
     out << "," << to_string(p.split) << "," << to_string(p.order) << "," << to_string(p.grid) << "," << to_string(p.rescale);
   else

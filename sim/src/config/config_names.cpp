@@ -40,6 +40,7 @@ std::string_view to_string(Dtype t) {
   return "?";
 }
 
+std::string_view on_off(bool v) { return v ? "on" : "off"; }
 std::string_view to_string(WarpSplit s) { return s == WarpSplit::split_q ? "split-q" : "split-k"; }
 std::string_view to_string(LoopOrder o) { return o == LoopOrder::kv_outer ? "kv-outer" : "q-outer"; }
 std::string_view to_string(GridKind g) { return g == GridKind::head ? "head" : "qblock"; }

@@ -6,11 +6,6 @@
 #include "flashlab/config/config.hpp"
 
 namespace flashlab {
-namespace {
-
-std::string on_off(bool v) { return v ? "on" : "off"; }
-
-}  // namespace
 
 std::optional<UntakenSwitch> untaken_switch(const Config& c) {
   if (c.algo == Algo::v1 || c.algo == Algo::v2) return std::nullopt;  // all five: the corners V1 and V2
@@ -26,7 +21,7 @@ std::optional<UntakenSwitch> untaken_switch(const Config& c) {
   if (c.split) return UntakenSwitch{"warp-split", std::string(to_string(*c.split)), loop};
   // V3 takes --block-skip on (FA3 always skips hidden tiles; resolve_v3.cpp refuses off)
   if (standard && c.block_skip)
-    return UntakenSwitch{"block-skip", on_off(*c.block_skip),
+    return UntakenSwitch{"block-skip", std::string(on_off(*c.block_skip)),
                          "it is a switch of --algo v1, v2 (and v3: on only); standard attention computes every "
                          "score, it has no tiles to skip"};
   return std::nullopt;

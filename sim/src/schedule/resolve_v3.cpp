@@ -9,17 +9,12 @@
 #include "flashlab/schedule/schedule.hpp"
 
 namespace flashlab {
-namespace {
-
-std::string on_off(bool v) { return v ? "on" : "off"; }
-
-}  // namespace
 
 std::pair<std::string, std::string> hopper_switch_given(const Config& c) {
-  if (c.warp_specialize) return {"warp-specialize", on_off(*c.warp_specialize)};
+  if (c.warp_specialize) return {"warp-specialize", std::string(on_off(*c.warp_specialize))};
   if (c.stages) return {"stages", std::to_string(*c.stages)};
-  if (c.pingpong) return {"pingpong", on_off(*c.pingpong)};
-  if (c.intra_overlap) return {"intra-overlap", on_off(*c.intra_overlap)};
+  if (c.pingpong) return {"pingpong", std::string(on_off(*c.pingpong))};
+  if (c.intra_overlap) return {"intra-overlap", std::string(on_off(*c.intra_overlap))};
   if (c.scheduler) return {"scheduler", std::string(to_string(*c.scheduler))};
   return {};
 }

@@ -318,6 +318,7 @@ std::string_view to_string(Pass p);       // "forward", "backward", "both"
 std::string_view to_string(BackwardForm f);  // "released", "paper", "deterministic"
 std::string_view to_string(Kernel k);        // "flashlab", "fa2"
 std::string_view to_string(TileScheduler s); // "grid", "persistent"
+std::string_view on_off(bool v);              // a switch as its flag takes it: "on", "off"
 std::string to_string(const Mask& m);  // "none", "causal", "causal-br", "window:L,R"
 
 /// Parsers for the command line; throw ConfigError(field, text, allowed).
