@@ -324,9 +324,9 @@ void resolve_mask(const Config& c, Problem& p) {
 void check_count_limits(const Config& c, const Problem& p) {
   const std::int64_t tiles = p.tiling.t_r() * p.tiling.t_c();
   if (tiles > kMaxTiles) {
-    // the largest tile the algorithm takes (V3: 192 x 256, resolve_v3.cpp blocks; the others: kMaxBlock)
+    // the largest tile the algorithm takes (V3's, resolve_v3.hpp; the others: kMaxBlock)
     const bool v3 = p.algo == Algo::v3;
-    const std::int64_t big_r = v3 ? 192 : kMaxBlock, big_c = v3 ? 256 : kMaxBlock;
+    const std::int64_t big_r = v3 ? v3_resolve::kMaxBr : kMaxBlock, big_c = v3 ? v3_resolve::kMaxBc : kMaxBlock;
     const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
     const bool larger_fits = ceil_div(c.n_q, big_r) * ceil_div(c.n_k, big_c) <= kMaxTiles;
     throw ConfigError("tiles", "T_r*T_c = " + std::to_string(tiles),

@@ -51,10 +51,10 @@ void check_config(const Config& c) {
 std::pair<std::int64_t, std::int64_t> blocks(const Config& c) {
   const Fa3Tile t = fa3_forward_tile(c.d, c.mask.kind);
   const std::int64_t b_r = c.b_r.value_or(t.b_r), b_c = c.b_c.value_or(t.b_c);
-  if (b_r != 64 && b_r != 128 && b_r != 192)
+  if (b_r != 64 && b_r != 128 && b_r != kMaxBr)
     throw ConfigError("br", std::to_string(b_r),
                       "64, 128 or 192 with --algo v3 (one to three consumer warpgroups of 64 rows each)");
-  if (b_c < 16 || b_c > 256 || b_c % 16 != 0)
+  if (b_c < 16 || b_c > kMaxBc || b_c % 16 != 0)
     throw ConfigError("bc", std::to_string(b_c), "a multiple of 16 from 16 to 256 with --algo v3 (a WGMMA's N)");
   return {b_r, b_c};
 }

@@ -9,6 +9,9 @@
 
 namespace flashlab::v3_resolve {
 
+/// The largest tile V3 takes (blocks): three consumer warpgroups of 64 rows, a WGMMA's largest N.
+inline constexpr std::int64_t kMaxBr = 192, kMaxBc = 256;
+
 /// Throws ConfigError naming the first V3 switch given (--warp-specialize, --stages, --pingpong,
 /// --intra-overlap, --scheduler) when c.algo is not v3: they mean nothing to another algorithm.
 void refuse_hopper_switches(const Config& c);
