@@ -304,6 +304,42 @@ class Builder {
   std::map<std::tuple<int, int, int>, int> turn_;
 };
 
+/// The lanes of one SM's V3 thread block: the producer (with warp specialization), each consumer
+/// warpgroup, then the units of kTimelineUnits.
+std::vector<TimelineLane> lanes_of(const Builder& b) {
+  std::vector<TimelineLane> out;
+  if (b.ws_) out.push_back({.kind = LaneKind::agent, .name = "producer", .agent = kAgentProducer});
+  for (int g = 0; g < b.groups_; ++g)
+    out.push_back({.kind = LaneKind::agent, .name = "consumer " + std::to_string(g), .agent = std::uint8_t(kAgentConsumer + g)});
+  for (HwUnit u : kTimelineUnits) out.push_back({.kind = LaneKind::unit, .name = std::string(to_string(u)), .unit = u});
+  return out;
+}
+
+constexpr std::size_t kNoneLeft = std::numeric_limits<std::size_t>::max();
+
+/// The agent whose next op can start first (a wait only once its event is done: at the later of the
+/// agent's time and the event's); kNoneLeft when every agent has run its program. Throws
+/// std::logic_error when agents are left but each waits for another (a deadlock of the schedule).
+std::size_t next_agent(const Builder& b, const std::vector<std::size_t>& pc, const std::vector<double>& t) {
+  std::size_t best = kNoneLeft;
+  double best_t = std::numeric_limits<double>::infinity();
+  bool left = false;
+  for (std::size_t a = 0; a < pc.size(); ++a) {
+    if (pc[a] >= b.progs_[a].size()) continue;
+    left = true;
+    const Op& op = b.progs_[a][pc[a]];
+    double r = t[a];
+    if (op.kind == OpKind::wait) {
+      const Event& e = b.events_[std::size_t(op.ev)];
+      if (!e.done()) continue;
+      r = std::max(r, e.time);
+    }
+    if (r < best_t) best_t = r, best = a;
+  }
+  if (left && best == kNoneLeft) throw std::logic_error("timeline: V3's agents wait for each other (no runnable agent)");
+  return best;
+}
+
 }  // namespace
 
 Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
@@ -311,17 +347,11 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
   Builder b(p, persistent, tiles, blocks, iota);
   b.build();
   Laid out;
-  if (b.ws_) out.lanes.push_back({.kind = LaneKind::agent, .name = "producer", .agent = kAgentProducer});
-  for (int g = 0; g < b.groups_; ++g)
-    out.lanes.push_back({.kind = LaneKind::agent, .name = "consumer " + std::to_string(g),
-                         .agent = std::uint8_t(kAgentConsumer + g)});
-  const std::int32_t unit0 = std::int32_t(out.lanes.size());
-  for (HwUnit u : kTimelineUnits) out.lanes.push_back({.kind = LaneKind::unit, .name = std::string(to_string(u)), .unit = u});
-
+  out.lanes = lanes_of(b);
+  const std::int32_t unit0 = std::int32_t(out.lanes.size()) - kTimelineUnitCount;
   std::vector<Event>& ev = b.events_;
-  const std::size_t agents = std::size_t(b.agents_);
-  std::vector<std::size_t> pc(agents, 0);
-  std::vector<double> t(agents, 0.0);
+  std::vector<std::size_t> pc(std::size_t(b.agents_), 0);
+  std::vector<double> t(std::size_t(b.agents_), 0.0);
   std::array<double, kTimelineUnitCount> free{};
   // The L2 queue: each transfer moves at the SM's own port rate, while the SM's draw over time is held
   // to its share of the L2's bandwidth by a token bucket as deep as the stage ring (the bytes the SM can
@@ -337,22 +367,8 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
          .by = by});
   };
   for (;;) {
-    std::size_t best = agents;
-    double best_t = std::numeric_limits<double>::infinity();
-    bool left = false;
-    for (std::size_t a = 0; a < agents; ++a) {
-      if (pc[a] >= b.progs_[a].size()) continue;
-      left = true;
-      const Op& op = b.progs_[a][pc[a]];
-      double r = t[a];
-      if (op.kind == OpKind::wait) {
-        if (!ev[std::size_t(op.ev)].done()) continue;
-        r = std::max(r, ev[std::size_t(op.ev)].time);
-      }
-      if (r < best_t) best_t = r, best = a;
-    }
-    if (!left) break;
-    if (best == agents) throw std::logic_error("timeline: V3's agents wait for each other (no runnable agent)");
+    const std::size_t best = next_agent(b, pc, t);
+    if (best == kNoneLeft) break;
     const Op& op = b.progs_[best][pc[best]++];
     const std::int32_t lane = std::int32_t(best);
     double& now = t[best];
