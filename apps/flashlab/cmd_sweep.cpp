@@ -9,6 +9,7 @@
 
 #include "algos.hpp"
 #include "commands.hpp"
+#include "flashlab/config/config_json.hpp"
 #include "flashlab/flags/config_flags.hpp"
 #include "flashlab/report/metrics.hpp"
 #include "flashlab/schedule/resolve.hpp"
@@ -46,6 +47,10 @@ std::pair<int, int> parse_plot_size(const std::string& text) {
   return {w, side("height", text.substr(x + 1))};
 }
 
+// The config columns after `kernel`: the warps and the switches (config_json's keys)
+constexpr const char* kSwitchColumns[] = {"warps",           "split",  "order",    "grid",          "rescale",
+                                          "warp_specialize", "stages", "pingpong", "intra_overlap", "scheduler"};
+
 std::string csv_field(const std::string& s) {
   return s.find_first_of(",\"") == std::string::npos ? s : "\"" + s + "\"";
 }
@@ -53,8 +58,8 @@ std::string csv_field(const std::string& s) {
 // The sweep's config columns, then every metric of the catalogue with in_csv, in catalogue order
 // (docs/output.md).
 void write_header(std::ostream& out) {
-  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes,pass,backward_form,splits,kernel"
-      << ",warps,split,order,grid,rescale,warp_specialize,stages,pingpong,intra_overlap,scheduler";
+  out << "over,value,algo,n_q,n_k,d,b_r,b_c,t_r,t_c,mask,block_skip,dtype,batch,heads,sram_capacity_bytes,pass,backward_form,splits,kernel";
+  for (const char* key : kSwitchColumns) out << "," << key;
   for (const report::Metric& m : report::catalogue())
     if (m.in_csv) out << "," << m.key;
   out << "\n";
@@ -68,17 +73,18 @@ void write_row(std::ostream& out, Axis axis, std::int64_t value, const report::F
       << "," << on_off(p.block_skip) << "," << to_string(p.dtype) << "," << p.batch << "," << p.heads
       << "," << p.sram_capacity << "," << to_string(p.pass) << ","
       << (p.algo == Algo::v2 && p.backward() ? to_string(p.backward_form) : std::string_view()) << "," << p.splits
-      << "," << to_string(p.kernel) << "," << p.warps;
-  // the switches, as config_json writes them: a tiled forward's (not standard attention's), V3's
-  if (p.algo != Algo::standard)
-    out << "," << to_string(p.split) << "," << to_string(p.order) << "," << to_string(p.grid) << "," << to_string(p.rescale);
-  else
-    out << ",,,,";
-  if (p.algo == Algo::v3)
-    out << "," << on_off(p.hopper.warp_specialize) << "," << p.hopper.stages << "," << on_off(p.hopper.pingpong) << ","
-        << on_off(p.hopper.intra_overlap) << "," << to_string(p.hopper.scheduler);
-  else
-    out << ",,,,,";
+      << "," << to_string(p.kernel);
+  // the warps and the switches as config_json writes them (empty where it writes none: standard
+  // attention's loop switches, V3's for the others), a switch as its flag takes it
+  const nlohmann::json cfg = config_json(p);
+  for (const char* key : kSwitchColumns) {
+    out << ",";
+    if (!cfg.contains(key)) continue;
+    const nlohmann::json& v = cfg.at(key);
+    if (v.is_boolean()) out << on_off(v.get<bool>());
+    else if (v.is_string()) out << v.get<std::string>();
+    else out << v.dump();
+  }
   for (const report::Metric& m : report::catalogue())
     if (m.in_csv) out << "," << report::exact(m.value(f));
   out << "\n";

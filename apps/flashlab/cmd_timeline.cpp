@@ -56,7 +56,7 @@ std::string to_csv(const Timeline& t) {
   out << "start_s,end_s,lane,what,i,j,bh,tensor\n";
   for (const TimelineInterval& iv : t.intervals)
     out << fmt::format("{:.9g},{:.9g},{},{},{},{},{},{}\n", iv.start_s, iv.end_s, t.lanes[std::size_t(iv.lane)].name,
-                       to_string(iv.what), iv.i, iv.j, iv.bh, iv.tensor ? std::string(1, iv.tensor) : std::string());
+                       to_string(iv.what), iv.i, iv.j, iv.bh, tensor_name(iv));
   return out.str();
 }
 

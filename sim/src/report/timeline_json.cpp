@@ -29,8 +29,7 @@ nlohmann::json timeline_json(const Timeline& t) {
   for (const RingSample& r : t.ring) j["ring"].push_back({r.t_s, r.full});
   j["intervals"] = nlohmann::json::array();
   for (const TimelineInterval& iv : t.intervals)
-    j["intervals"].push_back({iv.start_s, iv.end_s, iv.lane, to_string(iv.what), iv.i, iv.j, iv.bh,
-                              iv.tensor ? std::string(1, iv.tensor) : std::string()});
+    j["intervals"].push_back({iv.start_s, iv.end_s, iv.lane, to_string(iv.what), iv.i, iv.j, iv.bh, tensor_name(iv)});
   return j;
 }
 

@@ -67,6 +67,8 @@ struct TimelineInterval {
   std::int64_t bh = -1;         // the (batch, head) of the tile, -1 where none
   char tensor = 0;              // V3: the tensor a load, store or wait is for, 'Q', 'K', 'V' or 'O'; 0 where none
 };
+/// iv.tensor as the CSV and JSON write it: "Q", "K", "V", "O", or "" where none.
+inline std::string tensor_name(const TimelineInterval& iv) { return iv.tensor ? std::string(1, iv.tensor) : std::string(); }
 
 /// The K/V stage ring's occupancy (V3): from t_s on, `full` of its 2 x `stages` buffers (a K_j and a V_j
 /// per stage, each with its own full and empty mbarrier) hold a block the consumers have not released
