@@ -1,4 +1,4 @@
-// fa3.cpp — FA3's choices for its Hopper forward (config.hpp fa3_forward_tile, fa3_switches), read
+// fa3.cpp — FA3's choices for its Hopper forward (config.hpp fa3_forward_tile, fa3_p_in_registers, fa3_switches), read
 // off Dao-AILab/flash-attention hopper/tile_size.h (tile_size_fwd_sm90), hopper/
 // flash_fwd_launch_template.h (kStages, UsePersistentScheduler) and hopper/
 // mainloop_fwd_sm90_tma_gmma_ws.hpp (UseSchedulerBarrier).
@@ -15,11 +15,18 @@ Fa3Tile fa3_forward_tile(std::int64_t d, MaskKind mask) {
   const bool local = mask == MaskKind::window;
   const bool causal = mask == MaskKind::causal_tl || mask == MaskKind::causal_br;
   // tile_size_fwd_sm90, element_size 2, headdim_v = headdim: {kBlockM, kBlockN, MmaPV_is_RS}
-  if (d <= 64) return {192, causal || local ? 128 : 192, causal || local};
-  if (d <= 96) return {192, local ? 128 : 144, false};
-  if (d <= 128) return {128, causal || local ? 128 : 176, true};
-  if (d <= 192) return {128, local ? 96 : 112, true};
-  return {128, local ? 64 : 80, true};
+  const auto tile = [d](std::int64_t b_r, std::int64_t b_c) { return Fa3Tile{b_r, b_c, fa3_p_in_registers(d, b_c)}; };
+  if (d <= 64) return tile(192, causal || local ? 128 : 192);
+  if (d <= 96) return tile(192, local ? 128 : 144);
+  if (d <= 128) return tile(128, causal || local ? 128 : 176);
+  if (d <= 192) return tile(128, local ? 96 : 112);
+  return tile(128, local ? 64 : 80);
+}
+
+bool fa3_p_in_registers(std::int64_t d, std::int64_t b_c) {
+  // tile_size_fwd_sm90's MmaPV_is_RS: same_hdim && use_blockN_128 at d <= 64, false at d <= 96
+  if (d <= 64) return b_c <= 128;
+  return d > 96;
 }
 
 HopperSwitches fa3_switches(std::int64_t d, std::int64_t b_r) {

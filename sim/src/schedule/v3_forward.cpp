@@ -106,7 +106,7 @@ Schedule make_v3_schedule(const Problem& p) {
   l.outer_end = {by(c, compute(Eq::finalize_v2, true)), by(c, store(Tensor::O, Region::q_block)),
                  by(c, store(Tensor::L, Region::q_block))};
 
-  const Memory p_home = fa3_forward_tile(p.tiling.d, p.mask.kind).p_in_registers ? Memory::registers : Memory::sram;
+  const Memory p_home = fa3_p_in_registers(p.tiling.d, p.tiling.b_c) ? Memory::registers : Memory::sram;
   l.placement = {{Tensor::Q, Memory::sram},         {Tensor::K, Memory::sram, h.stages},
                  {Tensor::V, Memory::sram, h.stages}, {Tensor::S, Memory::registers},
                  {Tensor::P, p_home},                 {Tensor::O, Memory::registers},

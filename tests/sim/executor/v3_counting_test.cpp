@@ -90,6 +90,12 @@ TEST_CASE("V3 causal, FA3's d = 64 causal tile (192 x 128), N = 1536: 56 visited
   // d = 64 without a mask: FA3 keeps P~ in SRAM (MmaPV_is_RS false), 192 x 192: Q, 2 x (K, V), P~
   const Problem none = resolve(test::small(Algo::v3, 1536, 1536, 64, 192, 192));
   CHECK(count(none).sram_peak_bytes == (192 * 64 + 4 * 192 * 64 + 192 * 192) * 2);
+  // ... a choice of its 192 x 192 tile, not of the mask (use_blockN_128): 192 x 128 without a mask, the
+  // staged kernel's tile (scripts/gpu/v3_kernel, RS at every tile), keeps P~ in registers as the causal
+  // tile does: Q, 2 x (K, V), nothing for P~
+  const Problem none_128 = resolve(test::small(Algo::v3, 1536, 1536, 64, 192, 128));
+  CHECK(count(none_128).sram_peak_bytes == (192 * 64 + 4 * 128 * 64) * 2);
+  CHECK(count(none_128).sram_peak_bytes == k.sram_peak_bytes);
 }
 
 TEST_CASE("V3's schedule is data: warp roles, a ring of `stages` K/V buffers, deferred GEMM1 with overlap") {

@@ -40,7 +40,8 @@ constexpr double kTolerance = 0.10;  // issue 27 item 5: the prediction within 1
 // of issue 23's shared deal and split-K phase floor (c 1.00, beta 0.78, fitted on V1/V2/FA2 rows only)
 // raised the rule's streams at d 64 (1 + beta: 1.56 -> 1.78) and moved d 128 causal: 5 of 8 (d 64 none
 // +14.1%, d 64 causal +10.6%, d 128 causal -10.0%). With the additive streams rule (s = k + beta (W/4 -
-// 1): c 0.96, beta 0.72) 7 of 8: d 64 none N 16384 +12.8%. should_fail keeps the suite green and turns
+// 1): c 0.96, beta 0.72) 7 of 8: d 64 none N 16384 +12.8% (+15.2% since P~ is in registers on that
+// 192 x 128 tile, fa3_p_in_registers). should_fail keeps the suite green and turns
 // red the day all 8 hold again (drop the mark then).
 TEST_CASE("V3 ablation (analytic): no warp specialization within 10% of the measured on all 8 shapes" *
           doctest::should_fail()) {
@@ -58,10 +59,12 @@ TEST_CASE("V3 ablation (analytic): no warp specialization within 10% of the meas
   CHECK(rows == 8);
 }
 
-// Every switch: the count within 10% (the page's "N predictions outside 10%"), at least the 38 of 40 of
-// run 6 with the constants of the additive streams rule (c 0.96, beta 0.72; 35 with c 1.00 and beta 0.78,
-// 39 with c 0.90 and beta 0.56; run 5: 35): no_ws d 64 none N 16384 (+12.8%) and stages1 at d 64 none
-// N 4096 (predicted 0.978, measured 0.847). Every row within 10% is the issue's target, not met.
+// Every switch: the count within 10% (the page's "N predictions outside 10%"), at least the 39 of 40 of
+// run 6 with the constants of the additive streams rule (c 0.96, beta 0.72) and P~ in registers on the
+// kernel's 192 x 128 tile at d 64 without a mask (fa3_p_in_registers; 38 with P~ in SRAM there, which
+// put stages1 d 64 none N 4096 at 0.978 against 0.847 measured; 35 with c 1.00 and beta 0.78, 39 with
+// c 0.90 and beta 0.56; run 5: 35): no_ws d 64 none N 16384 (+15.2%). Every row within 10% is the
+// issue's target, not met.
 TEST_CASE("V3 ablation (analytic): at least 38 of the 40 rows within 10% of the measured") {
   int within = 0;
   for (const test::AblationRow& a : test::ablation_rows()) {
@@ -72,7 +75,7 @@ TEST_CASE("V3 ablation (analytic): at least 38 of the 40 rows within 10% of the 
   }
   std::printf("v3 ablation  %d of %zu rows within 10%%\n", within, test::ablation_rows().size());
   CHECK(test::ablation_rows().size() == 40);
-  CHECK(within >= 38);
+  CHECK(within >= 39);
 }
 
 TEST_CASE("V3 ablation (analytic): every row within 10% of the measured" * doctest::should_fail()) {

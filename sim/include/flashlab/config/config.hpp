@@ -91,14 +91,21 @@ HopperSwitches fa3_switches(std::int64_t d, std::int64_t b_r);
 /// tile_size_fwd_sm90 with headdim_v = d, no paged KV, no softcap): {B_r, B_c, P in registers}.
 /// d <= 64: 192 x 192 (causal or window: 192 x 128); d <= 96: 192 x 144 (window: 192 x 128);
 /// d <= 128: 128 x 176 (causal or window: 128 x 128); d <= 192: 128 x 112 (window: 128 x 96);
-/// larger: 128 x 80 (window: 128 x 64). P_ij stays in registers as GEMM1's A operand
-/// (MmaPV_is_RS) except at d <= 96 without a causal or window mask (d <= 64) or at all (d <= 96),
-/// where FA3 writes it to shared memory. Requires 1 <= d <= 256.
+/// larger: 128 x 80 (window: 128 x 64). P in registers: fa3_p_in_registers(d, B_c) of that tile.
+/// Requires 1 <= d <= 256.
 struct Fa3Tile {
   std::int64_t b_r = 0, b_c = 0;
   bool p_in_registers = true;
 };
 Fa3Tile fa3_forward_tile(std::int64_t d, MaskKind mask);
+
+/// Whether P_ij stays in registers as GEMM1's A operand (MmaPV_is_RS) for a tile of B_c columns at
+/// head dim d, else FA3 writes it to shared memory (hopper/tile_size.h tile_size_fwd_sm90: at
+/// d <= 64 RS exactly where it picks B_c = 128, use_blockN_128 — the 192 x 192 no-mask tile's scores
+/// leave no registers for P — never at d <= 96, always above). Tied to the tile, not to the mask:
+/// a 192 x 128 tile at d = 64 keeps P in registers with or without one, as FA3's causal tile and
+/// scripts/gpu/v3_kernel's kernel (RS at every tile) do.
+bool fa3_p_in_registers(std::int64_t d, std::int64_t b_c);
 
 /// The five switches of a tiled forward (docs/model.md "Variants"). V1 and V2 are two of the
 /// 32 corners (preset_switches); every other combination is a variant between them.

@@ -229,7 +229,7 @@ Schedule make_split_schedule();
 /// outer, block skip, O_i and L_i written once) and p.hopper's switches: warp roles (Role), K and V
 /// in a stage ring of p.hopper.stages buffers with full/empty mbarriers, WGMMA issue/commit/wait,
 /// ping-pong named barriers, GEMM1 deferred by one K/V block (intra-warpgroup overlap), the
-/// persistent grid; P_ij in registers or shared memory as fa3_forward_tile(d, mask) says.
+/// persistent grid; P_ij in registers or shared memory as fa3_p_in_registers(d, B_c) says.
 Schedule make_v3_schedule(const Problem& p);
 
 /// The forward launches problem p runs: make_split_schedule() when p.splits > 1, make_v3_schedule(p)
