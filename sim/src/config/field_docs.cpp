@@ -18,8 +18,8 @@ std::string choices(const std::vector<std::string>& names) {
 
 std::string text(std::string_view v) { return std::string(v); }
 
-std::vector<FieldDoc> make_docs() {
-  const Config c;  // the defaults
+// The problem: algorithm, sizes, tile, SRAM, batch, heads, dtype and mask.
+std::vector<FieldDoc> problem_docs(const Config& c) {
   const std::string seq_range = integer_range(1, kMaxSeq);
   const std::string block_range = integer_range(1, kMaxBlock) + ", or auto";
   const std::string auto_blocks =
@@ -49,6 +49,12 @@ std::vector<FieldDoc> make_docs() {
        "none | causal (top-left) | causal-br (bottom-right) | window:LEFT,RIGHT", to_string(c.mask),
        "causal: key c <= query r (FA1, PyTorch's is_causal); causal-br: c <= r + N_k - N_q (FA2 >= 2.1); "
        "window: -LEFT <= c - r - (N_k - N_q) <= RIGHT, -1 for no limit on that side"},
+  };
+}
+
+// V1's and V2's loop switches, the pass, split-KV, whose launches, the scale and the warps.
+std::vector<FieldDoc> loop_docs(const Config& c) {
+  return {
       {"--block-skip", "block_skip", "skip tiles with no visible element (FA2 §3.1.1)", "on | off",
        "on for v2, off for v1 as in the V1 paper's dense kernel", ""},
       {"--order", "order", "loop order of v1/v2", "kv-outer | q-outer", "kv-outer for v1, q-outer for v2",
@@ -84,6 +90,12 @@ std::vector<FieldDoc> make_docs() {
        "split-k for v1, split-q for v2",
        "split-q: warps own row slices of S_ij, no inter-warp reduction (FA2 §3.3); split-k: warps own column "
        "slices and reduce through shared memory (V1)"},
+  };
+}
+
+// V3's switches (FA3's Hopper schedule).
+std::vector<FieldDoc> hopper_docs() {
+  return {
       {"--warp-specialize", "warp_specialize", "v3: a producer warp issues the TMA loads (FA3 §3.1)", "on | off",
        "on (FA3's)", "off: consumer warpgroup 0 issues them between its own GEMMs"},
       {"--stages", "stages", "v3: K/V buffers in the stage ring", "1 | 2 | 3", "2 (FA3's kStages)",
@@ -97,6 +109,12 @@ std::vector<FieldDoc> make_docs() {
        "persistent (FA3's)",
        "grid: one thread block per (batch, head, Q block); persistent: one per SM walking tiles b, b + SMs, ..., "
        "causal the longest Q blocks first"},
+  };
+}
+
+// The presets: the GPU and a published model's attention layer.
+std::vector<FieldDoc> preset_docs(const Config& c) {
+  return {
       {"--gpu", "gpu", "GPU preset (datasheet figures: SMs, shared memory, HBM bandwidth)",
        choices(gpu_preset_names()), c.gpu, ""},
       {"--model", "model", "model preset, a published attention layer", choices(model_preset_names()) + " | none",
@@ -104,6 +122,14 @@ std::vector<FieldDoc> make_docs() {
        "fills heads, K/V heads, d, N_q = N_k and mask; flags given override it (--heads without --kv-heads: one "
        "K/V head per query head)"},
   };
+}
+
+std::vector<FieldDoc> make_docs() {
+  const Config c;  // the defaults
+  std::vector<FieldDoc> docs = problem_docs(c);
+  for (const std::vector<FieldDoc>& more : {loop_docs(c), hopper_docs(), preset_docs(c)})
+    docs.insert(docs.end(), more.begin(), more.end());
+  return docs;
 }
 
 }  // namespace
