@@ -174,7 +174,7 @@ def ablation_table(data):
 BUSY = {
     "SM active": ("sm_cycles_active", "sm_cycles_elapsed", 1),
     "tensor pipe": ("tensor_cycles", "smsp_cycles_elapsed", 1),
-    "XU (MUFU)": ("xu_inst", "smsp_cycles_elapsed", 8),
+    "XU (MUFU)": ("xu_inst", "smsp_cycles_elapsed", cycles.XU_CYCLES_PER_WARP_INST),
     "FMA pipe": ("fma_cycles", "smsp_cycles_elapsed", 1),
     "ALU pipe": ("alu_cycles", "smsp_cycles_elapsed", 1),
     "shared memory (LSU)": ("smem_wavefronts", "l1tex_cycles_elapsed", 1),
