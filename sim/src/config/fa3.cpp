@@ -14,13 +14,12 @@ Fa3Tile fa3_forward_tile(std::int64_t d, MaskKind mask) {
   if (d < 1 || d > 256) throw ConfigError("d", std::to_string(d), "1 to 256 (FA3's Hopper forward)");
   const bool local = mask == MaskKind::window;
   const bool causal = mask == MaskKind::causal_tl || mask == MaskKind::causal_br;
-  // tile_size_fwd_sm90, element_size 2, headdim_v = headdim: {kBlockM, kBlockN, MmaPV_is_RS}
-  const auto tile = [d](std::int64_t b_r, std::int64_t b_c) { return Fa3Tile{b_r, b_c, fa3_p_in_registers(d, b_c)}; };
-  if (d <= 64) return tile(192, causal || local ? 128 : 192);
-  if (d <= 96) return tile(192, local ? 128 : 144);
-  if (d <= 128) return tile(128, causal || local ? 128 : 176);
-  if (d <= 192) return tile(128, local ? 96 : 112);
-  return tile(128, local ? 64 : 80);
+  // tile_size_fwd_sm90, element_size 2, headdim_v = headdim: {kBlockM, kBlockN}
+  if (d <= 64) return {192, causal || local ? 128 : 192};
+  if (d <= 96) return {192, local ? 128 : 144};
+  if (d <= 128) return {128, causal || local ? 128 : 176};
+  if (d <= 192) return {128, local ? 96 : 112};
+  return {128, local ? 64 : 80};
 }
 
 bool fa3_p_in_registers(std::int64_t d, std::int64_t b_c) {

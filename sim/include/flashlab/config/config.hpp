@@ -88,14 +88,13 @@ struct HopperSwitches {
 HopperSwitches fa3_switches(std::int64_t d, std::int64_t b_r);
 
 /// FA3's forward tile on Hopper for fp16/bf16 inputs of head dim d (hopper/tile_size.h
-/// tile_size_fwd_sm90 with headdim_v = d, no paged KV, no softcap): {B_r, B_c, P in registers}.
+/// tile_size_fwd_sm90 with headdim_v = d, no paged KV, no softcap): {B_r, B_c}.
 /// d <= 64: 192 x 192 (causal or window: 192 x 128); d <= 96: 192 x 144 (window: 192 x 128);
 /// d <= 128: 128 x 176 (causal or window: 128 x 128); d <= 192: 128 x 112 (window: 128 x 96);
-/// larger: 128 x 80 (window: 128 x 64). P in registers: fa3_p_in_registers(d, B_c) of that tile.
+/// larger: 128 x 80 (window: 128 x 64). Where P lives on that tile: fa3_p_in_registers(d, B_c).
 /// Requires 1 <= d <= 256.
 struct Fa3Tile {
   std::int64_t b_r = 0, b_c = 0;
-  bool p_in_registers = true;
 };
 Fa3Tile fa3_forward_tile(std::int64_t d, MaskKind mask);
 
