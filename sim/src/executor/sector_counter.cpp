@@ -157,7 +157,9 @@ void SectorCounter::on_step(const StepView& s) {
   for (const Action& a : s.actions) {
     if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
     u64 b = 0;
-    const std::int64_t rows = a.padded ? t.b_r : t.rows(s.i);  // a padded block: B_r rows, the last one too
+    // a padded block or a TMA box (Action::padded, Action::tma_box): B_r rows (B_c), the last one too
+    const std::int64_t rows = a.padded || a.tma_box ? t.b_r : t.rows(s.i);
+    const std::int64_t cols = a.tma_box ? t.b_c : t.cols(s.j);
     switch (a.region) {
       case Region::q_block:
         b = rows_at(a.tensor, s.i * t.b_r, rows, std::max<std::int64_t>(s.split, 0), a.request_rows != 0);
@@ -165,7 +167,7 @@ void SectorCounter::on_step(const StepView& s) {
       case Region::q_block_splits:
         for (std::int64_t x = 0; x < copies(p_, a.tensor); ++x) b += rows_at(a.tensor, s.i * t.b_r, rows, x);
         break;
-      case Region::kv_block: b = rows_at(a.tensor, s.j * t.b_c, t.cols(s.j)); break;
+      case Region::kv_block: b = rows_at(a.tensor, s.j * t.b_c, cols); break;
       case Region::whole: b = whole(shapes_[s.launch], a.tensor); break;
       case Region::none: break;
     }

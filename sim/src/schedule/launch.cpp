@@ -50,6 +50,8 @@ void check_actions(const Launch& l, const std::vector<Action>& acts, bool know_i
     }
     if (a.padded && a.region != Region::q_block && a.region != Region::q_block_splits)
       bad(l, std::string(where) + ": a padded action needs a Q-block region (B_r rows of Q block i)");
+    if (a.tma_box && (a.op != Op::load || (a.region != Region::q_block && a.region != Region::kv_block)))
+      bad(l, std::string(where) + ": a TMA box needs a load of a Q-block or K/V-block region");
     if (a.per_kv_head && (a.region != Region::whole || !per_key(a.tensor) || !walked_loops(l).empty()))
       bad(l, std::string(where) + ": a K/V head's region needs a whole per-key tensor in a launch that walks no tiles");
   }

@@ -33,12 +33,18 @@ namespace {
 
 using namespace schedule_words;
 
+// a as a bulk tensor copy of whole blocks (Action::tma_box)
+Action tma(Action a) {
+  a.tma_box = true;
+  return a;
+}
+
 // The asynchronous steps of loading K_j or V_j into the ring, by `loader` (the producer warp, or
 // consumer warpgroup 0 without warp specialization): wait for the stage to be empty, issue the TMA
 // load, arrive on the stage's full barrier (arrive.expect_tx).
 void load_through_ring(std::vector<Action>& out, Tensor t, Role loader, std::uint8_t stages) {
   out.push_back(by(loader, wait(t, Eq::stage_empty, stages)));
-  out.push_back(by(loader, load(t, Region::kv_block)));
+  out.push_back(by(loader, tma(load(t, Region::kv_block))));
   out.push_back(by(loader, arrive(t, Eq::stage_full, stages)));
 }
 
@@ -77,7 +83,7 @@ Schedule make_v3_schedule(const Problem& p) {
 
   // FA2 Alg. 1 lines 4-5 (FA3 Alg. 1: Q_i's load and the consumers' wait for it): the loader issues Q_i's TMA load and
   // arrives on Q's barrier; the consumers wait for it and set O_i = 0, l_i = 0, m_i = -inf
-  l.outer_begin = {by(loader, load(Tensor::Q, Region::q_block, true)), by(loader, arrive(Tensor::Q, Eq::stage_full)),
+  l.outer_begin = {by(loader, tma(load(Tensor::Q, Region::q_block, true))), by(loader, arrive(Tensor::Q, Eq::stage_full)),
                    by(c, wait(Tensor::Q, Eq::stage_full)), by(c, compute(Eq::init_stats, true))};
   for (Action& a : l.outer_begin) a.if_visited = true;
 

@@ -82,8 +82,8 @@ namespace {
 
 int edge(std::int64_t index, std::int64_t count) { return index < 0 ? 0 : index == count - 1 ? 1 : 2; }
 
-// Action is twelve one-byte fields, no padding: equal bytes are equal actions.
-static_assert(sizeof(Action) == 12 && std::is_trivially_copyable_v<Action>);
+// Action is thirteen one-byte fields, no padding: equal bytes are equal actions.
+static_assert(sizeof(Action) == 13 && std::is_trivially_copyable_v<Action>);
 
 // Whether a step's events depend on where it is in its thread block's walk, not only on its kind:
 // a stage ring's stage and phase (StepView::ring), a deferred action's previous tile (prev_j), an

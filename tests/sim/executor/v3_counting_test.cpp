@@ -20,13 +20,24 @@ Config v3(std::int64_t n_q, std::int64_t n_k, std::int64_t d, std::int64_t b_r, 
 
 }  // namespace
 
-TEST_CASE("V3 on V2's tile counts V2's bytes per tensor and level, FLOPs, operations and tiles") {
-  const Mask masks[] = {{}, {MaskKind::causal_tl, 0, 0}, {MaskKind::causal_br, 0, 0}, {MaskKind::window, 100, 50}};
-  for (const Mask& m : masks)
+TEST_CASE("V3 on V2's tile counts V2's bytes per tensor and level, FLOPs, operations and tiles, but its TMA boxes whole") {
+  // N_q = 1000, N_k = 1300 on 64 x 128 tiles: T_r = 16 (24 rows past N_q), T_c = 11 (108 past N_k).
+  // V3's loads of Q, K, V are TMA boxes (Action::tma_box): the sector level counts the last block's
+  // rows past N too, 64 x 2 = 128 bytes a row — Q's 24 once per head, K's and V's 108 once for each Q
+  // block that visits the last K/V block (keys 1280-1299), by hand from the masks' rules (tiling.hpp):
+  // none, all 16; causal top-left (c <= r), none (r <= 999); bottom-right (c <= r + 300), Q block 15
+  // (rows 960-999) alone; window (100, 50) (r + 200 <= c <= r + 350), rows >= 930: Q blocks 14 and 15.
+  struct Case {
+    Mask mask;
+    std::uint64_t last_kv_visits;
+  };
+  const Case cases[] = {{{}, 16}, {{MaskKind::causal_tl, 0, 0}, 0}, {{MaskKind::causal_br, 0, 0}, 1}, {{MaskKind::window, 100, 50}, 2}};
+  const std::uint64_t heads = 6, row = 64 * 2;
+  for (const Case& k : cases)
     for (TileScheduler s : {TileScheduler::grid, TileScheduler::persistent})
       for (int stages : {1, 3}) {
-        CAPTURE(to_string(m));
-        Config c = v3(1000, 1300, 64, 128, 64, m);
+        CAPTURE(to_string(k.mask));
+        Config c = v3(1000, 1300, 64, 64, 128, k.mask);
         c.scheduler = s;
         c.stages = stages;
         c.intra_overlap = stages == 1;
@@ -37,7 +48,11 @@ TEST_CASE("V3 on V2's tile counts V2's bytes per tensor and level, FLOPs, operat
         c2.intra_overlap.reset();
         const Counters a = count(resolve(c), true), b = count(resolve(c2), true);
         CHECK(a.cost.hbm == b.cost.hbm);
-        CHECK(a.levels[int(Memory::sector)] == b.levels[int(Memory::sector)]);
+        TensorBytes sectors = b.levels[int(Memory::sector)];
+        sectors[int(Tensor::Q)][int(Dir::read)] += heads * 24 * row;
+        sectors[int(Tensor::K)][int(Dir::read)] += heads * k.last_kv_visits * 108 * row;
+        sectors[int(Tensor::V)][int(Dir::read)] += heads * k.last_kv_visits * 108 * row;
+        CHECK(a.levels[int(Memory::sector)] == sectors);
         CHECK(a.levels[int(Memory::sram)] == b.levels[int(Memory::sram)]);
         CHECK(a.levels[int(Memory::registers)] == b.levels[int(Memory::registers)]);
         CHECK(a.cost.flops == b.cost.flops);
@@ -45,6 +60,14 @@ TEST_CASE("V3 on V2's tile counts V2's bytes per tensor and level, FLOPs, operat
         CHECK(a.tiles.visited == b.tiles.visited);
         CHECK(a.tiles.skipped == b.tiles.skipped);
       }
+  // N a multiple of both tiles: no partial box, V3's sector level is V2's
+  const Config c = v3(1024, 1280, 64, 64, 128);
+  Config c2 = c;
+  c2.algo = Algo::v2;
+  c2.scheduler.reset();
+  c2.stages.reset();
+  c2.intra_overlap.reset();
+  CHECK(count(resolve(c), true).levels[int(Memory::sector)] == count(resolve(c2), true).levels[int(Memory::sector)]);
 }
 
 TEST_CASE("V3 without a mask, FA3's d = 128 tile (128 x 176): Q read once, K and V T_r times, closed forms") {

@@ -29,6 +29,8 @@
 //   - a tensor that some action moves in padded blocks (Action::padded: FA2's dQaccum and D) has
 //     T_r B_r rows a head, and a padded action moves B_r rows of every Q block; a region of the
 //     K/V head (Action::per_kv_head) counts 1 / group of its sectors in each query head;
+//   - a TMA box (Action::tma_box: V3's loads of Q, K, V) moves B_r (B_c) rows of every block, the
+//     last one's rows past N_q (N_k) too: the copy engine requests them and fills them with zeros;
 //   - statistics gathered from an accumulator layout (Action::request_rows: FA2's main backward
 //     kernel, 8 rows) move in requests of that many rows.
 #pragma once

@@ -95,6 +95,12 @@ struct Action {
   Role role = Role::block;
   std::uint8_t ring = 0;
   bool deferred = false;
+  // V3: a bulk tensor copy (TMA) of a q_block or kv_block region, whose box is the whole block: the
+  // copy engine fetches B_r (B_c) rows for the last, partial block too and fills the rows past N_q
+  // (N_k) with zeros. The sector level counts the whole box — the SMs' requests, every byte across
+  // the XBAR (tests/data/gpu_v3/v3_bytes.json: the rows past N, to the kilobyte); the hbm level and
+  // the L2 model count the rows in the tensor, rows(i) (cols(j)): DRAM never sees the others.
+  bool tma_box = false;
 };
 
 /// What a loop runs over. Extents (loop_extent): batch, heads, T_r, T_c, N_q, splits.
