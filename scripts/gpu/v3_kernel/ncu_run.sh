@@ -15,6 +15,10 @@
 #              against `flashlab timeline --json`) -> v3_timeline.json, each only where its file exists;
 #              they need the CMake build (v3 with V3_TRACE, and flashlab), started in the background
 #              at the beginning (CMake, Ninja; /tmp/v3_cmake)
+#   timelines  timeline_compare.py on more configs than the hooks' one (TIMELINE_CONFIGS, one per line,
+#              VARIANT DTYPE D MASK B N H; default: the ablation's variants without a mask at d 128 and
+#              d 64, N 16384, and fa3 causal), each in its own folder -> v3_timelines.jsonl, one line per
+#              config (its timeline_compare.json, the config beside it); the same CMake build as hooks
 #   sweep, ablation, units   ncu_ablation.py's parts: the B_r sweep behind fa3's launch rule, the
 #              switch ablation, the per-unit counters -> v3_sweep.json, v3_ablation.json, v3_units.json
 #   main       checks and speed (the earlier runs' PARTS word)
@@ -49,7 +53,7 @@ echo "== build $(date -u +%H:%M:%S) (PARTS: $PARTS; commit $COMMIT)"
 ROOT=$(cd "$HERE/../../.." && pwd)
 CB=/tmp/v3_cmake  # the hooks' build: flashlab and v3 with `v3 trace`
 CMAKE_PID=""
-if [[ " $PARTS " == *" hooks "* ]] && { [ -f "$HERE/events_check.py" ] || [ -f "$HERE/timeline_compare.py" ]; }; then
+if [[ " $PARTS " == *" hooks "* || " $PARTS " == *" timelines "* ]] && { [ -f "$HERE/events_check.py" ] || [ -f "$HERE/timeline_compare.py" ]; }; then
   ( cmake -S "$ROOT" -B "$CB" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFLASHLAB_VIEWER=OFF -DFLASHLAB_BENCH=OFF \
       -DFLASHLAB_TESTS=OFF -DFLASHLAB_PYTHON=OFF -DCMAKE_CUDA_ARCHITECTURES=90 && \
     ninja -C "$CB" -j12 flashlab flashlab_v3_staged ) > "$W/logs/build_cmake.log" 2>&1 &
@@ -112,9 +116,33 @@ for part in $PARTS; do
       cp "$W/timeline/timeline_compare.json" "$D/v3_timeline.json" 2>/dev/null
       tar czf "$D/timeline_logs.tar.gz" --exclude='*.fltrace' --exclude='*.timeline.json' -C "$W" timeline 2>/dev/null
     fi;;
+  timelines)  # TIMELINES_S (default 240) seconds at most from here, the build's wait included
+    TL_END=$(( $(date +%s) + ($(left) < ${TIMELINES_S:-240} ? $(left) : ${TIMELINES_S:-240}) ))
+    if [ -z "$CMAKE_PID" ]; then echo "-- no timeline_compare.py here: skipped"; continue; fi
+    wait $CMAKE_PID 2>/dev/null
+    V3T=$(find "$CB/scripts" -name v3 -type f -perm -u+x | head -1) FL=$CB/sim/cli/flashlab
+    if [ -z "$V3T" ] || [ ! -x "$FL" ]; then echo "-- CMake build failed:"; tail -30 "$W/logs/build_cmake.log"; continue; fi
+    TL=$D/v3_timelines.jsonl
+    mkdir -p "$W/timelines"
+    : > "$TL"
+    CONFIGS=${TIMELINE_CONFIGS:-$(for dh in "128 16" "64 32"; do set -- $dh
+      for v in fa3 stages1 no_pingpong no_overlap no_ws; do echo "$v fp16 $1 none 1 16384 $2"; done
+      echo "fa3 fp16 $1 causal 1 16384 $2"; done)}
+    while read -r cfg; do
+      [ -z "$cfg" ] && continue
+      [ $(( TL_END - $(date +%s) )) -lt 20 ] && { echo "-- timelines: out of time before $cfg"; break; }
+      out=$W/timelines/${cfg// /_}
+      timeout 60 python3 "$HERE/timeline_compare.py" --v3 "$V3T" --flashlab "$FL" --config "$cfg" --out "$out" \
+        > "$out.log" 2>&1 || { echo "timeline_compare.py $cfg: exit $?"; tail -5 "$out.log"; continue; }
+      python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["config"] = sys.argv[2]; print(json.dumps(r))' \
+        "$out/timeline_compare.json" "$cfg" >> "$TL"
+      echo "-- $cfg: $(head -1 "$out.log")"
+    done <<< "$CONFIGS"
+    echo "timelines: $(wc -l < "$TL") configs"
+    tar czf "$D/timelines_logs.tar.gz" --exclude='*.fltrace' --exclude='*.timeline.json' -C "$W" timelines 2>/dev/null;;
   sweep|ablation|units)
     python3 "$HERE/ncu_ablation.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --part "$part" --deadline "$(left)";;
-  *) echo "unknown part $part (checks sanitizer bytes speed hooks sweep ablation units main)";;
+  *) echo "unknown part $part (checks sanitizer bytes speed hooks timelines sweep ablation units main)";;
   esac
 done
 echo "== done $(date -u +%H:%M:%S), $(( $(date +%s) - START )) s"
