@@ -2,6 +2,8 @@
 // so on V2's tile its counts are V2's; and closed forms derived by hand.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+
 #include "flashlab/executor/count.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/schedule/schedule.hpp"
@@ -144,4 +146,17 @@ TEST_CASE("V3's schedule is data: warp roles, a ring of `stages` K/V buffers, de
     CHECK(!a.deferred);
     CHECK(a.role != Role::producer);
   }
+}
+
+TEST_CASE("a TMA box is V3's loads of Q, K and V, and only a load of a Q-block or K/V-block region") {
+  Schedule s = make_schedule(resolve(v3(1000, 1300, 64, 64, 128)));
+  int boxes = 0;
+  for (const Action& a : s.launches[0].outer_begin) boxes += a.tma_box && a.op == Op::load && a.tensor == Tensor::Q;
+  for (const Action& a : s.launches[0].body)
+    boxes += a.tma_box && a.op == Op::load && (a.tensor == Tensor::K || a.tensor == Tensor::V);
+  CHECK(boxes == 3);
+  CHECK_NOTHROW(check_schedule(s));
+  for (Action& a : s.launches[0].outer_end)
+    if (a.op == Op::store && a.tensor == Tensor::O) a.tma_box = true;  // O's store: not a TMA box here
+  CHECK_THROWS_WITH_AS(check_schedule(s), doctest::Contains("a TMA box needs a load"), std::logic_error);
 }
