@@ -97,7 +97,8 @@ def ablation_variants(mask):
 # optional files (a part not yet run): key -> file name; None in load()'s dict when absent
 OPTIONAL = {"v3_more": "v3_ncu_more.json", "cudnn_more": "cudnn_ncu_more.json", "sanitizer": "v3_sanitizer.json",
             "bytes": "v3_bytes.json", "events": "v3_events.jsonl", "timeline": "v3_timeline.json",
-            "share": "v3_l2_share.json"}  # share: l2_share_probe.py's probe, shown on the page, no target
+            "share": "v3_l2_share.json",  # share: l2_share_probe.py's probe, shown on the page, no target
+            "timelines": "v3_timelines.jsonl"}  # timeline_compare.py on the ablation's variants, no target
 
 
 def read(path):
@@ -404,6 +405,7 @@ def page(data):
     out += ["", f"Unit tests (TMA + wgmma SS and RS, partial tiles, against float64): {len(units)}, relative L2 "
             f"{min(r['rel_l2'] for r in units):.1e} to {max(r['rel_l2'] for r in units):.1e}.\n"]
     out += extra.sanitizer_section(data["sanitizer"]) + extra.events_section(data["events"], data["timeline"])
+    out += extra.timelines_section(data["timelines"], data["v3"]["meta"]["v3_sources_sha256"])
     out += bytes_.bytes_section(data["bytes"], cli, data["share"])
     t = table(data)
     same_run = all(a is not None for *_, a in t.values())

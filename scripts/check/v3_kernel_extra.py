@@ -11,6 +11,8 @@ Data (tests/data/gpu_v3/, from scripts/gpu/v3_kernel/ncu_run.sh):
   must be there.
 - v3_events.jsonl (events_check.py) and v3_timeline.json (timeline_compare.py): shown when present;
   an events line passes when v3 exited 0, its check passed and no agent's events differ.
+- v3_timelines.jsonl (ncu_run.sh PARTS timelines: timeline_compare.py on the ablation's variants):
+  shown when present (timelines_section), no verdict; lines of another kernel's sources are named.
 """
 
 import re
@@ -157,6 +159,52 @@ def events_section(lines, timeline):
         lg, tl = x.get("measured_longest_cta"), x.get("timeline")
         out.append(f"| {x['agent']} | {x['category']} | {x['measured_median']:.3f} | "
                    f"{'-' if lg is None else f'{lg:.3f}'} | {'-' if tl is None else f'{tl:.3f}'} |")
+    return out + [""]
+
+
+# the consumer warpgroups' categories the timelines table shows: (timeline_compare.py's name, the
+# timeline's interval name, or None where the timeline has none)
+TIMELINE_CATEGORIES = [("wait_full", "wait-full"), ("wait_mma", "wait-mma"), ("softmax", "softmax"),
+                       ("issue", None), ("pp_wait", None), ("unstamped", None)]
+
+
+def consumer_fractions(line):
+    """{category: (measured, timeline)} of one timeline_compare.py record, each the mean over its
+    consumer warpgroups (measured: the median CTA's fraction of its span; timeline: None where the
+    timeline has no such interval)."""
+    out = {}
+    for cat, _ in TIMELINE_CATEGORIES:
+        rows = [x for x in line["rows"] if x["agent"].startswith("consumer") and x["category"] == cat]
+        tl = [x["timeline"] for x in rows if x.get("timeline") is not None]
+        out[cat] = (sum(x["measured_median"] for x in rows) / len(rows) if rows else None,
+                    sum(tl) / len(tl) if tl else None)
+    return out
+
+
+def timelines_section(lines, sha):
+    """The page's table of v3_timelines.jsonl: per config the measured span and the timeline's time, and
+    the consumer warpgroups' time by category, measured / timeline. No verdict: the data behind the
+    time model's next rule (docs/model.md "V3")."""
+    out = ["### The timeline on the ablation's variants\n"]
+    if lines is None:
+        return out + ["Not in this data set (ncu_run.sh PARTS timelines -> v3_timelines.jsonl).", ""]
+    other = [x["config"] for x in lines if x.get("v3_sources_sha256") != sha]
+    out += ["`timeline_compare.py` on each config (v3_timelines.jsonl, ncu_run.sh PARTS timelines): the consumer",
+            "warpgroups' time by category as a fraction of the CTA's span, the mean over the warpgroups of the",
+            "median CTA's, measured / `flashlab timeline`'s (one figure: the timeline has no such interval).",
+            "No verdict.\n",
+            "| config | measured span, us (median CTA) | timeline, us (one SM) | " +
+            " | ".join(c for c, _ in TIMELINE_CATEGORIES) + " |",
+            "|---|---|---|" + "---|" * len(TIMELINE_CATEGORIES)]
+    fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    for x in lines:
+        f = consumer_fractions(x)
+        cells = [f"{fmt(m)} / {fmt(t)}" if name else fmt(m) for (c, name), (m, t) in
+                 zip(TIMELINE_CATEGORIES, (f[c] for c, _ in TIMELINE_CATEGORIES))]
+        out.append(f"| {x['config']} | {x['measured']['span_ns_median'] / 1e3:.1f} | "
+                   f"{x['predicted']['time_s'] * 1e6:.1f} | " + " | ".join(cells) + " |")
+    if other:
+        out += ["", f"Of other kernel sources than this page's: {', '.join(other)}."]
     return out + [""]
 
 
