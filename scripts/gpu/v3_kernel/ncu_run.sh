@@ -134,8 +134,9 @@ for part in $PARTS; do
       out=$W/timelines/${cfg// /_}
       timeout 60 python3 "$HERE/timeline_compare.py" --v3 "$V3T" --flashlab "$FL" --config "$cfg" --out "$out" \
         > "$out.log" 2>&1 || { echo "timeline_compare.py $cfg: exit $?"; tail -5 "$out.log"; continue; }
-      python3 -c 'import json, sys; sys.path.insert(0, sys.argv[3]); from ncu_vs_cudnn import sources_sha256
-r = json.load(open(sys.argv[1])); r |= {"config": sys.argv[2], "commit": sys.argv[4], "v3_sources_sha256": sources_sha256()}
+      python3 -c 'import json, sys; sys.path.insert(0, sys.argv[3]); from ncu_vs_cudnn import common, sources_sha256
+r = json.load(open(sys.argv[1])); r |= {"config": sys.argv[2], "commit": sys.argv[4], "v3_sources_sha256": sources_sha256(),
+                                        "gpu": common.nvidia_smi()}
 print(json.dumps(r))' "$out/timeline_compare.json" "$cfg" "$HERE" "$COMMIT" >> "$TL"
       echo "-- $cfg: $(head -1 "$out.log")"
     done <<< "$CONFIGS"
