@@ -199,8 +199,7 @@ def timelines_section(lines, sha):
     fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
     for x in lines:
         f = consumer_fractions(x)
-        cells = [f"{fmt(m)} / {fmt(t)}" if name else fmt(m) for (c, name), (m, t) in
-                 zip(TIMELINE_CATEGORIES, (f[c] for c, _ in TIMELINE_CATEGORIES))]
+        cells = [f"{fmt(f[c][0])} / {fmt(f[c][1])}" if name else fmt(f[c][0]) for c, name in TIMELINE_CATEGORIES]
         out.append(f"| {x['config']} | {x['measured']['span_ns_median'] / 1e3:.1f} | "
                    f"{x['predicted']['time_s'] * 1e6:.1f} | " + " | ".join(cells) + " |")
     if other:

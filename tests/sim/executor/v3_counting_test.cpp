@@ -20,6 +20,15 @@ Config v3(std::int64_t n_q, std::int64_t n_k, std::int64_t d, std::int64_t b_r, 
   return c;
 }
 
+// c as V2 runs it: the same problem and tile, V3's switches unset
+Config as_v2(Config c) {
+  c.algo = Algo::v2;
+  c.scheduler.reset();
+  c.stages.reset();
+  c.intra_overlap.reset();
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("V3 on V2's tile counts V2's bytes per tensor and level, FLOPs, operations and tiles, but its TMA boxes whole") {
@@ -43,12 +52,7 @@ TEST_CASE("V3 on V2's tile counts V2's bytes per tensor and level, FLOPs, operat
         c.scheduler = s;
         c.stages = stages;
         c.intra_overlap = stages == 1;
-        Config c2 = c;
-        c2.algo = Algo::v2;
-        c2.scheduler.reset();
-        c2.stages.reset();
-        c2.intra_overlap.reset();
-        const Counters a = count(resolve(c), true), b = count(resolve(c2), true);
+        const Counters a = count(resolve(c), true), b = count(resolve(as_v2(c)), true);
         CHECK(a.cost.hbm == b.cost.hbm);
         TensorBytes sectors = b.levels[int(Memory::sector)];
         sectors[int(Tensor::Q)][int(Dir::read)] += heads * 24 * row;
@@ -64,12 +68,7 @@ TEST_CASE("V3 on V2's tile counts V2's bytes per tensor and level, FLOPs, operat
       }
   // N a multiple of both tiles: no partial box, V3's sector level is V2's
   const Config c = v3(1024, 1280, 64, 64, 128);
-  Config c2 = c;
-  c2.algo = Algo::v2;
-  c2.scheduler.reset();
-  c2.stages.reset();
-  c2.intra_overlap.reset();
-  CHECK(count(resolve(c), true).levels[int(Memory::sector)] == count(resolve(c2), true).levels[int(Memory::sector)]);
+  CHECK(count(resolve(c), true).levels[int(Memory::sector)] == count(resolve(as_v2(c)), true).levels[int(Memory::sector)]);
 }
 
 TEST_CASE("V3 without a mask, FA3's d = 128 tile (128 x 176): Q read once, K and V T_r times, closed forms") {
