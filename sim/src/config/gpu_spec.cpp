@@ -31,6 +31,11 @@ constexpr std::string_view kH200Wgmma =
     "measured: tests/data/gpu_ceilings/h200_wgmma.json (scripts/gpu/wgmma_ceiling.sh, 2026-12-04)";
 constexpr std::string_view kH200Latency =
     "measured: tests/data/gpu_latency/h200.json (scripts/gpu/latency.cu, 2026-12-03)";
+// The bulk copy engine's figures were measured on an H100, the H200's GH100 die at the same boost clock
+// (the device tool ran the call asked of an H200 there); its L2 ceiling with every SM loading, 7,742 GB/s
+// by TMA, is the H200's by the LSU within 0.2%.
+constexpr std::string_view kH100Tma =
+    "measured: tests/data/gpu_ceilings/h100_tma_per_sm.json (scripts/gpu/tma_per_sm.cu, 2026-12-05, on an H100)";
 
 /// What a preset's datasheet column is built from: published figures and the per-SM FP32 lanes.
 struct Published {
@@ -97,13 +102,16 @@ GpuSpec h200() {
   measured(g.launch_s, 3.621e-6, kH200Ceilings);
   measured(g.l2_hit_latency_s, 146.5e-9, kH200Latency);
   measured(g.dram_latency_s, 353.1e-9, kH200Latency);  // the file's dram_ns
+  measured(g.tma_round_trip_s, 202.37e-9, kH100Tma);     // one_sm, 1 in flight, 1,024 B: ns_per_copy
+  measured(g.tma_sm_bytes_per_s, 186.231 * G, kH100Tma);  // one_sm, 4 in flight, 45,056 B: gbps
   return g;
 }
 
 // A datasheet preset with the costs no datasheet publishes: the h200's measurements stand in.
 GpuSpec with_h200_costs(GpuSpec g, const GpuSpec& h) {
   for (auto cost : {&GpuSpec::barrier_cycles_4_warps, &GpuSpec::barrier_cycles_8_warps, &GpuSpec::launch_s,
-                    &GpuSpec::l2_hit_latency_s, &GpuSpec::dram_latency_s})
+                    &GpuSpec::l2_hit_latency_s, &GpuSpec::dram_latency_s, &GpuSpec::tma_round_trip_s,
+                    &GpuSpec::tma_sm_bytes_per_s})
     g.*cost = datasheet((h.*cost).measured.value, kH200Costs);
   return g;
 }

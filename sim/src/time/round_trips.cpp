@@ -112,16 +112,29 @@ bool stores(const Launch& l, Tensor x) {
   return in(l.body) || in(l.outer_begin) || in(l.outer_end) || std::any_of(l.prologue.begin(), l.prologue.end(), in);
 }
 
+namespace {
+
+/// The share of launch x's L2 read requests that go on to DRAM (the L2 model's), 0 to 1.
+double miss_share(const Counters& k, std::size_t x) {
+  const double requested = double(total(k.launches[x].l2, Dir::read));
+  return requested > 0 ? std::min(1.0, double(total(k.launches[x].dram, Dir::read)) / requested) : 0.0;
+}
+
+}  // namespace
+
 /// `params` with launch x's round trip, measured latencies plus lambda at the launch's load (round_trips.hpp).
 TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Counters& k, std::size_t x, double load) {
   TimeParams at = params;
   at.latency_s = params.latency_s * load;
   if (!k.l2) return at;
-  const double requested = double(total(k.launches[x].l2, Dir::read));
-  const double miss = requested > 0 ? std::min(1.0, double(total(k.launches[x].dram, Dir::read)) / requested) : 0.0;
   const double hit = g.l2_hit_latency_s.value();
-  at.latency_s += hit + miss * (g.dram_latency_s.value() - hit);
+  at.latency_s += hit + miss_share(k, x) * (g.dram_latency_s.value() - hit);
   return at;
+}
+
+double tma_round_trip(const GpuSpec& g, const Counters& k, std::size_t x) {
+  const double miss = k.l2 ? miss_share(k, x) : 0.0;
+  return g.tma_round_trip_s.value() + miss * (g.dram_latency_s.value() - g.l2_hit_latency_s.value());
 }
 
 }  // namespace flashlab::time_detail

@@ -32,4 +32,10 @@ double streamed_load_trips(const Problem& p, const Launch& l, const StepView& s,
 /// 1). Without the L2 model (k.l2 unset), lambda times the load alone.
 TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Counters& k, std::size_t x, double load);
 
+/// One bulk copy's (TMA's) round trip in launch x, seconds: the measured one-SM figure (a 1 KiB copy
+/// alone, GpuSpec::tma_round_trip_s) plus DRAM's extra latency over an L2 hit's for the launch's share
+/// of loads that miss (as with_round_trip's). No lambda: where the copy queues for the L2 (the V3
+/// timeline's L2 queue, v3_timeline.cpp) the queue holds the load's wait.
+double tma_round_trip(const GpuSpec& g, const Counters& k, std::size_t x);
+
 }  // namespace flashlab::time_detail

@@ -44,8 +44,8 @@ inline constexpr int kTimelineUnitCount = 5;
 
 /// One SM's V3 thread block walking `blocks` ((batch, head), Q block) in order, event by event (FA3
 /// Alg. 1 and 2, the staged kernel's order: scripts/gpu/v3_kernel/v3_forward.cuh Consumer::tile and
-/// the producer branch). `latency_s`: a load's round trip (the launch's, time_model.cpp
-/// with_round_trip); `iota`: TimeParams::issue_interval (a warpgroup's softmax lasts at least one
+/// the producer branch). `latency_s`: a bulk copy's round trip after its transfer (round_trips.hpp
+/// tma_round_trip, seconds); `iota`: TimeParams::issue_interval (a warpgroup's softmax lasts at least one
 /// warp's instructions times iota cycles, the latency floor of step_time). Persistent: the ring and
 /// the barriers carry on from tile to tile; grid: each tile is a thread block of its own, started
 /// when the last one has finished.

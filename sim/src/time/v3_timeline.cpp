@@ -2,7 +2,7 @@
 //
 // Each agent (the producer warp, each consumer warpgroup) is an in-order list of operations: work on
 // the SM's units (shared FIFO queues, one job at a time each), a TMA load (the L2 queue, then one round
-// trip; the queue runs at the SM's port rate under a token bucket of its L2 share), an arrive on or a
+// trip; the queue runs at one SM's measured bulk-copy intake under a token bucket of its L2 share), an arrive on or a
 // wait for an mbarrier / named barrier. The engine runs, at each turn, the runnable agent whose next operation is ready first. Work is V3StepWork's (v3_work.cpp) at the SM's
 // share of GpuSpec's rates, split evenly over the consumer warpgroups.
 #include <algorithm>
@@ -19,12 +19,6 @@
 
 namespace flashlab::time_detail {
 namespace {
-
-// One SM's L2 read port over its 1/SMs share of the L2's bandwidth: one thread block alone on the
-// H200 read 62.95 GB/s from the L2 (tests/data/gpu_ceilings/h200_l2_per_sm.json, blocks = 1, mean of
-// its two runs; scripts/gpu/l2_per_sm.cu: ld.global.cg, 64 KiB in flight), the L2 ceiling's share is
-// 7,729.1 / 132 = 58.55 GB/s (h200.json). Not measured for TMA's bulk copies; taken for every preset.
-constexpr double kPortOverShare = 62.95 / (7729.1 / 132.0);
 
 enum class OpKind : std::uint8_t { exec, wait, arrive, load };
 
@@ -353,12 +347,16 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
   std::vector<std::size_t> pc(std::size_t(b.agents_), 0);
   std::vector<double> t(std::size_t(b.agents_), 0.0);
   std::array<double, kTimelineUnitCount> free{};
-  // The L2 queue: each transfer moves at the SM's own port rate, while the SM's draw over time is held
-  // to its share of the L2's bandwidth by a token bucket as deep as the stage ring (the bytes the SM can
-  // have asked for ahead of its use): share_end is when the share-rate pipe would finish what was
-  // asked so far; a transfer ends no earlier than share_end less the bucket's depth in time.
+  // The L2 queue: each transfer moves at what one SM's bulk copies take in alone (GpuSpec::
+  // tma_sm_bytes_per_s, scripts/gpu/tma_per_sm.cu: 186 GB/s, 3.2x its share), while the SM's draw over
+  // time is held to its share of the L2's bandwidth (every SM loading its own bytes by TMA draws the
+  // L2's ceiling, tests/data/gpu_ceilings/h100_tma_per_sm.json) by a token bucket as deep as the stage
+  // ring (the bytes the SM can have asked for ahead of its use): share_end is when the share-rate pipe
+  // would finish what was asked so far; a transfer ends no earlier than share_end less the bucket's
+  // depth in time. The copy lands `latency_s` after its transfer ends (time_model's tma_round_trip: a
+  // lone 1 KiB copy's round trip, no queueing term: this queue holds it).
   const double share = p.gpu.l2_bytes_per_s.value() / double(p.gpu.sms);
-  const double port = share * kPortOverShare;
+  const double port = std::max(share, p.gpu.tma_sm_bytes_per_s.value());
   const double burst_s = b.ring_bytes() / share;
   double share_end = 0;
   const auto span = [&](std::int32_t lane, double s, double e, const Op& op, std::int32_t by) {

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <regex>
 #include <string>
 #include <vector>
@@ -146,6 +147,49 @@ TEST_CASE("h200_l2_per_sm.json: one SM alone draws about 1/132 of the L2's measu
     CHECK(per_sm.front() <= 1.10 * share);
     CHECK(per_sm.front() >= 0.90 * share);
   }
+}
+
+// tma_per_sm.cu (on an H100, the H200's GH100 die): the V3 timeline's load is a transfer at one SM's
+// bulk-copy intake plus one round trip (v3_timeline.cpp); every one-SM row with one copy in flight takes
+// that sum within 5% but one (4,096 B, 12.9% over; the 1 KiB copy's round trip, the 45,056-byte copies'
+// intake four in flight). With every SM loading its own sources the SMs draw the L2 ceiling that
+// ceilings.cu measured on the H200 by the LSU (within 6%, two or four copies in flight), which no SM alone comes near (one SM takes at least
+// 2.5x its share: TMA's intake is not l2_per_sm.cu's LSU figure); with all SMs loading the same bytes they
+// draw more than twice the ceiling (the L2 request coalescer merges the requests).
+TEST_CASE("h100_tma_per_sm.json: a copy takes its round trip plus its bytes at one SM's intake, all SMs the L2's ceiling") {
+  const nlohmann::json j = read_test_data("gpu_ceilings/h100_tma_per_sm.json");
+  const nlohmann::json ceilings = read_test_data("gpu_ceilings/h200.json");
+  const double ceiling = ceilings.at("l2_read_gbps").get<double>();
+  const auto& rows = j.at("runs").at(0).at("rows");
+  const auto row = [&](const std::string& mode, int inflight, int bytes) -> const nlohmann::json& {
+    for (const auto& r : rows)
+      if (r.at("mode") == mode && r.at("inflight") == inflight && r.at("bytes") == bytes) return r;
+    FAIL("no row " << mode << " " << inflight << " " << bytes);
+    return rows.at(0);
+  };
+  const double trip_ns = row("one_sm", 1, 1024).at("ns_per_copy").get<double>();
+  const double intake = row("one_sm", 4, 45056).at("gbps").get<double>();  // GB/s = bytes per ns
+  int timed = 0, within = 0;
+  for (const auto& r : rows) {
+    if (r.at("mode") != "one_sm" || r.at("inflight") != 1) continue;
+    ++timed;
+    CAPTURE(r.at("bytes").get<int>());
+    const double sum = trip_ns + r.at("bytes").get<double>() / intake, ns = r.at("ns_per_copy").get<double>();
+    CHECK(ns == flashlab::testing::approx(sum).epsilon(0.15));
+    within += std::abs(ns / sum - 1) <= 0.05;
+  }
+  CHECK(timed == 5);
+  CHECK(within >= 4);  // 4,096 B: 253.3 ns against 224.4 (+12.9%)
+  const double share = ceiling / double(j.at("runs").at(0).at("sms").get<int>());
+  CHECK(intake >= 2.5 * share);
+  for (int inflight : {2, 4})
+    for (int bytes : {16384, 45056}) {
+      CAPTURE(inflight);
+      CAPTURE(bytes);
+      CHECK(row("all_sms", inflight, bytes).at("gbps").get<double>() == flashlab::testing::approx(ceiling).epsilon(0.06));
+      CHECK(row("all_sms_shared", inflight, bytes).at("gbps").get<double>() > 1.4 * ceiling);
+    }
+  CHECK(row("all_sms_shared", 4, 45056).at("gbps").get<double>() > 2 * ceiling);
 }
 
 // cudnn_baseline.py (issue 27 item 5's baseline): every FA3-benchmark shape ran, cuDNN's and FA2's

@@ -45,6 +45,8 @@ const std::pair<const char*, Rate GpuSpec::*> kRates[] = {
     {"launch_s", &GpuSpec::launch_s},
     {"l2_hit_latency_s", &GpuSpec::l2_hit_latency_s},
     {"dram_latency_s", &GpuSpec::dram_latency_s},
+    {"tma_round_trip_s", &GpuSpec::tma_round_trip_s},
+    {"tma_sm_bytes_per_s", &GpuSpec::tma_sm_bytes_per_s},
 };
 
 }  // namespace
@@ -92,6 +94,25 @@ TEST_CASE("the h200 preset's measured figures equal tests/data/gpu_ceilings/h200
   CHECK(g.wgmma_flops.measured.source.find("tests/data/gpu_ceilings/h200_wgmma.json") != std::string_view::npos);
   for (const Rate* r : {&g.l2_hit_latency_s, &g.dram_latency_s})
     CHECK(r->measured.source.find("tests/data/gpu_latency/h200.json") != std::string_view::npos);
+  // the bulk copy engine (V3's loads), tests/data/gpu_ceilings/h100_tma_per_sm.json: a 1 KiB copy's round
+  // trip alone, and one SM's intake of 45,056-byte copies four in flight
+  const nlohmann::json tma = read_json(FLASHLAB_TEST_DATA "/gpu_ceilings/h100_tma_per_sm.json");
+  int tma_rows = 0;
+  for (const auto& row : tma.at("runs").at(0).at("rows")) {
+    if (row.at("mode") != "one_sm") continue;
+    const int inflight = row.at("inflight").get<int>(), bytes = row.at("bytes").get<int>();
+    if (inflight == 1 && bytes == 1024) {
+      ++tma_rows;
+      CHECK(g.tma_round_trip_s.measured.value == flashlab::testing::approx(row.at("ns_per_copy").get<double>() * 1e-9));
+    }
+    if (inflight == 4 && bytes == 45056) {
+      ++tma_rows;
+      CHECK(g.tma_sm_bytes_per_s.measured.value == flashlab::testing::approx(row.at("gbps").get<double>() * 1e9));
+    }
+  }
+  CHECK(tma_rows == 2);
+  for (const Rate* r : {&g.tma_round_trip_s, &g.tma_sm_bytes_per_s})
+    CHECK(r->measured.source.find("tests/data/gpu_ceilings/h100_tma_per_sm.json") != std::string_view::npos);
 }
 
 TEST_CASE("every rate of every preset has a figure for the time model, each marked with the kind of its source") {
@@ -134,7 +155,8 @@ TEST_CASE("the datasheet columns: published figures, per-SM rates times SMs time
   // no datasheet publishes barrier, launch or round-trip costs: the h200 has only its measurement,
   // the others take it as an estimate
   for (auto cost : {&GpuSpec::barrier_cycles_4_warps, &GpuSpec::barrier_cycles_8_warps, &GpuSpec::launch_s,
-                    &GpuSpec::l2_hit_latency_s, &GpuSpec::dram_latency_s}) {
+                    &GpuSpec::l2_hit_latency_s, &GpuSpec::dram_latency_s, &GpuSpec::tma_round_trip_s,
+                    &GpuSpec::tma_sm_bytes_per_s}) {
     CHECK_FALSE((h200.*cost).datasheet.known());
     CHECK((a100.*cost).datasheet.value == (h200.*cost).measured.value);
     CHECK(starts_with((a100.*cost).datasheet.source, "estimate: "));

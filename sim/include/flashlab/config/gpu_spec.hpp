@@ -64,6 +64,10 @@ struct GpuSpec {
   Rate launch_s;                // one kernel launch back to back on a stream, seconds
   Rate l2_hit_latency_s;        // one dependent load that hits the L2, seconds (scripts/gpu/latency.cu)
   Rate dram_latency_s;          // one dependent load that misses the L2 (a 256 MiB chain), seconds (the same)
+  Rate tma_round_trip_s;        // one bulk copy (TMA) of 1 KiB from the L2 into one SM's shared memory, its
+                                // issue to its mbarrier's completion, one in flight, seconds (scripts/gpu/tma_per_sm.cu)
+  Rate tma_sm_bytes_per_s;      // what one SM's bulk copies take in from the L2 alone: 45,056-byte copies,
+                                // four in flight, bytes/s (the same; l2_bytes_per_s / sms bounds it when all load)
 
   /// True when the time model's rates were measured on the device (the tensor rate has a measured
   /// figure), false when they are datasheet figures.
