@@ -298,6 +298,30 @@ class Builder {
   std::map<std::tuple<int, int, int>, int> turn_;
 };
 
+/// The L2 queue of one SM's TMA loads: each transfer moves at what one SM's bulk copies take in alone
+/// (GpuSpec::tma_sm_bytes_per_s, scripts/gpu/tma_per_sm.cu: 186 GB/s, 3.2x its share), while the SM's
+/// draw over time is held to its 1/SMs share of the L2's bandwidth (every SM loading its own bytes by
+/// TMA draws the L2's ceiling, tests/data/gpu_ceilings/h100_tma_per_sm.json) by a token bucket as deep
+/// as the stage ring (the bytes the SM can have asked for ahead of its use). A copy lands lay_v3's
+/// `latency_s` after its transfer ends (round_trips.hpp tma_round_trip: a lone copy's round trip, no
+/// queueing term: this queue holds it).
+class L2Queue {
+ public:
+  L2Queue(const GpuSpec& g, double ring_bytes)
+      : share_(g.l2_bytes_per_s.value() / double(g.sms)), port_(std::max(share_, g.tma_sm_bytes_per_s.value())),
+        burst_s_(ring_bytes / share_) {}
+  /// The end of a transfer of `bytes` that starts at `start` (seconds): at the port's rate, and no
+  /// earlier than the share-rate pipe would finish all bytes asked so far, less the bucket's depth.
+  double transfer(double start, double bytes) {
+    share_end_ = std::max(share_end_, start) + bytes / share_;
+    return std::max(start + bytes / port_, share_end_ - burst_s_);
+  }
+
+ private:
+  double share_, port_, burst_s_;
+  double share_end_ = 0;  // when the share-rate pipe would finish what was asked so far
+};
+
 /// The lanes of one SM's V3 thread block: the producer (with warp specialization), each consumer
 /// warpgroup, then the units of kTimelineUnits.
 std::vector<TimelineLane> lanes_of(const Builder& b) {
@@ -347,18 +371,7 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
   std::vector<std::size_t> pc(std::size_t(b.agents_), 0);
   std::vector<double> t(std::size_t(b.agents_), 0.0);
   std::array<double, kTimelineUnitCount> free{};
-  // The L2 queue: each transfer moves at what one SM's bulk copies take in alone (GpuSpec::
-  // tma_sm_bytes_per_s, scripts/gpu/tma_per_sm.cu: 186 GB/s, 3.2x its share), while the SM's draw over
-  // time is held to its share of the L2's bandwidth (every SM loading its own bytes by TMA draws the
-  // L2's ceiling, tests/data/gpu_ceilings/h100_tma_per_sm.json) by a token bucket as deep as the stage
-  // ring (the bytes the SM can have asked for ahead of its use): share_end is when the share-rate pipe
-  // would finish what was asked so far; a transfer ends no earlier than share_end less the bucket's
-  // depth in time. The copy lands `latency_s` after its transfer ends (time_model's tma_round_trip: a
-  // lone 1 KiB copy's round trip, no queueing term: this queue holds it).
-  const double share = p.gpu.l2_bytes_per_s.value() / double(p.gpu.sms);
-  const double port = std::max(share, p.gpu.tma_sm_bytes_per_s.value());
-  const double burst_s = b.ring_bytes() / share;
-  double share_end = 0;
+  L2Queue l2(p.gpu, b.ring_bytes());
   const auto span = [&](std::int32_t lane, double s, double e, const Op& op, std::int32_t by) {
     out.spans.push_back(
         {.iv = {.start_s = s, .end_s = e, .lane = lane, .what = op.what, .i = op.i, .j = op.j, .bh = op.bh, .tensor = op.tensor},
@@ -384,9 +397,7 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
         break;
       }
       case OpKind::load: {
-        const double s = std::max(now, free[kL2]);
-        share_end = std::max(share_end, s) + op.bytes / share;
-        const double e = std::max(s + op.bytes / port, share_end - burst_s);
+        const double s = std::max(now, free[kL2]), e = l2.transfer(s, op.bytes);
         free[kL2] = e;
         if (e > s) span(unit0 + kL2, s, e, op, lane);
         if (op.ev >= 0) {
