@@ -17,6 +17,7 @@ table made from it (time_model.hpp: the issue unit).
 
 import argparse
 import collections
+import gzip
 import json
 import os
 import re
@@ -29,11 +30,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SMEM_OPS = ("LDS", "STS", "LDSM", "LDGSTS", "STSM")  # the instructions that go through the shared-memory pipe
 INS = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+BRANCH = re.compile(r"BRA (?:\w+, )?0x([0-9a-f]+)")  # a branch and its target address
 
 
 def functions(path):
+    """(mangled name, [(address, instruction)]) of each function in cuobjdump -sass output (.gz too)."""
     name, body = None, []
-    with open(path) as f:
+    with (gzip.open(path, "rt") if str(path).endswith(".gz") else open(path)) as f:
         for line in f:
             if "Function : " in line:
                 if name:
@@ -51,33 +54,46 @@ def opcode(text):
     return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
 
 
-def tile_loop(body):
-    """(full, partial, classes) of the tile loop, or None when no loop holds an HMMA."""
-    addr = [a for a, _ in body]
-    loops = []
-    for k, (a, t) in enumerate(body):
-        m = re.search(r"BRA (?:\w+, )?0x([0-9a-f]+)", t)
+def loops(body):
+    """Each loop of body, a backward BRA and its target: (lo, hi, inside), its first and last
+    addresses and its (address, instruction) pairs."""
+    for a, t in body:
+        m = BRANCH.search(t)
         if m and opcode(t) == "BRA" and int(m.group(1), 16) < a:
             lo = int(m.group(1), 16)
-            inside = [(x, y) for x, y in body if lo <= x <= a]
-            hmma = sum(opcode(y).startswith("HMMA") for _, y in inside)
-            if hmma:
-                loops.append((hmma, -(a - lo), lo, a, inside))
-    if not loops:
-        return None
-    loops.sort(reverse=True)
-    _, _, lo, hi, inside = loops[0]
+            yield lo, a, [(x, y) for x, y in body if lo <= x <= a]
+
+
+def skipped_region(inside, hi, holds):
+    """The addresses of the largest region of a loop (inside, ending at hi) that a forward branch in
+    it jumps over and that holds no instruction whose opcode `holds` accepts (a mask's code, which
+    only partial tiles run)."""
     skip, skipped = 0, set()
     for a, t in inside:
-        m = re.search(r"BRA (?:\w+, )?0x([0-9a-f]+)", t)
+        m = BRANCH.search(t)
         if m and int(m.group(1), 16) > a and int(m.group(1), 16) <= hi:
             region = [y for x, y in inside if a < x < int(m.group(1), 16)]
-            if not any(opcode(y).split(".")[0] in ("HMMA", "LDGSTS", "BAR", "BRA") for y in region) and len(region) > skip:
+            if not any(holds(opcode(y)) for y in region) and len(region) > skip:
                 skip, skipped = len(region), {x for x, _ in inside if a < x < int(m.group(1), 16)}
+    return skipped
+
+
+def tile_loop(body):
+    """(full, partial, classes) of the tile loop, or None when no loop holds an HMMA."""
+    found = []
+    for lo, hi, inside in loops(body):
+        hmma = sum(opcode(y).startswith("HMMA") for _, y in inside)
+        if hmma:
+            found.append((hmma, -(hi - lo), lo, hi, inside))
+    if not found:
+        return None
+    found.sort(reverse=True)
+    _, _, lo, hi, inside = found[0]
+    skipped = skipped_region(inside, hi, lambda op: op.split(".")[0] in ("HMMA", "LDGSTS", "BAR", "BRA"))
     classes = collections.Counter(opcode(y).split(".")[0] for _, y in inside)
     # a full tile's shared-memory instructions with their widths (LDS.128, STS.64, LDSM.16.M88.4, ...)
     smem = collections.Counter(opcode(y) for x, y in inside if x not in skipped and opcode(y).split(".")[0] in SMEM_OPS)
-    return len(inside) - skip, len(inside), dict(classes.most_common()), dict(sorted(smem.items()))
+    return len(inside) - len(skipped), len(inside), dict(classes.most_common()), dict(sorted(smem.items()))
 
 
 def digest(path):

@@ -20,59 +20,28 @@ stages, causal, warp specialization, ping-pong, intra-warpgroup overlap, schedul
 
 import argparse
 import collections
-import gzip
 import json
 import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from sass_loops import functions, opcode  # noqa: E402
+from sass_loops import functions, loops, opcode, skipped_region  # noqa: E402
 
 CFG = re.compile(r"CfgILb(\d)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d)ELb(\d)ELb(\d)ELb(\d)ELb(\d)ELi(\d)")
 KEEP = ("HGMMA", "SYNCS", "BAR", "UTMA")  # what a skipped mask region never holds
-BRANCH = re.compile(r"BRA (?:\w+, )?0x([0-9a-f]+)")
 
 
 def kv_loop(body, hgmma):
-    """(start, end) indices of the smallest loop holding exactly `hgmma` HGMMA instructions, or None."""
-    addr = {a: k for k, (a, _) in enumerate(body)}
-    best = None
-    for k, (a, t) in enumerate(body):
-        m = BRANCH.search(t)
-        if not (m and opcode(t) == "BRA" and int(m.group(1), 16) < a and int(m.group(1), 16) in addr):
-            continue
-        s = addr[int(m.group(1), 16)]
-        n = sum(1 for _, x in body[s : k + 1] if opcode(x).startswith("HGMMA"))
-        if n == hgmma and (best is None or k - s < best[1] - best[0]):
-            best = (s, k)
-    return best
-
-
-def skipped(seg):
-    """The largest run of seg that a forward branch inside it jumps over, holding none of KEEP: (i, j)."""
-    idx = {a: k for k, (a, _) in enumerate(seg)}
-    best = (0, 0)
-    for k, (a, t) in enumerate(seg):
-        m = BRANCH.search(t)
-        if not (m and opcode(t).startswith("BRA")):
-            continue
-        tgt = int(m.group(1), 16)
-        if tgt <= a or tgt not in idx:
-            continue
-        run = seg[k + 1 : idx[tgt]]
-        if run and not any(opcode(x).startswith(KEEP) for _, x in run) and len(run) > best[1] - best[0]:
-            best = (k + 1, idx[tgt])
-    return best
+    """(lo, hi, inside) of the smallest loop holding exactly `hgmma` HGMMA instructions, or None."""
+    found = [(hi - lo, lo, hi, inside) for lo, hi, inside in loops(body)
+             if sum(opcode(y).startswith("HGMMA") for _, y in inside) == hgmma]
+    return min(found, key=lambda f: f[0])[1:] if found else None
 
 
 def digest(path):
-    opener = gzip.open if str(path).endswith(".gz") else open
     rows = []
-    with opener(path, "rt") as f:
-        tmp = Path("/tmp") / (Path(path).name + ".txt")
-        tmp.write_text(f.read())
-    for name, body in functions(tmp):
+    for name, body in functions(path):
         m = CFG.search(name)
         if not m:
             continue
@@ -82,13 +51,13 @@ def digest(path):
         loop = kv_loop(body, d // 16 + bc // 16)
         if loop is None:
             raise SystemExit(f"{path}: {name}: no K/V loop with {d // 16 + bc // 16} HGMMA")
-        seg = body[loop[0] : loop[1] + 1]
-        i, j = skipped(seg)
-        full = seg[:i] + seg[j:]
+        _, hi, inside = loop
+        skipped = skipped_region(inside, hi, lambda op: op.startswith(KEEP))
+        full = [y for x, y in inside if x not in skipped]
         rows.append({"d": d, "b_r": br, "b_c": bc, "stages": stages, "causal": bool(causal), "warp_specialize": bool(ws),
                      "pingpong": bool(pp), "intra_overlap": bool(intra), "scheduler": ["grid", "static", "dynamic"][sched],
-                     "loop": len(seg), "full": len(full),
-                     "classes": dict(collections.Counter(opcode(x).split(".")[0] for _, x in full).most_common())})
+                     "loop": len(inside), "full": len(full),
+                     "classes": dict(collections.Counter(opcode(y).split(".")[0] for y in full).most_common())})
     return rows
 
 
