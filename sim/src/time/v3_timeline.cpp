@@ -236,9 +236,9 @@ class Builder {
       std::int64_t prev = it++;
       for (std::int64_t k = 1; k < nb; ++k, ++it) {
         wait(g, Phase::wait_full, kf_[std::size_t(it)], jj(k), 'K');
-        wait(g, Phase::wait_full, vf_[std::size_t(prev)], jj(k - 1), 'V');
         pp_sync(g);
         ev_s = gemm(g, Phase::gemm0, work[std::size_t(k)], jj(k));
+        wait(g, Phase::wait_full, vf_[std::size_t(prev)], jj(k - 1), 'V');  // V_(j-1) after GEMM0's issue
         const int ev_o = gemm(g, Phase::gemm1, work[std::size_t(k - 1)], jj(k - 1));
         pp_arrive(g);
         wait(g, Phase::wait_mma, ev_s, jj(k));
@@ -252,9 +252,7 @@ class Builder {
       }
       arrive(g, qe_[std::size_t(cur_.ti)]);
       wait(g, Phase::wait_full, vf_[std::size_t(prev)], jj(nb - 1), 'V');
-      pp_sync(g);
-      const int ev_o = gemm(g, Phase::gemm1, work[std::size_t(nb - 1)], jj(nb - 1));
-      pp_arrive(g);
+      const int ev_o = gemm(g, Phase::gemm1, work[std::size_t(nb - 1)], jj(nb - 1));  // outside the turns
       wait(g, Phase::wait_mma, ev_o, jj(nb - 1));
       arrive(g, ve_[std::size_t(prev)], -1);
     } else {
