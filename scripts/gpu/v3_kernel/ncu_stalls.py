@@ -77,7 +77,7 @@ def main():
         rep = pages / f"{name}.ncu-rep"
         cmd = ["ncu", "--clock-control", "none", "--cache-control", "all", *sum((["--section", s] for s in SECTIONS), []),
                "--kernel-name", "regex:v3_forward_kernel", "--launch-skip", "2", "--launch-count", "1",
-               "--export", str(rep), "--force-overwrite", str(args.bin), "run", v, "fp16", str(d), m, str(b), str(n), str(h)]
+               "--export", str(rep), "--force-overwrite", str(args.bin), "run", v, "fp16", str(d), m, str(b), str(n), str(h), "--time"]
         row = {"variant": v, "d": d, "mask": m, "batch": b, "n": n, "heads": h}
         try:
             proc = common.sh(cmd, timeout=180)
