@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Where a V3 consumer warp's time goes, per K/V step: ncu_stalls.py's PC samples (one warp of each SM
+sampled every 2,048 cycles, its SASS instruction and stall reason) summed by what the instruction does,
+and turned into cycles per consumer warp per step.
+
+    python3 scripts/gpu/v3_kernel/stalls_table.py [--json tests/data/gpu_v3/v3_stalls_h100.json]
+        [--pages tests/data/gpu_v3/ncu_stalls_pages_h100.tar.gz] [--check]
+
+Categories, by the sampled instruction's opcode: executing the softmax and the rest of the loop's
+arithmetic (FP32, MUFU, integer, shuffles: `compute`), the uniform datapath (wgmma descriptors, loop
+bookkeeping: `uniform`), issuing wgmma (HGMMA), waiting for a wgmma group (WARPGROUP: wgmma.wait_group
+and warpgroup.arrive), waiting on an mbarrier (the try_wait loop: SYNCS and its BRA), the rest.
+A sample is one warp at one instant, so a category's share of an SM's samples is its share of the warps'
+resident time; cycles per consumer warp per step = share x warps x the SM's elapsed cycles / (consumer
+warps x K/V steps per SM), the steps being all tiles' K/V blocks / 132 (no-mask shapes). With warp
+specialization the producer warp is one of the resident warps: its share (1 / warps of the samples,
+almost all in its try_wait loop) is taken from `mbar`.
+
+--check asserts what docs/model.md says of these data ("Where the consumer warps' time goes"), from the
+raw pages: at d 128 FA3's consumers spend 15-30% of their time waiting for wgmma and at d 64 under 5%;
+a consumer warp's execution (compute + uniform) per step is at least 1.3x longer in FA3 than with one
+stage at d 128; per executed instruction it is longer at d 64 (3 warps per SMSP) than at d 128 (2).
+"""
+
+import argparse
+import csv
+import io
+import json
+import math
+import re
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT / "tests" / "data" / "gpu_v3"
+SMS = 132
+TILE = {128: (128, 176), 64: (192, 128)}  # the kernel's B_r x B_c without a mask (v3_ncu.json)
+COMPUTE = {"MUFU", "FMNMX", "FADD", "FFMA", "FMUL", "F2FP", "SHFL", "FSETP", "FSEL", "LOP3", "SHF", "ISETP",
+           "IMAD", "VIADD", "LEA", "MOV", "SEL", "IADD3", "PRMT", "I2F", "F2I", "FCHK", "CS2R", "S2R"}
+CATEGORIES = ("compute", "uniform", "hgmma", "wg_wait", "mbar", "other")
+
+
+def opcode(source):
+    s = re.sub(r"^@!?U?P\w+\s+", "", source.strip())
+    return s.split()[0].split(".")[0] if s else "?"
+
+
+def category(op):
+    if op in COMPUTE:
+        return "compute"
+    if op.startswith("U") or op in ("R2UR", "S2UR"):
+        return "uniform"
+    if op == "HGMMA":
+        return "hgmma"
+    if op == "WARPGROUP":
+        return "wg_wait"
+    if op in ("BRA", "SYNCS"):
+        return "mbar"
+    return "other"
+
+
+def page_samples(text):
+    """The source page's samples and executed instructions summed by category."""
+    rows = list(csv.reader(io.StringIO(text)))
+    head = rows[1]
+    ix = {h: i for i, h in enumerate(head)}
+    out = {c: 0 for c in CATEGORIES} | {"all": 0, "inst": 0}
+    for r in rows[2:]:
+        if len(r) < len(head):
+            continue
+        n = int(r[ix["# Samples"]] or 0)
+        out[category(opcode(r[ix["Source"]]))] += n
+        out["all"] += n
+        out["inst"] += int(r[ix["Instructions Executed"]] or 0)
+    return out
+
+
+def table(json_path, pages_path):
+    meta_rows = json.loads(Path(json_path).read_text())
+    with tarfile.open(pages_path) as tf:
+        pages = {Path(m.name).name: tf.extractfile(m).read().decode() for m in tf.getmembers() if m.isfile()}
+    out = []
+    for r in meta_rows["rows"]:
+        if r.get("exit") != 0 or r["mask"] != "none":
+            continue
+        m = r["metrics"]
+        s = page_samples(pages[r["source_page"]])
+        br, bc = TILE[r["d"]]
+        steps = r["heads"] * r["batch"] * math.ceil(r["n"] / br) * math.ceil(r["n"] / bc) / SMS
+        warps = 4 * m["smsp__warps_active.avg.per_cycle_active"]
+        ws = r["variant"] != "no_ws"
+        consumers = 4 * br // 64
+        cycles = m["gpc__cycles_elapsed.avg"]
+        share = {c: s[c] / s["all"] for c in CATEGORIES}
+        if ws:
+            share["mbar"] = max(0.0, share["mbar"] - 1 / warps)
+        per = {c: share[c] * warps * cycles / (consumers * steps) for c in CATEGORIES}
+        inst = s["inst"] / (SMS * consumers * steps)  # warp-instructions per consumer warp per step
+        out.append({"variant": r["variant"], "d": r["d"], "step_cycles": cycles / steps, "cycles": per,
+                    "consumer_share": {c: per[c] * consumers * steps / (cycles * consumers) for c in CATEGORIES},
+                    "inst": inst, "exec_cpi": (per["compute"] + per["uniform"]) / inst})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", default=DATA / "v3_stalls_h100.json")
+    ap.add_argument("--pages", default=DATA / "ncu_stalls_pages_h100.tar.gz")
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    rows = table(args.json, args.pages)
+    print("| variant | d | SM cycles per step | " + " | ".join(CATEGORIES) + " | instructions | cycles per instruction executing |")
+    print("|---|---|---|" + "---|" * len(CATEGORIES) + "---|---|")
+    for x in rows:
+        print(f"| {x['variant']} | {x['d']} | {x['step_cycles']:.0f} | "
+              + " | ".join(f"{x['cycles'][c]:.0f}" for c in CATEGORIES) + f" | {x['inst']:.0f} | {x['exec_cpi']:.2f} |")
+    if not args.check:
+        return 0
+    by = {(x["variant"], x["d"]): x for x in rows}
+    fails = []
+    wait128 = by["fa3", 128]["consumer_share"]["wg_wait"]
+    wait64 = by["fa3", 64]["consumer_share"]["wg_wait"]
+    if not 0.15 <= wait128 <= 0.30:
+        fails.append(f"fa3 d 128: wgmma wait {wait128:.3f} of a consumer's time, not 0.15-0.30")
+    if not wait64 < 0.05:
+        fails.append(f"fa3 d 64: wgmma wait {wait64:.3f} of a consumer's time, not under 0.05")
+    ex = lambda v, d: by[v, d]["cycles"]["compute"] + by[v, d]["cycles"]["uniform"]  # noqa: E731
+    if not ex("fa3", 128) >= 1.3 * ex("stages1", 128):
+        fails.append(f"d 128: execution per step fa3 {ex('fa3', 128):.0f} not >= 1.3 x stages1's {ex('stages1', 128):.0f}")
+    if not by["fa3", 64]["exec_cpi"] > by["fa3", 128]["exec_cpi"]:
+        fails.append("executing cycles per instruction not longer at d 64 than at d 128")
+    for f in fails:
+        print("FAIL:", f, file=sys.stderr)
+    print(f"check: {4 - len(fails)} of 4 hold")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
