@@ -6,8 +6,6 @@
 // wait for an mbarrier / named barrier. The engine runs, at each turn, the runnable agent whose next operation is ready first. Work is V3StepWork's (v3_work.cpp) at the SM's
 // share of GpuSpec's rates, split evenly over the consumer warpgroups.
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <array>
 #include <limits>
 #include <map>
@@ -63,12 +61,7 @@ Work group_work(const Problem& p, const V3StepWork& w, double groups, double iot
   // the issue unit holds FP32's time (step_time: max of the two)
   out.softmax[kIssue] = std::max(w.instructions / groups / (kSchedulers * clock),
                                  w.fp32 / groups / (g.fp32_fma_per_s.value() / sms));
-  {  // EXPERIMENT knobs (not for commit)
-    auto env = [](const char* n, double d) { const char* v = std::getenv(n); return v ? std::atof(v) : d; };
-    const double scale = env("FL_TL_SCALE", 1.0), i0 = env("FL_TL_IOTA0", iota), c = env("FL_TL_CONT", 0.0),
-                 ck = env("FL_TL_CLOCK", clock);
-    out.floor = w.warp_instructions * scale * (i0 + c * (groups - 1)) / ck;
-  }
+  out.floor = w.warp_instructions * iota / clock;
   return out;
 }
 
@@ -365,10 +358,8 @@ std::size_t next_agent(const Builder& b, const std::vector<std::size_t>& pc, con
 
 }  // namespace
 
-namespace {
-Laid lay_once(const Problem& p, bool persistent, const V3Tiles& tiles,
-              const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s, double iota,
-              double f_tensor, double f_sfu) {
+Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
+            const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s, double iota) {
   Builder b(p, persistent, tiles, blocks, iota);
   b.build();
   Laid out;
@@ -378,8 +369,6 @@ Laid lay_once(const Problem& p, bool persistent, const V3Tiles& tiles,
   std::vector<std::size_t> pc(std::size_t(b.agents_), 0);
   std::vector<double> t(std::size_t(b.agents_), 0.0);
   std::array<double, kTimelineUnitCount> free{};
-  double free_pair = 0;
-  const double pair_o = std::getenv("FL_TL_PAIR") ? std::atof(std::getenv("FL_TL_PAIR")) : 0.0;
   L2Queue l2(p.gpu, b.ring_bytes());
   const auto span = [&](std::int32_t lane, double s, double e, const Op& op, std::int32_t by) {
     out.spans.push_back(
@@ -418,15 +407,9 @@ Laid lay_once(const Problem& p, bool persistent, const V3Tiles& tiles,
       }
       case OpKind::exec: {
         double end = now + op.floor;
-        if (pair_o > 0 && (op.dur[kTensor] > 0 || op.dur[kSfu] > 0)) {  // EXPERIMENT: tensor + MUFU share
-          const double s = std::max(now, free_pair), e = s + (op.dur[kTensor] + op.dur[kSfu]) / (1 + pair_o);
-          free_pair = e;
-          end = std::max(end, e);
-        }
         for (int u = 0; u < kTimelineUnitCount; ++u) {
           if (op.dur[std::size_t(u)] <= 0) continue;
-          const double f = u == kTensor ? f_tensor : u == kSfu ? f_sfu : 1.0;
-          const double s = std::max(now, free[std::size_t(u)]), e = s + f * op.dur[std::size_t(u)];
+          const double s = std::max(now, free[std::size_t(u)]), e = s + op.dur[std::size_t(u)];
           free[std::size_t(u)] = e;
           span(unit0 + u, s, e, op, lane);
           end = std::max(end, e);
@@ -445,50 +428,6 @@ Laid lay_once(const Problem& p, bool persistent, const V3Tiles& tiles,
   for (const Span& s : out.spans) out.time_s = std::max(out.time_s, s.iv.end_s);
   for (double x : t) out.time_s = std::max(out.time_s, x);
   return out;
-}
-
-// EXPERIMENT: seconds both lanes are busy, and each lane's busy seconds
-std::array<double, 3> overlap(const Laid& l, std::int32_t a, std::int32_t b) {
-  std::vector<std::pair<double, int>> ev;
-  double busy_a = 0, busy_b = 0;
-  for (const Span& s : l.spans) {
-    if (s.iv.lane != a && s.iv.lane != b) continue;
-    const int bit = s.iv.lane == a ? 1 : 2;
-    (bit == 1 ? busy_a : busy_b) += s.iv.end_s - s.iv.start_s;
-    ev.emplace_back(s.iv.start_s, bit), ev.emplace_back(s.iv.end_s, -bit);
-  }
-  std::sort(ev.begin(), ev.end());
-  int na = 0, nb = 0;
-  double both = 0, last = 0;
-  for (auto [t, k] : ev) {
-    if (na > 0 && nb > 0) both += t - last;
-    last = t;
-    if (k == 1) ++na; else if (k == -1) --na; else if (k == 2) ++nb; else --nb;
-  }
-  return {both, busy_a, busy_b};
-}
-}  // namespace
-
-Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
-            const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s, double iota) {
-  const char* env = std::getenv("FL_TL_SHARE");
-  Laid l = lay_once(p, persistent, tiles, blocks, latency_s, iota, 1.0, 1.0);
-  if (!env) return l;
-  // the tensor pipe and the MUFU share a capacity of 1 + o: while both work each runs at (1 + o) / 2
-  const double r = (1 + std::atof(env)) / 2;
-  const std::int32_t unit0 = std::int32_t(l.lanes.size()) - kTimelineUnitCount;
-  double ft = 1, fx = 1;
-  const int iters = std::getenv("FL_TL_ITERS") ? std::atoi(std::getenv("FL_TL_ITERS")) : 6;
-  for (int k = 0; k < iters; ++k) {
-    const auto [both, bt, bx] = overlap(l, unit0 + kTensor, unit0 + kSfu);
-    const double wt = bt / ft, wx = bx / fx;  // the work, seconds at full rate
-    const double nt = wt > 0 ? 1 + std::min(1.0, both * r / wt) * (1 / r - 1) : 1;
-    const double nx = wx > 0 ? 1 + std::min(1.0, both * r / wx) * (1 / r - 1) : 1;
-    ft = 0.5 * (ft + nt), fx = 0.5 * (fx + nx);
-    l = lay_once(p, persistent, tiles, blocks, latency_s, iota, ft, fx);
-  }
-  if (std::getenv("FL_TL_DEBUG")) std::fprintf(stderr, "share: ft %.3f fx %.3f\n", ft, fx);
-  return l;
 }
 
 }  // namespace flashlab::time_detail
