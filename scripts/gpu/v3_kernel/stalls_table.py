@@ -19,7 +19,9 @@ almost all in its try_wait loop) is taken from `mbar`.
 --check asserts what docs/model.md says of these data ("Where the consumer warps' time goes"), from the
 raw pages: at d 128 FA3's consumers spend 15-30% of their time waiting for wgmma and at d 64 under 5%;
 a consumer warp's execution (compute + uniform) per step is at least 1.3x longer in FA3 than with one
-stage at d 128; per executed instruction it is longer at d 64 (3 warps per SMSP) than at d 128 (2).
+stage at d 128; per executed instruction it is longer at d 64 (3 warps per SMSP) than at d 128 (2);
+the pace's line (--write: tests/data/gpu_v3/v3_pace_h100.json, the timeline's constants,
+sim/src/time/v3_pace.hpp) is the pages' and meets every profiled variant within 8%.
 """
 
 import argparse
@@ -103,13 +105,60 @@ def table(json_path, pages_path):
     return out
 
 
+VARIANT_SWITCHES = {  # the kernel's switches of each profiled variant, to find its compiled loop (sass_steps.py)
+    "fa3": dict(stages=2, warp_specialize=True, pingpong=True, intra_overlap=True, scheduler="static"),
+    "stages1": dict(stages=1, warp_specialize=True, pingpong=True, intra_overlap=True, scheduler="static"),
+    "no_overlap": dict(stages=2, warp_specialize=True, pingpong=True, intra_overlap=False, scheduler="static"),
+    "no_ws": dict(stages=2, warp_specialize=False, pingpong=False, intra_overlap=True, scheduler="grid"),
+}
+
+
+def pace(rows, sass_path=DATA / "v3_sass_steps.json"):
+    """The consumer's pace: executing cycles (compute + uniform) per compiled instruction of the K/V loop's
+    full tile (v3_sass_steps.json) against the other consumer warps of its SMSP executing beside it
+    ((warpgroups - 1) x the executing share of the step: independent phases), a least-squares line over
+    the variants whose warpgroups keep phases of their own (all but no_ws, whose warpgroups run in
+    phase: each has all the others beside it). Returns (c0, c1, points)."""
+    sass = json.loads(Path(sass_path).read_text())["rows"]
+    pts = []
+    for x in rows:
+        br, bc = TILE[x["d"]]
+        sw = VARIANT_SWITCHES[x["variant"]]
+        full = [r["full"] for r in sass if (r["d"], r["b_r"], r["b_c"]) == (x["d"], br, bc) and not r["causal"]
+                and all(r[k] == v for k, v in sw.items())][0]
+        ex = x["cycles"]["compute"] + x["cycles"]["uniform"]
+        groups = br // 64
+        in_phase = not sw["warp_specialize"]
+        others = (groups - 1) * (1.0 if in_phase else ex / x["step_cycles"])
+        pts.append({"variant": x["variant"], "d": x["d"], "others": others, "cycles_per_instruction": ex / full,
+                    "compiled": full, "in_phase": in_phase})
+    fit = [q for q in pts if not q["in_phase"]]
+    mk = sum(q["others"] for q in fit) / len(fit)
+    my = sum(q["cycles_per_instruction"] for q in fit) / len(fit)
+    c1 = sum((q["others"] - mk) * (q["cycles_per_instruction"] - my) for q in fit) / sum((q["others"] - mk) ** 2 for q in fit)
+    return my - c1 * mk, c1, pts
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", default=DATA / "v3_stalls_h100.json")
     ap.add_argument("--pages", default=DATA / "ncu_stalls_pages_h100.tar.gz")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--pace", type=Path, default=DATA / "v3_pace_h100.json",
+                    help="the pace's line (--write writes it; --check compares it with the pages')")
+    ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     rows = table(args.json, args.pages)
+    c0, c1, pts = pace(rows)
+    print(f"pace: {c0:.3f} + {c1:.3f} x (other warps executing beside) cycles per compiled instruction")
+    for q in pts:
+        print(f"  {q['variant']:10s} d {q['d']:3d}  others {q['others']:.3f}  measured {q['cycles_per_instruction']:.3f}"
+              f"  line {c0 + c1 * q['others']:.3f}")
+    if args.write:
+        meta = {"from": ["tests/data/gpu_v3/v3_stalls_h100.json", "tests/data/gpu_v3/ncu_stalls_pages_h100.tar.gz",
+                         "tests/data/gpu_v3/v3_sass_steps.json"],
+                "command": "python3 scripts/gpu/v3_kernel/stalls_table.py --write", "gpu": "NVIDIA H100 80GB HBM3"}
+        args.pace.write_text(json.dumps({"meta": meta, "c0": round(c0, 3), "c1": round(c1, 3), "points": pts}, indent=1) + "\n")
     print("| variant | d | SM cycles per step | " + " | ".join(CATEGORIES) + " | instructions | cycles per instruction executing |")
     print("|---|---|---|" + "---|" * len(CATEGORIES) + "---|---|")
     for x in rows:
@@ -130,9 +179,15 @@ def main():
         fails.append(f"d 128: execution per step fa3 {ex('fa3', 128):.0f} not >= 1.3 x stages1's {ex('stages1', 128):.0f}")
     if not by["fa3", 64]["exec_cpi"] > by["fa3", 128]["exec_cpi"]:
         fails.append("executing cycles per instruction not longer at d 64 than at d 128")
+    kept = json.loads(args.pace.read_text())
+    if (kept["c0"], kept["c1"]) != (round(c0, 3), round(c1, 3)):
+        fails.append(f"{args.pace.name}: c0 {kept['c0']}, c1 {kept['c1']}; the pages give {c0:.3f}, {c1:.3f}")
+    worst = max(abs((c0 + c1 * q["others"]) / q["cycles_per_instruction"] - 1) for q in pts)
+    if worst > 0.08:
+        fails.append(f"the pace's line misses a variant by {100 * worst:.1f}% (at most 8%)")
     for f in fails:
         print("FAIL:", f, file=sys.stderr)
-    print(f"check: {4 - len(fails)} of 4 hold")
+    print(f"check: {6 - len(fails)} of 6 hold")
     return 1 if fails else 0
 
 

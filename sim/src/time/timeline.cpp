@@ -16,6 +16,7 @@
 #include "launch_blocks.hpp"
 #include "round_trips.hpp"
 #include "timeline_detail.hpp"
+#include "v3_pace.hpp"
 
 namespace flashlab {
 
@@ -275,8 +276,7 @@ Timeline timeline(const Problem& p, const Schedule& sched, const TimelineOptions
     std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
     for (std::size_t q : slots) blocks.insert(blocks.end(), lb.slot_blocks[q].begin(), lb.slot_blocks[q].end());
     if (slots.size() > 1) out.note = "V3 with several thread blocks per SM: laid out one after another; ";
-    laid = time_detail::lay_v3(p, lb.persistent, rec.tiles, blocks, time_detail::tma_round_trip(p.gpu, k, x),
-                                 lb.at.issue_interval);
+    laid = time_detail::lay_v3_paced(p, lb.persistent, rec.tiles, blocks, time_detail::tma_round_trip(p.gpu, k, x));
     out.stages = std::int32_t(p.hopper.stages);
   } else {
     laid = lay_steps(lb, slots);

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../../../sim/src/time/v3_pace.hpp"
 #include "../../../sim/src/time/v3_work.hpp"
 #include "flashlab/schedule/resolve.hpp"
 #include "flashlab/schedule/schedule.hpp"
@@ -57,6 +58,13 @@ TEST_CASE("V3 step work: one warp's ex2 and FP32 work per full tile as the compi
     CHECK(w.ex2 / warps / 32 == flashlab::testing::approx(count("MUFU")));
     CHECK(w.fp32 / warps / 32 == flashlab::testing::approx(fp32).epsilon(0.05));
     CHECK(count("HGMMA") == double(d / 16 + bc / 16));
+    // the timeline's compiled instructions per estimated one (v3_pace.hpp): FA3's instances, and those
+    // without warp specialization (warpgroup 0's in-line loads), within 2%
+    const double compiled = r.at("full").get<double>() / w.warp_instructions;
+    if (!p.hopper.warp_specialize)
+      CHECK(compiled == flashlab::testing::approx(time_detail::kCompiledPerEstimateInline).epsilon(0.02));
+    else if (p.hopper.stages == 2 && p.hopper.pingpong && p.hopper.intra_overlap && r.at("scheduler") == "static")
+      CHECK(compiled == flashlab::testing::approx(time_detail::kCompiledPerEstimate).epsilon(0.02));
     std::printf("v3 sass  d %3lld %lld x %lld stages %lld ws %d pp %d intra %d: estimate %.0f, compiled %d (x %.2f) instructions per warp and full tile\n",
                 static_cast<long long>(d), static_cast<long long>(br), static_cast<long long>(bc),
                 static_cast<long long>(p.hopper.stages), int(p.hopper.warp_specialize), int(p.hopper.pingpong),

@@ -1,0 +1,43 @@
+// v3_pace.hpp — the pace of a V3 consumer warpgroup's instruction stream in the timeline: a warp's
+// compiled instructions at a number of cycles each that grows with the other warps executing beside it
+// on its SMSP, measured by PC sampling (docs/model.md "Where the consumer warps' time goes"). Private to
+// sim/src/time.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "flashlab/config/config.hpp"
+#include "timeline_detail.hpp"
+
+namespace flashlab::time_detail {
+
+/// Cycles per compiled instruction of a consumer warp executing its K/V step (the softmax and the
+/// loop's bookkeeping, not its wgmma waits) = kPaceBase + kPacePerOther x the other consumer warps of
+/// its SMSP executing beside it: the least-squares line of tests/data/gpu_v3/v3_pace_h100.json
+/// (scripts/gpu/v3_kernel/stalls_table.py over ncu_stalls.py's PC samples of the staged kernel on an
+/// H100: fa3, one stage, no intra-warpgroup overlap at d 128 and 64; within 6% of each, and of no warp
+/// specialization with all the others beside it). Cycles of the clock the SM keeps under wgmma's load.
+inline constexpr double kPaceBase = 2.706;
+inline constexpr double kPacePerOther = 1.219;
+/// Compiled instructions of a consumer warp's full K/V step per instruction V3StepWork estimates
+/// (tests/data/gpu_v3/v3_sass_steps.json: 679 / 505 at d 128, 472 / 358 at d 64; without warp
+/// specialization warpgroup 0's in-line loads too, 799 / 505 and 571 / 358).
+inline constexpr double kCompiledPerEstimate = 1.33;
+inline constexpr double kCompiledPerEstimateInline = 1.58;
+/// wgmma's FLOP per cycle per SM (m64nNk16, fp16 / bf16 in, fp32 accumulate): the clock under wgmma's
+/// load is GpuSpec::wgmma_flops / (this x SMs).
+inline constexpr double kWgmmaFlopPerCycle = 4096;
+
+/// The time-averaged number of other consumer warpgroups in their softmax while one is in its own
+/// (each warpgroup has one warp on each SMSP), over all of a layout's softmax intervals; 0 if none.
+double others_beside(const Laid& l);
+
+/// lay_v3 with each softmax lasting its warps' compiled instructions at the pace above, the others
+/// beside it taken from the layout itself: laid out again with the count the last layout gave (halfway
+/// from the one before, eight times, from all the others always beside).
+Laid lay_v3_paced(const Problem& p, bool persistent, const V3Tiles& tiles,
+                  const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s);
+
+}  // namespace flashlab::time_detail
