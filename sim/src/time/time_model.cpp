@@ -255,7 +255,7 @@ StepTime step_time(const StepWork& w, const TimeParams& params) {
   // ... unless its warps' own dependences make it longer: the latency floor; where the units do not
   // overlap within a block (phases between barriers), the block's chain is their sum, and only the
   // k blocks sharing the SM overlap one another's
-  const double floor = w.no_overlap ? sum : std::max(alone, w.warp_issue_s * params.issue_interval);
+  const double floor = w.no_overlap ? sum : std::max({alone, w.warp_issue_s * params.issue_interval, w.chain_s});
   double time = std::max(k * alone, floor);
   const double wait = w.trips * params.latency_s + w.load_s;
   if (w.early_trip) time = std::max({time, wait, w.trips * params.latency_s + k * l2});  // issued at the step's start

@@ -7,6 +7,7 @@
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/memory/occupancy.hpp"
 #include "sm_facts.hpp"
+#include "v3_pace.hpp"
 
 namespace flashlab::time_detail {
 namespace {
@@ -39,6 +40,29 @@ std::int64_t consumer_groups(const Problem& p) { return p.tiling.b_r / 64; }
 double phased_groups(const Problem& p) {
   const double groups = double(consumer_groups(p));
   return p.hopper.warp_specialize ? groups : std::max(1.0, groups - 1);
+}
+
+// One consumer warpgroup's round of an inner step (seconds): the wait for its GEMM0 (and GEMM1 without
+// intra-warpgroup overlap, whose wait then precedes the next round) at the SM's tensor rate, then one
+// warp's compiled instructions at the pace the PC samples measured (v3_pace.hpp: 2.706 + 1.219 k
+// cycles each at the clock under wgmma's load, k the other warpgroups executing beside it). k: with
+// warp specialization each warpgroup keeps a phase of its own and has each other one beside it the
+// share of the round it executes (solved by iteration); without it the warpgroups run in phase, all
+// the others beside it.
+double consumer_round(const Problem& p, const V3StepWork& v) {
+  const GpuSpec& g = p.gpu;
+  const double sms = double(g.sms), groups = double(consumer_groups(p));
+  const double tensor = g.wgmma_flops.value() / sms, clock = g.wgmma_flops.value() / (kWgmmaFlopPerCycle * sms);
+  const double g0 = v.gemm0_flops / groups / tensor, g1 = (v.flops - v.gemm0_flops) / groups / tensor;
+  const double wait = p.hopper.intra_overlap ? g0 : g0 + g1;
+  const bool ws = p.hopper.warp_specialize;
+  const double instructions = v.warp_instructions * (ws ? kCompiledPerEstimate : kCompiledPerEstimateInline);
+  double others = groups - 1, run = 0;
+  for (int round = 0; round < 20; ++round) {
+    run = instructions * (kPaceBase + kPacePerOther * others) / clock;
+    others = ws ? (groups - 1) * run / (wait + run) : groups - 1;
+  }
+  return wait + run;
 }
 
 }  // namespace
@@ -111,6 +135,7 @@ StepWork v3_step(const Problem& p, const Launch& l, const StepView& s, double sh
   w.groups = phased_groups(p);
   w.groups_apart = p.hopper.pingpong && groups >= 2;
   w.group_streams = p.hopper.intra_overlap ? 1.0 + 0.5 : 1.0;  // GEMM1: half the tile's wgmma FLOPs
+  if (s.level == Level::inner) w.chain_s = consumer_round(p, v);
   return w;
 }
 

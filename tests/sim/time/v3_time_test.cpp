@@ -119,8 +119,9 @@ TEST_CASE("V3 time: held-out shapes (N = 4096, and d = 64 at N = 16384) within m
 // with the additive streams rule, c 0.96 and beta 0.72: d 128 none N 4096 1.110, d 64 causal 0.82;
 // 12.3% once P~ is in registers on the kernel's 192 x 128 tile at d 64 without a mask, as the kernel
 // has it: d 64 none 0.944 -> 0.878, the smem rule no longer charging P~'s store and read):
-// should_fail keeps the suite green and turns red the day the bound holds again (drop the mark then).
-TEST_CASE("V3 time: held-out shapes (N = 4096, and d = 64 at N = 16384) within median 8%" * doctest::should_fail()) {
+// 3.7% since a consumer warpgroup's round is a floor of the step (v3_work.cpp consumer_round, the PC
+// samples' pace, fitted without the held-out d = 64 shape): d 64 0.95-1.00, d 128 1.07-1.12.
+TEST_CASE("V3 time: held-out shapes (N = 4096, and d = 64 at N = 16384) within median 8%") {
   const std::vector<double> e = held_out_errors();
   REQUIRE(e.size() == 6);
   CHECK(0.5 * (e[2] + e[3]) <= 0.08);

@@ -149,6 +149,9 @@ struct StepWork {
   double groups = 0;          // consumer warpgroups (B_r / 64)
   bool groups_apart = false;  // ping-pong: the warpgroups in different phases, independent streams
   double group_streams = 1;   // streams per warpgroup: 1.5 with intra-warpgroup overlap
+  double chain_s = 0;         // one consumer warpgroup's round: its wait for its GEMMs, then a warp's
+                              // instructions at the measured pace (v3_work.hpp v3_step); a floor of
+                              // the step (0: none)
 };
 
 /// How one step's time splits (step_time).
