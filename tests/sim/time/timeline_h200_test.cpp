@@ -49,7 +49,7 @@ TEST_CASE("timeline h200: ablation rows are read (every mapped variant of every 
 
 // Issue 27 item 5: predicted within 10% of measured on every ablation row. Not met: 27 of 40 with the
 // consumers' instruction streams at the PC samples' pace (v3_pace.hpp; 28 before it); outside, the eight
-// stages1 rows (the timeline 0.58-0.68, measured 0.81-0.95), no_ws at d 128 (0.60-0.63 against
+// stages1 rows (the timeline 0.58-0.68, measured 0.81-0.95), no_ws at d 128 (0.60-0.65 against
 // 0.78-0.87), no_pingpong at d 64 causal N 16384 (docs/model.md "Timeline, event by event").
 TEST_CASE("timeline h200: every ablation row's relative speed within 10% of the measured" * doctest::should_fail()) {
   int within = 0;
@@ -75,7 +75,7 @@ TEST_CASE("timeline h200: every ablation row's relative speed within 10% of the 
 // the FMA pipe's active cycles). Not compared: smem (the kernel's LSU wavefronts leave out wgmma's and
 // TMA's shared-memory reads, which are the timeline's smem work) and l2 (lts__t_sectors is the whole
 // L2's load, not one SM's port). Not met: 10 of 12 within, the tensor pipe at d 128 busier in the
-// timeline (0.896 none, 0.845 causal, against 0.788, 0.695: its wgmma issue takes no time, and the
+// timeline (0.897 none, 0.838 causal, against 0.788, 0.695: its wgmma issue takes no time, and the
 // SM's clock is the one under wgmma's load at d 64, where the H200 ran d 128 slower).
 TEST_CASE("timeline h200: busy fraction per unit within 10 points of the counters (fa3, N = 16384)" *
           doctest::should_fail()) {
