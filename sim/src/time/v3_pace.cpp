@@ -23,18 +23,22 @@ double others_beside(const Laid& l) {
   return own > 0 ? seen / own : 0.0;
 }
 
-Laid lay_v3_paced(const Problem& p, bool persistent, const V3Tiles& tiles,
-                  const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s) {
+double pace_s(const Problem& p, double others) {
   const GpuSpec& g = p.gpu;
   const double wgmma_clock = g.wgmma_flops.value() / (kWgmmaFlopPerCycle * double(g.sms));
-  // lay_v3's iota: cycles of the preset's clock per estimated instruction
   const double compiled = p.hopper.warp_specialize ? kCompiledPerEstimate : kCompiledPerEstimateInline;
-  const double per = compiled * g.clock_hz.value() / wgmma_clock;
+  return compiled * (kPaceBase + kPacePerOther * others) / wgmma_clock;
+}
+
+Laid lay_v3_paced(const Problem& p, bool persistent, const V3Tiles& tiles,
+                  const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s) {
+  // lay_v3's iota: cycles of the preset's clock per estimated instruction
+  const double clock = p.gpu.clock_hz.value();
   double others = double(p.tiling.b_r / 64 - 1);
-  Laid l = lay_v3(p, persistent, tiles, blocks, latency_s, per * (kPaceBase + kPacePerOther * others));
+  Laid l = lay_v3(p, persistent, tiles, blocks, latency_s, pace_s(p, others) * clock);
   for (int round = 0; round < 8; ++round) {
     others = 0.5 * (others + others_beside(l));
-    l = lay_v3(p, persistent, tiles, blocks, latency_s, per * (kPaceBase + kPacePerOther * others));
+    l = lay_v3(p, persistent, tiles, blocks, latency_s, pace_s(p, others) * clock);
   }
   return l;
 }

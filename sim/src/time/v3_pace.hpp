@@ -31,6 +31,10 @@ inline constexpr double kCompiledPerEstimateInline = 1.58;
 /// load is GpuSpec::wgmma_flops / (this x SMs).
 inline constexpr double kWgmmaFlopPerCycle = 4096;
 
+/// Seconds a consumer warp takes per instruction V3StepWork estimates (its compiled ones at the pace
+/// above, at the clock under wgmma's load), with `others` consumer warps executing beside it.
+double pace_s(const Problem& p, double others);
+
 /// The time-averaged number of other consumer warpgroups in their softmax while one is in its own
 /// (each warpgroup has one warp on each SMSP), over all of a layout's softmax intervals; 0 if none.
 double others_beside(const Laid& l);

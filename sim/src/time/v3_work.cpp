@@ -50,17 +50,14 @@ double phased_groups(const Problem& p) {
 // share of the round it executes (solved by iteration); without it the warpgroups run in phase, all
 // the others beside it.
 double consumer_round(const Problem& p, const V3StepWork& v) {
-  const GpuSpec& g = p.gpu;
-  const double sms = double(g.sms), groups = double(consumer_groups(p));
-  const double tensor = g.wgmma_flops.value() / sms, clock = g.wgmma_flops.value() / (kWgmmaFlopPerCycle * sms);
+  const double groups = double(consumer_groups(p));
+  const double tensor = p.gpu.wgmma_flops.value() / double(p.gpu.sms);
   const double g0 = v.gemm0_flops / groups / tensor, g1 = (v.flops - v.gemm0_flops) / groups / tensor;
   const double wait = p.hopper.intra_overlap ? g0 : g0 + g1;
-  const bool ws = p.hopper.warp_specialize;
-  const double instructions = v.warp_instructions * (ws ? kCompiledPerEstimate : kCompiledPerEstimateInline);
   double others = groups - 1, run = 0;
   for (int round = 0; round < 20; ++round) {
-    run = instructions * (kPaceBase + kPacePerOther * others) / clock;
-    others = ws ? (groups - 1) * run / (wait + run) : groups - 1;
+    run = v.warp_instructions * pace_s(p, others);
+    others = p.hopper.warp_specialize ? (groups - 1) * run / (wait + run) : groups - 1;
   }
   return wait + run;
 }

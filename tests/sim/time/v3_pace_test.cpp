@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../../sim/src/time/v3_pace.hpp"
+#include "flashlab/schedule/resolve.hpp"
 #include "../../common/approx.hpp"
 
 using namespace flashlab;
@@ -52,4 +53,22 @@ TEST_CASE("V3 pace: the others beside a softmax, time-averaged over the softmaxe
   CHECK(time_detail::others_beside(softmaxes({{0, 4}, {1, 2}, {1, 3}})) ==
         flashlab::testing::approx(8.0 / 7.0).epsilon(1e-12));
   CHECK(time_detail::others_beside(time_detail::Laid{}) == 0.0);
+}
+
+TEST_CASE("V3 pace: seconds per estimated instruction (closed form on the h200 preset)") {
+  Config c;
+  c.algo = Algo::v3;
+  c.n_q = c.n_k = 4096;
+  c.d = 128;
+  c.gpu = "h200";
+  const Problem ws = resolve(c);
+  c.warp_specialize = false, c.pingpong = false;
+  const Problem inline_loads = resolve(c);
+  // 959.9 TFLOP/s over 132 SMs at 4,096 FLOP a cycle: 1.7754 GHz
+  const double clock = ws.gpu.wgmma_flops.value() / (4096.0 * 132.0);
+  CHECK(clock == flashlab::testing::approx(1.7754e9).epsilon(1e-3));
+  CHECK(time_detail::pace_s(ws, 0.0) == flashlab::testing::approx(1.33 * 2.729 / clock).epsilon(1e-12));
+  CHECK(time_detail::pace_s(ws, 2.0) == flashlab::testing::approx(1.33 * (2.729 + 2 * 1.182) / clock).epsilon(1e-12));
+  CHECK(time_detail::pace_s(inline_loads, 1.0) ==
+        flashlab::testing::approx(1.58 * (2.729 + 1.182) / clock).epsilon(1e-12));
 }
