@@ -4,7 +4,7 @@ sampled every 2,048 cycles, its SASS instruction and stall reason) summed by wha
 and turned into cycles per consumer warp per step.
 
     python3 scripts/gpu/v3_kernel/stalls_table.py [--json tests/data/gpu_v3/v3_stalls_h100.json]
-        [--pages tests/data/gpu_v3/ncu_stalls_pages_h100.tar.gz] [--check]
+        [--pages tests/data/gpu_v3/ncu_stalls_pages_h100.tar.gz] [--check] [--write] [--pace FILE]
 
 Categories, by the sampled instruction's opcode: executing the softmax and the rest of the loop's
 arithmetic (FP32, MUFU, integer, shuffles: `compute`), the uniform datapath (wgmma descriptors, loop
@@ -100,7 +100,7 @@ def table(json_path, pages_path):
         per = {c: share[c] * warps * cycles / (consumers * steps) for c in CATEGORIES}
         inst = s["inst"] / (SMS * consumers * steps)  # warp-instructions per consumer warp per step
         out.append({"variant": r["variant"], "d": r["d"], "step_cycles": cycles / steps, "cycles": per,
-                    "consumer_share": {c: per[c] * consumers * steps / (cycles * consumers) for c in CATEGORIES},
+                    "consumer_share": {c: per[c] * steps / cycles for c in CATEGORIES},
                     "inst": inst, "exec_cpi": (per["compute"] + per["uniform"]) / inst})
     return out
 

@@ -8,5 +8,8 @@ namespace flashlab::time_detail {
 
 inline constexpr double kSchedulers = 4;  // warp schedulers (sub-partitions) per SM
 inline constexpr double kLanes = 32;      // lanes of one warp-instruction
+// wgmma's FLOP per cycle per SM (Hopper, m64nNk16, fp16 / bf16 in, fp32 accumulate): the clock the SM
+// keeps under wgmma's load is GpuSpec::wgmma_flops / (this x SMs)
+inline constexpr double kWgmmaFlopPerCycle = 4096;
 
 }  // namespace flashlab::time_detail

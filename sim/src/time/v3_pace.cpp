@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "sm_facts.hpp"
+
 namespace flashlab::time_detail {
 
 double others_beside(const Laid& l) {

@@ -27,9 +27,6 @@ inline constexpr double kPacePerOther = 1.182;
 /// specialization warpgroup 0's in-line loads too, 799 / 505 and 571 / 358).
 inline constexpr double kCompiledPerEstimate = 1.33;
 inline constexpr double kCompiledPerEstimateInline = 1.58;
-/// wgmma's FLOP per cycle per SM (m64nNk16, fp16 / bf16 in, fp32 accumulate): the clock under wgmma's
-/// load is GpuSpec::wgmma_flops / (this x SMs).
-inline constexpr double kWgmmaFlopPerCycle = 4096;
 
 /// Seconds a consumer warp takes per instruction V3StepWork estimates (its compiled ones at the pace
 /// above, at the clock under wgmma's load), with `others` consumer warps executing beside it.

@@ -44,8 +44,9 @@ double phased_groups(const Problem& p) {
 
 // One consumer warpgroup's round of an inner step (seconds): the wait for its GEMM0 (and GEMM1 without
 // intra-warpgroup overlap, whose wait then precedes the next round) at the SM's tensor rate, then one
-// warp's compiled instructions at the pace the PC samples measured (v3_pace.hpp: 2.706 + 1.219 k
-// cycles each at the clock under wgmma's load, k the other warpgroups executing beside it). k: with
+// warp's compiled instructions at the pace the PC samples measured (v3_pace.hpp pace_s: kPaceBase +
+// kPacePerOther k cycles each at the clock under wgmma's load, k the other warpgroups executing beside
+// it). k: with
 // warp specialization each warpgroup keeps a phase of its own and has each other one beside it the
 // share of the round it executes (solved by iteration); without it the warpgroups run in phase, all
 // the others beside it.
