@@ -244,10 +244,10 @@ class Builder {
         wait(g, Phase::wait_mma, ev_s, jj(k));
         arrive(g, ke_[std::size_t(it)], -1);
         if (inline_ld && k + stages_ < nb) load_kv(a, false, it + stages_, jj(k + stages_), kv_bytes(k + stages_));
-        exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), work[std::size_t(k)].floor, -1);
         wait(g, Phase::wait_mma, ev_o, jj(k - 1));
         arrive(g, ve_[std::size_t(prev)], -1);
         if (inline_ld && k - 1 + stages_ < nb) load_kv(a, true, prev + stages_, jj(k - 1 + stages_), kv_bytes(k - 1 + stages_));
+        exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), work[std::size_t(k)].floor, -1);
         prev = it;
       }
       arrive(g, qe_[std::size_t(cur_.ti)]);

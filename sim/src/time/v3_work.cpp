@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <cstdio>
+#include <cstdlib>
 
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/memory/occupancy.hpp"
@@ -42,25 +44,49 @@ double phased_groups(const Problem& p) {
   return p.hopper.warp_specialize ? groups : std::max(1.0, groups - 1);
 }
 
-// One consumer warpgroup's round of an inner step (seconds): the wait for its GEMM0 (and GEMM1 without
-// intra-warpgroup overlap, whose wait then precedes the next round) at the SM's tensor rate, then one
-// warp's compiled instructions at the pace the PC samples measured (v3_pace.hpp pace_s: kPaceBase +
-// kPacePerOther k cycles each at the clock under wgmma's load, k the other warpgroups executing beside
-// it). k: with
-// warp specialization each warpgroup keeps a phase of its own and has each other one beside it the
-// share of the round it executes (solved by iteration); without it the warpgroups run in phase, all
-// the others beside it.
+// One consumer warpgroup's round of an inner step (seconds): the wait for its GEMMs at the SM's tensor
+// rate, then one warp's compiled instructions at the pace the PC samples measured (v3_pace.hpp pace_s:
+// kPaceBase + kPacePerOther k cycles each at the clock under wgmma's load, k the other warpgroups
+// executing beside it). The wait is GEMM0's and GEMM1's with or without intra-warpgroup overlap: with
+// it the compiled loop waits for GEMM1_(j+1) right after GEMM0_j, before block j's softmax (the SASS
+// order of Nsight's source page, tests/data/gpu_v3/ncu_stalls_pages_h100.tar.gz: WARPGROUP.DEPBAR.LE 1,
+// DEPBAR.LE 0, then the MUFU.EX2s; docs/model.md "The compiled order"); without it GEMM1 is issued after
+// the softmax and waited for at once. k: with warp specialization each warpgroup keeps a phase of its
+// own and has each other one beside it the share of the round it executes (solved by iteration);
+// without it the warpgroups run in phase, all the others beside it.
 double consumer_round(const Problem& p, const V3StepWork& v) {
   const double groups = double(consumer_groups(p));
   const double tensor = p.gpu.wgmma_flops.value() / double(p.gpu.sms);
-  const double g0 = v.gemm0_flops / groups / tensor, g1 = (v.flops - v.gemm0_flops) / groups / tensor;
-  const double wait = p.hopper.intra_overlap ? g0 : g0 + g1;
+  const double wait = v.flops / groups / tensor;  // GEMM0 and GEMM1 of its 64 rows
   double others = groups - 1, run = 0;
   for (int round = 0; round < 20; ++round) {
     run = v.warp_instructions * pace_s(p, others);
     others = p.hopper.warp_specialize ? (groups - 1) * run / (wait + run) : groups - 1;
   }
   return wait + run;
+}
+
+// The one-stage ring's cycle (seconds a step; 0 with two or more stages or without warp
+// specialization). The producer loads in order K_0, V_0, K_1, V_1, ... (v3_forward.cuh load_block), and
+// each load into the one stage waits at its empty mbarrier until every consumer warpgroup has released
+// the block before it. With intra-warpgroup overlap the compiled loop waits for GEMM1_(n-1) right after
+// GEMM0_n and releases V_(n-1) before block n's softmax (the SASS order of Nsight's source page,
+// tests/data/gpu_v3/ncu_stalls_pages_h100.tar.gz: WARPGROUP.DEPBAR.LE 1, K's SYNCS.ARRIVE, DEPBAR.LE 0,
+// V's SYNCS.ARRIVE, then the MUFU.EX2s): V_n's load, and K_(n+1)'s behind it, start when the last
+// warpgroup's GEMMs of block n have run, 2 G GEMMs after K_n landed (each warpgroup's GEMM0_n and
+// GEMM1_(n-1) in turn), and K_(n+1) lands one bulk copy's round trip (tma_round_trip_s) and both
+// transfers (V_n, K_(n+1) at one SM's bulk-copy intake, tma_sm_bytes_per_s) later. Without intra-warpgroup
+// overlap a warpgroup releases K_n after GEMM0_n, and V_n's load (issued before K_(n+1)'s) waits only for
+// the end of iteration n - 1: the cycle is K_(n+1)'s round trip and transfer after the last warpgroup's
+// GEMM0_n, then every warpgroup's GEMM0_(n+1).
+double one_stage_cycle(const Problem& p, const V3StepWork& v, double k_bytes, double v_bytes) {
+  if (p.hopper.stages != 1 || !p.hopper.warp_specialize) return 0;
+  const GpuSpec& g = p.gpu;
+  const double groups = double(consumer_groups(p));
+  const double gemm = v.gemm0_flops / groups / (g.wgmma_flops.value() / double(g.sms));  // one warpgroup's GEMM0
+  const double trip = g.tma_round_trip_s.value(), intake = g.tma_sm_bytes_per_s.value();
+  if (!p.hopper.intra_overlap) return trip + k_bytes / intake + groups * gemm;
+  return trip + (v_bytes + k_bytes) / intake + 2 * groups * gemm;
 }
 
 }  // namespace
@@ -104,7 +130,7 @@ StepWork v3_step(const Problem& p, const Launch& l, const StepView& s, double sh
   const double sms = double(g.sms), clock = g.clock_hz.value();
   const V3StepWork v = v3_step_work(p, l, s);
   StepWork w;
-  double l2 = 0;
+  double l2 = 0, k_bytes = 0, v_bytes = 0;
   const bool persistent_producer = l.persistent && p.hopper.warp_specialize;
   for (const Action& a : s.actions) {
     if (a.op != Op::load && a.op != Op::store && a.op != Op::atomic) continue;
@@ -112,6 +138,8 @@ StepWork v3_step(const Problem& p, const Launch& l, const StepView& s, double sh
     l2 += b;
     if (a.op != Op::load) continue;
     w.loads = true;
+    if (a.tensor == Tensor::K) k_bytes += b;
+    if (a.tensor == Tensor::V) v_bytes += b;
     w.load_s += b / (g.l2_bytes_per_s.value() / sms);
     if (s.level == Level::outer_begin && !persistent_producer) w.round_trip = true;  // Q_i starts the tile
   }
@@ -133,7 +161,7 @@ StepWork v3_step(const Problem& p, const Launch& l, const StepView& s, double sh
   w.groups = phased_groups(p);
   w.groups_apart = p.hopper.pingpong && groups >= 2;
   w.group_streams = p.hopper.intra_overlap ? 1.0 + 0.5 : 1.0;  // GEMM1: half the tile's wgmma FLOPs
-  if (s.level == Level::inner) w.chain_s = consumer_round(p, v);
+  if (s.level == Level::inner) w.chain_s = std::max(consumer_round(p, v), one_stage_cycle(p, v, k_bytes, v_bytes));
   return w;
 }
 

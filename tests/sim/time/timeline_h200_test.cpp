@@ -47,10 +47,12 @@ TEST_CASE("timeline h200: ablation rows are read (every mapped variant of every 
   CHECK(ablation_rows().size() == 40);
 }
 
-// Issue 27 item 5: predicted within 10% of measured on every ablation row. Not met: 27 of 40 with the
-// consumers' instruction streams at the PC samples' pace (v3_pace.hpp; 28 before it); outside, the eight
-// stages1 rows (the timeline 0.58-0.68, measured 0.81-0.95), no_ws at d 128 (0.60-0.65 against
-// 0.78-0.87), no_pingpong at d 64 causal N 16384 (docs/model.md "Timeline, event by event").
+// Issue 27 item 5: predicted within 10% of measured on every ablation row. Not met: 30 of 40 since the
+// consumer's program follows the compiled loop (both GEMMs waited for and V released before the softmax:
+// docs/model.md "The compiled order"; 27 of 40 before it, when the eight stages1 rows were outside);
+// outside, no_ws at d 128 (four rows, 0.61-0.65 against 0.78-0.87), stages1 at d 64 none N 4096 (1.000
+// against 0.847) and causal N 16384, no_overlap at d 128 but none N 16384 (three rows, 1.00-1.03 against
+// 0.90-0.91), no_pingpong at d 64 causal N 16384 (docs/model.md "Timeline, event by event").
 TEST_CASE("timeline h200: every ablation row's relative speed within 10% of the measured" * doctest::should_fail()) {
   int within = 0;
   std::vector<double> pred;
@@ -68,17 +70,23 @@ TEST_CASE("timeline h200: every ablation row's relative speed within 10% of the 
   }
 }
 
+// The count the note above gives, as a floor: a change that loses a row shows here.
+TEST_CASE("timeline h200: at least 30 of the 40 ablation rows within 10% of the measured") {
+  int within = 0;
+  for (const test::AblationRow& a : ablation_rows()) within += std::abs(predicted(a) / a.measured - 1) <= 0.10;
+  CHECK(within >= 30);
+}
+
 // Issue 27 item 5, per unit: "predicted vs measured busy fraction per unit within 10%", read as 10
 // percentage points (the fractions are of one time, so points compare units of different scale alike).
 // Units compared: tensor (sm__pipe_tensor_cycles_active over SMSP cycles), sfu (XU instructions x 8
 // SMSP cycles: a documented rate, not a measurement), issue (the timeline's lane holds FP32's time:
 // the FMA pipe's active cycles). Not compared: smem (the kernel's LSU wavefronts leave out wgmma's and
 // TMA's shared-memory reads, which are the timeline's smem work) and l2 (lts__t_sectors is the whole
-// L2's load, not one SM's port). Not met: 10 of 12 within, the tensor pipe at d 128 busier in the
-// timeline (0.897 none, 0.838 causal, against 0.788, 0.695: its wgmma issue takes no time, and the
-// SM's clock is the one under wgmma's load at d 64, where the H200 ran d 128 slower).
-TEST_CASE("timeline h200: busy fraction per unit within 10 points of the counters (fa3, N = 16384)" *
-          doctest::should_fail()) {
+// L2's load, not one SM's port). All 12 within since the consumer's program follows the compiled loop
+// (tensor at d 128: 0.793 none, 0.745 causal, against 0.788, 0.695; before it 10 of 12, the timeline's
+// tensor pipe at 0.897 and 0.838, busier than the kernel's).
+TEST_CASE("timeline h200: busy fraction per unit within 10 points of the counters (fa3, N = 16384)") {
   const nlohmann::json units = v3_data("v3_units.json");
   int rows = 0;
   for (const auto& r : units.at("rows")) {

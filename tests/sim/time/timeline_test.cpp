@@ -85,23 +85,25 @@ void check_invariants(const Timeline& t) {
 
 TEST_CASE("timeline: two ping-pong warpgroups whose softmax equals their GEMMs keep the tensor cores busy") {
   // 2 consumer warpgroups, ping-pong and intra-warpgroup overlap (FA3's defaults), T_c = 3, each GEMM
-  // a = 1 us, softmax 2a, loads instant. By hand (v3_forward.cuh's order): WG0 GEMM0_0 [0,1], WG1
-  // GEMM0_0 [1,2]; WG0 softmax [1,3], then GEMM0_1 [3,4] and GEMM1_0 [4,5]; WG1 softmax [2,4], its
-  // GEMM0_1 [5,6], GEMM1_0 [6,7]; WG0 [7,8], [8,9]; WG1 [9,10], [10,11]; the last GEMM1s [11,12] and
-  // [12,13]. The tensor lane: 12 GEMMs back to back but for the gap [2,3] (the first softmax): 13a in
-  // all, busy 12/13.
+  // a = 1 us, softmax 2a, loads instant. By hand, in the compiled loop's order (GEMM0_k and GEMM1_(k-1)
+  // issued in one turn, both waited for before softmax_k): WG0 GEMM0_0 [0,1], WG1 GEMM0_0 [1,2]; WG0
+  // softmax [1,3], then GEMM0_1 [3,4] and GEMM1_0 [4,5], softmax [5,7]; WG1 softmax [2,4], its GEMM0_1
+  // [5,6] and GEMM1_0 [6,7], softmax [7,9]; WG0 [7,8], [8,9], softmax [9,11]; WG1 [9,10], [10,11],
+  // softmax [11,13]; the last GEMM1s (outside the turns) WG0's [11,12], WG1's [13,14]. The tensor lane:
+  // 12 GEMMs, idle in [2,3] (the first softmax) and [12,13] (WG1's last softmax): 14a in all, busy 12/14.
   const Problem p = v3(1024, 64, 128, 64, true, true, 2);
   const double a = 1e-6;
   const time_detail::Laid l = time_detail::lay_v3(p, true, crafted(p, 3, a, 2 * a), {{0, 0}}, 0.0, 1.0);
-  CHECK(l.time_s == flashlab::testing::approx(13 * a).epsilon(1e-9));
+  CHECK(l.time_s == flashlab::testing::approx(14 * a).epsilon(1e-9));
   const auto tensor = lane_spans(l, "tensor");
   REQUIRE(tensor.size() == 12);
   double busy = 0;
   for (const auto& iv : tensor) busy += iv.end_s - iv.start_s;
-  CHECK(busy / l.time_s == flashlab::testing::approx(12.0 / 13.0).epsilon(1e-9));
+  CHECK(busy / l.time_s == flashlab::testing::approx(12.0 / 14.0).epsilon(1e-9));
   CHECK(tensor[1].end_s == flashlab::testing::approx(2 * a).epsilon(1e-9));
   CHECK(tensor[2].start_s == flashlab::testing::approx(3 * a).epsilon(1e-9));
-  for (std::size_t k = 3; k < tensor.size(); ++k) CHECK(tensor[k].start_s == flashlab::testing::approx(tensor[k - 1].end_s).epsilon(1e-9));
+  for (std::size_t k = 3; k < 11; ++k) CHECK(tensor[k].start_s == flashlab::testing::approx(tensor[k - 1].end_s).epsilon(1e-9));
+  CHECK(tensor[11].start_s == flashlab::testing::approx(13 * a).epsilon(1e-9));
 }
 
 TEST_CASE("timeline: one stage serialises the K load's round trip with GEMM0 (closed form)") {

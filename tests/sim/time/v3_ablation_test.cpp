@@ -65,10 +65,13 @@ TEST_CASE("V3 ablation (analytic): no warp specialization within 10% of the meas
 // put stages1 d 64 none N 4096 at 0.978 against 0.847 measured; 35 with c 1.00 and beta 0.78, 39 with
 // c 0.90 and beta 0.56; run 5: 35): no_ws d 64 none N 16384 (+15.2%). Since a consumer warpgroup's
 // round is a floor of the step (v3_work.cpp consumer_round; the held-out FA3 rows' median 12.3% -> 3.7%):
-// 34 of 40, the round hiding at d 64 what the rule charged for one stage (N 4096 none, N 16384 causal)
-// and for no ping-pong (causal N 16384), no_ws at d 64 (three rows) too fast (docs/model.md "Time
-// model", V3). Every row within 10% is the issue's target, not met.
-TEST_CASE("V3 ablation (analytic): at least 34 of the 40 rows within 10% of the measured") {
+// 34 of 40. Since the round and the one-stage ring follow the compiled loop (both GEMMs waited for and V
+// released before the softmax; v3_work.cpp one_stage_cycle; held-out median 3.7% -> 6.0%): 36 of 40,
+// outside stages1 at d 64 (none N 4096, causal N 16384: the ring's cycle, 2 G GEMMs and a round trip,
+// is shorter than the round there; the kernel loses 5-15%), no_pingpong d 64 causal N 16384 (1.000 vs
+// 0.906), no_ws d 64 none N 16384 (0.804 vs 0.707) (docs/model.md "Time model", V3). Every row within
+// 10% is the issue's target, not met.
+TEST_CASE("V3 ablation (analytic): at least 36 of the 40 rows within 10% of the measured") {
   int within = 0;
   for (const test::AblationRow& a : test::ablation_rows()) {
     const double pred = predicted(a), err = pred / a.measured - 1;
@@ -78,7 +81,7 @@ TEST_CASE("V3 ablation (analytic): at least 34 of the 40 rows within 10% of the 
   }
   std::printf("v3 ablation  %d of %zu rows within 10%%\n", within, test::ablation_rows().size());
   CHECK(test::ablation_rows().size() == 40);
-  CHECK(within >= 34);
+  CHECK(within >= 36);
 }
 
 TEST_CASE("V3 ablation (analytic): every row within 10% of the measured" * doctest::should_fail()) {
