@@ -204,7 +204,9 @@ class Builder {
     exec(g, what, what == Phase::gemm0 ? w.gemm0 : w.gemm1, j, 0.0, ev);
     return ev;
   }
-  // consumer warpgroup g's tile: v3_forward.cuh Consumer::tile, with the loads issued in line by
+  // consumer warpgroup g's tile: v3_forward.cuh Consumer::tile in its compiled order (with
+  // intra-warpgroup overlap both GEMMs waited for and K, V released before the softmax: docs/model.md
+  // "The compiled order", scripts/gpu/v3_kernel/loop_order.py), with the loads issued in line by
   // warpgroup 0 where there is no producer
   void consumer(int g, const std::vector<const V3TileStep*>& inner, const V3TileStep* end, std::int64_t it0,
                 double q_bytes) {

