@@ -34,7 +34,12 @@ from ncu_vs_cudnn import sources_sha256  # noqa: E402
 CONFIGS = [("fa3", 128, "none", 1, 16384, 16), ("fa3", 64, "none", 1, 16384, 32),
            ("fa3", 128, "causal", 1, 16384, 16), ("no_ws", 128, "none", 1, 16384, 16),
            ("stages1", 128, "none", 1, 16384, 16), ("no_overlap", 128, "none", 1, 16384, 16),
-           ("no_ws", 64, "none", 1, 16384, 32), ("no_overlap", 64, "none", 1, 16384, 32)]
+           ("no_ws", 64, "none", 1, 16384, 32), ("no_overlap", 64, "none", 1, 16384, 32),
+           # what one stage, no ping-pong and no warp specialization cost at d 64, where the time models
+           # miss them (docs/model.md "The compiled order"): the ablation's shapes beside FA3's
+           ("fa3", 64, "none", 4, 4096, 32), ("stages1", 64, "none", 4, 4096, 32), ("stages1", 64, "none", 1, 16384, 32),
+           ("fa3", 64, "causal", 1, 16384, 32), ("stages1", 64, "causal", 1, 16384, 32),
+           ("no_pingpong", 64, "causal", 1, 16384, 32)]
 SECTIONS = ("WarpStateStats", "SchedulerStats", "InstructionStats", "SourceCounters")
 KEEP = ("stall", "issue", "warps_active", "inst_executed", "cycles", "gpu__time_duration")
 
