@@ -51,7 +51,6 @@ speed-ups (`flashlab count`) and busy fractions (`flashlab timeline`) beside the
 """
 
 import copy
-import hashlib
 import json
 import math
 import statistics
@@ -69,18 +68,12 @@ import v3_kernel_predicted as predicted  # noqa: E402
 import v3_kernel_sim as sim  # noqa: E402
 import verdict  # noqa: E402
 from ncu_vs_cudnn import SHAPES as TIMED  # noqa: E402  (scripts/gpu/v3_kernel, on the path through extra)
+import common  # noqa: E402  (scripts/gpu, on the path through ncu_vs_cudnn)
 
 TOL = {"fp16": 4e-3, "bf16": 2.5e-2}
 TARGET = 0.85
 SHAPES = set(TIMED)  # (dtype, d, mask, n): fp16 N 1k-32k, bf16 N 4k and 16k (ncu_vs_cudnn.py)
 BASELINE_TOL = {"fp16": 2e-3, "bf16": 2e-2}  # cuDNN's and FA2's max |error| against float32: a few output ulps at |O| <= 4 (causal row 0 is a row of V)
-
-
-def sources_sha256(root=SOURCES):
-    h = hashlib.sha256()
-    for p in sorted([*root.glob("*.cu"), *root.glob("*.cuh")]):
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 EXTRA = ("sweep", "ablation", "units")  # v3_PART.json from ncu_ablation.py
@@ -240,9 +233,9 @@ def problems(data, sources=SOURCES):
     (the page describes the data, whatever the tree holds now)."""
     out = []
     meta, cmeta = data["v3"]["meta"], data["cudnn"]["meta"]
-    if sources is not None and meta["v3_sources_sha256"] != sources_sha256(sources):
+    if sources is not None and meta["v3_sources_sha256"] != common.v3_source_hash(sources):
         out.append(f"scripts/gpu/v3_kernel changed since tests/data/gpu_v3 was measured (sources "
-                   f"{meta['v3_sources_sha256'][:12]}, now {sources_sha256(sources)[:12]}): run ncu_run.sh again")
+                   f"{meta['v3_sources_sha256'][:12]}, now {common.v3_source_hash(sources)[:12]}): run ncu_run.sh again")
     if "H200" not in meta["gpu"] or meta["commit"] != cmeta["commit"]:
         out.append(f"not one H200 run: {meta['gpu']}, commits {meta['commit'][:12]} and {cmeta['commit'][:12]}")
     units = [r for r in data["checks"] if "unit" in r]

@@ -37,6 +37,15 @@ def kernel_source_hash(root=ROOT):
     return h.hexdigest()
 
 
+def v3_source_hash(folder=ROOT / "scripts" / "gpu" / "v3_kernel"):
+    """SHA-256 over the staged V3 kernel's sources (folder/*.cu and *.cuh, sorted by name: names and
+    contents): the hash its GPU data record as v3_sources_sha256 (tests/data/gpu_v3)."""
+    h = hashlib.sha256()
+    for p in sorted([*Path(folder).glob("*.cu"), *Path(folder).glob("*.cuh")]):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def nvidia_smi(fields="name,driver_version"):
     """nvidia-smi's answer for the first GPU, as it prints it ("NVIDIA H200, 580.159.04"); "" if none."""
     return sh(f"nvidia-smi --query-gpu={fields} --format=csv,noheader").stdout.strip()

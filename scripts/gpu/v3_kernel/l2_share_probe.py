@@ -35,7 +35,7 @@ import common  # noqa: E402
 import ncu  # noqa: E402
 from ncu_ablation import known_units  # noqa: E402
 from ncu_bytes import BYTES  # noqa: E402
-from ncu_vs_cudnn import sources_sha256, v3_row  # noqa: E402
+from ncu_vs_cudnn import v3_row  # noqa: E402
 
 # (mask, B, N, H): fa3 fp16 d 128; Q blocks per head T_r = N / 128
 SHARE = [("none", 1, 4096, 1), ("none", 1, 4096, 8), ("none", 1, 1024, 32), ("none", 1, 256, 128),
@@ -55,7 +55,7 @@ def main():
     meta = common.metadata(("gpu", "driver", "ncu", "commit", "command", "date"), commit=args.commit,
                            command="python3 scripts/gpu/v3_kernel/l2_share_probe.py " + " ".join(sys.argv[1:]))
     meta |= {"ncu_flags": " ".join(ncu.command(metrics, cache_control="all")[1:]), "launches": 1,
-             "v3_sources_sha256": sources_sha256(), "metrics": metrics, "missing_metrics": missing}
+             "v3_sources_sha256": common.v3_source_hash(), "metrics": metrics, "missing_metrics": missing}
     rows, out = [], args.out / "v3_l2_share.json"
     for m, b, n, h in SHARE:
         rows.append(v3_row(args.bin, 128, m, n, 1, logs, metrics=metrics, batch=b, heads=h, tag="_share",

@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import common  # noqa: E402
 import ncu  # noqa: E402
-from ncu_vs_cudnn import METRICS, sources_sha256, v3_row  # noqa: E402
+from ncu_vs_cudnn import METRICS, v3_row  # noqa: E402
 
 SWEEP_N = (1024, 1536, 2048, 3072, 4096, 8192, 16384)
 ABL_SHAPES = [(d, m, n) for n in (16384, 4096) for d in (128, 64) for m in ("none", "causal")]
@@ -108,7 +108,7 @@ def main():
     meta = common.metadata(("gpu", "driver", "ncu", "commit", "command", "date"), commit=args.commit,
                            command="python3 scripts/gpu/v3_kernel/ncu_ablation.py " + " ".join(sys.argv[1:]))
     meta |= {"ncu_flags": " ".join(ncu.command(metrics, cache_control="all")[1:]), "launches": launches,
-             "v3_sources_sha256": sources_sha256(), "metrics": metrics, "missing_metrics": missing, "skipped": []}
+             "v3_sources_sha256": common.v3_source_hash(), "metrics": metrics, "missing_metrics": missing, "skipped": []}
     rows = []
     out = args.out / f"v3_{args.part}.json"
     for v, extra, d, m, n in jobs:

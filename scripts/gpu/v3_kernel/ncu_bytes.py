@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 import common  # noqa: E402
 import ncu  # noqa: E402
 from ncu_ablation import known_units  # noqa: E402
-from ncu_vs_cudnn import sources_sha256, v3_row  # noqa: E402
+from ncu_vs_cudnn import v3_row  # noqa: E402
 
 GRID = [(dt, d, m, n) for dt in ("fp16", "bf16") for d in (64, 128) for m in ("none", "causal") for n in (1000, 3000, 4096)]
 BATCH, HEADS = 2, 4
@@ -86,7 +86,7 @@ def main():
     meta = common.metadata(("gpu", "driver", "ncu", "commit", "command", "date"), commit=args.commit,
                            command="python3 scripts/gpu/v3_kernel/ncu_bytes.py " + " ".join(sys.argv[1:]))
     meta |= {"ncu_flags": " ".join(ncu.command(metrics, cache_control="all")[1:]), "launches": 1,
-             "v3_sources_sha256": sources_sha256(), "metrics": metrics, "missing_metrics": missing, "skipped": []}
+             "v3_sources_sha256": common.v3_source_hash(), "metrics": metrics, "missing_metrics": missing, "skipped": []}
     rows, out = [], args.out / "v3_bytes.json"
     for dt, d, m, n in GRID:
         if time.time() - t0 > args.deadline:

@@ -27,7 +27,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import common  # noqa: E402
-from ncu_vs_cudnn import sources_sha256  # noqa: E402
 
 # (variant, d, mask, batch, N, heads): FA3's schedule at both head sizes, then the switches that move
 # most (ablation: no warp specialization, one stage, no intra-warpgroup overlap)
@@ -72,7 +71,7 @@ def main():
     pages.mkdir(parents=True, exist_ok=True)
     meta = common.metadata(("gpu", "driver", "ncu", "commit", "command", "date"), commit=args.commit,
                            command="python3 scripts/gpu/v3_kernel/ncu_stalls.py " + " ".join(sys.argv[1:]))
-    meta |= {"sections": list(SECTIONS), "v3_sources_sha256": sources_sha256(), "skipped": []}
+    meta |= {"sections": list(SECTIONS), "v3_sources_sha256": common.v3_source_hash(), "skipped": []}
     rows = []
     for v, d, m, b, n, h in CONFIGS:
         name = f"{v}_fp16_d{d}_{m}_b{b}_n{n}_h{h}"

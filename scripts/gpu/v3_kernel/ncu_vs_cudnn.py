@@ -28,7 +28,6 @@ from these raw figures by the CI check (scripts/check/v3_kernel_data.py), not he
 """
 
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -59,15 +58,6 @@ def part_of(dtype, d, mask, n):
 def batch_of(n):
     """FA3's benchmark batch: 16,384 tokens over N, at least 1 (N = 32,768: one sequence)."""
     return max(1, TOKENS // n)
-
-
-def sources_sha256(root=HERE):
-    """SHA-256 over the V3 kernel's sources (*.cu, *.cuh in scripts/gpu/v3_kernel, sorted by name):
-    names and contents, as common.kernel_source_hash does for kernels/."""
-    h = hashlib.sha256()
-    for p in sorted([*root.glob("*.cu"), *root.glob("*.cuh")]):
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 def v3_row(binary, d, mask, n, launches, logs, variant="fa3", extra=(), metrics=METRICS, batch=None, tag="",
@@ -109,7 +99,7 @@ def main():
     meta = common.metadata(("gpu", "driver", "torch", "ncu", "commit", "command", "date"), commit=args.commit,
                            command="python3 scripts/gpu/v3_kernel/ncu_vs_cudnn.py " + " ".join(sys.argv[1:]))
     meta["ncu_flags"] = " ".join(ncu.command(METRICS, cache_control="all")[1:])
-    meta["v3_sources_sha256"] = sources_sha256()
+    meta["v3_sources_sha256"] = common.v3_source_hash()
     meta["skipped"] = []
     rows, done = {"base": [], "more": []}, []
 

@@ -30,7 +30,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import common  # noqa: E402
-from ncu_vs_cudnn import sources_sha256  # noqa: E402
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 SHAPES = ([("fa3", "fp16", d, m, 1000) for d in (64, 128) for m in ("none", "causal")] + [("fa3", "bf16", 128, "causal", 3000)]
@@ -74,7 +73,7 @@ def main():
     logs.mkdir(parents=True, exist_ok=True)
     meta = common.metadata(("gpu", "driver", "commit", "command", "date"), commit=args.commit,
                            command="python3 scripts/gpu/v3_kernel/sanitize.py " + " ".join(sys.argv[1:]))
-    meta |= {"sanitizer": common.last_line(["compute-sanitizer", "--version"]), "v3_sources_sha256": sources_sha256(),
+    meta |= {"sanitizer": common.last_line(["compute-sanitizer", "--version"]), "v3_sources_sha256": common.v3_source_hash(),
              "skipped": []}
 
     rows, lock, out = [], threading.Lock(), args.out / "v3_sanitizer.json"
