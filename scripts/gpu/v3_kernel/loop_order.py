@@ -5,6 +5,7 @@ releases K_j and V_j, and runs its softmax, read from the SASS of Nsight Compute
 count).
 
     python3 scripts/gpu/v3_kernel/loop_order.py [--pages tests/data/gpu_v3/ncu_stalls_pages_h100.tar.gz] [--check]
+    python3 scripts/gpu/v3_kernel/loop_order.py --self-test
 
 The loop is the instructions that ran the loop's number of times (the largest execution count that at
 least 100 instructions share); it is read cyclically from its first mbarrier wait (SYNCS...TRYWAIT:
@@ -85,11 +86,36 @@ def verdict(variant, m):
     return None
 
 
+def self_test():
+    """verdict on hand-made loops (the source's order, the compiled one): 0 when each is judged as it
+    should be. The loop: K's wait, GEMM0's HGMMA, V's wait, GEMM1's HGMMA, the waits and releases, four
+    exponentials placed as the case says."""
+    def loop(order):
+        text = {"kw": "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4+0x10], R3", "vw": "SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR4+0x20], R3",
+                "h": "HGMMA.64x128x16.F32 R24, gdesc[UR8], RZ", "d1": "WARPGROUP.DEPBAR.LE gsb0, 0x1",
+                "d0": "WARPGROUP.DEPBAR.LE gsb0, 0x0", "r": "@!P0 SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR4+0x18], RZ",
+                "e": "MUFU.EX2 R1, R2", "f": "FFMA R1, R2, R3, R4"}
+        return marks([text[k] for k in order.split()])
+    compiled = loop("kw h vw h d1 r d0 r f e e e e f")      # both waits and releases, then the exponentials
+    source = loop("kw h vw h d1 r f e e e e d0 r f")        # the exponentials between the two waits
+    no_overlap = loop("kw h d0 r e vw e e e h d0 r")        # V's wait hoisted among the exponentials
+    cases = [("fa3", compiled, True), ("fa3", source, False), ("no_ws", source, False),
+             ("no_overlap", no_overlap, True), ("no_overlap", compiled, False)]
+    bad = [f"{v} judged {'wrong' if ok else 'right'}" for v, m, ok in cases if (verdict(v, m) is None) != ok]
+    for b in bad:
+        print("FAIL:", b, file=sys.stderr)
+    print(f"self-test: {len(cases) - len(bad)} of {len(cases)} hand-made loops judged as they should be")
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", type=Path, default=PAGES)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--self-test", action="store_true", help="judge hand-made loops (no pages read)")
     args = ap.parse_args()
+    if args.self_test:
+        return self_test()
     with tarfile.open(args.pages) as tf:
         pages = {Path(x.name).name: tf.extractfile(x).read().decode() for x in tf.getmembers()
                  if x.isfile() and x.name.endswith(".source.csv")}
