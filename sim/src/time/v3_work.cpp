@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <cstdio>
-#include <cstdlib>
 
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/memory/occupancy.hpp"

@@ -55,7 +55,9 @@ V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s);
 /// its count, and consumer_round waits for both.) The producer warp issues no work of the SM's units and counts none. Loads: the producer's (or, without warp
 /// specialization, consumer warpgroup 0's) TMA loads of K_j, V_j run `stages` deep through the ring:
 /// prefetched, their transfer at the SM's share of the L2 bandwidth bounds the step, and one round
-/// trip is shared by the stages' loads in flight (trips = 1 / stages). Q_i's load starts a thread
+/// trip is shared by the stages' loads in flight (trips = 1 / stages); with one stage and warp
+/// specialization the ring's cycle (v3_work.cpp one_stage_cycle: V's release after the warpgroups'
+/// GEMMs, then V_j's and K_j+1's round trip and transfers) is a floor of the step beside the round. Q_i's load starts a thread
 /// block's tile (a round trip it waits out), except under the persistent scheduler with warp
 /// specialization, where the producer loads the next tile's Q_i while the consumers finish the
 /// last (v3_forward.cuh: load_q after the consumers release Q): prefetched, and only a thread
