@@ -29,8 +29,9 @@ import csv
 import io
 import re
 import sys
-import tarfile
 from pathlib import Path
+
+from stalls_table import source_pages  # the same folder: the tarball read once, as the table reads it
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGES = ROOT / "tests" / "data" / "gpu_v3" / "ncu_stalls_pages_h100.tar.gz"
@@ -116,9 +117,7 @@ def main():
     args = ap.parse_args()
     if args.self_test:
         return self_test()
-    with tarfile.open(args.pages) as tf:
-        pages = {Path(x.name).name: tf.extractfile(x).read().decode() for x in tf.getmembers()
-                 if x.isfile() and x.name.endswith(".source.csv")}
+    pages = {k: v for k, v in source_pages(args.pages).items() if k.endswith(".source.csv")}
     fails, seen = [], 0
     for name in sorted(pages):
         variant = name.split("_fp16")[0]

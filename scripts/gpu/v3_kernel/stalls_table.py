@@ -78,10 +78,15 @@ def page_samples(text):
     return out
 
 
+def source_pages(pages_path):
+    """ncu_stalls.py's tarball of pages: file name -> text (the source pages and the run logs)."""
+    with tarfile.open(pages_path) as tf:
+        return {Path(m.name).name: tf.extractfile(m).read().decode() for m in tf.getmembers() if m.isfile()}
+
+
 def table(json_path, pages_path):
     meta_rows = json.loads(Path(json_path).read_text())
-    with tarfile.open(pages_path) as tf:
-        pages = {Path(m.name).name: tf.extractfile(m).read().decode() for m in tf.getmembers() if m.isfile()}
+    pages = source_pages(pages_path)
     out = []
     for r in meta_rows["rows"]:
         if r.get("exit") != 0 or r["mask"] != "none":
