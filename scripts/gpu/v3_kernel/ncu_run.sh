@@ -22,7 +22,8 @@
 #   sweep, ablation, units   ncu_ablation.py's parts: the B_r sweep behind fa3's launch rule, the
 #              switch ablation, the per-unit counters -> v3_sweep.json, v3_ablation.json, v3_units.json
 #   stalls     ncu_stalls.py: warp states and PC sampling (per SASS instruction) of fa3 and three
-#              switches -> v3_stalls.json, ncu_stalls_pages.tar.gz
+#              switches (STALLS_CONFIGS, one "VARIANT D MASK B N H" per line, instead of its list)
+#              -> v3_stalls.json, ncu_stalls_pages.tar.gz
 #   main       checks and speed (the earlier runs' PARTS word)
 # Each program run is bounded (30 s plain, 120 s under ncu, 60 s under a sanitizer): a hung kernel
 # costs its row, not the call; the parts stop starting rows DEADLINE seconds after the script began.
@@ -147,7 +148,9 @@ print(json.dumps(r))' "$out/timeline_compare.json" "$cfg" "$HERE" "$COMMIT" >> "
   sweep|ablation|units)
     python3 "$HERE/ncu_ablation.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --part "$part" --deadline "$(left)";;
   stalls)
-    python3 "$HERE/ncu_stalls.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)";;
+    SC=()  # STALLS_CONFIGS: one "VARIANT D MASK B N H" per line instead of ncu_stalls.py's CONFIGS
+    while IFS= read -r c; do [ -n "$c" ] && SC+=(--config "$c"); done <<< "${STALLS_CONFIGS:-}"
+    python3 "$HERE/ncu_stalls.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)" "${SC[@]}";;
   *) echo "unknown part $part (checks sanitizer bytes speed hooks timelines sweep ablation units stalls main)";;
   esac
 done

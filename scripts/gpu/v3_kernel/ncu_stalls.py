@@ -7,6 +7,7 @@ and as the SASS with each instruction's executed count and sampled stall reasons
 --print-source sass`).
 
     python3 scripts/gpu/v3_kernel/ncu_stalls.py --bin V3 --out DIR [--commit SHA] [--deadline SECONDS]
+        [--config "VARIANT D MASK B N H" ...]   (default: CONFIGS below)
 
 DIR/v3_stalls.json: meta (gpu, driver, ncu, commit, command, date, the V3 sources' SHA-256) and one row
 per configuration: its run line (the check of O and L), the raw metrics whose names hold `stall`,
@@ -64,7 +65,17 @@ def main():
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--deadline", type=float, default=1e9)
+    ap.add_argument("--config", action="append", default=[],
+                    help='one configuration instead of CONFIGS, "VARIANT D MASK B N H" (fp16; repeatable)')
     args = ap.parse_args()
+    configs = CONFIGS
+    if args.config:
+        configs = []
+        for c in args.config:
+            f = c.split()
+            if len(f) != 6 or f[2] not in ("none", "causal") or not all(x.isdigit() for x in f[1:2] + f[3:]):
+                ap.error(f"--config {c!r}: VARIANT D MASK B N H, MASK none or causal, D B N H integers")
+            configs.append((f[0], int(f[1]), f[2], int(f[3]), int(f[4]), int(f[5])))
     t0 = time.time()
     args.out.mkdir(parents=True, exist_ok=True)
     pages = Path("/tmp/v3_ncu_stalls")
@@ -73,7 +84,7 @@ def main():
                            command="python3 scripts/gpu/v3_kernel/ncu_stalls.py " + " ".join(sys.argv[1:]))
     meta |= {"sections": list(SECTIONS), "v3_sources_sha256": common.v3_source_hash(), "skipped": []}
     rows = []
-    for v, d, m, b, n, h in CONFIGS:
+    for v, d, m, b, n, h in configs:
         name = f"{v}_fp16_d{d}_{m}_b{b}_n{n}_h{h}"
         if time.time() - t0 > args.deadline:
             meta["skipped"].append(name)
