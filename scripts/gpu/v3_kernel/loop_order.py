@@ -5,8 +5,7 @@ releases K_j and V_j, and runs its softmax, read from the SASS of Nsight Compute
 count).
 
     python3 scripts/gpu/v3_kernel/loop_order.py [--pages TARBALL ...] [--check]
-        (default: both runs' pages, tests/data/gpu_v3/ncu_stalls_pages_h100.tar.gz and
-        ncu_stalls_pages_d64_h100.tar.gz)
+        (default: the pages of stalls_table.py's three runs, tests/data/gpu_v3/ncu_stalls_pages_*h100.tar.gz)
     python3 scripts/gpu/v3_kernel/loop_order.py --self-test
 
 The loop is the instructions that ran the loop's number of times (the largest execution count that at
@@ -37,9 +36,9 @@ from stalls_table import source_pages  # the same folder: the tarball read once,
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data" / "gpu_v3"
-# the pages of the two PC-sampling runs: fa3 and the switches at N 16384 (commit 8cdb512), and six d 64
-# configurations for the one-stage and no-ping-pong misses (commit 6f6b1b4); same kernel sources
-PAGES = [DATA / "ncu_stalls_pages_h100.tar.gz", DATA / "ncu_stalls_pages_d64_h100.tar.gz"]
+# the pages of the three PC-sampling runs (stalls_table.py RUNS; same kernel sources)
+PAGES = [DATA / "ncu_stalls_pages_h100.tar.gz", DATA / "ncu_stalls_pages_d64_h100.tar.gz",
+         DATA / "ncu_stalls_pages_switches_h100.tar.gz"]
 
 
 def loop_of(text):
@@ -118,7 +117,7 @@ def self_test():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pages", type=Path, action="append", help="a tarball of source pages (repeatable; default: both runs')")
+    ap.add_argument("--pages", type=Path, action="append", help="a tarball of source pages (repeatable; default: the three runs')")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--self-test", action="store_true", help="judge hand-made loops (no pages read)")
     args = ap.parse_args()
