@@ -193,7 +193,7 @@ def one_stage_claims(rows):
 
 
 def clock_claims(rows):
-    """The SM clock under the launch's load (docs/model.md "The clock under load"): at d 128 without a
+    """The SM clock under the launch's load (docs/model.md "The clock under load, again"): at d 128 without a
     mask, where FA3 keeps the tensor pipe busiest, the variants that keep it as busy (fa3, no_pingpong,
     grid) run at most 1.65 GHz and those that idle it more (stages1, no_overlap, no_ws) at least 1.72;
     at d 64, N 16384, every variant at 1.76-1.86. Returns the claim if it fails (one claim)."""
