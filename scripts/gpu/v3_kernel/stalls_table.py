@@ -210,7 +210,7 @@ def clock_claims(rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--run", nargs=2, action="append", metavar=("JSON", "PAGES"),
-                    help="a run's ncu_stalls.py JSON and its source pages (repeatable; default: both runs)")
+                    help="a run's ncu_stalls.py JSON and its source pages (repeatable; default: the three runs, RUNS)")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--pace", type=Path, default=DATA / "v3_pace_h100.json",
                     help="the pace's line (--write writes it; --check compares it with the pages')")
