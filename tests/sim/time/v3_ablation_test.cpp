@@ -94,12 +94,13 @@ TEST_CASE("V3 ablation (analytic): every row within 10% of the measured" * docte
 }
 
 // The H200's SM clock under each switch (tests/data/gpu_v3/v3_units.json: SM cycles elapsed, summed over
-// the 132 SMs, over the kernel's duration; docs/model.md "The clock under load, again"). The measured ablation
-// is in time, and the card's clock moves with the load: at d 128 without a mask FA3 keeps the tensor pipe
-// busiest and runs slowest, and the switches that idle it run faster, so in cycles they cost more than
-// their time ratio says. Both time models price every variant at the preset's clock; what they predict
-// is a ratio of cycles. Printed: each row's clock and its speed
-// relative to FA3 in time and in cycles. Asserted: the data's claims.
+// the 132 SMs, over the kernel's duration; docs/model.md "The clock under load, again"; the page's "in SM
+// cycles" count, scripts/check/v3_kernel_predicted.py cycle_speeds). The measured ablation is in time, and
+// the card's clock moves with the load: at d 128 without a mask FA3 keeps the tensor pipe busiest and runs
+// slowest, and the switches that idle it run faster, so in cycles they cost more than their time ratio
+// says. Both time models price every variant at the preset's clock; what they predict is a ratio of
+// cycles. Printed: each row's clock and its speed relative to FA3 in time and in cycles. Asserted: the
+// claims docs/model.md makes of these data.
 TEST_CASE("V3 ablation: the H200's SM clock falls with the tensor pipe's load (units counters)") {
   const nlohmann::json units = test::v3_data("v3_units.json");
   std::map<std::string, double> clock;  // "variant d mask N" -> GHz
