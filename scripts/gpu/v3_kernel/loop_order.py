@@ -32,13 +32,9 @@ import re
 import sys
 from pathlib import Path
 
-from stalls_table import source_pages  # the same folder: the tarball read once, as the table reads it
+from stalls_table import RUNS, source_pages  # the same folder: the runs and their tarballs, read as the table reads them
 
-ROOT = Path(__file__).resolve().parents[3]
-DATA = ROOT / "tests" / "data" / "gpu_v3"
-# the pages of the three PC-sampling runs (stalls_table.py RUNS; same kernel sources)
-PAGES = [DATA / "ncu_stalls_pages_h100.tar.gz", DATA / "ncu_stalls_pages_d64_h100.tar.gz",
-         DATA / "ncu_stalls_pages_switches_h100.tar.gz"]
+PAGES = [pages for _, pages in RUNS]  # the pages of stalls_table.py's PC-sampling runs (same kernel sources)
 
 
 def loop_of(text):
