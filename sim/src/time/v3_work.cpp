@@ -52,16 +52,28 @@ double phased_groups(const Problem& p) {
 // the softmax and waited for at once. k: with warp specialization each warpgroup keeps a phase of its
 // own and has each other one beside it the share of the round it executes (solved by iteration);
 // without it the warpgroups run in phase, all the others beside it.
+// Ping-pong (FA3 §3.1) is what gives a warpgroup's GEMMs the pipe to themselves: its named barriers
+// order the warpgroups' wgmma issues one after another. Without it nothing keeps them apart, and each
+// other warpgroup's GEMMs (`wait` of the pipe each) are in the pipe beside a warpgroup's own for their
+// share of its round: its wait is shared = wait (1 + (G - 1) wait / (shared + run)), G the consumer
+// warpgroups (solved in the same iteration; the others beside it executing fall as its wait grows).
+// No constant of its own. Against the H100's PC samples at d 64 N 16384 (stalls_table.py, no ping-pong
+// against FA3's defaults): the rule's wait grows 571 -> 776 cycles a step at the preset's clock (+184
+// at the 1.78 GHz the SM kept), the measured wgmma wait 71 -> 258 (+187); the others beside it
+// 1.62 -> 1.51, measured 1.73 -> 1.51. (Without warp specialization, whose variant also turns
+// ping-pong off, the samples put the queueing in the HGMMA issue stalls instead: d 128 753 against
+// 220, the wgmma wait 264 against 755.)
 double consumer_round(const Problem& p, const V3StepWork& v) {
   const double groups = double(consumer_groups(p));
   const double tensor = p.gpu.wgmma_flops.value() / double(p.gpu.sms);
   const double wait = v.flops / groups / tensor;  // GEMM0 and GEMM1 of its 64 rows
-  double others = groups - 1, run = 0;
+  double others = groups - 1, run = 0, shared = wait;
   for (int round = 0; round < 20; ++round) {
     run = v.warp_instructions * pace_s(p, others);
-    others = p.hopper.warp_specialize ? (groups - 1) * run / (wait + run) : groups - 1;
+    others = p.hopper.warp_specialize ? (groups - 1) * run / (shared + run) : groups - 1;
+    if (!p.hopper.pingpong) shared = wait * (1 + (groups - 1) * wait / (shared + run));
   }
-  return wait + run;
+  return shared + run;
 }
 
 // The one-stage ring's cycle (seconds a step; 0 with two or more stages or without warp

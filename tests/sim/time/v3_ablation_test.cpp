@@ -34,6 +34,23 @@ double predicted(const test::AblationRow& a) {
 
 constexpr double kTolerance = 0.10;  // issue 27 item 5: the prediction within 10% of the measured
 
+/// Every row of `variant` (8 shapes) within kTolerance of the measured, and slower than FA3 where the
+/// kernel measured it slower; each row printed.
+void check_variant(const std::string& variant) {
+  int rows = 0;
+  for (const test::AblationRow& a : test::ablation_rows()) {
+    if (a.variant != variant) continue;
+    ++rows;
+    const double pred = predicted(a), err = pred / a.measured - 1;
+    std::printf("v3 ablation  %-28s predicted %.3f  measured %.3f  (%+.1f%%)\n", a.name.c_str(), pred, a.measured,
+                100 * err);
+    CAPTURE(a.name);
+    CHECK(std::abs(err) <= kTolerance);
+    if (std::abs(a.measured - 1) > 0.02) CHECK((pred < 1.0) == (a.measured < 1.0));  // the side, where it is clear
+  }
+  CHECK(rows == 8);
+}
+
 }  // namespace
 
 // Validation run 6 (f0d5b23, the data committed): every shape within 10% with the constants of 8e50de5
@@ -43,22 +60,25 @@ constexpr double kTolerance = 0.10;  // issue 27 item 5: the prediction within 1
 // raised the rule's streams at d 64 (1 + beta: 1.56 -> 1.78) and moved d 128 causal: 5 of 8 (d 64 none
 // +14.1%, d 64 causal +10.6%, d 128 causal -10.0%). With the additive streams rule (s = k + beta (W/4 -
 // 1): c 0.96, beta 0.72) 7 of 8: d 64 none N 16384 +12.8% (+15.2% since P~ is in registers on that
-// 192 x 128 tile, fa3_p_in_registers). should_fail keeps the suite green and turns
-// red the day all 8 hold again (drop the mark then).
-TEST_CASE("V3 ablation (analytic): no warp specialization within 10% of the measured on all 8 shapes" *
-          doctest::should_fail()) {
-  int rows = 0;
-  for (const test::AblationRow& a : test::ablation_rows()) {
-    if (a.variant != "no_ws") continue;
-    ++rows;
-    const double pred = predicted(a), err = pred / a.measured - 1;
-    std::printf("v3 ablation  %-28s predicted %.3f  measured %.3f  (%+.1f%%)\n", a.name.c_str(), pred, a.measured,
-                100 * err);
-    CAPTURE(a.name);
-    CHECK(std::abs(err) <= kTolerance);
-    CHECK((pred < 1.0) == (a.measured < 1.0));  // slower than FA3 where the kernel measured it slower
-  }
-  CHECK(rows == 8);
+// 192 x 128 tile, fa3_p_in_registers; +13.8% since the round follows the compiled loop). All 8 again
+// since the round counts the other warpgroups' GEMMs queued beside a warpgroup's own where ping-pong
+// does not order them (v3_work.cpp consumer_round; the kernel's variant has ping-pong off): d 64 none
+// N 16384 0.771 against 0.707 (+9.1%).
+TEST_CASE("V3 ablation (analytic): no warp specialization within 10% of the measured on all 8 shapes") {
+  check_variant("no_ws");
+}
+
+// No ping-pong: FA3's kernel loses nothing at d 128 (measured 0.99-1.01) and 6-9% at d 64 (0.91-0.94),
+// where three consumer warpgroups share the pipe. Before the round counted the GEMMs queued beside a
+// warpgroup's own (v3_work.cpp consumer_round) the d 64 rows were predicted 1.000 (causal N 16384 +10.3%,
+// the others +6-10%); with it 0.958-0.964 (+2.0% to +5.9%), and slower than FA3 there as measured.
+TEST_CASE("V3 ablation (analytic): no ping-pong within 10% of the measured on all 8 shapes, slower at d 64") {
+  check_variant("no_pingpong");
+  for (const test::AblationRow& a : test::ablation_rows())
+    if (a.variant == "no_pingpong" && a.config.d == 64) {
+      CAPTURE(a.name);
+      CHECK(predicted(a) < 0.97);  // measured 0.906-0.940
+    }
 }
 
 // Every switch: the count within 10% (the page's "N predictions outside 10%"), at least the 39 of 40 of
@@ -71,9 +91,12 @@ TEST_CASE("V3 ablation (analytic): no warp specialization within 10% of the meas
 // released before the softmax; v3_work.cpp one_stage_cycle; held-out median 3.7% -> 6.0%): 36 of 40,
 // outside stages1 at d 64 (none N 4096, causal N 16384: the ring's cycle, 2 G GEMMs and a round trip,
 // is shorter than the round there; the kernel loses 5-15%), no_pingpong d 64 causal N 16384 (1.000 vs
-// 0.906), no_ws d 64 none N 16384 (0.804 vs 0.707) (docs/model.md "Time model", V3). Every row within
-// 10% is the issue's target, not met.
-TEST_CASE("V3 ablation (analytic): at least 36 of the 40 rows within 10% of the measured") {
+// 0.906), no_ws d 64 none N 16384 (0.804 vs 0.707). Since the round counts the other warpgroups' GEMMs
+// queued beside a warpgroup's own where ping-pong does not order them (v3_work.cpp consumer_round;
+// held-out unchanged: FA3's defaults have ping-pong): 38 of 40, outside only stages1 at d 64 none N 4096
+// (1.000 vs 0.847) and causal N 16384 (1.000 vs 0.898) (docs/model.md "Time model", V3, "Without
+// ping-pong the warpgroups queue on the tensor pipe"). Every row within 10% is the issue's target, not met.
+TEST_CASE("V3 ablation (analytic): at least 38 of the 40 rows within 10% of the measured") {
   int within = 0;
   for (const test::AblationRow& a : test::ablation_rows()) {
     const double pred = predicted(a), err = pred / a.measured - 1;
@@ -83,7 +106,7 @@ TEST_CASE("V3 ablation (analytic): at least 36 of the 40 rows within 10% of the 
   }
   std::printf("v3 ablation  %d of %zu rows within 10%%\n", within, test::ablation_rows().size());
   CHECK(test::ablation_rows().size() == 40);
-  CHECK(within >= 36);
+  CHECK(within >= 38);
 }
 
 TEST_CASE("V3 ablation (analytic): every row within 10% of the measured" * doctest::should_fail()) {
