@@ -24,6 +24,8 @@
 #   stalls     ncu_stalls.py: warp states and PC sampling (per SASS instruction) of fa3 and three
 #              switches (STALLS_CONFIGS, one "VARIANT D MASK B N H" per line, instead of its list)
 #              -> v3_stalls.json, ncu_stalls_pages.tar.gz
+#   onestage   one_stage_probe.py: fa3 and one stage at d 64 without a mask, N 2k-16k, the caches flushed
+#              and warm -> v3_one_stage.json
 #   main       checks and speed (the earlier runs' PARTS word)
 # Each program run is bounded (30 s plain, 120 s under ncu, 60 s under a sanitizer): a hung kernel
 # costs its row, not the call; the parts stop starting rows DEADLINE seconds after the script began.
@@ -147,11 +149,13 @@ print(json.dumps(r))' "$out/timeline_compare.json" "$cfg" "$HERE" "$COMMIT" >> "
     tar czf "$D/timelines_logs.tar.gz" --exclude='*.fltrace' --exclude='*.timeline.json' -C "$W" timelines 2>/dev/null;;
   sweep|ablation|units)
     python3 "$HERE/ncu_ablation.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --part "$part" --deadline "$(left)";;
+  onestage)
+    python3 "$HERE/one_stage_probe.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)";;
   stalls)
     SC=()  # STALLS_CONFIGS: one "VARIANT D MASK B N H" per line instead of ncu_stalls.py's CONFIGS
     while IFS= read -r c; do [ -n "$c" ] && SC+=(--config "$c"); done <<< "${STALLS_CONFIGS:-}"
     python3 "$HERE/ncu_stalls.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)" "${SC[@]}";;
-  *) echo "unknown part $part (checks sanitizer bytes speed hooks timelines sweep ablation units stalls main)";;
+  *) echo "unknown part $part (checks sanitizer bytes speed hooks timelines sweep ablation units stalls onestage main)";;
   esac
 done
 echo "== done $(date -u +%H:%M:%S), $(( $(date +%s) - START )) s"

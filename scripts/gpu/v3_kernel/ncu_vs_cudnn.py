@@ -61,13 +61,14 @@ def batch_of(n):
 
 
 def v3_row(binary, d, mask, n, launches, logs, variant="fa3", extra=(), metrics=METRICS, batch=None, tag="",
-           dtype="fp16", heads=None, skip=2, time=True):
+           dtype="fp16", heads=None, skip=2, time=True, cache_control="all"):
     """One ncu process: `binary run VARIANT DTYPE D MASK B N H [--time] [extra]`, the first `skip` launches
     skipped (by default the checked launch and its repeat), `launches` recorded with `metrics` (dict key ->
-    ncu name). B = batch_of(N) unless `batch`; H = 2,048 // D unless `heads`. Returns the row: shape,
-    exit, the run's JSON line, the kernels' values."""
+    ncu name), ncu's --cache-control `cache_control` ("all": caches flushed before each profiled launch;
+    "none": left as the launches before it left them). B = batch_of(N) unless `batch`; H = 2,048 // D
+    unless `heads`. Returns the row: shape, exit, the run's JSON line, the kernels' values."""
     b, h = batch or batch_of(n), heads or HIDDEN // d
-    cmd = ncu.command(metrics, cache_control="all") + [
+    cmd = ncu.command(metrics, cache_control=cache_control) + [
         "--kernel-name", "regex:v3_forward_kernel", "--launch-skip", str(skip), "--launch-count", str(launches),
         str(binary), "run", variant, dtype, str(d), mask, str(b), str(n), str(h), *(["--time"] if time else []), *extra]
     row = {"variant": variant, "extra": list(extra), "dtype": dtype, "d": d, "mask": mask, "n": n, "batch": b, "heads": h}
