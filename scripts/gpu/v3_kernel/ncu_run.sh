@@ -25,7 +25,7 @@
 #              switches (STALLS_CONFIGS, one "VARIANT D MASK B N H" per line, instead of its list)
 #              -> v3_stalls.json, ncu_stalls_pages.tar.gz
 #   onestage   one_stage_probe.py: fa3 and one stage at d 64 without a mask, N 2k-16k, the caches flushed
-#              and warm -> v3_one_stage.json
+#              and warm -> v3_one_stage.json (ONESTAGE_SET=tr: T_r dividing the SMs or not -> v3_one_stage_tr.json)
 #   main       checks and speed (the earlier runs' PARTS word)
 # Each program run is bounded (30 s plain, 120 s under ncu, 60 s under a sanitizer): a hung kernel
 # costs its row, not the call; the parts stop starting rows DEADLINE seconds after the script began.
@@ -150,7 +150,8 @@ print(json.dumps(r))' "$out/timeline_compare.json" "$cfg" "$HERE" "$COMMIT" >> "
   sweep|ablation|units)
     python3 "$HERE/ncu_ablation.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --part "$part" --deadline "$(left)";;
   onestage)
-    python3 "$HERE/one_stage_probe.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --deadline "$(left)";;
+    python3 "$HERE/one_stage_probe.py" --bin "$W/v3" --out "$D" --commit "$COMMIT" --set "${ONESTAGE_SET:-base}" \
+      --deadline "$(left)";;
   stalls)
     SC=()  # STALLS_CONFIGS: one "VARIANT D MASK B N H" per line instead of ncu_stalls.py's CONFIGS
     while IFS= read -r c; do [ -n "$c" ] && SC+=(--config "$c"); done <<< "${STALLS_CONFIGS:-}"
