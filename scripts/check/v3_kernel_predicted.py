@@ -79,7 +79,7 @@ def ablation_prediction_section(cli, ncu_rows, abl_rows, unit_rows=None):
             if meas and pred and abs(pred / meas - 1) > PREDICT_TOL:
                 misses.append(f"{v} d {d} {m} N {n}: predicted {pred:.3f}, measured {meas:.3f} ({pred / meas:.3f}x)")
         out.append(f"| {v} | " + " | ".join(cells) + " |")
-    out += ["", f"{len(misses)} predictions outside {PREDICT_TOL:.0%}" + (": " + "; ".join(misses) + "." if misses else "."), ""]
+    out += ["", f"{len(misses)} prediction{'' if len(misses) == 1 else 's'} outside {PREDICT_TOL:.0%}" + (": " + "; ".join(misses) + "." if misses else "."), ""]
     cy = cycle_speeds(unit_rows)
     pairs = [(v, s, cy[s][v], p) for s, row in ab.items() for v, (_, p) in row.items() if p and v in cy.get(s, {})]
     if pairs:

@@ -99,6 +99,36 @@ double one_stage_cycle(const Problem& p, const V3StepWork& v, double k_bytes, do
   return trip + (v_bytes + k_bytes) / intake + 2 * groups * gemm;
 }
 
+// The lockstep fill of a one-stage ring (seconds a step, averaged over the launch's (batch, head)s; 0
+// with two or more stages, without warp specialization or outside the static persistent deal). The
+// static deal (no mask) hands tile t = bh T_r + i to thread block t mod SMs, round t / SMs. A (batch,
+// head) whose T_r tiles all fall in one round is read by T_r SMs that start together and walk its K/V
+// blocks in the same order, each block's first reads: with one stage every consumer waits for each
+// block's landing, so those SMs leave each wait together and ask for the next block together, and the
+// block's load waits for its DRAM fill — DRAM's latency in place of the L2's (GpuSpec dram_latency_s -
+// l2_hit_latency_s, pointer-chase measurements) on the step's path. With two stages the loads run a
+// step ahead and the SMs drift apart. No constant of its own. Found and checked on an H100
+// (scripts/gpu/v3_kernel/one_stage_probe.py, tests/data/gpu_v3/v3_one_stage*_h100.json; docs/model.md
+// "One stage at d 64: the SMs of a head in step"): one stage's speed at d 64 without a mask within
+// 4.5% on all 10 probed shapes (without the term 5 of 10 outside 10%, up to +17%); the form (added to
+// the step) was chosen after those runs, its figures come from the latency and deal alone. Whether
+// T_r's tiles share a round depends on bh T_r mod SMs only: counted over one period of SMs / gcd(T_r,
+// SMs) (batch, head)s.
+double lockstep_fill_s(const Problem& p, const Launch& l) {
+  if (p.hopper.stages != 1 || !p.hopper.warp_specialize || !l.persistent || p.mask.kind != MaskKind::none) return 0;
+  const std::int64_t t_r = p.tiling.t_r(), sms = std::int64_t(p.gpu.sms), bh = p.bh();
+  if (t_r > sms || bh <= 0) return 0;
+  const std::int64_t period = sms / std::gcd(t_r, sms);
+  const auto together = [&](std::int64_t h) { return (h * t_r) % sms + t_r <= sms; };
+  std::int64_t in_period = 0, in_rest = 0;
+  for (std::int64_t h = 0; h < period; ++h) {
+    in_period += together(h);
+    if (h < bh % period) in_rest += together(h);
+  }
+  const double share = double((bh / period) * in_period + in_rest) / double(bh);
+  return share * (p.gpu.dram_latency_s.value() - p.gpu.l2_hit_latency_s.value());
+}
+
 }  // namespace
 
 V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s) {
@@ -172,6 +202,7 @@ StepWork v3_step(const Problem& p, const Launch& l, const StepView& s, double sh
   w.groups_apart = p.hopper.pingpong && groups >= 2;
   w.group_streams = p.hopper.intra_overlap ? 1.0 + 0.5 : 1.0;  // GEMM1: half the tile's wgmma FLOPs
   if (s.level == Level::inner) w.chain_s = std::max(consumer_round(p, v), one_stage_cycle(p, v, k_bytes, v_bytes));
+  if (s.level == Level::inner && w.loads) w.chain_s += lockstep_fill_s(p, l);
   return w;
 }
 

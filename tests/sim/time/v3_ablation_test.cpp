@@ -95,8 +95,12 @@ TEST_CASE("V3 ablation (analytic): no ping-pong within 10% of the measured on al
 // queued beside a warpgroup's own where ping-pong does not order them (v3_work.cpp consumer_round;
 // held-out unchanged: FA3's defaults have ping-pong): 38 of 40, outside only stages1 at d 64 none N 4096
 // (1.000 vs 0.847) and causal N 16384 (1.000 vs 0.898) (docs/model.md "Time model", V3, "Without
-// ping-pong the warpgroups queue on the tensor pipe"). Every row within 10% is the issue's target, not met.
-TEST_CASE("V3 ablation (analytic): at least 38 of the 40 rows within 10% of the measured") {
+// ping-pong the warpgroups queue on the tensor pipe"). Since a one-stage ring's step carries the DRAM fill
+// where the static deal puts a (batch, head)'s Q blocks in one round (v3_work.cpp lockstep_fill_s;
+// v3_one_stage_test.cpp): 39 of 40, stages1 d 64 none N 4096 0.886 (+4.7%), N 16384 0.953 (+0.1%);
+// outside only stages1 d 64 causal N 16384 (1.000 vs 0.898: the dynamic deal, no lockstep; docs/model.md
+// "One stage at d 64: the SMs of a head in step"). Every row within 10% is the issue's target, not met.
+TEST_CASE("V3 ablation (analytic): at least 39 of the 40 rows within 10% of the measured") {
   int within = 0;
   for (const test::AblationRow& a : test::ablation_rows()) {
     const double pred = predicted(a), err = pred / a.measured - 1;
@@ -106,7 +110,7 @@ TEST_CASE("V3 ablation (analytic): at least 38 of the 40 rows within 10% of the 
   }
   std::printf("v3 ablation  %d of %zu rows within 10%%\n", within, test::ablation_rows().size());
   CHECK(test::ablation_rows().size() == 40);
-  CHECK(within >= 38);
+  CHECK(within >= 39);
 }
 
 TEST_CASE("V3 ablation (analytic): every row within 10% of the measured" * doctest::should_fail()) {
