@@ -57,7 +57,11 @@ V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s);
 /// prefetched, their transfer at the SM's share of the L2 bandwidth bounds the step, and one round
 /// trip is shared by the stages' loads in flight (trips = 1 / stages); with one stage and warp
 /// specialization the ring's cycle (v3_work.cpp one_stage_cycle: V's release after the warpgroups'
-/// GEMMs, then V_j's and K_j+1's round trip and transfers) is a floor of the step beside the round. Q_i's load starts a thread
+/// GEMMs, then V_j's and K_j+1's round trip and transfers) is a floor of the step beside the round,
+/// and under the static persistent deal the step also carries DRAM's latency in place of the L2's for
+/// the share of (batch, head)s whose Q blocks all run in one round (v3_work.cpp lockstep_fill_s: their
+/// SMs walk the same K/V blocks in step and wait for the same fills). Without ping-pong a warpgroup's
+/// round also waits for the other warpgroups' GEMMs queued beside its own (consumer_round). Q_i's load starts a thread
 /// block's tile (a round trip it waits out), except under the persistent scheduler with warp
 /// specialization, where the producer loads the next tile's Q_i while the consumers finish the
 /// last (v3_forward.cuh: load_q after the consumers release Q): prefetched, and only a thread
