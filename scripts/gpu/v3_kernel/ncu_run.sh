@@ -25,7 +25,7 @@
 #              switches (STALLS_CONFIGS, one "VARIANT D MASK B N H" per line, instead of its list)
 #              -> v3_stalls.json, ncu_stalls_pages.tar.gz
 #   onestage   one_stage_probe.py: fa3 and one stage at d 64 without a mask, N 2k-16k, the caches flushed
-#              and warm -> v3_one_stage.json (ONESTAGE_SET=tr: T_r dividing the SMs or not -> v3_one_stage_tr.json)
+#              and warm -> v3_one_stage.json (ONESTAGE_SET=tr: T_r dividing the SMs or not; causal: the dynamic deal -> v3_one_stage_SET.json)
 #   main       checks and speed (the earlier runs' PARTS word)
 # Each program run is bounded (30 s plain, 120 s under ncu, 60 s under a sanitizer): a hung kernel
 # costs its row, not the call; the parts stop starting rows DEADLINE seconds after the script began.

@@ -27,6 +27,11 @@ and first) or N: T_r = 44 (N 8,448, B 2) and 66 (N 12,672, B 1) divide 132, T_r 
 and 24 (N 4,608, B 4) do not. Written before the run: if it is T_r, the first two cost like N 4,096
 (about 0.86) and the last two like N 8,192 (about 0.96). -> DIR/v3_one_stage_tr.json
 
+--set causal (cold, H 32, N 2,048-16,384 at B = 16,384 / N): the same with a causal mask, which the
+kernel deals dynamically (each head's longest Q block first, each tile from its own diagonal block), so
+no head's SMs read its blocks in step: does one stage still cost there (the H200 ablation: 0.898 at
+N 16,384, 0.910 at 4,096), and does the L2 hit rate fall with it? -> DIR/v3_one_stage_causal.json
+
     python3 scripts/gpu/v3_kernel/one_stage_probe.py --check [BASE.json TR.json]
 
 --check (ctest `v3_one_stage`) reads the two committed runs (default tests/data/gpu_v3/
@@ -53,8 +58,9 @@ METRICS = {"time_ns": "gpu__time_duration.sum", "sm_cycles_elapsed": "sm__cycles
            "dram_rd": "dram__bytes_read.sum", "l2_hit_pct": "lts__t_sector_hit_rate.pct"}
 COLD = [(2048, 8, 32), (4096, 4, 32), (8192, 2, 32), (16384, 1, 32), (4096, 1, 16), (16384, 1, 4)]
 WARM = [(4096, 1, 16), (16384, 1, 4)]
-SETS = {"base": [(c, n, b, h) for c, shapes in (("all", COLD), ("none", WARM)) for n, b, h in shapes],
-        "tr": [("all", n, b, 32) for n, b in ((8448, 2), (12672, 1), (3840, 4), (4608, 4))]}
+SETS = {"base": [(c, "none", n, b, h) for c, shapes in (("all", COLD), ("none", WARM)) for n, b, h in shapes],
+        "tr": [("all", "none", n, b, 32) for n, b in ((8448, 2), (12672, 1), (3840, 4), (4608, 4))],
+        "causal": [("all", "causal", n, 16384 // n, 32) for n in (2048, 4096, 8192, 16384)]}
 
 
 DATA = HERE.parents[2] / "tests" / "data" / "gpu_v3"
@@ -149,16 +155,16 @@ def main():
              "skipped": []}
     rows = []
     out = args.out / ("v3_one_stage.json" if args.set == "base" else f"v3_one_stage_{args.set}.json")
-    for cache, n, b, h in SETS[args.set]:
+    for cache, mask, n, b, h in SETS[args.set]:
         for v in ("fa3", "stages1"):
             if time.time() - t0 > args.deadline:
-                meta["skipped"].append(f"{v} {cache} N={n} B={b} H={h}")
+                meta["skipped"].append(f"{v} {cache} {mask} N={n} B={b} H={h}")
                 continue
-            r = v3_row(args.bin, 64, "none", n, args.launches, logs, variant=v, metrics=METRICS, batch=b, heads=h,
+            r = v3_row(args.bin, 64, mask, n, args.launches, logs, variant=v, metrics=METRICS, batch=b, heads=h,
                        tag=f"_one_stage_{cache}", cache_control=cache)
             rows.append(r | {"cache": cache})
             t = sorted(k["time_ns"] for k in r["kernels"] if isinstance(k.get("time_ns"), float))
-            print(f"one stage {cache:4} {v:8} N={n:5} B={b} H={h:2}: exit {r['exit']}, {len(t)} launches, median "
+            print(f"one stage {cache:4} {mask:6} {v:8} N={n:5} B={b} H={h:2}: exit {r['exit']}, {len(t)} launches, median "
                   f"{t[len(t) // 2] / 1e3 if t else float('nan'):.1f} us, check "
                   f"{(r['run'] or {}).get('check', {}).get('pass')}", flush=True)
             out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))  # a cut-off call keeps its rows
