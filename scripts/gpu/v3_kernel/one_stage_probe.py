@@ -32,10 +32,10 @@ kernel deals dynamically (each head's longest Q block first, each tile from its 
 no head's SMs read its blocks in step: does one stage still cost there (the H200 ablation: 0.898 at
 N 16,384, 0.910 at 4,096), and does the L2 hit rate fall with it? -> DIR/v3_one_stage_causal.json
 
-    python3 scripts/gpu/v3_kernel/one_stage_probe.py --check [BASE.json TR.json]
+    python3 scripts/gpu/v3_kernel/one_stage_probe.py --check [BASE.json TR.json CAUSAL.json]
 
---check (ctest `v3_one_stage`) reads the two committed runs (default tests/data/gpu_v3/
-v3_one_stage_h100.json and v3_one_stage_tr_h100.json), prints each shape's speed (fa3's median time over
+--check (ctest `v3_one_stage`) reads the three committed runs (default tests/data/gpu_v3/
+v3_one_stage_h100.json, v3_one_stage_tr_h100.json, v3_one_stage_causal_h100.json), prints each shape's speed (fa3's median time over
 one stage's, and in SM cycles) beside the L2 hit rate's fall, and asserts what docs/model.md "One stage
 at d 64: the SMs of a head in step" reads from them. Exit 0 all hold, 1 one does not, 2 bad input.
 """
@@ -64,12 +64,13 @@ SETS = {"base": [(c, "none", n, b, h) for c, shapes in (("all", COLD), ("none", 
 
 
 DATA = HERE.parents[2] / "tests" / "data" / "gpu_v3"
-RUNS = (DATA / "v3_one_stage_h100.json", DATA / "v3_one_stage_tr_h100.json")  # commits 939995f, 9ba9943
+RUNS = (DATA / "v3_one_stage_h100.json", DATA / "v3_one_stage_tr_h100.json",  # commits 939995f, 9ba9943,
+        DATA / "v3_one_stage_causal_h100.json")  # 3642a80
 SOURCES = "a84c34c164a99c310271e65177598bd639065b9e516bd02ce9f5a841db28edb3"  # the V3 kernel the runs ran
 
 
 def shapes(paths):
-    """(cache, N, B, H) -> {"time", "cycles", "hit", "dram"} of fa3 and of stages1 (medians over the
+    """(cache, mask, N, B, H) -> {"time", "cycles", "hit", "dram"} of fa3 and of stages1 (medians over the
     launches; cycles per SM), from the runs' raw rows; ValueError if a row failed or ran other sources."""
     out = {}
     for path in paths:
@@ -81,31 +82,33 @@ def shapes(paths):
                 raise ValueError(f"{path}: {r['variant']} N {r['n']}: exit {r['exit']}, check or launches missing")
             med = {k: statistics.median(x[k] for x in r["kernels"]) for k in ("time_ns", "sm_cycles_elapsed",
                                                                                "l2_hit_pct", "dram_rd")}
-            key = (r.get("cache", "all"), r["n"], r["batch"], r["heads"])
+            key = (r.get("cache", "all"), r["mask"], r["n"], r["batch"], r["heads"])
             out.setdefault(key, {})[r["variant"]] = {"time": med["time_ns"], "cycles": med["sm_cycles_elapsed"] / 132,
                                                      "hit": med["l2_hit_pct"], "dram": med["dram_rd"]}
     return out
 
 
 def check(paths):
-    """The claims of docs/model.md on the two runs (printed, each with its verdict); True if all hold."""
+    """The claims of docs/model.md on the three runs (printed, each with its verdict); True if all hold."""
     rows = shapes(paths)
     speed, fall = {}, {}
-    print("cache  N      B  H   T_r  speed (time)  speed (cycles)  L2 hit fa3 / one stage  DRAM read fa3 / one stage")
-    for (cache, n, b, h), v in sorted(rows.items()):
+    print("cache  mask    N      B  H   T_r  speed (time)  speed (cycles)  L2 hit fa3 / one stage  DRAM read fa3 / one stage")
+    for key, v in sorted(rows.items()):
+        cache, mask, n, b, h = key
         a, o = v["fa3"], v["stages1"]
         t_r = -(-n // 192)
-        speed[cache, n, b, h] = (a["time"] / o["time"], a["cycles"] / o["cycles"])
-        fall[cache, n, b, h] = a["hit"] - o["hit"]
-        print(f"{cache:5} {n:6} {b:2} {h:3} {t_r:4} {speed[cache, n, b, h][0]:9.3f} {speed[cache, n, b, h][1]:13.3f}"
+        speed[key] = (a["time"] / o["time"], a["cycles"] / o["cycles"])
+        fall[key] = a["hit"] - o["hit"]
+        print(f"{cache:5}  {mask:6} {n:6} {b:2} {h:3} {t_r:4} {speed[key][0]:9.3f} {speed[key][1]:13.3f}"
               f"      {a['hit']:5.1f} / {o['hit']:5.1f}          {a['dram'] / 1e6:6.1f} / {o['dram'] / 1e6:6.1f} MB")
-    h32 = {n: k for k in speed if k[0] == "all" and k[3] == 32 for n in [k[1]]}
+    h32 = {k[2]: k for k in speed if k[:2] == ("all", "none") and k[4] == 32}
+    causal = [k for k in speed if k[1] == "causal"]
     divides = [n for n in h32 if 132 % -(-n // 192) == 0]
     apart = [n for n in h32 if 132 % -(-n // 192) != 0]
     by_fall = sorted(h32, key=lambda n: -fall[h32[n]])
     claims = [
-        ("one stage reads no more from DRAM than fa3 at any shape (at most 1% more): its lost L2 hits are not bytes",
-         all(v["stages1"]["dram"] <= 1.01 * v["fa3"]["dram"] for v in rows.values())),
+        ("without a mask one stage reads no more from DRAM than fa3 (at most 1% more): its lost L2 hits are not bytes",
+         all(v["stages1"]["dram"] <= 1.01 * v["fa3"]["dram"] for k, v in rows.items() if k[1] == "none")),
         ("not a cost per tile: N 2048 (16 steps a tile) loses what N 4096 (32) does, within 0.02",
          abs(speed[h32[2048]][0] - speed[h32[4096]][0]) < 0.02),
         ("T_r dividing the 132 SMs: N 2048, 4096, 12672 below 0.90 in time; N 3840, 4608, 8192, 16384 above 0.93",
@@ -118,6 +121,9 @@ def check(paths):
         ("with K, V already in the L2 (warm) one stage still costs 5% or more, within 0.03 of the cold",
          all(speed[k][0] < 0.95 and abs(speed[k][0] - speed[("all",) + k[1:]][0]) < 0.03
              for k in speed if k[0] == "none")),
+        ("under a causal mask (the dynamic deal) one stage costs 5% or more at every N with the L2 hit rate within "
+         "1 point of fa3's: a cost that is not the lockstep's",
+         len(causal) == 4 and all(speed[k][0] < 0.95 and abs(fall[k]) < 1 for k in causal)),
     ]
     for text, ok in claims:
         print(f"{'holds' if ok else 'FAILS'}: {text}")
@@ -128,8 +134,8 @@ def check(paths):
 def main():
     if "--check" in sys.argv[1:]:
         paths = [a for a in sys.argv[1:] if a != "--check"] or list(RUNS)
-        if len(paths) != 2:
-            print("one_stage_probe.py --check [BASE.json TR.json]: two files or none", file=sys.stderr)
+        if len(paths) != 3:
+            print("one_stage_probe.py --check [BASE.json TR.json CAUSAL.json]: three files or none", file=sys.stderr)
             return 2
         try:
             return 0 if check(paths) else 1
