@@ -110,10 +110,10 @@ double one_stage_cycle(const Problem& p, const V3StepWork& v, double k_bytes, do
 // step ahead and the SMs drift apart. No constant of its own. Found and checked on an H100
 // (scripts/gpu/v3_kernel/one_stage_probe.py, tests/data/gpu_v3/v3_one_stage*_h100.json; docs/model.md
 // "One stage at d 64: the SMs of a head in step"): one stage's speed at d 64 without a mask within
-// 4.5% on all 10 probed shapes (without the term 5 of 10 outside 10%, up to +17%); the form (added to
-// the step) was chosen after those runs, its figures come from the latency and deal alone. Whether
-// T_r's tiles share a round depends on bh T_r mod SMs only: counted over one period of SMs / gcd(T_r,
-// SMs) (batch, head)s.
+// 4.8% on all 10 probed shapes (the H100 preset, v3_one_stage_test.cpp; without the term 5 of 10
+// outside 10%, up to +17%); the form (added to the step) was chosen after those runs, its figures come
+// from the latency and the deal alone. Whether T_r's tiles share a round depends on bh T_r mod SMs
+// only: counted over one period of SMs / gcd(T_r, SMs) (batch, head)s.
 double lockstep_fill_s(const Problem& p, const Launch& l) {
   if (p.hopper.stages != 1 || !p.hopper.warp_specialize || !l.persistent || p.mask.kind != MaskKind::none) return 0;
   const std::int64_t t_r = p.tiling.t_r(), sms = std::int64_t(p.gpu.sms), bh = p.bh();
