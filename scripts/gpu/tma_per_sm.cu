@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bulk_copy.cuh"
 #include "cuda_check.cuh"
 #include "event_timing.cuh"
 #include "ptx.cuh"
@@ -34,12 +35,6 @@ constexpr int kThreads = 64;
 constexpr int kMaxInflight = 4;
 constexpr int kCopies = 2000;  // per thread block and launch
 constexpr int kSources = 4;  // a thread block's sources: kSources x bytes, cycled through (132 SMs: <= 24 MB)
-
-__device__ __forceinline__ void bulk_load(std::uint32_t dst, const void* src, std::uint32_t bytes, std::uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(reinterpret_cast<std::uint64_t>(src)), "r"(bytes), "r"(bar)
-               : "memory");
-}
 
 __global__ void __launch_bounds__(kThreads) tma_loads(const char* __restrict__ src, std::uint32_t bytes, int inflight,
                                                       int copies, bool shared_src, unsigned long long* clock) {

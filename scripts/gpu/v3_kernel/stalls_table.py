@@ -8,8 +8,8 @@ and turned into cycles per consumer warp per step.
 Runs (default: all three, all on an H100, kernel sources a84c34c1): tests/data/gpu_v3/v3_stalls_h100.json
 with ncu_stalls_pages_h100.tar.gz (fa3 and the switches at N 16384, batch 1: the pace's fit),
 v3_stalls_d64_h100.json with ncu_stalls_pages_d64_h100.tar.gz (six d 64 configurations for the one-stage
-and no-ping-pong misses: fa3 and one stage at N 4096 batch 4, one stage at N 16384; causal ones, not
-tabled) and v3_stalls_switches_h100.json with ncu_stalls_pages_switches_h100.tar.gz (no ping-pong and
+and no-ping-pong misses: fa3 and one stage at N 4096 batch 4, one stage at N 16384; the causal ones in
+a table of their own, each tile's K/V steps up to its diagonal counted, not used by --check) and v3_stalls_switches_h100.json with ncu_stalls_pages_switches_h100.tar.gz (no ping-pong and
 the grid scheduler at N 16384, fa3 and one stage at d 128 N 4096 batch 4, no ping-pong and no
 intra-warpgroup overlap at d 64 N 4096 batch 4). Each row also gets its SM clock (SM cycles over the
 launch's duration).
@@ -98,17 +98,27 @@ def source_pages(pages_path):
         return {Path(m.name).name: tf.extractfile(m).read().decode() for m in tf.getmembers() if m.isfile()}
 
 
-def table(json_path, pages_path):
+def block_steps(n, br, bc, causal):
+    """K/V steps of one (batch, head): every tile's blocks; causal (top-left), Q block i's first
+    ceil(min(N, (i + 1) B_r) / B_c) blocks."""
+    t_r = math.ceil(n / br)
+    if not causal:
+        return t_r * math.ceil(n / bc)
+    return sum(math.ceil(min(n, (i + 1) * br) / bc) for i in range(t_r))
+
+
+def table(json_path, pages_path, causal=False):
+    """The rows without a mask (with `causal`: the causal ones instead, steps counted per tile)."""
     meta_rows = json.loads(Path(json_path).read_text())
     pages = source_pages(pages_path)
     out = []
     for r in meta_rows["rows"]:
-        if r.get("exit") != 0 or r["mask"] != "none":
+        if r.get("exit") != 0 or (r["mask"] == "causal") != causal:
             continue
         m = r["metrics"]
         s = page_samples(pages[r["source_page"]])
-        br, bc = TILE[r["d"]]
-        steps = r["heads"] * r["batch"] * math.ceil(r["n"] / br) * math.ceil(r["n"] / bc) / SMS
+        br, bc = (r["run"]["b_r"], r["run"]["b_c"]) if r["mask"] == "causal" else TILE[r["d"]]
+        steps = r["heads"] * r["batch"] * block_steps(r["n"], br, bc, r["mask"] == "causal") / SMS
         warps = 4 * m["smsp__warps_active.avg.per_cycle_active"]
         ws = r["variant"] != "no_ws"
         consumers = 4 * br // 64
@@ -118,7 +128,7 @@ def table(json_path, pages_path):
             share["mbar"] = max(0.0, share["mbar"] - 1 / warps)
         per = {c: share[c] * warps * cycles / (consumers * steps) for c in CATEGORIES}
         inst = s["inst"] / (SMS * consumers * steps)  # warp-instructions per consumer warp per step
-        out.append({"variant": r["variant"], "d": r["d"], "n": r["n"], "batch": r["batch"],
+        out.append({"variant": r["variant"], "mask": r["mask"], "d": r["d"], "n": r["n"], "batch": r["batch"],
                     "clock_ghz": cycles / m["gpu__time_duration.sum"],
                     "step_cycles": cycles / steps, "cycles": per,
                     "consumer_share": {c: per[c] * steps / cycles for c in CATEGORIES},
@@ -207,6 +217,14 @@ def clock_claims(rows):
     return [f"clock: d 128 {', '.join(f'{v} {d128[v]:.3f}' for v in busy + idler)}; d 64 {min(d64):.3f}-{max(d64):.3f} GHz"]
 
 
+def print_table(rows):
+    print("| variant | d | N, batch | SM clock, GHz | SM cycles per step | " + " | ".join(CATEGORIES) + " | instructions | cycles per instruction executing |")
+    print("|---|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|---|")
+    for x in rows:
+        print(f"| {x['variant']} | {x['d']} | {x['n']}, {x['batch']} | {x['clock_ghz']:.3f} | {x['step_cycles']:.0f} | "
+              + " | ".join(f"{x['cycles'][c]:.0f}" for c in CATEGORIES) + f" | {x['inst']:.0f} | {x['exec_cpi']:.2f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--run", nargs=2, action="append", metavar=("JSON", "PAGES"),
@@ -228,11 +246,11 @@ def main():
                 "command": "python3 scripts/gpu/v3_kernel/stalls_table.py --write", "gpu": "NVIDIA H100 80GB HBM3"}
         kept = [{k: v for k, v in q.items() if k != "first_run"} for q in pts if q["first_run"]]
         args.pace.write_text(json.dumps({"meta": meta, "c0": round(c0, 3), "c1": round(c1, 3), "points": kept}, indent=1) + "\n")
-    print("| variant | d | N, batch | SM clock, GHz | SM cycles per step | " + " | ".join(CATEGORIES) + " | instructions | cycles per instruction executing |")
-    print("|---|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|---|")
-    for x in rows:
-        print(f"| {x['variant']} | {x['d']} | {x['n']}, {x['batch']} | {x['clock_ghz']:.3f} | {x['step_cycles']:.0f} | "
-              + " | ".join(f"{x['cycles'][c]:.0f}" for c in CATEGORIES) + f" | {x['inst']:.0f} | {x['exec_cpi']:.2f} |")
+    print_table(rows)
+    causal = [x for run in (args.run or RUNS) for x in table(*run, causal=True)]
+    if causal:
+        print("causal (the kernel's tile; steps: each tile's K/V blocks up to its diagonal):")
+        print_table(causal)
     if not args.check:
         return 0
     by = {(x["variant"], x["d"]): x for x in rows if x["first_run"]}
