@@ -17,6 +17,7 @@
 #include "round_trips.hpp"
 #include "timeline_detail.hpp"
 #include "v3_pace.hpp"
+#include "v3_work.hpp"
 
 namespace flashlab {
 
@@ -276,7 +277,9 @@ Timeline timeline(const Problem& p, const Schedule& sched, const TimelineOptions
     std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
     for (std::size_t q : slots) blocks.insert(blocks.end(), lb.slot_blocks[q].begin(), lb.slot_blocks[q].end());
     if (slots.size() > 1) out.note = "V3 with several thread blocks per SM: laid out one after another; ";
-    laid = time_detail::lay_v3_paced(p, lb.persistent, rec.tiles, blocks, time_detail::tma_round_trip(p.gpu, k, x));
+    // a copy's round trip, and with one stage under the static deal the lockstep fill on it
+    const double trip = time_detail::tma_round_trip(p.gpu, k, x) + time_detail::lockstep_fill_s(p, s.launches[x]);
+    laid = time_detail::lay_v3_paced(p, lb.persistent, rec.tiles, blocks, trip);
     out.stages = std::int32_t(p.hopper.stages);
   } else {
     laid = lay_steps(lb, slots);

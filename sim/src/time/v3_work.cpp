@@ -99,6 +99,8 @@ double one_stage_cycle(const Problem& p, const V3StepWork& v, double k_bytes, do
   return trip + (v_bytes + k_bytes) / intake + 2 * groups * gemm;
 }
 
+}  // namespace
+
 // The lockstep fill of a one-stage ring (seconds a step, averaged over the launch's (batch, head)s; 0
 // with two or more stages, without warp specialization or outside the static persistent deal). The
 // static deal (no mask) hands tile t = bh T_r + i to thread block t mod SMs, round t / SMs. A (batch,
@@ -128,8 +130,6 @@ double lockstep_fill_s(const Problem& p, const Launch& l) {
   const double share = double((bh / period) * in_period + in_rest) / double(bh);
   return share * (p.gpu.dram_latency_s.value() - p.gpu.l2_hit_latency_s.value());
 }
-
-}  // namespace
 
 V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s) {
   const Tiling& t = p.tiling;

@@ -68,4 +68,13 @@ V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s);
 /// block's first tile waits for it (predict_time adds that round trip once per thread block).
 StepWork v3_step(const Problem& p, const Launch& l, const StepView& s, double sharing);
 
+/// The lockstep fill of V3's one-stage ring under the static persistent deal (seconds added to each
+/// K/V step's path, averaged over launch l's (batch, head)s; 0 with two or more stages, without warp
+/// specialization, under a mask or the grid scheduler): DRAM's latency in place of the L2's
+/// (GpuSpec dram_latency_s - l2_hit_latency_s) times the share of (batch, head)s whose T_r Q blocks
+/// all run in one round of the SMs. The analytic step (v3_step) and the timeline's TMA round trip
+/// (timeline.cpp) both add it. docs/model.md "One stage at d 64: the SMs of a head walk its K/V blocks
+/// in step"; v3_work.cpp gives the derivation and the H100 probes it was checked on.
+double lockstep_fill_s(const Problem& p, const Launch& l);
+
 }  // namespace flashlab::time_detail
