@@ -212,7 +212,7 @@ TEST_CASE("h100_tma_per_sm.json: a copy takes its round trip plus its bytes at o
 // - at the proportions of FA3's d 64 step (3 warpgroups, softmax 2,220 cycles) one stage costs the
 //   spun loop under 2%, where the kernel loses 9-10% (causal, tests/data/gpu_v3/v3_ablation.json): the
 //   ring alone is not what one stage costs at d 64. With a softmax a third shorter it costs over 15%.
-TEST_CASE("h100_ring_per_sm.json: one stage adds the ring's turnaround to the pipe; two stages hide it") {
+TEST_CASE("h100_ring_per_sm.json: one stage adds the ring's turnaround to the pipe, two stages hide it") {
   const nlohmann::json j = read_test_data("gpu_ceilings/h100_ring_per_sm.json");
   const auto& rows = j.at("runs").at(0).at("rows");
   const auto step = [&](const std::string& mode, int stages, int groups, int run) {
