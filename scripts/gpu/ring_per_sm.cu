@@ -12,8 +12,11 @@
 // the tensor pipe, wait for V_(n-1)'s stage, GEMM1_(n-1) into the pipe, pass the turn, wait for
 // GEMM0_n and release K_n, wait for GEMM1_(n-1) and release V_(n-1), then the softmax. The tensor pipe
 // is a shared-memory clock (one warpgroup's GEMMs start when the pipe is free: the pipe serves one
-// warpgroup's wgmmas at a time, in issue order) and each GEMM is `hold` / 2 SM cycles of it (GEMM0 and
-// GEMM1 of one warpgroup: the same FLOPs); the softmax is a spin of `run` cycles after GEMM1's end.
+// warpgroup's wgmmas at a time, in issue order; each thread of the warpgroup whose turn it is reads the
+// clock after the turn's barrier, thread 0 writes it back before passing the turn) and each GEMM is
+// `hold` / 2 SM cycles of it (GEMM0 and GEMM1 of one warpgroup: the same FLOPs); the turn spends `pre`
+// cycles before its first GEMM can start (the compiled loop's instructions between the ping-pong barrier
+// and the first HGMMA); the softmax is a spin of `run` cycles after GEMM1's end.
 // With run = 0 the loop is the ring's alone: a step is G x hold cycles of the pipe plus what the ring
 // adds (the last release of a block to the next block's landing: the producer's wake, its two copies
 // and the consumers' wake).
@@ -29,7 +32,7 @@
 // Build and run (the GPU machine):
 //   nvcc -O3 -arch=sm_90a -I scripts/gpu -I scripts/gpu/v3_kernel -o /tmp/ring_per_sm scripts/gpu/ring_per_sm.cu && /tmp/ring_per_sm
 // Prints one JSON object: {"sms", "gpu", "steps", "rows": [{"mode", "blocks", "stages", "groups",
-// "bytes", "hold", "run", "ms", "ghz", "ns_per_step", "cycles_per_step"}, ...]}.
+// "bytes", "hold", "run", "pre", "ms", "ghz", "ns_per_step", "cycles_per_step"}, ...]}.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -52,8 +55,7 @@ constexpr int kStreamSources = 512;  // "stream": every copy new lines
 
 struct Ring {
   unsigned long long bars[4 * kMaxStages];  // k_full, k_empty, v_full, v_empty per stage
-  long long pipe_free;                      // the tensor pipe's next free cycle
-  long long slot[kMaxGroups][2];            // a warpgroup's GEMM0 and GEMM1 end cycles
+  long long pipe_free[2];  // the tensor pipe's next free cycle, by the parity of the turn that wrote it
 };
 
 __device__ __forceinline__ void spin_until(long long until) {
@@ -63,8 +65,8 @@ __device__ __forceinline__ void spin_until(long long until) {
 
 // `src`: K blocks at [0, sources) x bytes of this block's region, V blocks after them
 __global__ void __launch_bounds__(128 * (1 + kMaxGroups), 1)
-    ring(const char* __restrict__ src, std::uint32_t bytes, int stages, int groups, int hold, int run, int sources,
-         bool shared_src, int steps, unsigned long long* clock) {
+    ring(const char* __restrict__ src, std::uint32_t bytes, int stages, int groups, int hold, int run, int pre,
+         int sources, bool shared_src, int steps, unsigned long long* clock) {
   extern __shared__ __align__(128) unsigned char buf[];  // K stages, then V stages
   __shared__ Ring r;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -79,7 +81,7 @@ __global__ void __launch_bounds__(128 * (1 + kMaxGroups), 1)
       v3::mbar_init(k_empty(s), 4 * groups);  // one lane of each consumer warp
       v3::mbar_init(v_empty(s), 4 * groups);
     }
-    r.pipe_free = 0;
+    r.pipe_free[0] = r.pipe_free[1] = 0;
     v3::fence_mbar_init();
   }
   __syncthreads();
@@ -106,37 +108,34 @@ __global__ void __launch_bounds__(128 * (1 + kMaxGroups), 1)
     for (int n = 0; n <= steps; ++n) {
       const bool gemm0 = n < steps, gemm1 = n > 0;  // the last step: the last block's deferred GEMM1
       const int s = n % stages, ph = (n / stages) & 1, ps = (n - 1 + stages) % stages, pph = ((n - 1) / stages) & 1;
+      // turn t = n G + c reads the pipe's free cycle turn t - 1 wrote (every thread, after the barrier
+      // that turn's arrive completed) and writes it for turn t + 1 (the other slot: turn t + 1 reads it
+      // only after this turn's arrive, turn t + 2 writes it only after turn t + 1's)
+      const int t = n * groups + c;
+      long long end0 = 0, end1 = 0;
       if (gemm0) {
         v3::mbar_wait(k_full(s), ph);
         v3::named_sync(1 + c, 256);
-        if (tid == 0) {
-          const long long start = max(clock64(), r.pipe_free);
-          r.slot[c][0] = start + hold / 2;
-          r.pipe_free = r.slot[c][0];
-        }
+        spin_until(clock64() + pre);  // the turn's instructions before its first wgmma issues
+        end0 = max(clock64(), r.pipe_free[t & 1]) + hold / 2;
       }
       if (gemm1) {
         v3::mbar_wait(v_full(ps), pph);
-        if (tid == 0) {
-          const long long start = max(clock64(), r.pipe_free);
-          r.slot[c][1] = start + hold / 2;
-          r.pipe_free = r.slot[c][1];
-        }
+        end1 = max(clock64(), gemm0 ? end0 : r.pipe_free[t & 1]) + hold / 2;
       }
-      v3::named_sync(4 + c, 128);  // the warpgroup sees its slots
-      if (gemm0 && !(n == steps - 1 && c == groups - 1)) v3::named_arrive(1 + (c + 1) % groups, 256);
       if (gemm0) {
-        spin_until(r.slot[c][0]);
+        if (tid == 0) r.pipe_free[(t + 1) & 1] = gemm1 ? end1 : end0;
+        if (!(n == steps - 1 && c == groups - 1)) v3::named_arrive(1 + (c + 1) % groups, 256);
+        spin_until(end0);
         __syncwarp();
         if (lane0) v3::mbar_arrive(k_empty(s));
       }
       if (gemm1) {
-        spin_until(r.slot[c][1]);
+        spin_until(end1);
         __syncwarp();
         if (lane0) v3::mbar_arrive(v_empty(ps));
       }
       spin_until(clock64() + run);
-      v3::named_sync(4 + c, 128);  // the slots are read before the next turn writes them
     }
   }
   __syncthreads();
@@ -148,6 +147,7 @@ struct Config {
   int stages, groups;
   std::uint32_t bytes;
   int hold, run;  // SM cycles: one warpgroup's GEMM0 + GEMM1 in the pipe; its softmax
+  int pre = 0;     // SM cycles of its turn before its first wgmma issues
 };
 
 }  // namespace
@@ -174,6 +174,14 @@ int main() {
     }
   for (int st : {1, 2})
     for (int run : {0, 2220}) configs.push_back({"stream", st, 3, 16384, 513, run});
+  // the turn's issue section (the compiled loop's instructions from the ping-pong barrier to the first
+  // HGMMA: about 12 without a mask and 34 under a causal one at d = 64, loop_order.py, at 4.4-5.1
+  // cycles each): 0 to 360 cycles at FA3's proportions of both shapes
+  for (int st : {1, 2})
+    for (int pre : {60, 120, 180, 240, 360}) {
+      configs.push_back({"own", st, 3, 16384, 513, 2220, pre});
+      configs.push_back({"own", st, 2, 32768, 1027, 1832, pre});
+    }
   const std::size_t region_l2 = std::size_t(2) * kL2Sources * 32768, region_stream = std::size_t(2) * kStreamSources * 16384;
   const std::size_t src_bytes = std::size_t(sms) * std::max(region_l2, region_stream);
   char* src = nullptr;
@@ -188,7 +196,7 @@ int main() {
     SmClock clock(blocks);
     const std::size_t smem = std::size_t(2) * x.stages * x.bytes;
     const auto launch = [&] {
-      ring<<<blocks, 128 * (1 + x.groups), smem>>>(src, x.bytes, x.stages, x.groups, x.hold, x.run, sources,
+      ring<<<blocks, 128 * (1 + x.groups), smem>>>(src, x.bytes, x.stages, x.groups, x.hold, x.run, x.pre, sources,
                                                    mode == "shared", kSteps, clock.device());
     };
     launch();  // the sources into the L2: read once untimed
@@ -196,8 +204,8 @@ int main() {
     const double ms = median_ms(launch, 9, 3);
     const double ghz = clock.ghz();
     std::printf("%s\n {\"mode\": \"%s\", \"blocks\": %d, \"stages\": %d, \"groups\": %d, \"bytes\": %u, \"hold\": %d, "
-                "\"run\": %d, \"ms\": %.6f, \"ghz\": %.4f, \"ns_per_step\": %.2f, \"cycles_per_step\": %.1f}",
-                i ? "," : "", x.mode, blocks, x.stages, x.groups, x.bytes, x.hold, x.run, ms, ghz,
+                "\"run\": %d, \"pre\": %d, \"ms\": %.6f, \"ghz\": %.4f, \"ns_per_step\": %.2f, \"cycles_per_step\": %.1f}",
+                i ? "," : "", x.mode, blocks, x.stages, x.groups, x.bytes, x.hold, x.run, x.pre, ms, ghz,
                 ms * 1e6 / kSteps, ms * 1e6 / kSteps * ghz);
     std::fflush(stdout);
   }

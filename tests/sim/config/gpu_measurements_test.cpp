@@ -196,63 +196,73 @@ TEST_CASE("h100_tma_per_sm.json: a copy takes its round trip plus its bytes at o
 
 // ring_per_sm.cu (on an H100): V3's K/V stage ring with the consumers' GEMMs and softmax replaced by
 // spins of known length (a shared-memory clock for the tensor pipe, ping-pong's named barriers, the
-// kernel's compiled order of waits and releases). What the time model takes from it
+// kernel's compiled order of waits and releases). What it says of the time model's ring
 // (docs/model.md "The one-stage ring alone, measured"):
 // - two stages hide the ring where the pipe's work is long: at the d 128 shape (2 warpgroups of
-//   1,027 cycles) a step is the pipe's 2,054 cycles within 1%, one SM alone or all reading the same
-//   lines; with every SM reading its own the step is both copies at the SM's share of the L2's ceiling
-//   (the run with no softmax asks more than the L2 gives);
+//   1,027 cycles) a step is the pipe's 2,054 cycles within 1%, one SM alone or every SM reading the same
+//   lines; with every SM reading its own and no softmax the step is bound by the L2 instead (both copies
+//   at the SM's share of its ceiling, within 15%: 1,233 ns against 1,119);
 // - one stage adds the ring's turnaround to the pipe: the last release to the next block's landing
 //   (the producer's wake, V_j's and K_j+1's copies, the consumer's wake); at the d 128 shape (two
-//   32 KiB copies) one SM's is the time model's figure for it (v3_work.cpp one_stage_cycle: a copy's
-//   round trip and both copies at one SM's intake, the h200 preset's TMA figures) within 15%, and
-//   every SM at once takes no less than one SM alone;
-// - the turnaround does not depend on who else reads the lines (each SM its own, or all the same:
+//   32 KiB copies) it is at least the time model's figure for it (v3_work.cpp one_stage_cycle: a lone
+//   copy's round trip and both copies at one SM's intake, the h200 preset's TMA figures, 554 ns) and
+//   under 1.3 times it (683 ns one SM, 688 every SM);
+// - the turnaround does not depend on who else reads the lines (each SM its own, all the same, one SM:
 //   within 5%), and a DRAM read in place of an L2 hit adds at least DRAM's latency over the L2's;
-// - at the proportions of FA3's d 64 step (3 warpgroups, softmax 2,220 cycles) one stage costs the
-//   spun loop under 2%, where the kernel loses 9-10% (causal, tests/data/gpu_v3/v3_ablation.json): the
-//   ring alone is not what one stage costs at d 64. With a softmax a third shorter it costs over 15%.
+// - at the proportions of FA3's d 64 step (3 warpgroups, softmax 2,220 cycles) one stage costs the spun
+//   loop under 2%, with any issue section before the turn's first GEMM up to 360 cycles (both rings
+//   slow alike), where the kernel loses 9-11% (causal, tests/data/gpu_v3/v3_ablation.json): the ring
+//   alone is not what one stage costs at d 64. With a softmax a third shorter it costs over 10%.
 TEST_CASE("h100_ring_per_sm.json: one stage adds the ring's turnaround to the pipe, two stages hide it") {
   const nlohmann::json j = read_test_data("gpu_ceilings/h100_ring_per_sm.json");
   const auto& rows = j.at("runs").at(0).at("rows");
-  const auto step = [&](const std::string& mode, int stages, int groups, int run) {
+  const auto row = [&](const std::string& mode, int stages, int groups, int run, int pre = 0) -> const nlohmann::json& {
     for (const auto& r : rows)
-      if (r.at("mode") == mode && r.at("stages") == stages && r.at("groups") == groups && r.at("run") == run)
-        return std::make_pair(r.at("ns_per_step").get<double>(), r);
-    FAIL("no row " << mode << " " << stages << " " << groups << " " << run);
-    return std::make_pair(0.0, rows.at(0));
+      if (r.at("mode") == mode && r.at("stages") == stages && r.at("groups") == groups && r.at("run") == run &&
+          r.at("pre") == pre)
+        return r;
+    FAIL("no row " << mode << " " << stages << " " << groups << " " << run << " " << pre);
+    return rows.at(0);
+  };
+  const auto ns = [&](const std::string& mode, int stages, int groups, int run, int pre = 0) {
+    return row(mode, stages, groups, run, pre).at("ns_per_step").get<double>();
   };
   const flashlab::GpuSpec& g = flashlab::gpu_preset("h200");
   for (const std::string mode : {"one_sm", "shared"}) {
     CAPTURE(mode);
-    const auto [two, r2] = step(mode, 2, 2, 0);
+    const nlohmann::json& r2 = row(mode, 2, 2, 0);
     const double pipe_cycles = 2.0 * r2.at("hold").get<double>();
     CHECK(r2.at("cycles_per_step").get<double>() == flashlab::testing::approx(pipe_cycles).epsilon(0.01));
   }
-  // every SM reading lines of its own draws the L2's ceiling instead: both copies at the SM's share
   const double ceiling = read_test_data("gpu_ceilings/h200.json").at("l2_read_gbps").get<double>();  // bytes per ns
   const double share_ns = 2 * 32768 / (ceiling / double(j.at("runs").at(0).at("sms").get<int>()));
-  CHECK(step("own", 2, 2, 0).first == flashlab::testing::approx(share_ns).epsilon(0.10));  // 1,221 against 1,119
+  CHECK(ns("own", 2, 2, 0) >= share_ns);
+  CHECK(ns("own", 2, 2, 0) == flashlab::testing::approx(share_ns).epsilon(0.15));
   // the d 128 shape's ring alone: the pipe (2 x hold cycles at the row's clock) plus the turnaround
   const auto turnaround = [&](const std::string& mode) {
-    const auto [ns, r] = step(mode, 1, 2, 0);
-    return ns - 2.0 * r.at("hold").get<double>() / r.at("ghz").get<double>();
+    const nlohmann::json& r = row(mode, 1, 2, 0);
+    return r.at("ns_per_step").get<double>() - 2.0 * r.at("hold").get<double>() / r.at("ghz").get<double>();
   };
-  const double bytes = 32768;
-  const double model_ns = 1e9 * (g.tma_round_trip_s.value() + 2 * bytes / g.tma_sm_bytes_per_s.value());
-  CHECK(turnaround("one_sm") == flashlab::testing::approx(model_ns).epsilon(0.15));  // 622 against 554
-  CHECK(turnaround("own") >= turnaround("one_sm"));
+  const double model_ns = 1e9 * (g.tma_round_trip_s.value() + 2 * 32768 / g.tma_sm_bytes_per_s.value());
+  for (const std::string mode : {"one_sm", "own"}) {
+    CAPTURE(mode);
+    CHECK(turnaround(mode) >= model_ns);
+    CHECK(turnaround(mode) <= 1.3 * model_ns);
+  }
   for (int groups : {2, 3}) {
     CAPTURE(groups);
-    const double own = step("own", 1, groups, 0).first;
-    CHECK(step("shared", 1, groups, 0).first == flashlab::testing::approx(own).epsilon(0.05));
-    CHECK(step("one_sm", 1, groups, 0).first == flashlab::testing::approx(own).epsilon(0.05));
+    const double own = ns("own", 1, groups, 0);
+    CHECK(ns("shared", 1, groups, 0) == flashlab::testing::approx(own).epsilon(0.05));
+    CHECK(ns("one_sm", 1, groups, 0) == flashlab::testing::approx(own).epsilon(0.05));
   }
   const double dram_over_l2 = 1e9 * (g.dram_latency_s.value() - g.l2_hit_latency_s.value());
-  CHECK(step("stream", 1, 3, 0).first - step("own", 1, 3, 0).first >= dram_over_l2);
-  // FA3's d 64 proportions, and a softmax a third shorter
-  CHECK(step("own", 1, 3, 2220).first / step("own", 2, 3, 2220).first < 1.02);
-  CHECK(step("own", 1, 3, 1480).first / step("own", 2, 3, 1480).first > 1.15);
+  CHECK(ns("stream", 1, 3, 0) - ns("own", 1, 3, 0) >= dram_over_l2);
+  // FA3's d 64 proportions, with issue sections of 0 to 360 cycles; and a softmax a third shorter
+  for (int pre : {0, 60, 120, 180, 240, 360}) {
+    CAPTURE(pre);
+    CHECK(ns("own", 1, 3, 2220, pre) / ns("own", 2, 3, 2220, pre) < 1.02);
+  }
+  CHECK(ns("own", 1, 3, 1480) / ns("own", 2, 3, 1480) > 1.10);
 }
 
 // cudnn_baseline.py (issue 27 item 5's baseline): every FA3-benchmark shape ran, cuDNN's and FA2's
