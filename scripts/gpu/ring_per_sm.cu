@@ -16,7 +16,9 @@
 // clock after the turn's barrier, thread 0 writes it back before passing the turn) and each GEMM is
 // `hold` / 2 SM cycles of it (GEMM0 and GEMM1 of one warpgroup: the same FLOPs); the turn spends `pre`
 // cycles before its first GEMM can start (the compiled loop's instructions between the ping-pong barrier
-// and the first HGMMA); the softmax is a spin of `run` cycles after GEMM1's end.
+// and the first HGMMA); the softmax is a spin of `run` cycles after GEMM1's end. With ksteps > 0 the
+// GEMMs are wgmmas instead (real_gemms, ksteps 4 or 8): the tensor pipe, the wgmmas' completion and issue are the
+// hardware's, only the operands' values and the softmax are not the kernel's.
 // With run = 0 the loop is the ring's alone: a step is G x hold cycles of the pipe plus what the ring
 // adds (the last release of a block to the next block's landing: the producer's wake, its two copies
 // and the consumers' wake).
@@ -30,9 +32,9 @@
 // first fill amortised over 2,000 steps); cycles_per_step: the same at the launch's SM clock.
 //
 // Build and run (the GPU machine):
-//   nvcc -O3 -arch=sm_90a -I scripts/gpu -I scripts/gpu/v3_kernel -o /tmp/ring_per_sm scripts/gpu/ring_per_sm.cu && /tmp/ring_per_sm
+//   nvcc -O3 -gencode arch=compute_90a,code=sm_90a -I scripts/gpu -I scripts/gpu/v3_kernel -o /tmp/ring_per_sm scripts/gpu/ring_per_sm.cu && /tmp/ring_per_sm
 // Prints one JSON object: {"sms", "gpu", "steps", "rows": [{"mode", "blocks", "stages", "groups",
-// "bytes", "hold", "run", "pre", "ms", "ghz", "ns_per_step", "cycles_per_step"}, ...]}.
+// "bytes", "hold", "run", "pre", "ksteps", "ms", "ghz", "ns_per_step", "cycles_per_step"}, ...]}.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -44,6 +46,8 @@
 #include "event_timing.cuh"
 #include "ptx.cuh"
 #include "sm_clock.cuh"
+#include "wgmma.cuh"
+#include "wgmma_desc.cuh"
 
 namespace {
 
@@ -63,10 +67,77 @@ __device__ __forceinline__ void spin_until(long long until) {
   }
 }
 
+// The consumer loop with the GEMMs as wgmmas (kSteps > 0): each GEMM kSteps x wgmma m64n128k16 SS
+// (d 64: GEMM0 64 x 128 x 64 and GEMM1 64 x 64 x 128 are 4 each in FLOPs; d 128: 8), GEMM0's B the K
+// stage, GEMM1's the V stage, A a 2 KiB slice of this warpgroup's own (the values do not matter), one
+// accumulator for both; the waits and releases in the compiled order, as the spun loop. The first and
+// last steps are peeled (as the kernel's Consumer::tile) so that no wgmma sits on a branch ptxas
+// cannot see is uniform (it would serialize them).
+template <int kSteps, class KFull, class KEmpty, class VFull, class VEmpty>
+__device__ void real_gemms(int c, int groups, int run, int pre, int steps, int stages, std::uint32_t bytes,
+                           unsigned char* buf, KFull k_full, KEmpty k_empty, VFull v_full, VEmpty v_empty) {
+  const bool lane0 = threadIdx.x % 32 == 0;
+  const std::uint32_t base = v3::smem_addr(buf);
+  const std::uint64_t a = make_desc(base + 2 * std::uint32_t(stages) * bytes + std::uint32_t(c) * 2048);
+  float acc[64];
+#pragma unroll
+  for (int k = 0; k < 64; ++k) acc[k] = 0.f;
+  auto gemm = [&](std::uint32_t stage_addr) {
+    const std::uint64_t b = make_desc(stage_addr);
+    v3::reg_fence(acc);
+    v3::wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < kSteps; ++k) v3::wgmma_ss<128, false, 0, 0>(acc, a, b, 1);
+    v3::wgmma_commit();
+    v3::reg_fence(acc);
+  };
+  auto k_addr = [&](int s) { return base + std::uint32_t(s) * bytes; };
+  auto v_addr = [&](int s) { return base + std::uint32_t(stages + s) * bytes; };
+  auto release = [&](std::uint32_t bar) {
+    __syncwarp();
+    if (lane0) v3::mbar_arrive(bar);
+  };
+  // step 0: GEMM0_0 alone
+  v3::mbar_wait(k_full(0), 0);
+  v3::named_sync(1 + c, 256);
+  spin_until(clock64() + pre);
+  gemm(k_addr(0));
+  if (!(steps == 1 && c == groups - 1)) v3::named_arrive(1 + (c + 1) % groups, 256);
+  v3::wgmma_wait<0>();
+  v3::reg_fence(acc);
+  release(k_empty(0));
+  spin_until(clock64() + run);
+  for (int n = 1; n < steps; ++n) {
+    const int s = n % stages, ph = (n / stages) & 1, ps = (n - 1) % stages, pph = ((n - 1) / stages) & 1;
+    v3::mbar_wait(k_full(s), ph);
+    v3::named_sync(1 + c, 256);
+    spin_until(clock64() + pre);
+    gemm(k_addr(s));
+    v3::mbar_wait(v_full(ps), pph);
+    gemm(v_addr(ps));
+    if (!(n == steps - 1 && c == groups - 1)) v3::named_arrive(1 + (c + 1) % groups, 256);
+    v3::wgmma_wait<1>();
+    v3::reg_fence(acc);
+    release(k_empty(s));
+    v3::wgmma_wait<0>();
+    v3::reg_fence(acc);
+    release(v_empty(ps));
+    spin_until(clock64() + run);
+  }
+  // the last block's deferred GEMM1, outside the turns
+  const int ps = (steps - 1) % stages, pph = ((steps - 1) / stages) & 1;
+  v3::mbar_wait(v_full(ps), pph);
+  gemm(v_addr(ps));
+  v3::wgmma_wait<0>();
+  v3::reg_fence(acc);
+  release(v_empty(ps));
+  if (acc[0] == 12345.f) buf[0] = 1;  // keeps the accumulator live
+}
+
 // `src`: K blocks at [0, sources) x bytes of this block's region, V blocks after them
 __global__ void __launch_bounds__(128 * (1 + kMaxGroups), 1)
     ring(const char* __restrict__ src, std::uint32_t bytes, int stages, int groups, int hold, int run, int pre,
-         int sources, bool shared_src, int steps, unsigned long long* clock) {
+         int ksteps, int sources, bool shared_src, int steps, unsigned long long* clock) {
   extern __shared__ __align__(128) unsigned char buf[];  // K stages, then V stages
   __shared__ Ring r;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -105,6 +176,11 @@ __global__ void __launch_bounds__(128 * (1 + kMaxGroups), 1)
     const int c = wg - 1;  // consumer warpgroup c takes its turn after c - 1 (ping-pong's named barriers)
     const bool lane0 = tid % 32 == 0;
     if (c == groups - 1) v3::named_arrive(1, 256);  // warpgroup 0 takes the first turn
+    if (ksteps == 4) {
+      real_gemms<4>(c, groups, run, pre, steps, stages, bytes, buf, k_full, k_empty, v_full, v_empty);
+    } else if (ksteps == 8) {
+      real_gemms<8>(c, groups, run, pre, steps, stages, bytes, buf, k_full, k_empty, v_full, v_empty);
+    } else
     for (int n = 0; n <= steps; ++n) {
       const bool gemm0 = n < steps, gemm1 = n > 0;  // the last step: the last block's deferred GEMM1
       const int s = n % stages, ph = (n / stages) & 1, ps = (n - 1 + stages) % stages, pph = ((n - 1) / stages) & 1;
@@ -148,6 +224,7 @@ struct Config {
   std::uint32_t bytes;
   int hold, run;  // SM cycles: one warpgroup's GEMM0 + GEMM1 in the pipe; its softmax
   int pre = 0;     // SM cycles of its turn before its first wgmma issues
+  int ksteps = 0;  // 4 or 8: the GEMMs as wgmmas, ksteps m64n128k16 each (hold unused); 0: spun
 };
 
 }  // namespace
@@ -158,7 +235,8 @@ int main() {
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
-  CHECK(cudaFuncSetAttribute(ring, cudaFuncAttributeMaxDynamicSharedMemorySize, 2 * kMaxStages * 32768));
+  CHECK(cudaFuncSetAttribute(ring, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             2 * kMaxStages * 32768 + kMaxGroups * 2048));
   // The shapes of V3's FA3 tiles on the H200 (the time model's figures at 1.78 GHz, the SM clock its
   // d = 64 launches kept): d = 64, B_r = 192 (3 consumer warpgroups), B_c = 128: K_j 16 KiB, one
   // warpgroup's GEMM0 + GEMM1 288 ns = 513 cycles, its softmax and the rest 1,247 ns = 2,220 cycles;
@@ -182,6 +260,14 @@ int main() {
       configs.push_back({"own", st, 3, 16384, 513, 2220, pre});
       configs.push_back({"own", st, 2, 32768, 1027, 1832, pre});
     }
+  // the GEMMs as wgmmas on the stages (d = 64: 4 m64n128k16 a GEMM, d = 128: 8), the softmax spun
+  for (int st : {1, 2}) {
+    for (int run : {0, 1480, 2220, 2960}) configs.push_back({"own", st, 3, 16384, 513, run, 0, 4});
+    configs.push_back({"own", st, 3, 16384, 513, 2220, 180, 4});
+    configs.push_back({"one_sm", st, 3, 16384, 513, 0, 0, 4});
+    for (int run : {0, 1220, 1832, 2440}) configs.push_back({"own", st, 2, 32768, 1027, run, 0, 8});
+    configs.push_back({"one_sm", st, 2, 32768, 1027, 0, 0, 8});
+  }
   const std::size_t region_l2 = std::size_t(2) * kL2Sources * 32768, region_stream = std::size_t(2) * kStreamSources * 16384;
   const std::size_t src_bytes = std::size_t(sms) * std::max(region_l2, region_stream);
   char* src = nullptr;
@@ -194,9 +280,9 @@ int main() {
     const int blocks = mode == "one_sm" ? 1 : sms;
     const int sources = mode == "stream" ? kStreamSources : kL2Sources;
     SmClock clock(blocks);
-    const std::size_t smem = std::size_t(2) * x.stages * x.bytes;
+    const std::size_t smem = std::size_t(2) * x.stages * x.bytes + kMaxGroups * 2048;
     const auto launch = [&] {
-      ring<<<blocks, 128 * (1 + x.groups), smem>>>(src, x.bytes, x.stages, x.groups, x.hold, x.run, x.pre, sources,
+      ring<<<blocks, 128 * (1 + x.groups), smem>>>(src, x.bytes, x.stages, x.groups, x.hold, x.run, x.pre, x.ksteps, sources,
                                                    mode == "shared", kSteps, clock.device());
     };
     launch();  // the sources into the L2: read once untimed
@@ -204,8 +290,8 @@ int main() {
     const double ms = median_ms(launch, 9, 3);
     const double ghz = clock.ghz();
     std::printf("%s\n {\"mode\": \"%s\", \"blocks\": %d, \"stages\": %d, \"groups\": %d, \"bytes\": %u, \"hold\": %d, "
-                "\"run\": %d, \"pre\": %d, \"ms\": %.6f, \"ghz\": %.4f, \"ns_per_step\": %.2f, \"cycles_per_step\": %.1f}",
-                i ? "," : "", x.mode, blocks, x.stages, x.groups, x.bytes, x.hold, x.run, x.pre, ms, ghz,
+                "\"run\": %d, \"pre\": %d, \"ksteps\": %d, \"ms\": %.6f, \"ghz\": %.4f, \"ns_per_step\": %.2f, \"cycles_per_step\": %.1f}",
+                i ? "," : "", x.mode, blocks, x.stages, x.groups, x.bytes, x.hold, x.run, x.pre, x.ksteps, ms, ghz,
                 ms * 1e6 / kSteps, ms * 1e6 / kSteps * ghz);
     std::fflush(stdout);
   }

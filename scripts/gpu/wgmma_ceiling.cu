@@ -27,6 +27,7 @@
 
 #include "cuda_check.cuh"
 #include "sm_clock.cuh"
+#include "wgmma_desc.cuh"
 
 namespace {
 
@@ -34,13 +35,8 @@ constexpr int kBatch = 4;  // wgmma per commit group
 constexpr int kReps = 7;
 constexpr int kSmemBytes = 16384;  // A: 64 x 16 fp16 (2 KiB) at 0, B: N x 16 fp16 (up to 8 KiB) at 4 KiB
 
-// A shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format"): start address >> 4 in bits
-// 0-13, leading-dimension byte offset >> 4 in bits 16-29, stride-dimension byte offset >> 4 in bits
-// 32-45, no swizzle (bits 62-63 = 0). The operands are all ones, so the layout the offsets describe
+// Operands through wgmma_desc.cuh's descriptor: they are all ones, so the layout its offsets describe
 // does not change the result; the offsets keep every core matrix inside the buffer.
-__device__ std::uint64_t make_desc(std::uint32_t smem_addr) {
-  return (std::uint64_t(smem_addr >> 4) & 0x3FFF) | (std::uint64_t(128 >> 4) << 16) | (std::uint64_t(256 >> 4) << 32);
-}
 
 __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
