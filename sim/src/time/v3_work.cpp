@@ -63,15 +63,26 @@ double phased_groups(const Problem& p) {
 // 1.62 -> 1.51, measured 1.73 -> 1.51. (Without warp specialization, whose variant also turns
 // ping-pong off, the samples put the queueing in the HGMMA issue stalls instead: d 128 753 against
 // 220, the wgmma wait 264 against 755.)
+// One stage does the same to the warpgroups with ping-pong on (`together`): each K/V block's landing is
+// what every warpgroup waits for, so their turns start together and their GEMMs go into the pipe
+// together instead of one warpgroup's under another's softmax. Shown apart from the kernel by
+// scripts/gpu/ring_per_sm.cu (tests/data/gpu_ceilings/h100_ring_per_sm.json; docs/model.md "The
+// one-stage ring alone, measured"): the kernel's ring and turns with the softmax spun cost FA3's d 64
+// step 0.5% with one stage when the GEMMs are a pipe serving one warpgroup at a time, 7.9% when they are
+// real wgmmas; the PC samples of one stage at d 64 causal grow in wgmma issue (74 -> 160 cycles a step)
+// as no ping-pong's do. The form (no ping-pong's queueing, no constant) was chosen after those runs;
+// checked on the H100 probes (v3_one_stage_test.cpp: 14 of 14 within 10%, the 4 causal ones it was not
+// written from 3.7-6.3%) and the H200 ablation (v3_ablation_test.cpp).
 double consumer_round(const Problem& p, const V3StepWork& v) {
   const double groups = double(consumer_groups(p));
   const double tensor = p.gpu.wgmma_flops.value() / double(p.gpu.sms);
   const double wait = v.flops / groups / tensor;  // GEMM0 and GEMM1 of its 64 rows
+  const bool together = !p.hopper.pingpong || p.hopper.stages == 1;  // the GEMMs share the pipe
   double others = groups - 1, run = 0, shared = wait;
   for (int round = 0; round < 20; ++round) {
     run = v.warp_instructions * pace_s(p, others);
     others = p.hopper.warp_specialize ? (groups - 1) * run / (shared + run) : groups - 1;
-    if (!p.hopper.pingpong) shared = wait * (1 + (groups - 1) * wait / (shared + run));
+    if (together) shared = wait * (1 + (groups - 1) * wait / (shared + run));
   }
   return shared + run;
 }

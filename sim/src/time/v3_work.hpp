@@ -61,7 +61,8 @@ V3StepWork v3_step_work(const Problem& p, const Launch& l, const StepView& s);
 /// and under the static persistent deal the step also carries DRAM's latency in place of the L2's for
 /// the share of (batch, head)s whose Q blocks all run in one round (v3_work.cpp lockstep_fill_s: their
 /// SMs walk the same K/V blocks in step and wait for the same fills). Without ping-pong a warpgroup's
-/// round also waits for the other warpgroups' GEMMs queued beside its own (consumer_round). Q_i's load starts a thread
+/// round also waits for the other warpgroups' GEMMs queued beside its own (consumer_round), and so
+/// it does with one stage, whose landings start every warpgroup's turn together. Q_i's load starts a thread
 /// block's tile (a round trip it waits out), except under the persistent scheduler with warp
 /// specialization, where the producer loads the next tile's Q_i while the consumers finish the
 /// last (v3_forward.cuh: load_q after the consumers release Q): prefetched, and only a thread

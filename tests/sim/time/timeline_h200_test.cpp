@@ -47,8 +47,8 @@ TEST_CASE("timeline h200: ablation rows are read (every mapped variant of every 
   CHECK(ablation_rows().size() == 40);
 }
 
-// Issue 27 item 5: predicted within 10% of measured on every ablation row. Not met: 29 of 40 (30 until
-// the analytic deal picked other SMs at causal N 4096: the floor below says which row). 30 of 40 since the
+// Issue 27 item 5: predicted within 10% of measured on every ablation row. Not met: 28 of 40 (30 until
+// the analytic deal picked other SMs at causal N 4096, twice: the floor below says which rows). 30 of 40 since the
 // consumer's program follows the compiled loop (both GEMMs waited for and V released before the softmax:
 // docs/model.md "The compiled order"; 27 of 40 before it, when the eight stages1 rows were outside);
 // outside, no_ws at d 128 (four rows, 0.61-0.65 against 0.78-0.87), stages1 at d 64 none N 4096 (1.000
@@ -74,11 +74,14 @@ TEST_CASE("timeline h200: every ablation row's relative speed within 10% of the 
 // The count the note above gives, as a floor: a change that loses a row shows here. 29 since the analytic
 // round counts the GEMMs queued without ping-pong (v3_work.cpp consumer_round): the timeline draws the
 // SM the analytic deal finishes last, and at the causal N 4096 shapes that SM's tiles moved; no_pingpong
-// d 64 causal N 4096 went from 1.002 (+10.0%, inside by 0.0004) to 1.006 (+10.4%) against 0.911.
-TEST_CASE("timeline h200: at least 29 of the 40 ablation rows within 10% of the measured") {
+// d 64 causal N 4096 went from 1.002 (+10.0%, inside by 0.0004) to 1.006 (+10.4%) against 0.911. 28
+// since the analytic round of one stage counts the same queueing (consumer_round `together`; the
+// timeline's tensor unit serves one warpgroup's GEMMs at a time and has no such rule): the analytic deal
+// moved the SM drawn at stages1 d 64 causal N 4096, 1.000 (+9.8%) -> 1.005 (+10.5%) against 0.910.
+TEST_CASE("timeline h200: at least 28 of the 40 ablation rows within 10% of the measured") {
   int within = 0;
   for (const test::AblationRow& a : ablation_rows()) within += std::abs(predicted(a) / a.measured - 1) <= 0.10;
-  CHECK(within >= 29);
+  CHECK(within >= 28);
 }
 
 // Issue 27 item 5, per unit: "predicted vs measured busy fraction per unit within 10%", read as 10
