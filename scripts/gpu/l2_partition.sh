@@ -30,4 +30,4 @@ json.dump({"nvidia_smi": smi, "ncu": ncu, "commit": commit, "metrics": metrics.s
 PY
 mkdir -p "$out"
 tar czf "$out/l2_partition.raw.tar.gz" -C "$work" map.jsonl list.jsonl ncu.csv meta.json
-echo "l2_partition: $(wc -l < "$work/list.jsonl") launches listed, $(grep -c '"l2p_' "$work/ncu.csv" || true) ncu rows"
+echo "l2_partition: $(wc -l < "$work/list.jsonl") launches listed, $(grep -c "l2p_.*dram__bytes_read" "$work/ncu.csv" || true) ncu rows"

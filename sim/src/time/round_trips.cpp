@@ -137,4 +137,9 @@ double tma_round_trip(const GpuSpec& g, const Counters& k, std::size_t x) {
   return g.tma_round_trip_s.value() + miss * (g.dram_latency_s.value() - g.l2_hit_latency_s.value());
 }
 
+double ring_wake_s(const GpuSpec& g, double step_bytes) {
+  const double lone = g.tma_round_trip_s.value() + step_bytes / g.tma_sm_bytes_per_s.value();
+  return std::max(0.0, kRingTurnaround_s - lone);
+}
+
 }  // namespace flashlab::time_detail

@@ -38,4 +38,19 @@ TimeParams with_round_trip(const TimeParams& params, const GpuSpec& g, const Cou
 /// timeline's L2 queue, v3_timeline.cpp) the queue holds the load's wait.
 double tma_round_trip(const GpuSpec& g, const Counters& k, std::size_t x);
 
+/// The turnaround of V3's K/V stage ring, measured with one stage, seconds: from the last consumer's
+/// release of a stage to the next block's landing (the producer's wake, V_j's and K_j+1's copies, the
+/// consumer's wake). scripts/gpu/ring_per_sm.cu on an H100 (tests/data/gpu_ceilings/h100_ring_per_sm.json,
+/// 2026-12-06; the GH100 die of the h200 preset): every SM reading its own lines, the d 128 shape (two
+/// warpgroups, two 32 KiB copies a step), the step less the pipe's spun GEMMs: 1,727.95 ns - 2 x 1,027
+/// cycles at 1.98 GHz = 690.6 ns. The other modes and the d 64 shape (two 16 KiB copies) give 673-728
+/// ns: the copies' bytes barely move it, where a lone copy's figures give 554 and 378 ns.
+inline constexpr double kRingTurnaround_s = 690.6e-9;
+
+/// What the ring's turnaround takes beyond a lone copy's figures (GpuSpec::tma_round_trip_s, and the
+/// step's K and V copies, `step_bytes`, at GpuSpec::tma_sm_bytes_per_s), seconds, at least 0: the
+/// warps' wakes at the mbarriers and whatever else the lone copy leaves out. The V3 timeline adds it
+/// to its copies' round trip (timeline.cpp), as it adds lockstep_fill_s.
+double ring_wake_s(const GpuSpec& g, double step_bytes);
+
 }  // namespace flashlab::time_detail

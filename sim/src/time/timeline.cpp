@@ -277,8 +277,13 @@ Timeline timeline(const Problem& p, const Schedule& sched, const TimelineOptions
     std::vector<std::pair<std::int64_t, std::int64_t>> blocks;
     for (std::size_t q : slots) blocks.insert(blocks.end(), lb.slot_blocks[q].begin(), lb.slot_blocks[q].end());
     if (slots.size() > 1) out.note = "V3 with several thread blocks per SM: laid out one after another; ";
-    // a copy's round trip, and with one stage under the static deal the lockstep fill on it
-    const double trip = time_detail::tma_round_trip(p.gpu, k, x) + time_detail::lockstep_fill_s(p, s.launches[x]);
+    // a copy's round trip, the ring's turnaround beyond it (a step's K_j and V_j), and with one stage
+    // under the static deal the lockstep fill on it
+    double kv = 0;
+    for (const auto& tile : rec.tiles)
+      for (const V3TileStep& st : tile) kv = std::max(kv, st.kv_bytes);
+    const double trip = time_detail::tma_round_trip(p.gpu, k, x) + time_detail::ring_wake_s(p.gpu, 2 * kv) +
+                        time_detail::lockstep_fill_s(p, s.launches[x]);
     laid = time_detail::lay_v3_paced(p, lb.persistent, rec.tiles, blocks, trip);
     out.stages = std::int32_t(p.hopper.stages);
   } else {

@@ -48,8 +48,11 @@ inline constexpr int kTimelineUnitCount = 5;
 /// tma_round_trip, seconds); `iota`: TimeParams::issue_interval (a warpgroup's softmax lasts at least one
 /// warp's instructions times iota cycles, the latency floor of step_time). Persistent: the ring and
 /// the barriers carry on from tile to tile; grid: each tile is a thread block of its own, started
-/// when the last one has finished.
+/// when the last one has finished. `paced`: a softmax or finalize lasts at least one warp's instructions
+/// at the pace of the others executing beside it at each moment (v3_pace.hpp PacedStreams), in place of
+/// the floor at `iota`.
 Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
-            const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s, double iota);
+            const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s, double iota,
+            bool paced = false);
 
 }  // namespace flashlab::time_detail

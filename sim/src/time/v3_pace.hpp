@@ -32,13 +32,43 @@ inline constexpr double kCompiledPerEstimateInline = 1.58;
 /// above, at the clock under wgmma's load), with `others` consumer warps executing beside it.
 double pace_s(const Problem& p, double others);
 
+/// The consumer warpgroups' instruction streams executing at once (a softmax, an epilogue's finalize),
+/// each at the pace above with the others executing beside it at that moment: while n execute, each
+/// runs one estimated instruction per pace_s(p, n - 1) seconds. Work in estimated instructions of one
+/// warp (V3StepWork::warp_instructions), times in seconds. The timeline's engine (v3_timeline.cpp)
+/// runs it in time order: a stream's end is final once nothing else starts before it.
+class PacedStreams {
+ public:
+  explicit PacedStreams(const Problem& p) : p_(p) {}
+  /// Starts stream `tag` (one per agent at a time) of `instructions`, at the time last advanced to.
+  void add(int tag, double instructions);
+  /// The time stream `tag` would end if no other started (it must be running).
+  double tentative(int tag) const;
+  /// Runs the streams to time t; the ones that end by then go to `done` (tag, end).
+  void advance(double t);
+  /// Runs the streams until `tag` has ended (with none started meanwhile).
+  void finish(int tag);
+  double now() const { return t_; }
+  std::vector<std::pair<int, double>> done;
+
+ private:
+  // runs to time t or to the next end, whichever is first; the tag that ended (-1 if none), its time
+  int step(std::vector<std::pair<int, double>>& jobs, double& t_now, double t) const;
+  const Problem& p_;
+  std::vector<std::pair<int, double>> jobs_;  // (tag, instructions left)
+  double t_ = 0;
+};
+
 /// The time-averaged number of other consumer warpgroups in their softmax while one is in its own
 /// (each warpgroup has one warp on each SMSP), over all of a layout's softmax intervals; 0 if none.
+/// (What the PC samples' "others beside" measures, read off a layout; the timeline paces each moment
+/// by the count at that moment, PacedStreams.)
 double others_beside(const Laid& l);
 
-/// lay_v3 with each softmax lasting its warps' compiled instructions at the pace above, the others
-/// beside it taken from the layout itself: laid out again with the count the last layout gave (halfway
-/// from the one before, eight times, from all the others always beside).
+/// lay_v3 with each softmax and finalize lasting its warps' compiled instructions at the pace above,
+/// with the other consumer warpgroups executing beside it at each moment (PacedStreams). Until
+/// 2026-12-06 the pace took one count for the whole layout, the time-averaged others_beside of the
+/// layout before, laid out nine times.
 Laid lay_v3_paced(const Problem& p, bool persistent, const V3Tiles& tiles,
                   const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s);
 

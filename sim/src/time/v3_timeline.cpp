@@ -1,10 +1,14 @@
 // v3_timeline.cpp — one SM's V3 thread block, event by event (timeline_detail.hpp lay_v3).
 //
 // Each agent (the producer warp, each consumer warpgroup) is an in-order list of operations: work on
-// the SM's units (shared FIFO queues, one job at a time each), a TMA load (the L2 queue, then one round
-// trip; the queue runs at one SM's measured bulk-copy intake under a token bucket of its L2 share), an arrive on or a
-// wait for an mbarrier / named barrier. The engine runs, at each turn, the runnable agent whose next operation is ready first. Work is V3StepWork's (v3_work.cpp) at the SM's
-// share of GpuSpec's rates, split evenly over the consumer warpgroups.
+// the SM's units (shared FIFO queues, one job at a time each; a wgmma's tensor time in the tensor pipe,
+// tensor_pipe.hpp; with `paced`, a softmax's or finalize's instructions at the pace of the others
+// executing beside it, v3_pace.hpp PacedStreams), a TMA load (the L2 queue, then one round trip; the
+// queue runs at one SM's measured bulk-copy intake under a token bucket of its L2 share), an arrive on
+// or a wait for an mbarrier / named barrier. The engine runs, at each turn, the runnable agent whose
+// next operation is ready first (a GEMM's or a stream's end counts as ready once nothing else starts
+// before it). Work is V3StepWork's (v3_work.cpp) at the SM's share of GpuSpec's rates, split evenly
+// over the consumer warpgroups.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -16,6 +20,8 @@
 #include "flashlab/contract/event.hpp"
 #include "timeline_detail.hpp"
 #include "sm_facts.hpp"
+#include "tensor_pipe.hpp"
+#include "v3_pace.hpp"
 
 namespace flashlab::time_detail {
 namespace {
@@ -29,24 +35,29 @@ struct Op {
   char tensor = 0;
   std::array<double, kTimelineUnitCount> dur{};  // exec: seconds on each unit (kTimelineUnits order)
   double floor = 0;     // exec: the agent's latency floor, seconds
+  double warp_instructions = 0;  // exec: one warp's estimated instructions (the floor's work at the pace)
   bool async = false;   // exec: issued, its completion arrives on `ev` (wgmma)
   int ev = -1;          // the event waited for, arrived on, or completed
   double bytes = 0;     // load: bytes moved through the SM's L2 port
   int ring = 0;         // +1: a K or V load's issue takes a buffer; -1: its empty barrier's last arrive frees it
+  int wgmmas = 0;       // exec (wgmma): its wgmma instructions (m64nNk16: K / 16)
 };
 
 struct Event {
   int needed = 1, got = 0;
   double time = 0;
+  bool in_pipe = false;  // a wgmma's completion, still in the tensor pipe (TensorPipe)
   bool done() const { return got >= needed; }
 };
 
 struct Work {  // one consumer warpgroup's share of a step, seconds per unit
   std::array<double, kTimelineUnitCount> gemm0{}, gemm1{}, softmax{};
-  double floor = 0;
+  double floor = 0, warp_instructions = 0;
+  int gemm0_wgmmas = 0, gemm1_wgmmas = 0;  // S = Q K^T over d, O += P V over B_c: K / 16 each
 };
 
 constexpr int kTensor = 0, kSfu = 1, kIssue = 2, kSmem = 3, kL2 = 4;
+constexpr std::int64_t kWgmmaK = 16;  // K of one wgmma (fp16 / bf16): m64nNk16
 
 Work group_work(const Problem& p, const V3StepWork& w, double groups, double iota) {
   const GpuSpec& g = p.gpu;
@@ -62,6 +73,8 @@ Work group_work(const Problem& p, const V3StepWork& w, double groups, double iot
   out.softmax[kIssue] = std::max(w.instructions / groups / (kSchedulers * clock),
                                  w.fp32 / groups / (g.fp32_fma_per_s.value() / sms));
   out.floor = w.warp_instructions * iota / clock;
+  out.warp_instructions = w.warp_instructions;
+  out.gemm0_wgmmas = int(p.tiling.d / kWgmmaK), out.gemm1_wgmmas = int(p.tiling.b_c / kWgmmaK);
   return out;
 }
 
@@ -172,8 +185,9 @@ class Builder {
     push(g + (ws_ ? 1 : 0), w);
   }
   void arrive(int g, int ev, int ring = 0) { push(g + (ws_ ? 1 : 0), {.kind = OpKind::arrive, .ev = ev, .ring = ring}); }
-  void exec(int g, Phase what, const std::array<double, kTimelineUnitCount>& dur, std::int64_t j, double floor, int ev) {
-    Op e = tagged({.kind = OpKind::exec, .what = what, .dur = dur, .floor = floor, .async = ev >= 0, .ev = ev});
+  void exec(int g, Phase what, const std::array<double, kTimelineUnitCount>& dur, std::int64_t j, const Work* w, int ev) {
+    Op e = tagged({.kind = OpKind::exec, .what = what, .dur = dur, .floor = w ? w->floor : 0.0,
+                   .warp_instructions = w ? w->warp_instructions : 0.0, .async = ev >= 0, .ev = ev});
     e.j = j;
     if (what == Phase::store_o) e.tensor = 'O';  // the finalize and O_i's staging: O's, as its store is
     push(g + (ws_ ? 1 : 0), e);
@@ -201,7 +215,8 @@ class Builder {
   }
   int gemm(int g, Phase what, const Work& w, std::int64_t j) {
     const int ev = new_event(1);
-    exec(g, what, what == Phase::gemm0 ? w.gemm0 : w.gemm1, j, 0.0, ev);
+    exec(g, what, what == Phase::gemm0 ? w.gemm0 : w.gemm1, j, nullptr, ev);
+    progs_[std::size_t(g + (ws_ ? 1 : 0))].back().wgmmas = what == Phase::gemm0 ? w.gemm0_wgmmas : w.gemm1_wgmmas;
     return ev;
   }
   // consumer warpgroup g's tile: v3_forward.cuh Consumer::tile in its compiled order (with
@@ -234,7 +249,7 @@ class Builder {
       wait(g, Phase::wait_mma, ev_s, jj(0));
       arrive(g, ke_[std::size_t(it)], -1);
       if (inline_ld && stages_ < nb) load_kv(a, false, it + stages_, jj(stages_), kv_bytes(stages_));
-      exec(g, Phase::softmax, work[0].softmax, jj(0), work[0].floor, -1);
+      exec(g, Phase::softmax, work[0].softmax, jj(0), &work[0], -1);
       std::int64_t prev = it++;
       for (std::int64_t k = 1; k < nb; ++k, ++it) {
         wait(g, Phase::wait_full, kf_[std::size_t(it)], jj(k), 'K');
@@ -249,7 +264,7 @@ class Builder {
         wait(g, Phase::wait_mma, ev_o, jj(k - 1));
         arrive(g, ve_[std::size_t(prev)], -1);
         if (inline_ld && k - 1 + stages_ < nb) load_kv(a, true, prev + stages_, jj(k - 1 + stages_), kv_bytes(k - 1 + stages_));
-        exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), work[std::size_t(k)].floor, -1);
+        exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), &work[std::size_t(k)], -1);
         prev = it;
       }
       arrive(g, qe_[std::size_t(cur_.ti)]);
@@ -267,7 +282,7 @@ class Builder {
         arrive(g, ke_[std::size_t(it)], -1);
         if (k == nb - 1) arrive(g, qe_[std::size_t(cur_.ti)]);
         if (inline_ld && k + stages_ < nb) load_kv(a, false, it + stages_, jj(k + stages_), kv_bytes(k + stages_));
-        exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), work[std::size_t(k)].floor, -1);
+        exec(g, Phase::softmax, work[std::size_t(k)].softmax, jj(k), &work[std::size_t(k)], -1);
         wait(g, Phase::wait_full, vf_[std::size_t(it)], jj(k), 'V');
         const int ev_o = gemm(g, Phase::gemm1, work[std::size_t(k)], jj(k));
         wait(g, Phase::wait_mma, ev_o, jj(k));
@@ -279,7 +294,7 @@ class Builder {
     // the epilogue: the finalize (1 / l, log) and O_i's, L_i's stores (issued; the L2 queue moves them)
     if (end) {
       const Work w = group_work(p_, end->work, double(groups_), iota_);
-      exec(g, Phase::store_o, w.softmax, -1, w.floor, -1);
+      exec(g, Phase::store_o, w.softmax, -1, &w, -1);
       push(a, tagged({.kind = OpKind::load, .what = Phase::store_o, .tensor = 'O',
                       .bytes = end->store_bytes / double(groups_)}));
     }
@@ -336,32 +351,40 @@ std::vector<TimelineLane> lanes_of(const Builder& b) {
 constexpr std::size_t kNoneLeft = std::numeric_limits<std::size_t>::max();
 
 /// The agent whose next op can start first (a wait only once its event is done: at the later of the
-/// agent's time and the event's); kNoneLeft when every agent has run its program. Throws
+/// agent's time and the event's; a wgmma still in the tensor pipe at the time it would end if no
+/// other were added) and that time; kNoneLeft when every agent has run its program. Throws
 /// std::logic_error when agents are left but each waits for another (a deadlock of the schedule).
-std::size_t next_agent(const Builder& b, const std::vector<std::size_t>& pc, const std::vector<double>& t) {
+std::pair<std::size_t, double> next_agent(const Builder& b, const TensorPipe& pipe, const std::vector<std::size_t>& pc,
+                                          const std::vector<double>& t, const std::vector<double>& pending) {
   std::size_t best = kNoneLeft;
   double best_t = std::numeric_limits<double>::infinity();
   bool left = false;
   for (std::size_t a = 0; a < pc.size(); ++a) {
+    if (pending[a] >= 0) {  // its instruction stream still running
+      left = true;
+      if (pending[a] < best_t) best_t = pending[a], best = a;
+      continue;
+    }
     if (pc[a] >= b.progs_[a].size()) continue;
     left = true;
     const Op& op = b.progs_[a][pc[a]];
     double r = t[a];
     if (op.kind == OpKind::wait) {
       const Event& e = b.events_[std::size_t(op.ev)];
-      if (!e.done()) continue;
-      r = std::max(r, e.time);
+      if (e.in_pipe) r = std::max({r, e.time, pipe.tentative(op.ev)});  // final once nothing runs before it
+      else if (!e.done()) continue;
+      else r = std::max(r, e.time);
     }
     if (r < best_t) best_t = r, best = a;
   }
   if (left && best == kNoneLeft) throw std::logic_error("timeline: V3's agents wait for each other (no runnable agent)");
-  return best;
+  return {best, best_t};
 }
 
 }  // namespace
 
 Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
-            const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s, double iota) {
+            const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s, double iota, bool paced) {
   Builder b(p, persistent, tiles, blocks, iota);
   b.build();
   Laid out;
@@ -377,15 +400,61 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
         {.iv = {.start_s = s, .end_s = e, .lane = lane, .what = op.what, .i = op.i, .j = op.j, .bh = op.bh, .tensor = op.tensor},
          .by = by});
   };
+  // the tensor pipe's GEMMs: their issuing op and lane (by completion event), spans as it serves them
+  TensorPipe pipe;
+  std::vector<std::pair<const Op*, std::int32_t>> gemm_of(ev.size(), {nullptr, -1});
+  std::vector<int> held(std::size_t(b.agents_), -1);  // the K full barrier whose landing an agent waited for
+  std::pair<int, std::size_t> last_piece{-1, 0};       // the tensor lane's last span: its GEMM, its index
+  const auto drain = [&] {
+    for (const auto& [tag, end] : pipe.done) {
+      Event& x = ev[std::size_t(tag)];
+      x.in_pipe = false, x.got += 1, x.time = std::max(x.time, end);
+    }
+    for (const TensorPipe::Piece& c : pipe.pieces) {
+      const auto& [op, by] = gemm_of[std::size_t(c.tag)];
+      if (last_piece.first == c.tag && out.spans[last_piece.second].iv.end_s >= c.start) {
+        out.spans[last_piece.second].iv.end_s = c.end;  // the same GEMM's next wgmma, right behind
+        continue;
+      }
+      span(unit0 + kTensor, c.start, c.end, *op, by);
+      last_piece = {c.tag, out.spans.size() - 1};
+    }
+    pipe.done.clear(), pipe.pieces.clear();
+  };
+  // paced: each consumer's instruction streams (softmax, finalize) at the pace of the others running now
+  struct Stream {
+    const Op* op = nullptr;  // running: its exec op
+    double start = 0, units = 0, end = -1;  // when it began; its units' FIFO jobs' end; its own end
+  };
+  PacedStreams streams(p);
+  std::vector<Stream> run(std::size_t(b.agents_));
+  std::vector<double> pending(std::size_t(b.agents_), -1.0);
   for (;;) {
-    const std::size_t best = next_agent(b, pc, t);
+    for (std::size_t a = 0; a < run.size(); ++a)
+      pending[a] = run[a].op ? std::max(run[a].units, run[a].end >= 0 ? run[a].end : streams.tentative(int(a))) : -1.0;
+    const auto [best, at] = next_agent(b, pipe, pc, t, pending);
     if (best == kNoneLeft) break;
-    const Op& op = b.progs_[best][pc[best]++];
+    if (at > pipe.now()) pipe.advance(at), drain();
+    if (at > streams.now()) streams.advance(at);
+    for (const auto& [tag, end] : streams.done) run[std::size_t(tag)].end = end;
+    streams.done.clear();
     const std::int32_t lane = std::int32_t(best);
     double& now = t[best];
+    if (Stream& r = run[best]; r.op) {  // its stream has ended (and its units' jobs)
+      if (r.end < 0) streams.finish(int(best));
+      for (const auto& [tag, end] : streams.done) run[std::size_t(tag)].end = end;
+      streams.done.clear();
+      now = std::max(r.units, r.end);
+      span(lane, r.start, now, *r.op, -1);
+      r = Stream{};
+      continue;
+    }
+    const Op& op = b.progs_[best][pc[best]++];
     switch (op.kind) {
       case OpKind::wait: {
+        if (ev[std::size_t(op.ev)].in_pipe) pipe.finish(op.ev), drain();
         const double until = std::max(now, ev[std::size_t(op.ev)].time);
+        if (op.what == Phase::wait_full && op.tensor == 'K') held[best] = until > now ? op.ev : -1;
         if (until > now) span(lane, now, until, op, -1);
         now = until;
         break;
@@ -408,17 +477,29 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
         break;
       }
       case OpKind::exec: {
-        double end = now + op.floor;
+        if (!op.async) held[best] = -1;  // a GEMM issued after the softmax was not held by the landing
+        double units = now;  // the end of its jobs on the FIFO units
+        const bool piped = op.async && op.dur[kTensor] > 0;  // a wgmma: its tensor time in the pipe
         for (int u = 0; u < kTimelineUnitCount; ++u) {
-          if (op.dur[std::size_t(u)] <= 0) continue;
+          if (op.dur[std::size_t(u)] <= 0 || (piped && u == kTensor)) continue;
           const double s = std::max(now, free[std::size_t(u)]), e = s + op.dur[std::size_t(u)];
           free[std::size_t(u)] = e;
           span(unit0 + u, s, e, op, lane);
-          end = std::max(end, e);
+          units = std::max(units, e);
         }
-        if (op.async) {
+        const double end = std::max(units, now + op.floor);
+        if (piped) {
+          Event& x = ev[std::size_t(op.ev)];
+          x.in_pipe = true, x.time = std::max(x.time, end);
+          gemm_of[std::size_t(op.ev)] = {&op, lane};
+          pipe.add(op.ev, lane, op.dur[kTensor], op.wgmmas, held[best]);
+          drain();
+        } else if (op.async) {
           Event& x = ev[std::size_t(op.ev)];
           x.got += 1, x.time = std::max(x.time, end);
+        } else if (paced && op.warp_instructions > 0) {
+          streams.add(int(best), op.warp_instructions);
+          run[best] = {.op = &op, .start = now, .units = units};
         } else {
           if (end > now) span(lane, now, end, op, -1);
           now = end;
@@ -427,6 +508,7 @@ Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
       }
     }
   }
+  pipe.advance(std::numeric_limits<double>::infinity()), drain();
   for (const Span& s : out.spans) out.time_s = std::max(out.time_s, s.iv.end_s);
   for (double x : t) out.time_s = std::max(out.time_s, x);
   return out;

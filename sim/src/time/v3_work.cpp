@@ -6,6 +6,7 @@
 
 #include "flashlab/executor/action_cost.hpp"
 #include "flashlab/memory/occupancy.hpp"
+#include "round_trips.hpp"
 #include "sm_facts.hpp"
 #include "v3_pace.hpp"
 
@@ -99,13 +100,14 @@ double consumer_round(const Problem& p, const V3StepWork& v) {
 // transfers (V_n, K_(n+1) at one SM's bulk-copy intake, tma_sm_bytes_per_s) later. Without intra-warpgroup
 // overlap a warpgroup releases K_n after GEMM0_n, and V_n's load (issued before K_(n+1)'s) waits only for
 // the end of iteration n - 1: the cycle is K_(n+1)'s round trip and transfer after the last warpgroup's
-// GEMM0_n, then every warpgroup's GEMM0_(n+1).
+// GEMM0_n, then every warpgroup's GEMM0_(n+1). The round trip with the ring's measured turnaround beyond
+// a lone copy's (round_trips.hpp ring_wake_s: the warps' wakes at the mbarriers), as the timeline has it.
 double one_stage_cycle(const Problem& p, const V3StepWork& v, double k_bytes, double v_bytes) {
   if (p.hopper.stages != 1 || !p.hopper.warp_specialize) return 0;
   const GpuSpec& g = p.gpu;
   const double groups = double(consumer_groups(p));
   const double gemm = v.gemm0_flops / groups / (g.wgmma_flops.value() / double(g.sms));  // one warpgroup's GEMM0
-  const double trip = g.tma_round_trip_s.value(), intake = g.tma_sm_bytes_per_s.value();
+  const double trip = g.tma_round_trip_s.value() + ring_wake_s(g, k_bytes + v_bytes), intake = g.tma_sm_bytes_per_s.value();
   if (!p.hopper.intra_overlap) return trip + k_bytes / intake + groups * gemm;
   return trip + (v_bytes + k_bytes) / intake + 2 * groups * gemm;
 }

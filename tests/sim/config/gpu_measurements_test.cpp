@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flashlab/config/gpu_spec.hpp"
+#include "../../../sim/src/time/round_trips.hpp"
 
 #include "../../common/test_data.hpp"
 #include "../../common/approx.hpp"
@@ -254,6 +255,8 @@ TEST_CASE("h100_ring_per_sm.json: one stage adds the ring's turnaround to the pi
     CHECK(turnaround(mode) >= model_ns);
     CHECK(turnaround(mode) <= 1.3 * model_ns);
   }
+  // the V3 timeline's ring turnaround (round_trips.hpp kRingTurnaround_s) is the own mode's figure
+  CHECK(1e9 * flashlab::time_detail::kRingTurnaround_s == flashlab::testing::approx(turnaround("own")).epsilon(1e-3));
   for (int groups : {2, 3}) {
     CAPTURE(groups);
     const double own = ns("own", 1, groups, 0);

@@ -47,13 +47,13 @@ TEST_CASE("timeline h200: ablation rows are read (every mapped variant of every 
   CHECK(ablation_rows().size() == 40);
 }
 
-// Issue 27 item 5: predicted within 10% of measured on every ablation row. Not met: 28 of 40 (30 until
-// the analytic deal picked other SMs at causal N 4096, twice: the floor below says which rows). 30 of 40 since the
-// consumer's program follows the compiled loop (both GEMMs waited for and V released before the softmax:
-// docs/model.md "The compiled order"; 27 of 40 before it, when the eight stages1 rows were outside);
-// outside, no_ws at d 128 (four rows, 0.61-0.65 against 0.78-0.87), stages1 at d 64 none N 4096 (1.000
-// against 0.847) and causal N 16384, no_overlap at d 128 but none N 16384 (three rows, 1.00-1.03 against
-// 0.90-0.91), no_pingpong at d 64 causal N 16384 (docs/model.md "Timeline, event by event").
+// Issue 27 item 5: predicted within 10% of measured on every ablation row. Not met: 32 of 40 since the
+// timeline paces each softmax by the others executing beside it at that moment, shares the tensor pipe
+// among the warpgroups one K landing released together, and takes the ring's measured turnaround
+// (docs/model.md "Timeline, event by event"; 28 before, 30 until the analytic deal picked other SMs at
+// causal N 4096, twice). Outside: no_ws at d 128 (four rows, 0.581-0.631 against 0.779-0.872), no_overlap
+// at d 128 but none N 16384 (three rows, 1.004-1.037 against 0.903-0.907, +11.2% to +14.7%), no_pingpong
+// at d 64 causal N 16384 (1.000 against 0.906, +10.4%).
 TEST_CASE("timeline h200: every ablation row's relative speed within 10% of the measured" * doctest::should_fail()) {
   int within = 0;
   std::vector<double> pred;
@@ -78,10 +78,15 @@ TEST_CASE("timeline h200: every ablation row's relative speed within 10% of the 
 // since the analytic round of one stage counts the same queueing (consumer_round `together`; the
 // timeline's tensor unit serves one warpgroup's GEMMs at a time and has no such rule): the analytic deal
 // moved the SM drawn at stages1 d 64 causal N 4096, 1.000 (+9.8%) -> 1.005 (+10.5%) against 0.910.
-TEST_CASE("timeline h200: at least 28 of the 40 ablation rows within 10% of the measured") {
+// 32 since the ring's turnaround is the measured one (round_trips.hpp ring_wake_s: all eight one-stage
+// rows inside, 0.807-0.954 against 0.814-0.951; at d 64 none N 4096 0.834 against 0.847, was 0.995), the
+// pace counts the others beside each moment (v3_pace.hpp PacedStreams) and the GEMMs one K landing
+// releases share the tensor pipe (tensor_pipe.hpp: no_pingpong d 64 causal N 4096 1.006 -> 1.000
+// against 0.911, +9.8%).
+TEST_CASE("timeline h200: at least 32 of the 40 ablation rows within 10% of the measured") {
   int within = 0;
   for (const test::AblationRow& a : ablation_rows()) within += std::abs(predicted(a) / a.measured - 1) <= 0.10;
-  CHECK(within >= 28);
+  CHECK(within >= 32);
 }
 
 // Issue 27 item 5, per unit: "predicted vs measured busy fraction per unit within 10%", read as 10
