@@ -20,6 +20,7 @@
 #include "flashlab/contract/event.hpp"
 #include "timeline_detail.hpp"
 #include "sm_facts.hpp"
+#include "l2_queue.hpp"
 #include "tensor_pipe.hpp"
 #include "v3_pace.hpp"
 
@@ -57,7 +58,6 @@ struct Work {  // one consumer warpgroup's share of a step, seconds per unit
 };
 
 constexpr int kTensor = 0, kSfu = 1, kIssue = 2, kSmem = 3, kL2 = 4;
-constexpr std::int64_t kWgmmaK = 16;  // K of one wgmma (fp16 / bf16): m64nNk16
 
 Work group_work(const Problem& p, const V3StepWork& w, double groups, double iota) {
   const GpuSpec& g = p.gpu;
@@ -74,7 +74,7 @@ Work group_work(const Problem& p, const V3StepWork& w, double groups, double iot
                                  w.fp32 / groups / (g.fp32_fma_per_s.value() / sms));
   out.floor = w.warp_instructions * iota / clock;
   out.warp_instructions = w.warp_instructions;
-  out.gemm0_wgmmas = int(p.tiling.d / kWgmmaK), out.gemm1_wgmmas = int(p.tiling.b_c / kWgmmaK);
+  out.gemm0_wgmmas = int(double(p.tiling.d) / kWgmmaK), out.gemm1_wgmmas = int(double(p.tiling.b_c) / kWgmmaK);
   return out;
 }
 
@@ -311,30 +311,6 @@ class Builder {
   std::vector<int> qf_, qe_, kf_, ke_, vf_, ve_;
   std::vector<int> turns_;
   std::map<std::tuple<int, int, int>, int> turn_;
-};
-
-/// The L2 queue of one SM's TMA loads: each transfer moves at what one SM's bulk copies take in alone
-/// (GpuSpec::tma_sm_bytes_per_s, scripts/gpu/tma_per_sm.cu: 186 GB/s, 3.2x its share), while the SM's
-/// draw over time is held to its 1/SMs share of the L2's bandwidth (every SM loading its own bytes by
-/// TMA draws the L2's ceiling, tests/data/gpu_ceilings/h100_tma_per_sm.json) by a token bucket as deep
-/// as the stage ring (the bytes the SM can have asked for ahead of its use). A copy lands lay_v3's
-/// `latency_s` after its transfer ends (round_trips.hpp tma_round_trip: a lone copy's round trip, no
-/// queueing term: this queue holds it).
-class L2Queue {
- public:
-  L2Queue(const GpuSpec& g, double ring_bytes)
-      : share_(g.l2_bytes_per_s.value() / double(g.sms)), port_(std::max(share_, g.tma_sm_bytes_per_s.value())),
-        burst_s_(ring_bytes / share_) {}
-  /// The end of a transfer of `bytes` that starts at `start` (seconds): at the port's rate, and no
-  /// earlier than the share-rate pipe would finish all bytes asked so far, less the bucket's depth.
-  double transfer(double start, double bytes) {
-    share_end_ = std::max(share_end_, start) + bytes / share_;
-    return std::max(start + bytes / port_, share_end_ - burst_s_);
-  }
-
- private:
-  double share_, port_, burst_s_;
-  double share_end_ = 0;  // when the share-rate pipe would finish what was asked so far
 };
 
 /// The lanes of one SM's V3 thread block: the producer (with warp specialization), each consumer

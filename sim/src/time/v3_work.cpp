@@ -14,7 +14,6 @@ namespace flashlab::time_detail {
 namespace {
 
 constexpr double kWarpsPerGroup = 4;    // warps of one warpgroup
-constexpr double kWgmmaK = 16;          // K of one wgmma (fp16/bf16): m64nNk16
 constexpr double kMaskLaneOps = 4;      // a masked score element: column and row index, compare, select
 constexpr double kWarpOverhead = 24;    // per warp per tile: shuffles, row statistics, fences, waits
 constexpr double kCorrEx2PerRow = 4;    // each of a row's 4 threads computes its correction
