@@ -21,10 +21,12 @@ using flashlab::test::read_test_data;
 
 namespace {
 
+// The run asserted (gpu_ceilings/h100_l2_partition.json); the preset whose L2 it halves.
 const nlohmann::json& probe() {
   static const nlohmann::json j = read_test_data("gpu_ceilings/h100_l2_partition.json");
   return j;
 }
+constexpr const char* kPreset = "h100";
 
 std::vector<nlohmann::json> rows(const std::string& kind) {
   std::vector<nlohmann::json> out;
@@ -35,7 +37,7 @@ std::vector<nlohmann::json> rows(const std::string& kind) {
 
 double fabric(const nlohmann::json& r) { return 32 * r.at("l2_fabric_rd").get<double>(); }  // bytes
 
-double l2_bytes() { return double(flashlab::gpu_preset("h100").l2_bytes); }
+double l2_bytes() { return double(flashlab::gpu_preset(kPreset).l2_bytes); }
 
 }  // namespace
 
