@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Do the L2's read counters see fewer sectors when many thread blocks ask for the same K/V tile at once?
 
-    python3 scripts/gpu/v3_kernel/l2_share_probe.py --bin V3 --out DIR --commit SHA
+    python3 scripts/gpu/v3_kernel/l2_share_probe.py --bin V3 --out DIR --commit SHA [--set share|footprint]
 
 Issue 27's bytes check: without a mask, fa3's L2 read sectors are 0.43-0.67x the simulator's sector level
 (tests/data/gpu_v3/v3_bytes.json, runs 5 and 6) under all three schedulers, while causal runs are within
@@ -21,6 +21,10 @@ DIR/v3_l2_share.json (meta as ncu_bytes.py's) and DIR/ncu_logs_share.tar.gz. The
 scripts/check/v3_kernel_extra.py (share_section, on docs/validation/v3_h200.md) against the sector
 level for each row's tile (`flashlab count --algo v3 ... --json`), computed where the data are read,
 not here.
+
+--set footprint (issue 27's DRAM-written rows): fa3 fp16 d 128 N 4096 B 2 at H 1 to 8 without a mask and
+at H 4 and 8 causal — Q, K, V and O from 4 to 32 MiB each, so the bytes the L2 holds cross its size in
+steps on either card (the H100's 50 MiB, the H200's 60) -> DIR/v3_l2_footprint.json, ncu_logs_footprint.tar.gz.
 """
 
 import argparse
@@ -40,6 +44,8 @@ from ncu_vs_cudnn import v3_row  # noqa: E402
 # (mask, B, N, H): fa3 fp16 d 128; Q blocks per head T_r = N / 128
 SHARE = [("none", 1, 4096, 1), ("none", 1, 4096, 8), ("none", 1, 1024, 32), ("none", 1, 256, 128),
          ("none", 1, 128, 256), ("causal", 1, 4096, 8), ("causal", 1, 128, 256)]
+FOOTPRINT = [("none", 2, 4096, h) for h in range(1, 9)] + [("causal", 2, 4096, h) for h in (4, 8)]
+SETS = {"share": SHARE, "footprint": FOOTPRINT}
 
 
 def main():
@@ -47,28 +53,29 @@ def main():
     ap.add_argument("--bin", required=True, type=Path)
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--commit", default="unknown")
+    ap.add_argument("--set", choices=sorted(SETS), default="share")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    logs = Path("/tmp/v3_ncu_logs_share")
+    logs = Path(f"/tmp/v3_ncu_logs_{args.set}")
     logs.mkdir(parents=True, exist_ok=True)
     metrics, missing, _ = known_units(BYTES)
     meta = common.metadata(("gpu", "driver", "ncu", "commit", "command", "date"), commit=args.commit,
                            command="python3 scripts/gpu/v3_kernel/l2_share_probe.py " + " ".join(sys.argv[1:]))
     meta |= {"ncu_flags": " ".join(ncu.command(metrics, cache_control="all")[1:]), "launches": 1,
              "v3_sources_sha256": common.v3_source_hash(), "metrics": metrics, "missing_metrics": missing}
-    rows, out = [], args.out / "v3_l2_share.json"
-    for m, b, n, h in SHARE:
-        rows.append(v3_row(args.bin, 128, m, n, 1, logs, metrics=metrics, batch=b, heads=h, tag="_share",
+    rows, out = [], args.out / f"v3_l2_{args.set}.json"
+    for m, b, n, h in SETS[args.set]:
+        rows.append(v3_row(args.bin, 128, m, n, 1, logs, metrics=metrics, batch=b, heads=h, tag=f"_{args.set}",
                            dtype="fp16", skip=0, time=False))
         r, k = rows[-1], (rows[-1]["kernels"] or [{}])[0]
-        print(f"share {m:6} B {b} N {n:5} H {h:3}: exit {r['exit']}, tile {(r['run'] or {}).get('b_r')} x "
+        print(f"{args.set} {m:6} B {b} N {n:5} H {h:3}: exit {r['exit']}, tile {(r['run'] or {}).get('b_r')} x "
               f"{(r['run'] or {}).get('b_c')}, L2 rd sectors {k.get('l2_rd')} (tex {k.get('l2_tex_rd')}), "
               f"TMA rd bytes {k.get('tma_rd_bytes')}, LSU ld bytes {k.get('lsu_ld')}, XBAR rd bytes "
               f"{k.get('xbar_rd_bytes')}, LRC rd sectors to GPCs / merged / to L2 {k.get('lrc_to_gpc_rd')} / "
               f"{k.get('lrc_merged_rd')} / {k.get('lrc_to_l2_rd')}, "
               f"check {(r['run'] or {}).get('check', {}).get('pass')}", flush=True)
         out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    common.sh(["tar", "czf", str(args.out / "ncu_logs_share.tar.gz"), "-C", str(logs.parent), logs.name])
+    common.sh(["tar", "czf", str(args.out / f"ncu_logs_{args.set}.tar.gz"), "-C", str(logs.parent), logs.name])
     return 0
 
 
