@@ -18,7 +18,9 @@ Data (tests/data/gpu_v3/, from scripts/gpu/v3_kernel/ncu_run.sh):
   sector level's writes (O and L may stay in the 50 MB L2 past the kernel's end, or be written back in it).
 - v3_l2_share.json (l2_share_probe.py): the SMs' L2 read lookups and, where measured, the requests of fa3
   fp16 d 128 by Q blocks per head, beside the sector level (share_section); no target.
-- both, with the fabric counter: DRAM written and the L2's two partitions (v3_l2_partitions.py's section).
+- both, with the fabric counter: DRAM written and the L2's two partitions (v3_l2_partitions.py's section);
+  with the H100's launches of the same kernel, O's write-back as a model fitted on one card and scored on
+  the other (v3_l2_writeback.py's section).
 """
 
 import sys
@@ -30,6 +32,7 @@ sys.path.insert(0, str(HERE.parents[0] / "gpu"))
 import v3_kernel_sim as sim  # noqa: E402
 from ncu_bytes import GRID as BYTES_GRID  # noqa: E402
 import v3_l2_partitions as partitions  # noqa: E402
+import v3_l2_writeback as writeback  # noqa: E402
 
 SECTOR_TOL = 0.01
 DRAM_TOL = 0.05
@@ -359,7 +362,13 @@ def bytes_section(doc, cli, share=None):
                    f"{sectors_mb(k, 'l2_tex_rd')} / {sectors_mb(k, 'l2_rd')} | {atom:.0f} | {verdict} |")
     out.append("")
     return (out + request_section(doc, cli) + share_section(share, cli, doc["meta"]["v3_sources_sha256"])
-            + partitions.section(doc, share))
+            + partitions.section(doc, share) + writeback_section())
+
+
+def writeback_section():
+    """v3_l2_writeback.py's section: the model fitted on the H100's launches, scored on the H200's."""
+    by_card = writeback.load()
+    return writeback.section(by_card, writeback.fit(by_card[writeback.FIT_ON])) if by_card else []
 
 
 def _bytes_doc(sha, cli):

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""How much of O the L2 writes back to DRAM during a V3 launch, on two cards: a set-sampled LRU model
+fitted on the H100's launches and scored on the H200's, which it never saw (issue 27: fa3 at d 128
+N 4096 writes 14-15% of O during the launch on the H200, where the simulator's L2 writes none).
+
+    python3 scripts/check/v3_l2_writeback.py [--check] [--table]
+
+Data: the staged kernel's Nsight Compute counters (caches flushed before each launch), every row a
+checked launch — the H200: tests/data/gpu_v3/v3_bytes.json and v3_l2_share.json (35 launches); the H100:
+v3_bytes_h100.json, v3_l2_share_h100.json and v3_l2_footprint_h100.json (fa3 fp16 d 128 N 4096 B 2 at
+H 1-8, so the bytes held cross the L2 in steps; 45 launches). The L2's size as each device reports it:
+the H200 60 MiB (tests/data/gpu_ceilings/h200.json l2_bytes); the H100 50 MiB, its datasheet's 50 MB
+read as the H200's 60 is (its runs did not record the device's figure; c absorbs a difference of scale).
+
+The model (no counter of the launch enters it, only its shape):
+- held bytes: Q read once and K, V read by the k = ceil(N / B_r) Q blocks of their head, each line kept
+  by the partition it is homed in and copied into the other when a reader sits there (2 - 0.5^k
+  copies a line, k readers on either side at random: Q 1.5, K and V ~2), O stored once;
+  docs/model.md "The two partitions, measured alone" measured the copies;
+- an O line written when a fraction x of the launch's held bytes is still to come leaves the L2 before
+  the launch ends when at least A of the lines that follow land in its set (sets picked by address hash,
+  A ways, c of the L2 usable): P(Poisson(A x held / (c L2)) >= A), averaged over x uniform on [0, 1]
+  (O is written throughout the launch) — Smith's stochastic model of a set-associative LRU;
+- A and c: the least squares of written / O over the H100's launches on a fixed grid (A 1-32, c
+  0.30-1.20 by 0.02); the H200's launches are held out.
+Measured: written / O = dram__bytes_write.sum / (B H N d x 2 bytes).
+
+--check asserts, from the raw counters: DRAM read within 2% of Q, K and V on every launch of both cards
+(reads never miss twice, up to twice the L2 held), so O's write-back is the one capacity effect; the fit
+within RMS 0.04 of O on the H100; on the held-out H200 an RMS within 0.03 of O and every launch within
+0.07. --table prints the page's section. Exit 1 when a claim fails, 2 when the data are missing.
+"""
+
+import json
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "gpu_v3"
+MIB = 1 << 20
+CARDS = {  # card: (its files, the L2's bytes as the device reports them)
+    "H100": (("v3_bytes_h100.json", "v3_l2_share_h100.json", "v3_l2_footprint_h100.json"), 50 * MIB),
+    "H200": (("v3_bytes.json", "v3_l2_share.json"),
+             json.loads((ROOT / "tests" / "data" / "gpu_ceilings" / "h200.json").read_text())["l2_bytes"]),
+}
+FIT_ON, HELD_OUT = "H100", "H200"
+WAYS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32)
+USABLE = tuple(x / 100 for x in range(30, 121, 2))
+READ_TOL = 0.02
+FIT_RMS, HELD_OUT_RMS, HELD_OUT_MAX = 0.04, 0.03, 0.07
+STEPS = 100  # x's midpoints
+
+
+def launches(card):
+    """The card's checked launches: shape, held bytes (the model's), measured DRAM bytes."""
+    files, l2 = CARDS[card]
+    out = []
+    for name in files:
+        path = DATA / name
+        if not path.exists():
+            return None
+        for r in json.loads(path.read_text())["rows"]:
+            k, run = (r.get("kernels") or [{}])[0], r.get("run")
+            if not run or not run.get("check", {}).get("pass") or not isinstance(k.get("dram_wr"), float):
+                continue
+            one = r["batch"] * r["heads"] * r["n"] * r["d"] * 2
+            readers = -(-r["n"] // run["b_r"])
+            held = 1.5 * one + (2 - 0.5 ** readers) * 2 * one + one
+            out.append({"card": card, "source": name, "variant": r["variant"], "dtype": r["dtype"], "d": r["d"],
+                        "mask": r["mask"], "n": r["n"], "batch": r["batch"], "heads": r["heads"], "readers": readers,
+                        "o": one, "held": held, "held_l2": held / l2, "dram_rd": k["dram_rd"],
+                        "written_o": k["dram_wr"] / one})
+    return out
+
+
+def p_at_least(lam, a):
+    """P(Poisson(lam) >= a)."""
+    term, below = math.exp(-lam), 0.0
+    for i in range(a):
+        below += term
+        term *= lam / (i + 1)
+    return max(0.0, 1.0 - below)
+
+
+def written(held_l2, ways, usable):
+    """The model's DRAM written / O at `held_l2` (held bytes over the L2's)."""
+    return sum(p_at_least(ways * (i + 0.5) / STEPS * held_l2 / usable, ways) for i in range(STEPS)) / STEPS
+
+
+def fit(rs):
+    """(ways, usable) of least squares over `rs`."""
+    return min(((a, c) for a in WAYS for c in USABLE),
+               key=lambda p: sum((written(x["held_l2"], *p) - x["written_o"]) ** 2 for x in rs))
+
+
+def scores(rs, params):
+    errs = [written(x["held_l2"], *params) - x["written_o"] for x in rs]
+    return math.sqrt(sum(e * e for e in errs) / len(errs)), max(abs(e) for e in errs)
+
+
+def claims(by_card, params):
+    bad = []
+    for card, rs in by_card.items():
+        for x in rs:
+            qkv = 3 * x["o"]
+            if abs(x["dram_rd"] / qkv - 1) > READ_TOL:
+                bad.append(f"{card} {x['source']} d {x['d']} {x['mask']} N {x['n']} H {x['heads']}: DRAM read "
+                           f"{x['dram_rd'] / qkv:.3f} of Q, K, V")
+    rms, _ = scores(by_card[FIT_ON], params)
+    if rms > FIT_RMS:
+        bad.append(f"fit on the {FIT_ON}: RMS {rms:.3f} of O above {FIT_RMS}")
+    rms, most = scores(by_card[HELD_OUT], params)
+    if rms > HELD_OUT_RMS or most > HELD_OUT_MAX:
+        bad.append(f"held-out {HELD_OUT}: RMS {rms:.3f} (at most {HELD_OUT_RMS}), max {most:.3f} (at most {HELD_OUT_MAX})")
+    if max(x["held_l2"] for x in by_card[FIT_ON]) < 1.5:
+        bad.append(f"the {FIT_ON}'s launches do not reach 1.5x the L2 held")
+    return bad
+
+
+def section(by_card, params):
+    """The page's section (Markdown lines)."""
+    ways, usable = params
+    out = ["### DRAM written: O's write-back, one model for two cards\n",
+           "What the partitions' copies leave of the L2, as a model that predicts DRAM written from the launch's",
+           "shape: the bytes held (Q 1.5 copies, K and V 2 - 0.5^k with k Q blocks per head, O once) and a",
+           "set-associative LRU whose sets are picked by hashing (an O line written with a fraction x of the",
+           "held bytes still to come leaves when A of the lines after it land in its set:",
+           "P(Poisson(A x held / (c L2)) >= A), averaged over x). A and c are the least squares over the",
+           f"H100's {len(by_card[FIT_ON])} launches (A = {ways}, c = {usable:.2f}); the H200's {len(by_card[HELD_OUT])} are held out.",
+           "`scripts/check/v3_l2_writeback.py --check` (ctest `v3_l2_writeback`) asserts the scores and that DRAM",
+           "read stays within 2% of Q, K and V on every launch (up to twice the L2 held), so O's write-back is",
+           "the one capacity effect. Not yet in the simulator (its L2 is one fully associative LRU of the",
+           "whole size, without copies).\n",
+           "| card | launches | role | RMS error (of O) | max error (of O) |", "|---|---|---|---|---|"]
+    for card, role in ((FIT_ON, "fitted"), (HELD_OUT, "held out")):
+        rms, most = scores(by_card[card], params)
+        out.append(f"| {card} | {len(by_card[card])} | {role} | {rms:.3f} | {most:.3f} |")
+    out += ["", "| card | data | dtype | d | mask | N | B x H | Q blocks per head | held / L2 | written / O measured | model |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for card in (HELD_OUT, FIT_ON):
+        for x in sorted(by_card[card], key=lambda x: x["held_l2"]):
+            if x["held_l2"] >= 0.5:
+                out.append(f"| {card} | {x['source']} | {x['dtype']} | {x['d']} | {x['mask']} | {x['n']} | "
+                           f"{x['batch']} x {x['heads']} | {x['readers']} | {x['held_l2']:.2f} | {x['written_o']:.4f} | "
+                           f"{written(x['held_l2'], *params):.4f} |")
+    small = [x["written_o"] for rs in by_card.values() for x in rs if x["held_l2"] < 0.5]
+    return out + ["", f"The {len(small)} launches holding less than half the L2 (written / O at most {max(small):.4f}) are "
+                  "left out of the table, not of the scores.", ""]
+
+
+def load():
+    by_card = {card: launches(card) for card in CARDS}
+    return None if any(v is None for v in by_card.values()) else by_card
+
+
+def main(argv):
+    by_card = load()
+    if by_card is None:
+        print("v3_l2_writeback: a data file of tests/data/gpu_v3 is missing", file=sys.stderr)
+        return 2
+    params = fit(by_card[FIT_ON])
+    if "--table" in argv:
+        print("\n".join(section(by_card, params)))
+    if "--check" in argv:
+        bad = claims(by_card, params)
+        for b in bad:
+            print("v3_l2_writeback:", b)
+        print(f"v3_l2_writeback: {'FAILED' if bad else 'all claims hold'} (A {params[0]}, c {params[1]:.2f}; "
+              + ", ".join(f"{c} RMS {scores(r, params)[0]:.3f} max {scores(r, params)[1]:.3f}" for c, r in by_card.items()) + ")")
+        return 1 if bad else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
