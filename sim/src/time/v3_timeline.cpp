@@ -357,137 +357,177 @@ std::pair<std::size_t, double> next_agent(const Builder& b, const TensorPipe& pi
   return {best, best_t};
 }
 
+/// lay_v3's event loop over a built program: at each step the agent that can go first runs its next
+/// op (next_agent), the tensor pipe and the paced streams advanced to that moment; one method per op
+/// kind. Spans go to `out_` as the units and agents are busy.
+class Engine {
+ public:
+  Engine(const Problem& p, Builder& b, double latency_s, bool paced)
+      : b_(b), ev_(b.events_), latency_s_(latency_s), paced_(paced), l2_(p.gpu, b.ring_bytes()), streams_(p),
+        pc_(std::size_t(b.agents_), 0), t_(std::size_t(b.agents_), 0.0), gemm_of_(ev_.size(), {nullptr, -1}),
+        held_(std::size_t(b.agents_), -1), run_(std::size_t(b.agents_)), pending_(std::size_t(b.agents_), -1.0) {
+    out_.lanes = lanes_of(b);
+    unit0_ = std::int32_t(out_.lanes.size()) - kTimelineUnitCount;
+  }
+
+  Laid run() {
+    for (;;) {
+      for (std::size_t a = 0; a < run_.size(); ++a)
+        pending_[a] = run_[a].op ? std::max(run_[a].units, run_[a].end >= 0 ? run_[a].end : streams_.tentative(int(a))) : -1.0;
+      const auto [best, at] = next_agent(b_, pipe_, pc_, t_, pending_);
+      if (best == kNoneLeft) break;
+      if (at > pipe_.now()) pipe_.advance(at), drain();
+      if (at > streams_.now()) streams_.advance(at);
+      collect_streams();
+      if (run_[best].op) {
+        end_stream(best);
+        continue;
+      }
+      const Op& op = b_.progs_[best][pc_[best]++];
+      switch (op.kind) {
+        case OpKind::wait: wait(best, op); break;
+        case OpKind::arrive: arrive(best, op); break;
+        case OpKind::load: load(best, op); break;
+        case OpKind::exec: exec(best, op); break;
+      }
+    }
+    pipe_.advance(std::numeric_limits<double>::infinity()), drain();
+    for (const Span& s : out_.spans) out_.time_s = std::max(out_.time_s, s.iv.end_s);
+    for (double x : t_) out_.time_s = std::max(out_.time_s, x);
+    return std::move(out_);
+  }
+
+ private:
+  // paced: a consumer's instruction stream (softmax, finalize) at the pace of the others running now
+  struct Stream {
+    const Op* op = nullptr;                 // running: its exec op
+    double start = 0, units = 0, end = -1;  // when it began; its units' FIFO jobs' end; its own end
+  };
+
+  void span(std::int32_t lane, double s, double e, const Op& op, std::int32_t by) {
+    out_.spans.push_back(
+        {.iv = {.start_s = s, .end_s = e, .lane = lane, .what = op.what, .i = op.i, .j = op.j, .bh = op.bh, .tensor = op.tensor},
+         .by = by});
+  }
+
+  // the pipe's finished GEMMs complete their events; its served wgmmas become the tensor lane's spans
+  void drain() {
+    for (const auto& [tag, end] : pipe_.done) {
+      Event& x = ev_[std::size_t(tag)];
+      x.in_pipe = false, x.got += 1, x.time = std::max(x.time, end);
+    }
+    for (const TensorPipe::Piece& c : pipe_.pieces) {
+      const auto& [op, by] = gemm_of_[std::size_t(c.tag)];
+      if (last_piece_.first == c.tag && out_.spans[last_piece_.second].iv.end_s >= c.start) {
+        out_.spans[last_piece_.second].iv.end_s = c.end;  // the same GEMM's next wgmma, right behind
+        continue;
+      }
+      span(unit0_ + kTensor, c.start, c.end, *op, by);
+      last_piece_ = {c.tag, out_.spans.size() - 1};
+    }
+    pipe_.done.clear(), pipe_.pieces.clear();
+  }
+
+  void collect_streams() {
+    for (const auto& [tag, end] : streams_.done) run_[std::size_t(tag)].end = end;
+    streams_.done.clear();
+  }
+
+  // agent a's stream has ended (and its units' jobs): its span, and the agent goes on
+  void end_stream(std::size_t a) {
+    Stream& r = run_[a];
+    if (r.end < 0) streams_.finish(int(a));
+    collect_streams();
+    t_[a] = std::max(r.units, r.end);
+    span(std::int32_t(a), r.start, t_[a], *r.op, -1);
+    r = Stream{};
+  }
+
+  void wait(std::size_t a, const Op& op) {
+    double& now = t_[a];
+    if (ev_[std::size_t(op.ev)].in_pipe) pipe_.finish(op.ev), drain();
+    const double until = std::max(now, ev_[std::size_t(op.ev)].time);
+    if (op.what == Phase::wait_full && op.tensor == 'K') held_[a] = until > now ? op.ev : -1;
+    if (until > now) span(std::int32_t(a), now, until, op, -1);
+    now = until;
+  }
+
+  void arrive(std::size_t a, const Op& op) {
+    Event& e = ev_[std::size_t(op.ev)];
+    e.got += 1, e.time = std::max(e.time, t_[a]);
+    if (op.ring < 0 && e.done()) out_.ring_deltas.emplace_back(e.time, -1);
+  }
+
+  void load(std::size_t a, const Op& op) {
+    const double now = t_[a];
+    const double s = std::max(now, free_[kL2]), e = l2_.transfer(s, op.bytes);
+    free_[kL2] = e;
+    if (e > s) span(unit0_ + kL2, s, e, op, std::int32_t(a));
+    if (op.ev >= 0) {
+      Event& x = ev_[std::size_t(op.ev)];
+      x.got += 1, x.time = std::max(x.time, e + latency_s_);
+    }
+    if (op.ring > 0) out_.ring_deltas.emplace_back(now, +1);
+  }
+
+  void exec(std::size_t a, const Op& op) {
+    double& now = t_[a];
+    const auto lane = std::int32_t(a);
+    if (!op.async) held_[a] = -1;  // a GEMM issued after the softmax was not held by the landing
+    double units = now;            // the end of its jobs on the FIFO units
+    const bool piped = op.async && op.dur[kTensor] > 0;  // a wgmma: its tensor time in the pipe
+    for (int u = 0; u < kTimelineUnitCount; ++u) {
+      if (op.dur[std::size_t(u)] <= 0 || (piped && u == kTensor)) continue;
+      const double s = std::max(now, free_[std::size_t(u)]), e = s + op.dur[std::size_t(u)];
+      free_[std::size_t(u)] = e;
+      span(unit0_ + u, s, e, op, lane);
+      units = std::max(units, e);
+    }
+    const double end = std::max(units, now + op.floor);
+    if (piped) {
+      Event& x = ev_[std::size_t(op.ev)];
+      x.in_pipe = true, x.time = std::max(x.time, end);
+      gemm_of_[std::size_t(op.ev)] = {&op, lane};
+      pipe_.add(op.ev, lane, op.dur[kTensor], op.wgmmas, held_[a]);
+      drain();
+    } else if (op.async) {
+      Event& x = ev_[std::size_t(op.ev)];
+      x.got += 1, x.time = std::max(x.time, end);
+    } else if (paced_ && op.warp_instructions > 0) {
+      streams_.add(int(a), op.warp_instructions);
+      run_[a] = {.op = &op, .start = now, .units = units};
+    } else {
+      if (end > now) span(lane, now, end, op, -1);
+      now = end;
+    }
+  }
+
+  Builder& b_;
+  std::vector<Event>& ev_;
+  double latency_s_;
+  bool paced_;
+  L2Queue l2_;
+  TensorPipe pipe_;           // the tensor pipe's GEMMs
+  PacedStreams streams_;
+  Laid out_;
+  std::int32_t unit0_ = 0;    // the first unit's lane
+  std::vector<std::size_t> pc_;
+  std::vector<double> t_;     // each agent's time, seconds
+  std::array<double, kTimelineUnitCount> free_{};
+  std::vector<std::pair<const Op*, std::int32_t>> gemm_of_;  // a GEMM's issuing op and lane, by completion event
+  std::vector<int> held_;     // the K full barrier whose landing an agent waited for
+  std::pair<int, std::size_t> last_piece_{-1, 0};  // the tensor lane's last span: its GEMM, its index
+  std::vector<Stream> run_;
+  std::vector<double> pending_;
+};
+
 }  // namespace
 
 Laid lay_v3(const Problem& p, bool persistent, const V3Tiles& tiles,
             const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s, double iota, bool paced) {
   Builder b(p, persistent, tiles, blocks, iota);
   b.build();
-  Laid out;
-  out.lanes = lanes_of(b);
-  const std::int32_t unit0 = std::int32_t(out.lanes.size()) - kTimelineUnitCount;
-  std::vector<Event>& ev = b.events_;
-  std::vector<std::size_t> pc(std::size_t(b.agents_), 0);
-  std::vector<double> t(std::size_t(b.agents_), 0.0);
-  std::array<double, kTimelineUnitCount> free{};
-  L2Queue l2(p.gpu, b.ring_bytes());
-  const auto span = [&](std::int32_t lane, double s, double e, const Op& op, std::int32_t by) {
-    out.spans.push_back(
-        {.iv = {.start_s = s, .end_s = e, .lane = lane, .what = op.what, .i = op.i, .j = op.j, .bh = op.bh, .tensor = op.tensor},
-         .by = by});
-  };
-  // the tensor pipe's GEMMs: their issuing op and lane (by completion event), spans as it serves them
-  TensorPipe pipe;
-  std::vector<std::pair<const Op*, std::int32_t>> gemm_of(ev.size(), {nullptr, -1});
-  std::vector<int> held(std::size_t(b.agents_), -1);  // the K full barrier whose landing an agent waited for
-  std::pair<int, std::size_t> last_piece{-1, 0};       // the tensor lane's last span: its GEMM, its index
-  const auto drain = [&] {
-    for (const auto& [tag, end] : pipe.done) {
-      Event& x = ev[std::size_t(tag)];
-      x.in_pipe = false, x.got += 1, x.time = std::max(x.time, end);
-    }
-    for (const TensorPipe::Piece& c : pipe.pieces) {
-      const auto& [op, by] = gemm_of[std::size_t(c.tag)];
-      if (last_piece.first == c.tag && out.spans[last_piece.second].iv.end_s >= c.start) {
-        out.spans[last_piece.second].iv.end_s = c.end;  // the same GEMM's next wgmma, right behind
-        continue;
-      }
-      span(unit0 + kTensor, c.start, c.end, *op, by);
-      last_piece = {c.tag, out.spans.size() - 1};
-    }
-    pipe.done.clear(), pipe.pieces.clear();
-  };
-  // paced: each consumer's instruction streams (softmax, finalize) at the pace of the others running now
-  struct Stream {
-    const Op* op = nullptr;  // running: its exec op
-    double start = 0, units = 0, end = -1;  // when it began; its units' FIFO jobs' end; its own end
-  };
-  PacedStreams streams(p);
-  std::vector<Stream> run(std::size_t(b.agents_));
-  std::vector<double> pending(std::size_t(b.agents_), -1.0);
-  for (;;) {
-    for (std::size_t a = 0; a < run.size(); ++a)
-      pending[a] = run[a].op ? std::max(run[a].units, run[a].end >= 0 ? run[a].end : streams.tentative(int(a))) : -1.0;
-    const auto [best, at] = next_agent(b, pipe, pc, t, pending);
-    if (best == kNoneLeft) break;
-    if (at > pipe.now()) pipe.advance(at), drain();
-    if (at > streams.now()) streams.advance(at);
-    for (const auto& [tag, end] : streams.done) run[std::size_t(tag)].end = end;
-    streams.done.clear();
-    const std::int32_t lane = std::int32_t(best);
-    double& now = t[best];
-    if (Stream& r = run[best]; r.op) {  // its stream has ended (and its units' jobs)
-      if (r.end < 0) streams.finish(int(best));
-      for (const auto& [tag, end] : streams.done) run[std::size_t(tag)].end = end;
-      streams.done.clear();
-      now = std::max(r.units, r.end);
-      span(lane, r.start, now, *r.op, -1);
-      r = Stream{};
-      continue;
-    }
-    const Op& op = b.progs_[best][pc[best]++];
-    switch (op.kind) {
-      case OpKind::wait: {
-        if (ev[std::size_t(op.ev)].in_pipe) pipe.finish(op.ev), drain();
-        const double until = std::max(now, ev[std::size_t(op.ev)].time);
-        if (op.what == Phase::wait_full && op.tensor == 'K') held[best] = until > now ? op.ev : -1;
-        if (until > now) span(lane, now, until, op, -1);
-        now = until;
-        break;
-      }
-      case OpKind::arrive: {
-        Event& e = ev[std::size_t(op.ev)];
-        e.got += 1, e.time = std::max(e.time, now);
-        if (op.ring < 0 && e.done()) out.ring_deltas.emplace_back(e.time, -1);
-        break;
-      }
-      case OpKind::load: {
-        const double s = std::max(now, free[kL2]), e = l2.transfer(s, op.bytes);
-        free[kL2] = e;
-        if (e > s) span(unit0 + kL2, s, e, op, lane);
-        if (op.ev >= 0) {
-          Event& x = ev[std::size_t(op.ev)];
-          x.got += 1, x.time = std::max(x.time, e + latency_s);
-        }
-        if (op.ring > 0) out.ring_deltas.emplace_back(now, +1);
-        break;
-      }
-      case OpKind::exec: {
-        if (!op.async) held[best] = -1;  // a GEMM issued after the softmax was not held by the landing
-        double units = now;  // the end of its jobs on the FIFO units
-        const bool piped = op.async && op.dur[kTensor] > 0;  // a wgmma: its tensor time in the pipe
-        for (int u = 0; u < kTimelineUnitCount; ++u) {
-          if (op.dur[std::size_t(u)] <= 0 || (piped && u == kTensor)) continue;
-          const double s = std::max(now, free[std::size_t(u)]), e = s + op.dur[std::size_t(u)];
-          free[std::size_t(u)] = e;
-          span(unit0 + u, s, e, op, lane);
-          units = std::max(units, e);
-        }
-        const double end = std::max(units, now + op.floor);
-        if (piped) {
-          Event& x = ev[std::size_t(op.ev)];
-          x.in_pipe = true, x.time = std::max(x.time, end);
-          gemm_of[std::size_t(op.ev)] = {&op, lane};
-          pipe.add(op.ev, lane, op.dur[kTensor], op.wgmmas, held[best]);
-          drain();
-        } else if (op.async) {
-          Event& x = ev[std::size_t(op.ev)];
-          x.got += 1, x.time = std::max(x.time, end);
-        } else if (paced && op.warp_instructions > 0) {
-          streams.add(int(best), op.warp_instructions);
-          run[best] = {.op = &op, .start = now, .units = units};
-        } else {
-          if (end > now) span(lane, now, end, op, -1);
-          now = end;
-        }
-        break;
-      }
-    }
-  }
-  pipe.advance(std::numeric_limits<double>::infinity()), drain();
-  for (const Span& s : out.spans) out.time_s = std::max(out.time_s, s.iv.end_s);
-  for (double x : t) out.time_s = std::max(out.time_s, x);
-  return out;
+  return Engine(p, b, latency_s, paced).run();
 }
 
 }  // namespace flashlab::time_detail
