@@ -8,24 +8,6 @@
 
 namespace flashlab::time_detail {
 
-double others_beside(const Laid& l) {
-  std::vector<std::pair<double, int>> edges;
-  double own = 0;
-  for (const Span& s : l.spans)
-    if (s.iv.what == Phase::softmax && l.lanes[std::size_t(s.iv.lane)].kind == LaneKind::agent) {
-      edges.emplace_back(s.iv.start_s, 1), edges.emplace_back(s.iv.end_s, -1);
-      own += s.iv.end_s - s.iv.start_s;
-    }
-  std::sort(edges.begin(), edges.end());
-  int n = 0;
-  double last = 0, seen = 0;  // the integral of n (n - 1): each of the n in a softmax sees n - 1 others
-  for (const auto& [t, step] : edges) {
-    seen += double(n) * double(n - 1) * (t - last);
-    last = t, n += step;
-  }
-  return own > 0 ? seen / own : 0.0;
-}
-
 double pace_s(const Problem& p, double others) {
   const GpuSpec& g = p.gpu;
   const double wgmma_clock = g.wgmma_flops.value() / (kWgmmaFlopPerCycle * double(g.sms));

@@ -59,16 +59,10 @@ class PacedStreams {
   double t_ = 0;
 };
 
-/// The time-averaged number of other consumer warpgroups in their softmax while one is in its own
-/// (each warpgroup has one warp on each SMSP), over all of a layout's softmax intervals; 0 if none.
-/// (What the PC samples' "others beside" measures, read off a layout; the timeline paces each moment
-/// by the count at that moment, PacedStreams.)
-double others_beside(const Laid& l);
-
 /// lay_v3 with each softmax and finalize lasting its warps' compiled instructions at the pace above,
 /// with the other consumer warpgroups executing beside it at each moment (PacedStreams). Until
-/// 2026-12-06 the pace took one count for the whole layout, the time-averaged others_beside of the
-/// layout before, laid out nine times.
+/// 2026-12-06 the pace took one count for the whole layout, the time-averaged count of the others in
+/// a softmax during each softmax of the layout before, laid out nine times.
 Laid lay_v3_paced(const Problem& p, bool persistent, const V3Tiles& tiles,
                   const std::vector<std::pair<std::int64_t, std::int64_t>>& blocks, double latency_s);
 

@@ -1,7 +1,7 @@
 // The pace of V3's consumer instruction streams in the timeline (sim/src/time/v3_pace.hpp): its
 // constants are the line scripts/gpu/v3_kernel/stalls_table.py fits to the PC samples
 // (tests/data/gpu_v3/v3_pace_h100.json; ctest v3_stalls_table checks that file against the raw
-// pages), and the count of the others beside a warpgroup's softmax against closed forms.
+// pages), and the pace against its closed form.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -21,38 +21,6 @@ TEST_CASE("V3 pace: the timeline's cycles per compiled instruction are the PC sa
   CHECK(time_detail::kPaceBase == flashlab::testing::approx(j.at("c0").get<double>()).epsilon(1e-9));
   CHECK(time_detail::kPacePerOther == flashlab::testing::approx(j.at("c1").get<double>()).epsilon(1e-9));
   CHECK(j.at("points").size() == 7);
-}
-
-namespace {
-
-time_detail::Laid softmaxes(const std::vector<std::pair<double, double>>& spans) {
-  time_detail::Laid l;
-  for (std::size_t a = 0; a < spans.size(); ++a)
-    l.lanes.push_back({.kind = LaneKind::agent, .name = "consumer " + std::to_string(a)});
-  l.lanes.push_back({.kind = LaneKind::unit, .name = "sfu", .unit = HwUnit::sfu});
-  for (std::size_t a = 0; a < spans.size(); ++a) {
-    l.spans.push_back({.iv = {.start_s = spans[a].first, .end_s = spans[a].second, .lane = std::int32_t(a),
-                              .what = Phase::softmax}});
-    // the unit's interval of the same softmax is not an agent's: not counted
-    l.spans.push_back({.iv = {.start_s = spans[a].first, .end_s = spans[a].second,
-                              .lane = std::int32_t(spans.size()), .what = Phase::softmax}});
-  }
-  return l;
-}
-
-}  // namespace
-
-TEST_CASE("V3 pace: the others beside a softmax, time-averaged over the softmaxes (closed forms)") {
-  // alone: none beside
-  CHECK(time_detail::others_beside(softmaxes({{0, 1}, {2, 3}})) == flashlab::testing::approx(0.0));
-  // two overlapping half their time: each has the other beside it half its time
-  CHECK(time_detail::others_beside(softmaxes({{0, 2}, {1, 3}})) == flashlab::testing::approx(0.5).epsilon(1e-12));
-  // three at once: two beside each
-  CHECK(time_detail::others_beside(softmaxes({{0, 1}, {0, 1}, {0, 1}})) == flashlab::testing::approx(2.0).epsilon(1e-12));
-  // [0, 4], [1, 2], [1, 3]: in [1, 2] three (6 warpgroup-units of others), in [2, 3] two (2); own 4 + 1 + 2
-  CHECK(time_detail::others_beside(softmaxes({{0, 4}, {1, 2}, {1, 3}})) ==
-        flashlab::testing::approx(8.0 / 7.0).epsilon(1e-12));
-  CHECK(time_detail::others_beside(time_detail::Laid{}) == 0.0);
 }
 
 TEST_CASE("V3 pace: seconds per estimated instruction (closed form on the h200 preset)") {
