@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measures time and DRAM bytes of flashlab's kernels and of PyTorch's FA2, for the time model.
 
-    python3 scripts/gpu/timing.py --out OUT --bin build-gpu/kernels/flashlab-gpu [--commit SHA]
+    python3 scripts/gpu/timing.py --out OUT --bin build-gpu/kernels/flashlab-gpu [--commit SHA] [--set footprint]
 
 For every configuration of CONFIGS (V1, V2 and standard attention: N from 256 to 32768, d 32/64/128,
 no mask / causal / window, batch x heads from 1 to 256, several tiles) and of TORCH (PyTorch's
@@ -71,6 +71,12 @@ TORCH = [(1, 16, 4096, 64, False), (1, 16, 4096, 64, True), (1, 16, 4096, 128, F
          (4, 16, 16384, 64, False), (1, 8, 1000, 64, False), (1, 8, 1000, 64, True), (1, 2, 777, 32, True),
          (4, 16, 4096, 64, False), (4, 16, 4096, 64, True), (4, 16, 4096, 128, False), (4, 16, 4096, 128, True),
          (1, 16, 16384, 128, True), (8, 32, 2048, 64, True), (1, 16, 32768, 64, False), (16, 16, 1024, 32, False)]
+
+# --set footprint: the bytes held crossing the L2 in steps (issue 27's O write-back; V3's own steps are
+# l2_share_probe.py --set footprint): V2 and FA2 at d 128 N 4096 B 2 H 1-8 and d 64 N 4096 H 8-64.
+FOOTPRINT_CONFIGS = ([_cfg("v2", 4096, 128, "128x64x8", batch=2, heads=h) for h in range(1, 9)]
+                     + [_cfg("v2", 4096, 64, "128x128x8", batch=1, heads=h) for h in (8, 16, 24, 32, 48, 64)])
+FOOTPRINT_TORCH = [(2, h, 4096, 128, False) for h in range(1, 9)] + [(1, h, 4096, 64, False) for h in (8, 16, 24, 32, 48, 64)]
 
 
 def reps_flags(algo, reps):
@@ -169,7 +175,12 @@ def main():
     ap.add_argument("--work", type=Path, default=Path("/tmp/flashlab-timing"))
     ap.add_argument("--algos", default="standard,v1,v2", help="comma-separated subset of our kernels to run")
     ap.add_argument("--no-torch", action="store_true", help="skip PyTorch's flash backend")
+    ap.add_argument("--set", choices=("default", "footprint"), default="default",
+                    help="footprint: FOOTPRINT_CONFIGS and FOOTPRINT_TORCH in place of CONFIGS and TORCH")
     args = ap.parse_args()
+    if args.set == "footprint":
+        global CONFIGS, TORCH
+        CONFIGS, TORCH = FOOTPRINT_CONFIGS, FOOTPRINT_TORCH
     args.out.mkdir(parents=True, exist_ok=True)
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
