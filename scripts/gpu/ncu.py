@@ -23,6 +23,7 @@ NAMES = {
     "ldgsts": "l1tex__t_bytes_pipe_lsu_mem_global_op_ldgsts.sum",
     "dram_rd": "dram__bytes_read.sum",
     "dram_wr": "dram__bytes_write.sum",
+    "l2_fabric_rd": "lts__t_sectors_srcunit_ltcfabric_op_read.sum",  # sectors read between the L2's two partitions
     "time_ns": "gpu__time_duration.sum",
     "smem_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
     "smem_ld_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",

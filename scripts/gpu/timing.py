@@ -9,7 +9,8 @@ flash backend):
   1. time: CUDA events around back-to-back launches, median (flashlab-gpu --time; torch events);
   2. per kernel, under Nsight Compute (--clock-control none, default --cache-control all: the L2
      is flushed before each kernel, so DRAM bytes are those of a cold L2): gpu__time_duration,
-     dram__bytes_read/write, global load/store bytes.
+     dram__bytes_read/write, global load/store bytes, and the L2 sectors read across its two
+     partitions (l2_fabric_rd, 32 bytes each: the copies of lines homed on the far side).
 Writes OUT/timing.json: {"meta", "runs": [...], "torch": [...]} (the layout the time model's tests
 read from tests/data/gpu_timing/h200.json) and OUT/timing_logs.tar.gz.
 """
@@ -26,7 +27,8 @@ import common  # noqa: E402
 import ncu  # noqa: E402
 
 METRICS = {"time_ns": ncu.NAMES["time_ns"], "dram_read": ncu.NAMES["dram_rd"], "dram_write": ncu.NAMES["dram_wr"],
-           "ld": ncu.NAMES["ld"], "st": ncu.NAMES["st"]}
+           "ld": ncu.NAMES["ld"], "st": ncu.NAMES["st"], "l2_fabric_rd": ncu.NAMES["l2_fabric_rd"]}
+SUMMED = ("dram_read", "dram_write", "ld", "st", "l2_fabric_rd")  # per configuration, over its launches
 
 
 def _cfg(algo, n, d, shape, mask="none", batch=1, heads=16, dtype="fp16", reps=None):
@@ -73,10 +75,14 @@ TORCH = [(1, 16, 4096, 64, False), (1, 16, 4096, 64, True), (1, 16, 4096, 128, F
          (1, 16, 16384, 128, True), (8, 32, 2048, 64, True), (1, 16, 32768, 64, False), (16, 16, 1024, 32, False)]
 
 # --set footprint: the bytes held crossing the L2 in steps (issue 27's O write-back; V3's own steps are
-# l2_share_probe.py --set footprint): V2 and FA2 at d 128 N 4096 B 2 H 1-8 and d 64 N 4096 H 8-64.
+# l2_share_probe.py --set footprint): V2 and FA2 at d 128 N 4096 B 2 H 1-8 and d 64 N 4096 H 8-64; and
+# the V2 kernel with FA2's own d 128 tile (128 x 64, 4 warps) and with 64 x 64, 4 warps (twice the thread
+# blocks) at the steps where the L2 fills, to tell the tile and the blocks in flight from the kernel.
 FOOTPRINT_CONFIGS = ([_cfg("v2", 4096, 128, "128x64x8", batch=2, heads=h) for h in range(1, 9)]
-                     + [_cfg("v2", 4096, 64, "128x128x8", batch=1, heads=h) for h in (8, 16, 24, 32, 48, 64)])
+                     + [_cfg("v2", 4096, 64, "128x128x8", batch=1, heads=h) for h in (8, 16, 24, 32, 48, 64)]
+                     + [_cfg("v2", 4096, 128, s, batch=2, heads=h) for s in ("128x64x4", "64x64x4") for h in (3, 4, 6, 8)])
 FOOTPRINT_TORCH = [(2, h, 4096, 128, False) for h in range(1, 9)] + [(1, h, 4096, 64, False) for h in (8, 16, 24, 32, 48, 64)]
+SETS = {"default": (CONFIGS, TORCH), "footprint": (FOOTPRINT_CONFIGS, FOOTPRINT_TORCH)}
 
 
 def reps_flags(algo, reps):
@@ -96,8 +102,8 @@ def ncu_cmd(kernel_regex, argv):
     return ncu.command(METRICS) + ["--kernel-name", f"regex:{kernel_regex}"] + argv
 
 
-def ours(binary, work, logs, common_flags, algos):
-    configs = [(f, r) for f, r in CONFIGS if ncu.algo_of(f) in algos]
+def ours(binary, work, logs, common_flags, algos, all_configs):
+    configs = [(f, r) for f, r in all_configs if ncu.algo_of(f) in algos]
     lines = [f"{f} --no-events --no-check --time {reps_flags(ncu.algo_of(f), r)}" for f, r in configs]
     t0 = time.monotonic()
     timed, proc = common.run_configs(binary, lines, work / "timing_configs.txt", work / "timing_runs.json", common_flags,
@@ -118,7 +124,7 @@ def ours(binary, work, logs, common_flags, algos):
                      "tflops": t["timing"]["tflops"], "flops": t["timing"]["flops"],
                      "launch_ms": [k["time_ns"] * 1e-6 for k in group],
                      "kernels": [{"name": k["name"], "grid": k["grid"], "block": k["block"]} for k in group],
-                     **{key: int(sum(k[key] for k in group)) for key in ("dram_read", "dram_write", "ld", "st")},
+                     **{key: int(sum(k[key] for k in group)) for key in SUMMED},
                      "sim": t.get("sim", {})})
     return runs
 
@@ -146,24 +152,24 @@ print(json.dumps(out))
 '''
 
 
-def pytorch(work, logs):
+def pytorch(work, logs, torch_cfgs):
     script = work / "torch_timing.py"
     script.write_text(TORCH_SCRIPT)
-    cfgs = json.dumps(TORCH)
+    cfgs = json.dumps(torch_cfgs)
     proc = common.sh([sys.executable, str(script), cfgs, "time"])
     (logs / "torch_time.log").write_text(proc.stdout + proc.stderr)
     times = json.loads(proc.stdout.strip().splitlines()[-1])
     profiled = []
-    for cfg in TORCH:  # one ncu process per config: split-KV configs launch two kernels
+    for cfg in torch_cfgs:  # one ncu process per config: split-KV configs launch two kernels
         rows = ncu_rows(ncu_cmd("flash", [sys.executable, str(script), json.dumps([cfg]), "profile"]),
                         logs / f"ncu_torch_{'_'.join(str(int(x)) for x in cfg)}.csv")
         profiled.append(rows)
     out = []
-    for (b, h, n, d, causal), ms, rows in zip(TORCH, times, profiled):
+    for (b, h, n, d, causal), ms, rows in zip(torch_cfgs, times, profiled):
         out.append({"batch": b, "heads": h, "n": n, "d": d, "causal": causal, "dtype": "fp16", "median_ms": ms,
                     "launch_ms": [r["time_ns"] * 1e-6 for r in rows],
                     "kernels": [{"name": r["name"][:160], "grid": r["grid"], "block": r["block"]} for r in rows],
-                    **{key: int(sum(r[key] for r in rows)) for key in ("dram_read", "dram_write", "ld", "st")}})
+                    **{key: int(sum(r[key] for r in rows)) for key in SUMMED}})
     return out
 
 
@@ -178,24 +184,23 @@ def main():
     ap.add_argument("--set", choices=("default", "footprint"), default="default",
                     help="footprint: FOOTPRINT_CONFIGS and FOOTPRINT_TORCH in place of CONFIGS and TORCH")
     args = ap.parse_args()
-    if args.set == "footprint":
-        global CONFIGS, TORCH
-        CONFIGS, TORCH = FOOTPRINT_CONFIGS, FOOTPRINT_TORCH
+    configs, torch_cfgs = SETS[args.set]
     args.out.mkdir(parents=True, exist_ok=True)
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     meta = common.metadata(("gpu", "driver", "memory", "max_sm_clock", "cuda", "torch", "commit", "date", "command", "ncu"),
                            missing="", commit=args.commit,
-                           command="python3 scripts/gpu/timing.py --out OUT --bin build-gpu/kernels/flashlab-gpu --commit SHA",
+                           command="python3 scripts/gpu/timing.py --out OUT --bin build-gpu/kernels/flashlab-gpu --commit SHA"
+                           + ("" if args.set == "default" else f" --set {args.set}"),
                            ncu="--clock-control none, default cache control (L2 flushed before each profiled kernel)")
     result = {"meta": meta, "runs": [], "torch": [], "errors": {}}
     try:
-        result["runs"] = ours(args.bin, args.work, logs, ["--commit", args.commit], args.algos.split(","))
+        result["runs"] = ours(args.bin, args.work, logs, ["--commit", args.commit], args.algos.split(","), configs)
     except Exception as e:  # noqa: BLE001 — kept in the result, the other half still runs
         result["errors"]["ours"] = str(e)
     (args.out / "timing.json").write_text(json.dumps(result, indent=1))
     try:
-        result["torch"] = [] if args.no_torch else pytorch(args.work, logs)
+        result["torch"] = [] if args.no_torch else pytorch(args.work, logs, torch_cfgs)
     except Exception as e:  # noqa: BLE001
         result["errors"]["torch"] = str(e)
     (args.out / "timing.json").write_text(json.dumps(result, indent=1))

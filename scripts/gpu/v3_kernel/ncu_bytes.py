@@ -54,7 +54,7 @@ BYTES = {
     "l2_red": "lts__t_sectors_op_red.sum",
     "l2_tex_rd": "lts__t_sectors_srcunit_tex_op_read.sum",
     "l2_tex_wr": "lts__t_sectors_srcunit_tex_op_write.sum",
-    "l2_fabric_rd": "lts__t_sectors_srcunit_ltcfabric_op_read.sum",  # between the two L2 partitions
+    "l2_fabric_rd": ncu.NAMES["l2_fabric_rd"],  # between the two L2 partitions
     "l2_gcc_rd": "lts__t_sectors_srcunit_gcc_op_read.sum",  # the GPCs' constant / instruction caches
     "lsu_ld": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
     "lsu_st": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
