@@ -56,6 +56,12 @@ FIT_RMS, HELD_OUT_RMS, HELD_OUT_MAX = 0.04, 0.03, 0.07
 STEPS = 100  # x's midpoints
 
 
+def held_bytes(q, kv, q_blocks):
+    """Bytes the L2 holds for a forward launch (Q `q` bytes, K and V `kv` bytes each, O as Q): Q 1.5
+    copies, K and V 2 - 0.5^k with k = `q_blocks` Q blocks per head reading them, O once."""
+    return 1.5 * q + (2 - 0.5 ** q_blocks) * 2 * kv + q
+
+
 def launches(card):
     """The card's checked launches: shape, held bytes (the model's), measured DRAM bytes."""
     files, l2 = CARDS[card]
@@ -70,7 +76,7 @@ def launches(card):
                 continue
             one = r["batch"] * r["heads"] * r["n"] * r["d"] * 2
             readers = -(-r["n"] // run["b_r"])
-            held = 1.5 * one + (2 - 0.5 ** readers) * 2 * one + one
+            held = held_bytes(one, one, readers)
             out.append({"card": card, "source": name, "variant": r["variant"], "dtype": r["dtype"], "d": r["d"],
                         "mask": r["mask"], "n": r["n"], "batch": r["batch"], "heads": r["heads"], "readers": readers,
                         "o": one, "held": held, "held_l2": held / l2, "dram_rd": k["dram_rd"],
@@ -163,7 +169,7 @@ def v2_launches():
 
     def add(kernel, flags, batch, heads, kv_heads, n_q, n_k, d, q_blocks, dram_write):
         one = batch * heads * n_q * d * 2
-        held = 1.5 * one + (2 - 0.5 ** q_blocks) * 2 * batch * kv_heads * n_k * d * 2 + one
+        held = held_bytes(one, batch * kv_heads * n_k * d * 2, q_blocks)
         out.append({"kernel": kernel, "flags": flags, "held_l2": held / CARDS["H200"][1], "written_o": dram_write / one})
 
     for r in doc["runs"]:
