@@ -35,6 +35,9 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from verdict import verdict  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 CARDS = {  # card: (V2 and FA2, V3, the probe or None)
@@ -164,10 +167,7 @@ def main(argv):
             print("\n".join(section(card, ks, pr)) + "\n")
         bad += claims(card, ks, pr)
     if "--check" in argv:
-        for b in bad:
-            print("l2_writeback_kernels:", b)
-        print(f"l2_writeback_kernels: {'FAILED' if bad else 'all claims hold'} ({', '.join(CARDS)})")
-        return 1 if bad else 0
+        return verdict("l2_writeback_kernels", bad, f"all claims hold ({', '.join(CARDS)})")
     return 0
 
 

@@ -29,6 +29,9 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from verdict import verdict  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "gpu_v3"
 L2_BYTES = json.loads((ROOT / "tests" / "data" / "gpu_ceilings" / "h200.json").read_text())["l2_bytes"]
@@ -133,11 +136,8 @@ def main(argv):
     if "--table" in argv:
         print("\n".join(section(bytes_doc, share_doc)))
     if "--check" in argv:
-        bad = claims(rows(bytes_doc, share_doc))
-        for b in bad:
-            print("v3_l2_partitions:", b)
-        print(f"v3_l2_partitions: {'FAILED' if bad else 'all claims hold'} ({len(rows(bytes_doc, share_doc))} launches)")
-        return 1 if bad else 0
+        return verdict("v3_l2_partitions", claims(rows(bytes_doc, share_doc)),
+                       f"all claims hold ({len(rows(bytes_doc, share_doc))} launches)")
     return 0
 
 

@@ -41,6 +41,9 @@ import math
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from verdict import verdict  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "gpu_v3"
 MIB = 1 << 20
@@ -243,12 +246,9 @@ def main(argv):
     if "--table" in argv:
         print("\n".join(section(by_card, params)))
     if "--check" in argv:
-        bad = claims(by_card, params)
-        for b in bad:
-            print("v3_l2_writeback:", b)
-        print(f"v3_l2_writeback: {'FAILED' if bad else 'all claims hold'} (A {params[0]}, c {params[1]:.2f}; "
-              + ", ".join(f"{c} RMS {scores(r, params)[0]:.3f} max {scores(r, params)[1]:.3f}" for c, r in by_card.items()) + ")")
-        return 1 if bad else 0
+        return verdict("v3_l2_writeback", claims(by_card, params), f"all claims hold (A {params[0]}, c {params[1]:.2f}; "
+                       + ", ".join(f"{c} RMS {scores(r, params)[0]:.3f} max {scores(r, params)[1]:.3f}"
+                                   for c, r in by_card.items()) + ")")
     return 0
 
 
