@@ -16,6 +16,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "sm_clock.cuh"
 
 namespace {
 
@@ -32,6 +34,8 @@ constexpr int kThreads = 128;
 struct Case {
   bool bshd = false, backward = false;
   int per_sm = 1, batch = 1, heads = 1, n = 0, d = 0, br = 0, bc = 0;
+  long long spin = 0;  // cycles after each K/V block
+  double spread = 0;   // thread block k spins spin x (1 - spread / 2 + spread f_k)
 };
 
 struct Params {
@@ -39,6 +43,9 @@ struct Params {
   uint4* o;
   int batch, heads, n, d, br, bc;
   bool bshd, backward;
+  long long spin;
+  float spread;
+  unsigned long long* stamps;  // 2 per thread block: start, end (%globaltimer, ns)
 };
 
 // Element offset of row `row` of head (b, h) in the chosen layout.
@@ -62,12 +69,18 @@ __device__ std::uint32_t read_rows(const Params& p, const uint4* t, int bh, int 
 
 __global__ void __launch_bounds__(kThreads) l2wb_attn(Params p) {
   const int i = blockIdx.x, bh = blockIdx.y;
+  const unsigned k = blockIdx.y * gridDim.x + blockIdx.x;
+  if (threadIdx.x == 0) p.stamps[2 * k] = global_ns();
+  const float f = float((k * 2654435761u) >> 16) / 65535.f;  // Knuth's multiplicative hash, in [0, 1]
+  const long long spin = (long long)(float(p.spin) * (1.f - p.spread / 2 + p.spread * f));
   const int t_c = (p.n + p.bc - 1) / p.bc;
   std::uint32_t acc = read_rows(p, p.q, bh, i * p.br, p.br);
   for (int s = 0; s < t_c; ++s) {
     const int j = p.backward ? t_c - 1 - s : s;
     acc ^= read_rows(p, p.k, bh, j * p.bc, p.bc);
     acc ^= read_rows(p, p.v, bh, j * p.bc, p.bc);
+    for (const long long t0 = clock64(); clock64() - t0 < spin;) {
+    }
   }
   const int per_row = p.d / 8;
   for (int e = threadIdx.x; e < p.br * per_row; e += kThreads) {
@@ -75,13 +88,16 @@ __global__ void __launch_bounds__(kThreads) l2wb_attn(Params p) {
     if (r >= p.n) break;
     p.o[row_offset(p, bh, r) / 8 + e % per_row] = make_uint4(acc, acc + 1, acc + 2, acc + e);
   }
+  __syncthreads();
+  if (threadIdx.x == 0) p.stamps[2 * k + 1] = global_ns();
 }
 
 bool parse(const char* text, Case& c, std::string& why) {
   char layout[8] = {}, walk[8] = {};
-  if (std::sscanf(text, "%7[^,],%7[^,],%d,%d,%d,%d,%d,%d,%d", layout, walk, &c.per_sm, &c.batch, &c.heads, &c.n, &c.d,
-                  &c.br, &c.bc) != 9) {
-    why = "expected layout,walk,per_sm,batch,heads,n,d,br,bc";
+  const int got = std::sscanf(text, "%7[^,],%7[^,],%d,%d,%d,%d,%d,%d,%d,%lld,%lf", layout, walk, &c.per_sm, &c.batch,
+                              &c.heads, &c.n, &c.d, &c.br, &c.bc, &c.spin, &c.spread);
+  if (got != 9 && got != 11) {
+    why = "expected layout,walk,per_sm,batch,heads,n,d,br,bc[,spin,spread]";
     return false;
   }
   c.bshd = std::strcmp(layout, "bshd") == 0;
@@ -91,6 +107,8 @@ bool parse(const char* text, Case& c, std::string& why) {
   else if (c.per_sm != 1 && c.per_sm != 2) why = "per_sm must be 1 or 2";
   else if (c.batch < 1 || c.heads < 1 || c.n < 1 || c.br < 1 || c.bc < 1) why = "batch, heads, n, br, bc must be >= 1";
   else if (c.d < 8 || c.d % 8 != 0) why = "d must be a positive multiple of 8";
+  else if (c.spin < 0 || c.spin > 1000000) why = "spin must be 0 to 1000000 cycles";
+  else if (!(c.spread >= 0 && c.spread < 2)) why = "spread must be in [0, 2)";
   return why.empty();
 }
 
@@ -98,7 +116,7 @@ bool parse(const char* text, Case& c, std::string& why) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: l2_writeback CASE...  (CASE = layout,walk,per_sm,batch,heads,n,d,br,bc)\n");
+    std::fprintf(stderr, "usage: l2_writeback CASE...  (CASE = layout,walk,per_sm,batch,heads,n,d,br,bc[,spin,spread])\n");
     return 2;
   }
   std::vector<Case> cases;
@@ -122,21 +140,33 @@ int main(int argc, char** argv) {
     CHECK(cudaMemset(buf, 1, 4 * bytes));
     auto* base = static_cast<uint4*>(buf);
     const std::size_t quarter = bytes / 16;
+    const dim3 grid(unsigned((c.n + c.br - 1) / c.br), unsigned(c.batch * c.heads));
+    const std::size_t blocks = std::size_t(grid.x) * grid.y;
+    unsigned long long* stamps = nullptr;
+    CHECK(cudaMalloc(&stamps, 2 * blocks * sizeof(unsigned long long)));
     const Params p{base, base + quarter, base + 2 * quarter, base + 3 * quarter, c.batch, c.heads, c.n, c.d, c.br, c.bc,
-                   c.bshd, c.backward};
+                   c.bshd, c.backward, c.spin, float(c.spread), stamps};
     // 1 per SM: more than half the SM's shared memory; 2: just under half
     const int smem = c.per_sm == 1 ? smem_max / 2 + 1024 : smem_max / 2 - 1024;
     int fit = 0;
     CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, l2wb_attn, kThreads, smem));
-    const dim3 grid(unsigned((c.n + c.br - 1) / c.br), unsigned(c.batch * c.heads));
     l2wb_attn<<<grid, kThreads, smem>>>(p);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> t(2 * blocks);
+    CHECK(cudaMemcpy(t.data(), stamps, t.size() * sizeof(t[0]), cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(stamps));
     CHECK(cudaFree(buf));
+    unsigned long long first = t[0];
+    std::vector<double> ends(blocks);
+    for (std::size_t b = 0; b < blocks; ++b) first = std::min(first, t[2 * b]);
+    for (std::size_t b = 0; b < blocks; ++b) ends[b] = double(t[2 * b + 1] - first) * 1e-3;
+    std::sort(ends.begin(), ends.end());
     std::printf("{\"layout\": \"%s\", \"walk\": \"%s\", \"per_sm\": %d, \"blocks_per_sm\": %d, \"sms\": %d, \"batch\": %d, "
-                "\"heads\": %d, \"n\": %d, \"d\": %d, \"br\": %d, \"bc\": %d, \"blocks\": %u, \"o_bytes\": %zu}\n",
+                "\"heads\": %d, \"n\": %d, \"d\": %d, \"br\": %d, \"bc\": %d, \"spin\": %lld, \"spread\": %.2f, "
+                "\"blocks\": %zu, \"o_bytes\": %zu, \"end_first_us\": %.2f, \"end_median_us\": %.2f, \"end_last_us\": %.2f}\n",
                 c.bshd ? "bshd" : "bhsd", c.backward ? "bwd" : "fwd", c.per_sm, fit, sms, c.batch, c.heads, c.n, c.d,
-                c.br, c.bc, grid.x * grid.y, bytes);
+                c.br, c.bc, c.spin, c.spread, blocks, bytes, ends.front(), ends[blocks / 2], ends.back());
   }
   return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
 }
