@@ -36,6 +36,7 @@ struct Case {
   int per_sm = 1, batch = 1, heads = 1, n = 0, d = 0, br = 0, bc = 0;
   long long spin = 0;  // cycles after each K/V block
   double spread = 0;   // thread block k spins spin x (1 - spread / 2 + spread f_k)
+  int prefetch = 0;    // the loads' L2 prefetch size: 0, 128 or 256 bytes
 };
 
 struct Params {
@@ -45,6 +46,7 @@ struct Params {
   bool bshd, backward;
   long long spin;
   float spread;
+  int prefetch;
   unsigned long long* stamps;  // 2 per thread block: start, end (%globaltimer, ns)
 };
 
@@ -54,6 +56,18 @@ __device__ std::size_t row_offset(const Params& p, int bh, int row) {
   return p.bshd ? ((std::size_t(b) * p.n + row) * p.heads + h) * p.d : (std::size_t(bh) * p.n + row) * p.d;
 }
 
+// One 16-byte load through the L2 only, with the case's L2 prefetch size.
+__device__ uint4 load16(const uint4* a, int prefetch) {
+  uint4 x;
+  if (prefetch == 128)
+    asm volatile("ld.global.cg.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w) : "l"(a));
+  else if (prefetch == 256)
+    asm volatile("ld.global.cg.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w) : "l"(a));
+  else
+    x = __ldcg(a);
+  return x;
+}
+
 // XOR of rows [row0, row0 + rows) of one head, d halves each, 8 halves per 16-byte load.
 __device__ std::uint32_t read_rows(const Params& p, const uint4* t, int bh, int row0, int rows) {
   const int per_row = p.d / 8;
@@ -61,7 +75,7 @@ __device__ std::uint32_t read_rows(const Params& p, const uint4* t, int bh, int 
   for (int e = threadIdx.x; e < rows * per_row; e += kThreads) {
     const int r = row0 + e / per_row;
     if (r >= p.n) break;
-    const uint4 x = __ldcg(t + row_offset(p, bh, r) / 8 + e % per_row);
+    const uint4 x = load16(t + row_offset(p, bh, r) / 8 + e % per_row, p.prefetch);
     acc ^= x.x ^ x.y ^ x.z ^ x.w;
   }
   return acc;
@@ -94,10 +108,10 @@ __global__ void __launch_bounds__(kThreads) l2wb_attn(Params p) {
 
 bool parse(const char* text, Case& c, std::string& why) {
   char layout[8] = {}, walk[8] = {};
-  const int got = std::sscanf(text, "%7[^,],%7[^,],%d,%d,%d,%d,%d,%d,%d,%lld,%lf", layout, walk, &c.per_sm, &c.batch,
-                              &c.heads, &c.n, &c.d, &c.br, &c.bc, &c.spin, &c.spread);
-  if (got != 9 && got != 11) {
-    why = "expected layout,walk,per_sm,batch,heads,n,d,br,bc[,spin,spread]";
+  const int got = std::sscanf(text, "%7[^,],%7[^,],%d,%d,%d,%d,%d,%d,%d,%lld,%lf,%d", layout, walk, &c.per_sm, &c.batch,
+                              &c.heads, &c.n, &c.d, &c.br, &c.bc, &c.spin, &c.spread, &c.prefetch);
+  if (got != 9 && got != 11 && got != 12) {
+    why = "expected layout,walk,per_sm,batch,heads,n,d,br,bc[,spin,spread[,prefetch]]";
     return false;
   }
   c.bshd = std::strcmp(layout, "bshd") == 0;
@@ -109,6 +123,7 @@ bool parse(const char* text, Case& c, std::string& why) {
   else if (c.d < 8 || c.d % 8 != 0) why = "d must be a positive multiple of 8";
   else if (c.spin < 0 || c.spin > 1000000) why = "spin must be 0 to 1000000 cycles";
   else if (!(c.spread >= 0 && c.spread < 2)) why = "spread must be in [0, 2)";
+  else if (c.prefetch != 0 && c.prefetch != 128 && c.prefetch != 256) why = "prefetch must be 0, 128 or 256";
   return why.empty();
 }
 
@@ -116,7 +131,7 @@ bool parse(const char* text, Case& c, std::string& why) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: l2_writeback CASE...  (CASE = layout,walk,per_sm,batch,heads,n,d,br,bc[,spin,spread])\n");
+    std::fprintf(stderr, "usage: l2_writeback CASE...  (CASE = layout,walk,per_sm,batch,heads,n,d,br,bc[,spin,spread[,prefetch]])\n");
     return 2;
   }
   std::vector<Case> cases;
@@ -145,7 +160,7 @@ int main(int argc, char** argv) {
     unsigned long long* stamps = nullptr;
     CHECK(cudaMalloc(&stamps, 2 * blocks * sizeof(unsigned long long)));
     const Params p{base, base + quarter, base + 2 * quarter, base + 3 * quarter, c.batch, c.heads, c.n, c.d, c.br, c.bc,
-                   c.bshd, c.backward, c.spin, float(c.spread), stamps};
+                   c.bshd, c.backward, c.spin, float(c.spread), c.prefetch, stamps};
     // 1 per SM: more than half the SM's shared memory; 2: just under half
     const int smem = c.per_sm == 1 ? smem_max / 2 + 1024 : smem_max / 2 - 1024;
     int fit = 0;
@@ -163,10 +178,10 @@ int main(int argc, char** argv) {
     for (std::size_t b = 0; b < blocks; ++b) ends[b] = double(t[2 * b + 1] - first) * 1e-3;
     std::sort(ends.begin(), ends.end());
     std::printf("{\"layout\": \"%s\", \"walk\": \"%s\", \"per_sm\": %d, \"blocks_per_sm\": %d, \"sms\": %d, \"batch\": %d, "
-                "\"heads\": %d, \"n\": %d, \"d\": %d, \"br\": %d, \"bc\": %d, \"spin\": %lld, \"spread\": %.2f, "
+                "\"heads\": %d, \"n\": %d, \"d\": %d, \"br\": %d, \"bc\": %d, \"spin\": %lld, \"spread\": %.2f, \"prefetch\": %d, "
                 "\"blocks\": %zu, \"o_bytes\": %zu, \"end_first_us\": %.2f, \"end_median_us\": %.2f, \"end_last_us\": %.2f}\n",
                 c.bshd ? "bshd" : "bhsd", c.backward ? "bwd" : "fwd", c.per_sm, fit, sms, c.batch, c.heads, c.n, c.d,
-                c.br, c.bc, c.spin, c.spread, blocks, bytes, ends.front(), ends[blocks / 2], ends.back());
+                c.br, c.bc, c.spin, c.spread, c.prefetch, blocks, bytes, ends.front(), ends[blocks / 2], ends.back());
   }
   return std::fflush(stdout) == 0 && !std::ferror(stdout) ? 0 : 1;
 }
