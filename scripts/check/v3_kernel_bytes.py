@@ -362,13 +362,16 @@ def bytes_section(doc, cli, share=None):
                    f"{sectors_mb(k, 'l2_tex_rd')} / {sectors_mb(k, 'l2_rd')} | {atom:.0f} | {verdict} |")
     out.append("")
     return (out + request_section(doc, cli) + share_section(share, cli, doc["meta"]["v3_sources_sha256"])
-            + partitions.section(doc, share) + writeback_section())
+            + partitions.section(doc, share) + writeback_section(cli))
 
 
-def writeback_section():
-    """v3_l2_writeback.py's section: the model fitted on the H100's launches, scored on the H200's."""
+def writeback_section(cli):
+    """v3_l2_writeback.py's section: the model fitted on the H100's launches, scored on the H200's, and
+    the simulator's figures beside it (`cli`)."""
     by_card = writeback.load()
-    return writeback.section(by_card, writeback.fit(by_card[writeback.FIT_ON])) if by_card else []
+    if not by_card:
+        return []
+    return writeback.section(by_card, writeback.fit(by_card[writeback.FIT_ON]), writeback.simulated_all(cli, by_card))
 
 
 def _bytes_doc(sha, cli):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """V3's DRAM writes and the H200's two L2 partitions, read from the staged kernel's Nsight Compute
-counters (issue 27: fa3 at d 128 N 4096 writes 1.2 MB of O to DRAM during the launch where the
-simulator's L2 model writes none). A section of docs/validation/v3_h200.md (v3_kernel_bytes.py's
+counters (issue 27: fa3 at d 128 N 4096 writes 1.2 MB of O to DRAM during the launch, where the
+simulator's fully associative LRU alone wrote none; its early write-back, v3_l2_writeback.py, came of
+these readings). A section of docs/validation/v3_h200.md (v3_kernel_bytes.py's
 bytes_section appends it) and claims docs/model.md ("L2 and DRAM", "The two partitions") makes.
 
     python3 scripts/check/v3_l2_partitions.py [--check] [--table]
@@ -100,7 +101,7 @@ def section(bytes_doc, share_doc):
     out = ["### DRAM written: the two L2 partitions\n"]
     if not rs:
         return out + ["Not in this data set (v3_bytes.json / v3_l2_share.json without the fabric counter).", ""]
-    out += ["The rows above where DRAM written misses its target, read with the counter of the sectors one L2",
+    out += ["The rows above whose DRAM written the simulator's LRU alone missed, read with the counter of the sectors one L2",
             "partition reads from the other (lts__t_sectors_srcunit_ltcfabric_op_read, \"fabric\"). Where each K/V",
             "tile has one reader the fabric moves half of what DRAM gives: each partition keeps a copy of the half",
             "of the lines homed in the other that its SMs read, so the L2 holds 1.5x such bytes; K and V read by",
@@ -109,8 +110,8 @@ def section(bytes_doc, share_doc):
             f"during the launch grows with it long before the L2 is full: {band(rs, 0, WRITTEN[0][0])} of O up to",
             f"{WRITTEN[0][0]:.0%} held, {band(rs, WRITTEN[0][0], WRITTEN[1][0])} up to {WRITTEN[1][0]:.0%},"
             f" {band(rs, WRITTEN_FROM[0], 9)} from {WRITTEN_FROM[0]:.0%}.",
-            "The simulator's L2 (one fully associative LRU of the whole size, no copies)",
-            "writes none on every row; `scripts/check/v3_l2_partitions.py --check` (ctest `v3_l2_partitions`)",
+            "A fully associative LRU of the whole size without copies (the simulator's L2 before its early",
+            "write-back, next section) writes none on every row; `scripts/check/v3_l2_partitions.py --check` (ctest `v3_l2_partitions`)",
             "asserts these readings from the raw counters. MB = 10^6 bytes.\n",
             "| data | variant | dtype | d | mask | N | B x H | Q blocks per head | DRAM read MB | fabric MB | fabric / DRAM read | "
             "held MB | held / L2 | DRAM written MB | written / O |",

@@ -2,6 +2,7 @@
 #include "flashlab/executor/l2_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "flashlab/executor/action_cost.hpp"  // tensor_element_bytes, direction
@@ -54,6 +55,7 @@ class Lru {
       }
     }
     if (dir != Dir::read) nodes_[n].dirty = true;
+    if (dir != Dir::write && nodes_[n].reads < 64) ++nodes_[n].reads;
     push_front(n);
     while (double(used_) > capacity_ && tail_ != kNone) evict(tail_);
   }
@@ -66,16 +68,62 @@ class Lru {
     return out;
   }
 
+  // Of the dirty bytes still held, per head and tensor, those that left the L2 during the launch
+  // (l2_model.hpp, "early write-back"): with f the mean over x in [0, 1] of
+  // P(Poisson(A x H / (c capacity)) >= A), H the bytes the launch holds (held(), times `scale`: the
+  // launch's held bytes over the replay's, the capacity's share included), a fraction f of every
+  // byte stored leaves during the launch — or what the LRU evicted, where that is more: of the
+  // bytes still dirty, f of all stored less those evicted, in whole sectors.
+  std::vector<TensorBytes> written_early(std::size_t heads, double scale) const {
+    constexpr int kSteps = 100;  // x's midpoints
+    const double h = held() * scale / (kWriteBack.usable * capacity_);
+    double f = 0;
+    for (int i = 0; i < kSteps; ++i) f += poisson_at_least(kWriteBack.ways * (i + 0.5) / kSteps * h, kWriteBack.ways);
+    f /= kSteps;
+    std::vector<TensorBytes> out = dirty(heads);
+    for (std::size_t x = 0; x < heads; ++x)
+      for (int t = 0; t < kTensorCount; ++t) {
+        u64& still = out[x][t][1];
+        const u64 evicted = dram_[x][t][1];
+        const u64 due = u64(std::llround(f * double((still + evicted) / kSector))) * kSector;
+        still = std::min(still, due > evicted ? due - evicted : 0);
+      }
+    return out;
+  }
+
+  // The bytes the L2 held over the launch: each tile once per stay (from its first access to its
+  // eviction or the end), a tile loaded by r thread blocks as 2 - 0.5^r copies (each partition
+  // keeps a copy of a line read from its side: docs/model.md "The two partitions, measured alone"),
+  // a tile only stored as one.
+  double held() const {
+    double out = evicted_held_;
+    for (std::uint32_t n = head_; n != kNone; n = nodes_[n].next) out += held_bytes(nodes_[n]);
+    return out;
+  }
+
   const std::vector<TensorBytes>& dram() const { return dram_; }
 
  private:
+  // P(Poisson(lambda) >= a).
+  static double poisson_at_least(double lambda, int a) {
+    double term = std::exp(-lambda), below = 0;
+    for (int i = 0; i < a; ++i) {
+      below += term;
+      term *= lambda / double(i + 1);
+    }
+    return std::max(0.0, 1.0 - below);
+  }
+
   static constexpr std::uint32_t kNone = ~0u;
   struct Node {
     u64 id = 0;
     std::uint32_t prev = kNone, next = kNone, bytes = 0, head = 0;
-    std::uint8_t tensor = 0;
+    std::uint8_t tensor = 0, reads = 0;  // reads: loads and atomics of the tile, at most 64
     bool dirty = false;
   };
+  static double held_bytes(const Node& x) {
+    return double(x.bytes) * (x.reads == 0 ? 1.0 : 2.0 - std::ldexp(1.0, -int(x.reads)));
+  }
 
   std::uint32_t alloc() {
     if (!free_.empty()) {
@@ -103,13 +151,14 @@ class Lru {
   void evict(std::uint32_t n) {
     Node& x = nodes_[n];
     if (x.dirty) dram_[x.head][x.tensor][1] += x.bytes;
+    evicted_held_ += held_bytes(x);
     used_ -= x.bytes;
     index_.erase(x.id);
     unlink(n);
     free_.push_back(n);
   }
 
-  double capacity_;
+  double capacity_, evicted_held_ = 0;
   u64 used_ = 0;
   std::uint32_t head_ = kNone, tail_ = kNone;
   std::vector<Node> nodes_;
@@ -160,8 +209,13 @@ void extrapolate_cut(TensorBytes& dram, TensorBytes& req, const TensorBytes& req
 
 // The launch's requests, DRAM bytes and dirty bytes at the end for all batch * heads, from the
 // counted heads' sums (`dram`, `req`) and the dirty bytes every replayed head leaves (`dirty`).
+// Under the early write-back (`early_rule`), `early` of those dirty bytes left the L2 during the
+// launch (Lru::written_early): moved from dirty at the end to DRAM written, for each head that ends
+// the launch — with one thread block per head, every head: the rule's f, from the whole launch's
+// bytes held, stands for the next waves' evictions.
 void scale_to_all(L2Launch& out, const TensorBytes& dram, const TensorBytes& req, const TensorBytes& dirty,
-                  std::int64_t counted, std::int64_t bh, std::int64_t blocks, std::int64_t slots) {
+                  const TensorBytes& early, bool early_rule, std::int64_t counted, std::int64_t bh,
+                  std::int64_t blocks, std::int64_t slots) {
   const double scale = double(bh) / double(counted);
   auto scaled = [&](u64 v) { return counted == bh ? v : u64(double(v) * scale + 0.5); };
   for (int x = 0; x < kTensorCount; ++x)
@@ -169,8 +223,9 @@ void scale_to_all(L2Launch& out, const TensorBytes& dram, const TensorBytes& req
       out.requests[x][d] = scaled(req[x][d]);
       if (blocks == 1) {
         // one head stands for all: its evictions scale; its dirty bytes stay dirty for the last
-        // wave's heads and are evicted by the next wave for the others
-        const std::int64_t last = std::min(slots, bh);
+        // wave's heads and are evicted by the next wave for the others (under the early write-back
+        // they stay dirty for every head, and f of them leaves below)
+        const std::int64_t last = early_rule ? bh : std::min(slots, bh);
         out.dram[x][d] = scaled(dram[x][d]) + dirty[x][d] * u64(bh - last);
         out.dirty_at_end[x][d] = dirty[x][d] * u64(last);
       } else {
@@ -180,6 +235,9 @@ void scale_to_all(L2Launch& out, const TensorBytes& dram, const TensorBytes& req
         out.dirty_at_end[x][d] = dirty[x][d];
         if (counted < bh) out.dram[x][d] -= std::min(out.dram[x][d], dirty[x][d]);
       }
+      const u64 left = early[x][d] * u64(blocks == 1 ? bh : 1);
+      out.dram[x][d] += left;
+      out.dirty_at_end[x][d] -= left;
     }
 }
 
@@ -190,6 +248,7 @@ L2Model::L2Model(const Problem& p, const Schedule& s) : p_(p), s_(&s) {
     Shape sh;
     sh.blocks = blocks_per_head(l, p);
     sh.walks_tiles = !walked_loops(l).empty();
+    sh.early_write_back = l.early_write_back;
     for (const Loop& x : l.loops) {
       if (x.thread_block && (x.dim == Dim::q_block || x.dim == Dim::q_row) && sh.split == Dim::batch) {
         sh.split = x.dim;
@@ -351,7 +410,7 @@ void L2Model::on_step(const StepView& s) {
 }
 
 L2Model::Replayed L2Model::replay_heads(const std::vector<Program>& progs, std::int64_t heads, std::int64_t counted,
-                                         double capacity, std::int64_t slot_count) const {
+                                         double capacity, std::int64_t slot_count, double held_scale) const {
   const std::int64_t blocks = std::int64_t(progs.size());
   Lru lru(capacity, std::size_t(heads));
   // The (batch, K/V head) whose K and V the replayed pair r reads: pairs are dispatched head
@@ -397,7 +456,7 @@ L2Model::Replayed L2Model::replay_heads(const std::vector<Program>& progs, std::
   }
   // Sum the counted heads (scale_to_all scales them to all batch * heads). The dirty bytes left at
   // the end belong to the last heads, which every replay has: they are not scaled.
-  const std::vector<TensorBytes> left = lru.dirty(std::size_t(heads));
+  const std::vector<TensorBytes> left = lru.dirty(std::size_t(heads)), early = held_scale > 0 ? lru.written_early(std::size_t(heads), held_scale) : std::vector<TensorBytes>(std::size_t(heads));
   Replayed out;
   TensorBytes &dram = out.dram, &req = out.requests, &dirty = out.dirty;
   for (std::int64_t h = 0; h < heads; ++h)
@@ -408,6 +467,7 @@ L2Model::Replayed L2Model::replay_heads(const std::vector<Program>& progs, std::
           req[x][d] += requests[std::size_t(h)][x][d];
         }
         dirty[x][d] += left[std::size_t(h)][x][d];
+        out.early[x][d] += early[std::size_t(h)][x][d];
       }
   return out;
 }
@@ -431,9 +491,12 @@ L2Launch L2Model::replay_launch(std::size_t k) const {
   const ReplaySample r = replay_sample(p_, occ.slots, blocks, per_head);
   out.heads_replayed = r.heads;
   out.capacity_bytes = r.capacity;
-  Replayed x = replay_heads(progs, r.heads, r.counted, r.capacity, occ.slots);
+  // the launch holds its bh pairs' bytes in the whole L2; the replay held r.heads pairs' in r.capacity
+  const double held_scale =
+      shapes_[k].early_write_back ? double(bh) / double(r.heads) * r.capacity / double(p_.gpu.l2_bytes) : 0;
+  Replayed x = replay_heads(progs, r.heads, r.counted, r.capacity, occ.slots, held_scale);
   if (cut) extrapolate_cut(x.dram, x.requests, requested_[k], r.counted);
-  scale_to_all(out, x.dram, x.requests, x.dirty, r.counted, bh, blocks, occ.slots);
+  scale_to_all(out, x.dram, x.requests, x.dirty, x.early, held_scale > 0, r.counted, bh, blocks, occ.slots);
   return out;
 }
 

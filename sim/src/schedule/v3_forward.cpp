@@ -80,6 +80,7 @@ Schedule make_v3_schedule(const Problem& p) {
   kv_blocks.order = Order::descending;
   Launch l = launch("v3_forward", {grid(Dim::batch), grid(Dim::head), q_blocks, kv_blocks});
   l.persistent = h.scheduler == TileScheduler::persistent;
+  l.early_write_back = true;  // measured on the V3 kernel, both schedulers (l2_model.hpp)
 
   // FA2 Alg. 1 lines 4-5 (FA3 Alg. 1: Q_i's load and the consumers' wait for it): the loader issues Q_i's TMA load and
   // arrives on Q's barrier; the consumers wait for it and set O_i = 0, l_i = 0, m_i = -inf

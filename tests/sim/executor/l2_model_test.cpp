@@ -2,6 +2,8 @@
 // DRAM bytes Nsight Compute measured for PyTorch's FA2 on the H200 (tests/data/).
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "flashlab/executor/count.hpp"
 #include "flashlab/executor/executor.hpp"
 #include "flashlab/executor/l2_model.hpp"
@@ -191,5 +193,55 @@ TEST_CASE("L2 lines of different tensors never alias: nothing loaded is dirty, d
         if (written == 0) CHECK(l.l2_dirty_at_end[x][int(Dir::write)] == 0);
       }
     }
+  }
+}
+
+namespace {
+
+// The early write-back's fraction of every stored byte (l2_model.hpp), written here from its
+// definition: the mean over 100 midpoints x of P(Poisson(A x held / (c L2)) >= A), A = 10 ways,
+// c = 0.88 of the L2 (scripts/check/v3_l2_writeback.py's fit on the H100's V3 launches).
+double early_fraction(double held, double l2) {
+  double f = 0;
+  for (int i = 0; i < 100; ++i) {
+    const double lambda = 10 * (i + 0.5) / 100 * held / (0.88 * l2);
+    double term = std::exp(-lambda), below = 0;
+    for (int k = 0; k < 10; ++k) {
+      below += term;
+      term *= lambda / (k + 1);
+    }
+    f += 1 - below;
+  }
+  return f / 100;
+}
+
+}  // namespace
+
+TEST_CASE("V3's early write-back: f of O and L leave the L2 during the launch, f from the bytes the launch holds") {
+  struct Shape {
+    std::int64_t n, batch, heads, b_r, b_c;
+  };
+  // d = 128: N 4096, B 2, 4 heads (32 Q blocks read each K/V tile: 2 - 0.5^32 copies), and N 128
+  // with 256 heads, one Q block a head (K, V 1.5 copies, as Q): both launches fit the L2 unweighted
+  for (const Shape& s : {Shape{4096, 2, 4, 128, 176}, Shape{128, 1, 256, 128, 128}}) {
+    CAPTURE(s.n);
+    Config c = test::small(Algo::v3, s.n, s.n, 128, s.b_r, s.b_c);
+    c.batch = s.batch;
+    c.heads = s.heads;
+    const Problem p = resolve(c);
+    const Counters k = count(p, false, true);
+    REQUIRE(k.l2);
+    const double bh = double(s.batch * s.heads), o = bh * double(s.n) * 128 * 2, l = bh * double(s.n) * 4;
+    const double kv_copies = 2 - std::ldexp(1.0, -int((s.n + s.b_r - 1) / s.b_r));
+    const double held = 1.5 * o + 2 * kv_copies * o + o + l;  // Q, K and V, O, L
+    const double f = early_fraction(held, double(p.gpu.l2_bytes));
+    CAPTURE(f);
+    CHECK(f > 0.05);  // the rule does write here (0.12 and 0.06 of O)
+    const double slack = 32 * bh;  // whole sectors, rounded per (batch, head)
+    CHECK(std::abs(double(dram(k, Tensor::O, Dir::write)) - f * o) <= slack);
+    CHECK(std::abs(double(dram(k, Tensor::L, Dir::write)) - f * l) <= slack);
+    CHECK(written(k, Tensor::O) == std::uint64_t(o));  // the rest stays dirty until the launch ends
+    CHECK(dram(k, Tensor::Q, Dir::read) == std::uint64_t(o));  // reads as before: each byte once
+    CHECK(dram(k, Tensor::K, Dir::read) == std::uint64_t(o));
   }
 }

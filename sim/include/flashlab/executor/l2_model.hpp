@@ -11,7 +11,8 @@
 //     split, schedule.hpp copies, keyed apart per copy; one copy shared by every split); the L2 is a fully
 //     associative LRU over these tiles with the preset's capacity (GpuSpec::l2_bytes). A load of a
 //     tile not present reads it from DRAM; a store marks it dirty without reading; a dirty tile
-//     evicted, or still present when the launch ends, is written to DRAM. A padded block
+//     evicted, or still present when the launch ends, is written to DRAM — during the launch when
+//     evicted, or by the early write-back below, else after it. A padded block
 //     (Action::padded: FA2's dQaccum and D, allocated with N_q rounded up) is Q block i's B_r
 //     rows, inside the rounded allocation; a K/V head's region (Action::per_kv_head) is each query
 //     head's 1 / group share of it.
@@ -23,6 +24,17 @@
 //   - whole-tensor actions (standard attention, V1 line 2) are split among the thread blocks as
 //     the kernels split them (sector_counter.hpp): per-query tensors by Q block or row, K and V
 //     read by every block in K/V blocks, S and P by tile (i, j) or by row.
+//   - early write-back (a launch with Launch::early_write_back: V3's): the device's L2 is set
+//     associative (sets picked by hashing the address) and split in two partitions that each keep a
+//     copy of a line read from their side, so dirty lines leave it before a fully associative LRU
+//     of its size would evict them. A fraction f of every byte the launch stores is written during
+//     it — or what the LRU evicted, where that is more: f is the mean over x in [0, 1] of
+//     P(Poisson(A x H / (c L2)) >= A), Smith's stochastic model of a set-associative LRU (A ways, c
+//     of the L2 usable) for a line stored evenly over the launch with a fraction x of the bytes the
+//     launch holds, H, still to come. H: each tile once per stay in the L2, a tile loaded by r thread
+//     blocks 2 - 0.5^r copies, a tile only stored one. kWriteBack's A and c are
+//     scripts/check/v3_l2_writeback.py's least squares over the V3 kernel's H100 launches, which
+//     scores the simulator on its H200 launches (docs/model.md "O's write-back, on two cards").
 //   - cost: heads are identical, so a launch with one thread block per head is replayed for one
 //     head with the L2 shared by min(slots, batch * heads) heads (exact under lock step), and a
 //     launch whose replay would pass kReplayBudget accesses is replayed for the first heads only
@@ -46,6 +58,15 @@ inline constexpr std::uint64_t kReplayBudget = std::uint64_t(1) << 23;
 /// not recorded, the first ones are replayed, and each tensor's DRAM bytes are its replayed DRAM
 /// bytes per requested byte times all its requested bytes.
 inline constexpr std::uint64_t kRecordBudget = std::uint64_t(1) << 23;
+
+/// The early write-back's set-associative LRU (the header's rules): `ways` (A) lines a set, a
+/// fraction `usable` (c) of the L2's bytes in use. scripts/check/v3_l2_writeback.py fits them and
+/// fails when they differ from its fit.
+struct WriteBackRule {
+  int ways = 0;
+  double usable = 0;
+};
+inline constexpr WriteBackRule kWriteBack{10, 0.88};
 
 /// What the L2 model predicts for one launch, all batch * heads.
 struct L2Launch {
@@ -85,7 +106,7 @@ class L2Model : public LevelObserver {
   struct Shape {
     Dim split = Dim::batch;    // the thread-block tile dimension: q_block, q_row; batch: none
     bool split_descending = false;
-    bool kv_loop = false, kv_seq = false, q_loop = false, walks_tiles = false;
+    bool kv_loop = false, kv_seq = false, q_loop = false, walks_tiles = false, early_write_back = false;
     std::int64_t blocks = 1;   // thread blocks per (batch, head)
   };
 
@@ -98,11 +119,14 @@ class L2Model : public LevelObserver {
   // `counted` heads, dirty bytes left at the end over all of them.
   struct Replayed {
     TensorBytes dram{}, requests{}, dirty{};
+    TensorBytes early{};  // of `dirty`, what left the L2 during the launch (Lru::written_early)
   };
   // Replays `heads` (batch, head) pairs of `progs` through one LRU of `capacity` bytes,
   // `slot_count` thread blocks resident together (dispatched head by head, as the GPU does).
+  // `held_scale`: the launch's held bytes over the replayed heads' (Lru::written_early), 0 for a
+  // launch without the early write-back.
   Replayed replay_heads(const std::vector<Program>& progs, std::int64_t heads, std::int64_t counted, double capacity,
-                        std::int64_t slot_count) const;
+                        std::int64_t slot_count, double held_scale) const;
 
   Problem p_;
   const Schedule* s_;

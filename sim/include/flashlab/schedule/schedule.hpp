@@ -151,6 +151,11 @@ struct Launch {
   // executor names each step by that thread block (StepView::block) and carries its step, ring
   // position and tile count (StepView::ring, work) from one of its tiles to the next.
   bool persistent = false;
+  // The L2 writes the launch's dirty tiles back early, by l2_model.hpp's set-associative rule (its
+  // A and c fitted on the V3 kernel's launches). Off, a dirty tile leaves the L2 during the launch
+  // only when the LRU evicts it: the project's V2 kernel writes less than the rule at the same
+  // bytes held, PyTorch's FA2 more (docs/validation/v3_h200.md "O's write-back").
+  bool early_write_back = false;
 };
 
 struct Schedule {
