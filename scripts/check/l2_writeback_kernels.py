@@ -32,11 +32,12 @@ lts__t_sectors_srcunit_ltcfabric_op_read.sum / O.
 
 import itertools
 import json
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
+import ncu  # noqa: E402
 from verdict import verdict  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +58,14 @@ SECTOR = 32
 
 
 def flag(flags, name):
-    return re.search(rf"--{name} (\S+)", flags).group(1)
+    """The value of --`name` in a flashlab-gpu flag string (ncu.flag_value)."""
+    return ncu.flag_value(flags, f"--{name}")
+
+
+def shares(heads, fabric_sectors, written):
+    """(fabric / O, written / O) of a launch at `heads` heads of the module's shape."""
+    o = BATCH * heads * N * D * 2
+    return SECTOR * fabric_sectors / o, written / o
 
 
 def kernels(footprint, v3):
@@ -69,18 +77,15 @@ def kernels(footprint, v3):
         if (int(flag(f, "d")), int(flag(f, "nq")), int(flag(f, "batch")), flag(f, "mask")) != (D, N, BATCH, "none"):
             continue
         heads = int(flag(f, "heads"))
-        o = BATCH * heads * N * D * 2
         label = f"V2 {flag(f, 'br')} x {flag(f, 'bc')}, {flag(f, 'warps')} warps"
-        out.setdefault(label, {})[heads] = (SECTOR * r["l2_fabric_rd"] / o, r["dram_write"] / o)
+        out.setdefault(label, {})[heads] = shares(heads, r["l2_fabric_rd"], r["dram_write"])
     for r in doc["torch"]:
         if (r["d"], r["n"], r["batch"], r["causal"]) == (D, N, BATCH, False) and len(r["kernels"]) == 1:
-            o = BATCH * r["heads"] * N * D * 2
-            out.setdefault("FA2 (PyTorch)", {})[r["heads"]] = (SECTOR * r["l2_fabric_rd"] / o, r["dram_write"] / o)
+            out.setdefault("FA2 (PyTorch)", {})[r["heads"]] = shares(r["heads"], r["l2_fabric_rd"], r["dram_write"])
     for r in json.loads(v3.read_text())["rows"]:
         k, run = (r.get("kernels") or [{}])[0], r.get("run") or {}
         if run.get("check", {}).get("pass") and (r["d"], r["n"], r["batch"], r["mask"]) == (D, N, BATCH, "none"):
-            o = BATCH * r["heads"] * N * D * 2
-            out.setdefault("V3 (staged)", {})[r["heads"]] = (SECTOR * k["l2_fabric_rd"] / o, k["dram_wr"] / o)
+            out.setdefault("V3 (staged)", {})[r["heads"]] = shares(r["heads"], k["l2_fabric_rd"], k["dram_wr"])
     return out
 
 
